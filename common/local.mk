@@ -1,0 +1,61 @@
+# common/local.mk - the shared internal library (libidempay_common.a) and its
+# unit tests. Included by the top-level Makefile.am (non-recursive build).
+
+noinst_LIBRARIES += common/libidempay_common.a
+common_libidempay_common_a_SOURCES = \
+	common/env.c common/env.h \
+	common/log.c common/log.h \
+	common/http_msg.c common/http_msg.h \
+	common/fcgi_adapter.c common/fcgi_adapter.h \
+	common/db_conn.c common/db_conn.h \
+	common/wx_xml.c common/wx_xml.h \
+	common/wx_sign.c common/wx_sign.h \
+	common/money.c common/money.h \
+	common/order_no.c common/order_no.h \
+	common/rng.c common/rng.h \
+	common/http_client.c common/http_client.h
+common_libidempay_common_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) \
+	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
+
+# What a program links to use the library (programs that use db_conn or
+# fcgi_adapter add $(MARIADB_LIBS) $(FCGI_LIBS) themselves).
+COMMON_LIBS = common/libidempay_common.a $(MXML_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) $(CRYPTO_LIBS) \
+	$(PTHREAD_LIBS)
+
+# Unit tests of the modules above: one CUnit suite per module.
+common_unit_cflags = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) $(CRYPTO_CFLAGS)
+common_unit_ldadd = $(COMMON_LIBS) $(CUNIT_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS)
+
+common_unit_tests = \
+	tests/unit/test_wx_xml \
+	tests/unit/test_wx_sign \
+	tests/unit/test_money \
+	tests/unit/test_order_no \
+	tests/unit/test_rng \
+	tests/unit/test_http_client
+check_PROGRAMS += $(common_unit_tests)
+TESTS += $(common_unit_tests)
+
+tests_unit_test_wx_xml_SOURCES = tests/unit/test_wx_xml.c
+tests_unit_test_wx_xml_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx_xml_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_wx_sign_SOURCES = tests/unit/test_wx_sign.c
+tests_unit_test_wx_sign_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx_sign_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_money_SOURCES = tests/unit/test_money.c
+tests_unit_test_money_CFLAGS = $(common_unit_cflags)
+tests_unit_test_money_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_order_no_SOURCES = tests/unit/test_order_no.c
+tests_unit_test_order_no_CFLAGS = $(common_unit_cflags)
+tests_unit_test_order_no_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_rng_SOURCES = tests/unit/test_rng.c
+tests_unit_test_rng_CFLAGS = $(common_unit_cflags)
+tests_unit_test_rng_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_http_client_SOURCES = tests/unit/test_http_client.c
+tests_unit_test_http_client_CFLAGS = $(common_unit_cflags)
+tests_unit_test_http_client_LDADD = $(common_unit_ldadd)
