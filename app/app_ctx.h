@@ -1,0 +1,60 @@
+/* app_ctx - what one service worker thread owns: its MariaDB connection and
+ * prepared statements, its Redis connection, its gateway HTTP client.
+ * Never shared between threads. Connections are opened lazily and replaced
+ * after a failure, so a dependency that comes back is used again without a
+ * restart. */
+#ifndef IDEMPAY_APP_CTX_H
+#define IDEMPAY_APP_CTX_H
+
+#include <mysql.h>
+#include <hiredis/hiredis.h>
+#include "config.h"
+#include "http_client.h"
+
+/* Prepared statement slots, one range per module (see app_ctx_stmt). */
+enum {
+    STMT_ORDER_BASE = 0,      /* order_store: 0..23 */
+    STMT_IDEM_BASE = 24,      /* idem_key: 24..39 */
+    STMT_CALLBACK_BASE = 40,  /* callback: 40..55 */
+    STMT_RECON_BASE = 56,     /* reconciler: 56..71 */
+    STMT_REFUND_BASE = 72,    /* refund_queue: 72..87 */
+    STMT_HEALTH_BASE = 88,    /* health: 88..91 */
+    STMT_MAX = 96
+};
+
+typedef struct app_ctx {
+    const app_config *cfg;
+    int thread_index;
+    MYSQL *db;                  /* NULL while down */
+    MYSQL_STMT *stmt[STMT_MAX]; /* prepared lazily, closed with the connection */
+    unsigned long db_generation;/* bumped at each (re)connect */
+    redisContext *redis;        /* NULL while down */
+    unsigned long redis_generation; /* bumped at each (re)connect: re-load scripts */
+    http_client *gateway;       /* reused keep-alive handle */
+    char err[256];              /* last dependency error, for logs */
+} app_ctx;
+
+/* A context for one thread; connections are not opened yet. NULL on OOM. */
+app_ctx *app_ctx_new(const app_config *cfg, int thread_index);
+/* Closes everything. NULL accepted. */
+void app_ctx_free(app_ctx *c);
+
+/* Makes sure the MariaDB connection is up (connecting if needed).
+ * Returns 0, or -1 with c->err set (the caller answers 503). */
+int app_ctx_db(app_ctx *c);
+/* The prepared statement in slot id for sql, preparing it on first use
+ * (the same slot must always be used with the same sql). Connects if needed.
+ * Returns NULL with c->err set when the database is down or prepare fails. */
+MYSQL_STMT *app_ctx_stmt(app_ctx *c, int id, const char *sql);
+/* Call after any MariaDB error: when the error means the connection is gone
+ * (db_conn_lost), closes it and all statements, so the next call reconnects.
+ * Returns 1 when the connection was dropped, 0 otherwise. */
+int app_ctx_db_error(app_ctx *c, unsigned int mysql_errno);
+
+/* Makes sure the Redis connection is up. Returns 0 or -1 (c->err set). */
+int app_ctx_redis(app_ctx *c);
+/* Call when a redis reply is NULL or c->redis->err is set: frees the
+ * context so the next call reconnects. */
+void app_ctx_redis_lost(app_ctx *c);
+
+#endif

@@ -1,0 +1,62 @@
+/* config - the service's configuration from IDEMPAY_* variables. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "env.h"
+
+#define DEV_KEY "idempaydevkey0123456789abcdefABC"
+
+int app_config_load(app_config *c)
+{
+    const char *mode = env_str("IDEMPAY_TOKEN_MODE", "optional");
+    const char *state = env_str("IDEMPAY_STATE_DIR", ".stack");
+    long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
+    long long mock_port = env_int("IDEMPAY_MOCK_PORT", 18081);
+    char dflt[256];
+
+    memset(c, 0, sizeof *c);
+    snprintf(c->appid, sizeof c->appid, "%s", env_str("IDEMPAY_WX_APPID", "wx0000000000000000"));
+    snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
+    snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", DEV_KEY));
+    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", mock_port);
+    snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
+    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", http_port);
+    snprintf(c->notify_url, sizeof c->notify_url, "%s", env_str("IDEMPAY_NOTIFY_URL", dflt));
+    c->gateway_connect_timeout_ms = env_int("IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", 1000);
+    c->gateway_timeout_ms = env_int("IDEMPAY_GATEWAY_TIMEOUT_MS", 3000);
+    c->lease_ms = env_int("IDEMPAY_LEASE_MS", 10000);
+    c->reconcile_interval_ms = env_int("IDEMPAY_RECONCILE_INTERVAL_MS", 2000);
+    c->retry_after_s = env_int("IDEMPAY_RETRY_AFTER", 1);
+    c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
+    c->idempotency_ttl_s = env_int("IDEMPAY_IDEMPOTENCY_TTL", 86400);
+    c->threads = (int)env_int("IDEMPAY_THREADS", 8);
+    snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
+    c->redis_port = (int)env_int("IDEMPAY_REDIS_PORT", 16379);
+    c->redis_timeout_ms = env_int("IDEMPAY_REDIS_TIMEOUT_MS", 1000);
+    snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
+    snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
+
+    if (!strcmp(mode, "off"))
+        c->token_mode = TOKEN_MODE_OFF;
+    else if (!strcmp(mode, "optional"))
+        c->token_mode = TOKEN_MODE_OPTIONAL;
+    else if (!strcmp(mode, "required"))
+        c->token_mode = TOKEN_MODE_REQUIRED;
+    else {
+        fprintf(stderr, "IDEMPAY_TOKEN_MODE must be off, optional or required\n");
+        return -1;
+    }
+    if (strlen(c->key) != 32) {
+        fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
+        return -1;
+    }
+    if (c->threads < 1 || c->threads > 256 || c->gateway_timeout_ms < 1 ||
+        c->lease_ms <= c->gateway_timeout_ms || c->token_ttl_s < 1 ||
+        c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10) {
+        fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; lease > gateway timeout)\n");
+        return -1;
+    }
+    return 0;
+}

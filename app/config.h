@@ -1,0 +1,37 @@
+/* config - the service's configuration, read once from IDEMPAY_* variables
+ * at start-up and read-only afterwards (shared by all threads). */
+#ifndef IDEMPAY_APP_CONFIG_H
+#define IDEMPAY_APP_CONFIG_H
+
+typedef enum {
+    TOKEN_MODE_OFF = 0,       /* tokens ignored */
+    TOKEN_MODE_OPTIONAL = 1,  /* checked when present (default) */
+    TOKEN_MODE_REQUIRED = 2   /* a POST /api/pay without a token is 403 */
+} token_mode;
+
+typedef struct {
+    char appid[64];                /* IDEMPAY_WX_APPID */
+    char mch_id[64];               /* IDEMPAY_WX_MCHID */
+    char key[128];                 /* IDEMPAY_WX_KEY - never log */
+    char gateway_url[256];         /* IDEMPAY_GATEWAY_URL, default http://127.0.0.1:$IDEMPAY_MOCK_PORT */
+    char notify_url[256];          /* IDEMPAY_NOTIFY_URL, default http://127.0.0.1:$IDEMPAY_HTTP_PORT/api/pay/callback/wechat */
+    long gateway_connect_timeout_ms; /* IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS, 1000 */
+    long gateway_timeout_ms;       /* IDEMPAY_GATEWAY_TIMEOUT_MS, 3000: total per gateway call */
+    long lease_ms;                 /* IDEMPAY_LEASE_MS, 10000: PROCESSING lease; > gateway_timeout_ms */
+    long reconcile_interval_ms;    /* IDEMPAY_RECONCILE_INTERVAL_MS, 2000 */
+    long retry_after_s;            /* IDEMPAY_RETRY_AFTER, 1: Retry-After on 202/409/503 */
+    token_mode token_mode;         /* IDEMPAY_TOKEN_MODE off|optional|required */
+    long token_ttl_s;              /* IDEMPAY_TOKEN_TTL, 900 */
+    long idempotency_ttl_s;        /* IDEMPAY_IDEMPOTENCY_TTL, 86400 */
+    int threads;                   /* IDEMPAY_THREADS, 8 */
+    char redis_host[64];           /* IDEMPAY_REDIS_HOST, 127.0.0.1 */
+    int redis_port;                /* IDEMPAY_REDIS_PORT, 16379 */
+    long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
+    char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
+} app_config;
+
+/* Fills c from the environment (defaults above). Returns 0, or -1 when a
+ * value is invalid (message on stderr). */
+int app_config_load(app_config *c);
+
+#endif

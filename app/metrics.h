@@ -1,0 +1,61 @@
+/* metrics - process-shared counters and histograms in an mmap'd file under
+ * the state dir, so every FastCGI process of the service (and a restarted
+ * one) adds to the same numbers. Updates are lock-free atomic adds; the
+ * file layout is versioned and recreated when it does not match. */
+#ifndef IDEMPAY_METRICS_H
+#define IDEMPAY_METRICS_H
+
+#include "http_msg.h"
+
+typedef enum {
+    /* POST /api/pay outcomes: idempay_payments_total{outcome=...} */
+    MET_PAY_PAID = 0,        /* charged now and PAID */
+    MET_PAY_REPLAYED,        /* repeat of a PAID order answered from the DB */
+    MET_PAY_PROCESSING,      /* 202 */
+    MET_PAY_DECLINED,        /* 402 */
+    MET_PAY_MISMATCH,        /* 422 order_mismatch */
+    MET_PAY_IDEM_REPLAYED,   /* Idempotency-Key replay */
+    MET_PAY_IDEM_CONFLICT,   /* 409 request_in_progress */
+    MET_PAY_IDEM_MISMATCH,   /* 422 idempotency_key_mismatch */
+    MET_PAY_INVALID_TOKEN,   /* 403 */
+    MET_PAY_INVALID,         /* 4xx bad input */
+    MET_PAY_UNAVAILABLE,     /* 503 */
+    /* idempay_duplicates_absorbed_total: any repeat that did not reach the gateway */
+    MET_DUPLICATE_ABSORBED,
+    /* idempay_callbacks_total{outcome=...} */
+    MET_CB_APPLIED,
+    MET_CB_ALREADY_APPLIED,
+    MET_CB_FAIL_MALFORMED,
+    MET_CB_FAIL_SIGNATURE,
+    MET_CB_FAIL_MERCHANT,    /* appid / mch_id */
+    MET_CB_FAIL_RESULT,      /* return_code/result_code not SUCCESS */
+    MET_CB_FAIL_AMOUNT,
+    MET_CB_FAIL_UNKNOWN_ORDER,
+    MET_CB_UNAVAILABLE,
+    /* idempay_double_charge_detected_total */
+    MET_DOUBLE_CHARGE_DETECTED,
+    /* idempay_refunds_total{outcome=...} */
+    MET_REFUND_DONE,
+    MET_REFUND_RETRY,
+    /* idempay_reconciler_total{outcome=...} */
+    MET_RECON_PAID,
+    MET_RECON_FAILED,
+    MET_RECON_UNKNOWN,
+    /* idempay_tokens_total{outcome=...} */
+    MET_TOKEN_ISSUED,
+    MET_TOKEN_REJECTED,
+    MET__COUNT
+} metric_counter;
+
+/* Maps (or creates) the shared file. Call once per process before threads.
+ * Returns 0, or -1 (metrics then live in process memory only). */
+int metrics_init(const char *path);
+void metrics_inc(metric_counter m);
+/* One request served: route label (e.g. "POST /api/pay"), status code. */
+void metrics_request(const char *route, int status, double seconds);
+/* One gateway call of op ("unifiedorder", "orderquery", "refund"). */
+void metrics_gateway(const char *op, double seconds);
+/* The Prometheus text of all metrics into resp (200 text/plain). */
+void metrics_handle(http_response *resp);
+
+#endif

@@ -1,0 +1,201 @@
+/* db_conn - MariaDB connections from the environment, error classes, and
+ * compact binding helpers for prepared statements. */
+#include "db_conn.h"
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+
+#define DB_MAX_BINDS 24
+
+MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen)
+{
+    const char *sock = env_str("IDEMPAY_DB_SOCKET", NULL);
+    const char *host = env_str("IDEMPAY_DB_HOST", "127.0.0.1");
+    unsigned int port = (unsigned int)env_int("IDEMPAY_DB_PORT", 13306);
+    const char *user = env_str("IDEMPAY_DB_USER", "idempay");
+    const char *pass = env_str("IDEMPAY_DB_PASSWORD", "idempay");
+    unsigned int connect_timeout = (unsigned int)env_int("IDEMPAY_DB_CONNECT_TIMEOUT", 2);
+    unsigned int rw_timeout = (unsigned int)env_int("IDEMPAY_DB_RW_TIMEOUT", 10);
+    my_bool off = 0;
+    MYSQL *db = mysql_init(NULL);
+
+    if (!db) {
+        snprintf(err, errlen, "mysql_init: out of memory");
+        return NULL;
+    }
+    mysql_options(db, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+    mysql_options(db, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
+    mysql_options(db, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
+    mysql_options(db, MYSQL_OPT_RECONNECT, &off);
+    mysql_options(db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (!mysql_real_connect(db, sock ? NULL : host, user, pass, dbname, sock ? 0 : port, sock, 0)) {
+        snprintf(err, errlen, "mariadb connect: %s", mysql_error(db));
+        mysql_close(db);
+        return NULL;
+    }
+    if (mysql_autocommit(db, 1) != 0) {
+        snprintf(err, errlen, "mariadb autocommit: %s", mysql_error(db));
+        mysql_close(db);
+        return NULL;
+    }
+    return db;
+}
+
+bool db_conn_lost(unsigned int e)
+{
+    switch (e) {
+    case CR_SERVER_GONE_ERROR:   /* 2006 */
+    case CR_SERVER_LOST:         /* 2013 */
+    case CR_CONNECTION_ERROR:    /* 2002 */
+    case CR_CONN_HOST_ERROR:     /* 2003 */
+    case CR_SERVER_LOST_EXTENDED:/* 2055 */
+    case CR_COMMANDS_OUT_OF_SYNC:/* 2014: the connection state is unknown */
+    case ER_CONNECTION_KILLED:   /* 1927 */
+    case ER_SERVER_SHUTDOWN:     /* 1053 */
+    case 4031:                   /* client disconnected by server for inactivity */
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool db_conn_retryable(unsigned int e)
+{
+    return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT;
+}
+
+int db_stmt_exec(MYSQL_STMT *st, const char *types, ...)
+{
+    MYSQL_BIND b[DB_MAX_BINDS];
+    long long ints[DB_MAX_BINDS];
+    unsigned long lens[DB_MAX_BINDS];
+    my_bool nulls[DB_MAX_BINDS];
+    size_t n = strlen(types);
+    va_list ap;
+
+    if (n > DB_MAX_BINDS)
+        return -1;
+    mysql_stmt_free_result(st);
+    memset(b, 0, sizeof b);
+    va_start(ap, types);
+    for (size_t i = 0; i < n; i++) {
+        if (types[i] == 's') {
+            const char *s = va_arg(ap, const char *);
+            nulls[i] = s == NULL;
+            lens[i] = s ? (unsigned long)strlen(s) : 0;
+            b[i].buffer_type = MYSQL_TYPE_STRING;
+            b[i].buffer = (void *)(s ? s : "");
+            b[i].buffer_length = lens[i];
+            b[i].length = &lens[i];
+            b[i].is_null = &nulls[i];
+        } else if (types[i] == 'l') {
+            ints[i] = va_arg(ap, long long);
+            nulls[i] = 0;
+            b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+            b[i].buffer = &ints[i];
+            b[i].is_null = &nulls[i];
+        } else {
+            va_end(ap);
+            return -1;
+        }
+    }
+    va_end(ap);
+    if (n && mysql_stmt_bind_param(st, b))
+        return -1;
+    if (mysql_stmt_execute(st))
+        return -1;
+    /* Buffer a result set client-side, so a caller that reads only the
+     * first row never leaves the connection out of sync. */
+    if (mysql_stmt_field_count(st) > 0 && mysql_stmt_store_result(st))
+        return -1;
+    return 0;
+}
+
+int db_stmt_fetch(MYSQL_STMT *st, const char *types, ...)
+{
+    MYSQL_BIND b[DB_MAX_BINDS];
+    unsigned long lens[DB_MAX_BINDS];
+    my_bool nulls[DB_MAX_BINDS];
+    my_bool errs[DB_MAX_BINDS];
+    char *bufs[DB_MAX_BINDS];
+    size_t caps[DB_MAX_BINDS];
+    int *nullouts[DB_MAX_BINDS];
+    size_t n = strlen(types);
+    va_list ap;
+    int rc;
+
+    if (n > DB_MAX_BINDS)
+        return -1;
+    memset(b, 0, sizeof b);
+    va_start(ap, types);
+    for (size_t i = 0; i < n; i++) {
+        nullouts[i] = NULL;
+        bufs[i] = NULL;
+        switch (types[i]) {
+        case 's':
+        case 'S':
+            bufs[i] = va_arg(ap, char *);
+            caps[i] = va_arg(ap, size_t);
+            if (types[i] == 'S')
+                nullouts[i] = va_arg(ap, int *);
+            b[i].buffer_type = MYSQL_TYPE_STRING;
+            b[i].buffer = bufs[i];
+            b[i].buffer_length = caps[i] ? caps[i] - 1 : 0;
+            break;
+        case 'l':
+        case 'L':
+            b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+            b[i].buffer = va_arg(ap, long long *);
+            if (types[i] == 'L')
+                nullouts[i] = va_arg(ap, int *);
+            break;
+        default:
+            va_end(ap);
+            return -1;
+        }
+        b[i].length = &lens[i];
+        b[i].is_null = &nulls[i];
+        b[i].error = &errs[i];
+    }
+    va_end(ap);
+    if (n && mysql_stmt_bind_result(st, b))
+        return -1;
+    rc = mysql_stmt_fetch(st);
+    if (rc == MYSQL_NO_DATA) {
+        mysql_stmt_free_result(st);
+        return 0;
+    }
+    if (rc == 1)
+        return -1;
+    /* rc 0 or MYSQL_DATA_TRUNCATED: truncated text is cut at its buffer. */
+    for (size_t i = 0; i < n; i++) {
+        if (nullouts[i])
+            *nullouts[i] = nulls[i] ? 1 : 0;
+        if (bufs[i] && caps[i]) {
+            size_t len = nulls[i] ? 0 : lens[i];
+            if (len > caps[i] - 1)
+                len = caps[i] - 1;
+            bufs[i][len] = '\0';
+        } else if (!bufs[i] && nulls[i]) {
+            *(long long *)b[i].buffer = 0;
+        }
+    }
+    return 1;
+}
+
+void db_stmt_done(MYSQL_STMT *st)
+{
+    if (st)
+        mysql_stmt_free_result(st);
+}
+
+int db_exec_simple(MYSQL *db, const char *sql)
+{
+    return mysql_real_query(db, sql, (unsigned long)strlen(sql)) ? -1 : 0;
+}

@@ -1,0 +1,48 @@
+/* db_conn - opening MariaDB connections from the environment, and telling
+ * which errors mean "the connection is gone" (reconnect and re-prepare) or
+ * "retry the transaction" (deadlock, lock wait timeout).
+ *
+ * IDEMPAY_DB_SOCKET (unix socket; used when set), IDEMPAY_DB_HOST (127.0.0.1),
+ * IDEMPAY_DB_PORT (13306), IDEMPAY_DB_USER (idempay), IDEMPAY_DB_PASSWORD
+ * (idempay). Connections set CLIENT_FOUND_ROWS off (affected rows = changed
+ * rows), utf8mb4, autocommit on, and bounded connect/read/write timeouts. */
+#ifndef IDEMPAY_DB_CONN_H
+#define IDEMPAY_DB_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <mysql.h>
+
+/* A new connection to database dbname, or NULL with the reason in err. */
+MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen);
+/* true for 2006/2013/2002/2003/2055/1927 ...: the connection must be replaced. */
+bool db_conn_lost(unsigned int mysql_errno);
+/* true for 1213 (deadlock) and 1205 (lock wait timeout): retry the transaction. */
+bool db_conn_retryable(unsigned int mysql_errno);
+
+/* Executes a prepared statement with parameters bound by type letters:
+ *   's' const char *  (NULL binds SQL NULL)
+ *   'l' long long
+ * e.g. db_stmt_exec(st, "sl", order_no, user_id). Any pending result of st
+ * is freed first. Returns 0, or -1 (mysql_stmt_errno(st) tells why).
+ * Affected rows: mysql_stmt_affected_rows(st). */
+int db_stmt_exec(MYSQL_STMT *st, const char *types, ...);
+
+/* Fetches the next row of an executed SELECT into variables by letters:
+ *   's' char *buf, size_t cap       (NULL column gives "")
+ *   'S' char *buf, size_t cap, int *is_null
+ *   'l' long long *                 (NULL column gives 0)
+ *   'L' long long *, int *is_null
+ * Text longer than cap-1 is truncated (always NUL-terminated). DECIMAL and
+ * DATETIME columns can be fetched as 's'. Returns 1 (row), 0 (no more rows;
+ * the result is freed), -1 (error). */
+int db_stmt_fetch(MYSQL_STMT *st, const char *types, ...);
+
+/* Frees st's pending result, if any. NULL accepted. */
+void db_stmt_done(MYSQL_STMT *st);
+
+/* Runs a statement without parameters or results (BEGIN, COMMIT, ROLLBACK).
+ * Returns 0 or -1 (mysql_errno(db)). */
+int db_exec_simple(MYSQL *db, const char *sql);
+
+#endif

@@ -1,0 +1,54 @@
+/* http_client - one reusable libcurl easy handle with a bounded reply buffer.
+ *
+ * One client per thread (never shared). Connections are kept alive between
+ * calls; CURLOPT_NOSIGNAL is set. curl_global_init must have been called once
+ * before any thread starts (http_client_global_init). */
+#ifndef IDEMPAY_HTTP_CLIENT_H
+#define IDEMPAY_HTTP_CLIENT_H
+
+#include <stddef.h>
+
+#define HTTP_CLIENT_MAX_REPLY (1024 * 1024)  /* larger replies are an error */
+#define HTTP_CLIENT_MAX_HEADERS 8
+
+typedef enum {
+    HTTP_OK = 0,          /* a complete HTTP response was received (any status) */
+    HTTP_ERR_TIMEOUT,     /* no complete answer in time: the outcome is unknown */
+    HTTP_ERR_CONNECT,     /* could not connect: the request was not sent */
+    HTTP_ERR_RESET,       /* connection closed/reset mid-way: outcome unknown */
+    HTTP_ERR_TOO_LARGE,   /* reply over HTTP_CLIENT_MAX_REPLY */
+    HTTP_ERR_OTHER
+} http_status;
+
+typedef struct {
+    long code;              /* HTTP status code, 0 when none */
+    char *body;             /* NUL-terminated; owned by the client, valid until the next call */
+    size_t body_len;
+    char retry_after[16];   /* Retry-After header value, "" when absent */
+    char replayed[8];       /* Idempotent-Replayed header value, "" when absent */
+    char content_type[64];
+    char error[256];        /* curl's message when status != HTTP_OK */
+} http_reply;
+
+typedef struct http_client http_client;
+
+/* Call once at program start, before threads. Returns 0 or -1. */
+int http_client_global_init(void);
+
+/* A new client with default connect/total timeouts in ms. NULL on OOM. */
+http_client *http_client_new(long connect_timeout_ms, long timeout_ms);
+/* NULL is accepted. */
+void http_client_free(http_client *c);
+
+/* Performs one request. method "GET"/"POST"/"PUT"/...; body may be NULL;
+ * content_type may be NULL; headers is NULL or a NULL-terminated list of
+ * "Name: value" lines; timeout_ms <= 0 uses the client's default.
+ * Fills *out (always) and returns its status. */
+http_status http_client_request(http_client *c, const char *method, const char *url,
+                                const char *content_type, const char *body, size_t body_len,
+                                const char *const *headers, long timeout_ms, http_reply *out);
+
+/* Human name of a status ("timeout", "reset", ...). */
+const char *http_status_name(http_status s);
+
+#endif

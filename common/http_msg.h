@@ -1,0 +1,56 @@
+/* http_msg - protocol-agnostic HTTP request and response, as the FastCGI
+ * adapter hands them to a program's handler and takes them back.
+ * Handlers know nothing of FastCGI; unit tests fill an http_request by hand. */
+#ifndef IDEMPAY_HTTP_MSG_H
+#define IDEMPAY_HTTP_MSG_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define HTTP_MAX_BODY 65536        /* request bodies over this are 413 */
+#define HTTP_MAX_EXTRA_HEADERS 512 /* bytes of extra response header lines */
+
+typedef struct {
+    const char *method;          /* "GET", "POST", ... never NULL */
+    const char *path;            /* without the query string, never NULL */
+    const char *query;           /* "" when none, never NULL */
+    const char *content_type;    /* "" when none */
+    const char *idempotency_key; /* NULL when the header is absent */
+    const char *remote_addr;     /* "" when unknown */
+    const char *body;            /* NUL-terminated, never NULL */
+    size_t body_len;
+    int body_too_large;          /* 1 when the body exceeded HTTP_MAX_BODY (body is then empty) */
+} http_request;
+
+typedef struct {
+    int status;
+    char content_type[64];
+    char headers[HTTP_MAX_EXTRA_HEADERS]; /* "Name: value\r\n" lines */
+    char *body;                 /* malloc'd, owned by the response */
+    size_t body_len;
+    char log_order[40];         /* order_no for the access log, "" when none */
+} http_response;
+
+void http_response_init(http_response *r);
+/* Frees the body; r can be reused after http_response_init. NULL accepted. */
+void http_response_free(http_response *r);
+/* Adds "Name: value". Returns 0, or -1 when the header space is full. */
+int http_response_header(http_response *r, const char *name, const char *value);
+/* Sets status, Content-Type and a copy of body. Returns 0 or -1 (OOM). */
+int http_response_set(http_response *r, int status, const char *content_type,
+                      const char *body, size_t len);
+/* Sets status and the compact JSON of obj (application/json). Steals the
+ * reference to obj. Returns 0 or -1. */
+int http_response_json(http_response *r, int status, json_t *obj);
+/* {"error": code, "message": message} with status. Returns 0 or -1. */
+int http_response_error(http_response *r, int status, const char *code, const char *message);
+
+/* The value of query parameter name, URL-decoded into out. Returns 0, -1
+ * when absent, -2 when it does not fit or is repeated. */
+int http_query_param(const char *query, const char *name, char *out, size_t outlen);
+
+/* Parses a JSON request body strictly: an object, no duplicate keys
+ * (JSON_REJECT_DUPLICATES). Returns a new reference or NULL. */
+json_t *http_json_parse_object(const char *body, size_t len);
+
+#endif

@@ -1,0 +1,60 @@
+/* wx_xml - WeChat Pay v2 messages: a flat <xml> of named leaf fields.
+ *
+ * A wx_msg owns copies of every name and value. Parsing is strict by
+ * construction: body <= WX_XML_MAX_BODY bytes, one <xml> root that is really
+ * closed, only leaf children (depth <= 2), no DOCTYPE/ENTITY declarations, no
+ * processing instructions beyond the XML declaration, no repeated field names,
+ * values from CDATA or plain text, valid UTF-8. Entity expansion beyond the
+ * five predefined ones is impossible (documents with DTDs are refused before
+ * mxml sees them). */
+#ifndef IDEMPAY_WX_XML_H
+#define IDEMPAY_WX_XML_H
+
+#include <stddef.h>
+
+#define WX_XML_MAX_BODY   65536   /* bytes; larger bodies are refused */
+#define WX_MSG_MAX_FIELDS 64      /* more fields than this: refused */
+#define WX_FIELD_MAX_NAME 64      /* bytes of a field name */
+#define WX_FIELD_MAX_VALUE 4096   /* bytes of a field value */
+
+typedef struct {
+    char *name;
+    char *value;
+} wx_field;
+
+typedef struct {
+    wx_field field[WX_MSG_MAX_FIELDS];
+    size_t n;
+} wx_msg;
+
+/* An empty message. Never fails. */
+void wx_msg_init(wx_msg *m);
+/* Frees every field and leaves m empty (reusable). NULL is accepted. */
+void wx_msg_free(wx_msg *m);
+/* Sets name=value, replacing an existing field of that name.
+ * Returns 0, or -1 (message full, name/value too long, or out of memory) with
+ * m unchanged. */
+int wx_msg_set(wx_msg *m, const char *name, const char *value);
+/* Sets name to the decimal text of v. Same returns as wx_msg_set. */
+int wx_msg_set_int(wx_msg *m, const char *name, long long v);
+/* The value of field name, or NULL when absent. Owned by m. */
+const char *wx_msg_get(const wx_msg *m, const char *name);
+/* Removes field name if present. */
+void wx_msg_del(wx_msg *m, const char *name);
+
+/* Parses body[0..len) into out (which must be initialised; it is cleared
+ * first). Returns 0 on success; -1 on any violation of the rules above, with
+ * out left empty and a short English reason in err (always NUL-terminated
+ * when errlen > 0). */
+int wx_xml_parse(const char *body, size_t len, wx_msg *out, char *err, size_t errlen);
+
+/* Serialises m as compact WeChat XML: <xml><name><![CDATA[value]]></name>...</xml>
+ * in field order. Values that contain "]]>" are split across CDATA sections.
+ * Returns a malloc'd NUL-terminated string (caller frees), or NULL on OOM. */
+char *wx_xml_build(const wx_msg *m);
+
+/* The merchant's reply to a notification: return_code SUCCESS/FAIL and msg.
+ * Returns a malloc'd string (caller frees) or NULL on OOM. */
+char *wx_xml_notify_reply(int success, const char *msg);
+
+#endif

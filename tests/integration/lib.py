@@ -1,0 +1,408 @@
+"""lib - shared helpers for idempay's integration tests (python3, stdlib only).
+
+The tests talk to the running stack (./stack up) over HTTP exactly as a
+client would, read the mock gateway's ledger as the ground truth of what was
+charged, and drive faults through ./stack and the mock's admin API.
+
+Usage in a test file:
+
+    from lib import *
+    @test
+    def one_charge_for_64_clicks():
+        ...
+        check(len(charges) == 1, f"expected 1 charge, got {charges}")
+    run_tests()
+"""
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STATE = os.environ.get("IDEMPAY_STATE_DIR", os.path.join(ROOT, ".stack"))
+HTTP_PORT = int(os.environ.get("IDEMPAY_HTTP_PORT", "18080"))
+MOCK_PORT = int(os.environ.get("IDEMPAY_MOCK_PORT", "18081"))
+REDIS_PORT = int(os.environ.get("IDEMPAY_REDIS_PORT", "16379"))
+SERVICE = f"http://127.0.0.1:{HTTP_PORT}"
+MOCK = f"http://127.0.0.1:{MOCK_PORT}"
+KEY = os.environ.get("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC")
+APPID = os.environ.get("IDEMPAY_WX_APPID", "wx0000000000000000")
+MCHID = os.environ.get("IDEMPAY_WX_MCHID", "1900000109")
+DB_SOCKET = os.environ.get("IDEMPAY_DB_SOCKET", os.path.join(STATE, "run", "mysqld.sock"))
+
+
+def bin_dir():
+    """The build dir whose programs the stack runs (IDEMPAY_BIN_DIR, else the
+    flavour recorded by ./stack, else the release build)."""
+    d = os.environ.get("IDEMPAY_BIN_DIR")
+    if d:
+        return d
+    try:
+        flavor = open(os.path.join(STATE, "run", "flavor")).read().strip()
+    except OSError:
+        flavor = "release"
+    return os.path.join(STATE, "build-" + flavor)
+
+
+# --- HTTP ------------------------------------------------------------------
+
+class Resp:
+    """One HTTP exchange. status is None when no complete answer came
+    (error then says 'timeout', 'reset' or 'refused')."""
+
+    def __init__(self, status=None, headers=None, body=b"", error=None, seconds=0.0):
+        self.status = status
+        self.headers = headers or {}
+        self.body = body
+        self.error = error
+        self.seconds = seconds
+
+    @property
+    def text(self):
+        return self.body.decode("utf-8", "replace")
+
+    def json(self):
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def header(self, name):
+        return self.headers.get(name.lower())
+
+    def __repr__(self):
+        if self.status is None:
+            return f"<no answer: {self.error}>"
+        return f"<{self.status} {self.text[:300]!r}>"
+
+
+def http(method, url, body=None, headers=None, timeout=10.0):
+    """One request on a fresh connection. body: bytes, str, or a dict/list
+    (sent as JSON with Content-Type application/json unless headers say)."""
+    u = urllib.parse.urlsplit(url)
+    hdrs = dict(headers or {})
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+        hdrs.setdefault("Content-Type", "application/json")
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    path = u.path or "/"
+    if u.query:
+        path += "?" + u.query
+    t0 = time.monotonic()
+    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=hdrs)
+        r = conn.getresponse()
+        data = r.read()
+        h = {k.lower(): v for k, v in r.getheaders()}
+        return Resp(r.status, h, data, None, time.monotonic() - t0)
+    except socket.timeout:
+        return Resp(error="timeout", seconds=time.monotonic() - t0)
+    except ConnectionRefusedError:
+        return Resp(error="refused", seconds=time.monotonic() - t0)
+    except (ConnectionError, http.client.HTTPException, OSError) as e:
+        return Resp(error="reset: " + type(e).__name__, seconds=time.monotonic() - t0)
+    finally:
+        conn.close()
+
+
+def pay(order_no, user_id, amount, token=None, idem_key=None, timeout=10.0, base=None, extra=None):
+    """POST /api/pay as a client would."""
+    body = {"order_no": order_no, "user_id": user_id, "amount": amount}
+    if token is not None:
+        body["token"] = token
+    if extra:
+        body.update(extra)
+    headers = {"Content-Type": "application/json"}
+    if idem_key is not None:
+        headers["Idempotency-Key"] = idem_key
+    return http("POST", (base or SERVICE) + "/api/pay", body, headers, timeout)
+
+
+def get_order(order_no, base=None):
+    return http("GET", (base or SERVICE) + "/api/pay/orders/" + urllib.parse.quote(order_no, safe=""))
+
+
+def get_token(user_id, base=None):
+    return http("GET", f"{base or SERVICE}/api/pay/token?user_id={user_id}")
+
+
+def parallel(fn, args_list, workers=None):
+    """Runs fn(*args) for every args tuple on its own thread, released
+    together by a barrier so the calls really overlap. Returns the results
+    in order (an exception becomes the result)."""
+    n = len(args_list)
+    barrier = threading.Barrier(n)
+    results = [None] * n
+
+    def run(i, args):
+        try:
+            barrier.wait(timeout=30)
+        except threading.BrokenBarrierError:
+            pass
+        try:
+            results[i] = fn(*args)
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            results[i] = e
+
+    threads = [threading.Thread(target=run, args=(i, a)) for i, a in enumerate(args_list)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+# --- mock gateway ----------------------------------------------------------
+
+def mock_reset():
+    r = http("POST", MOCK + "/mock/reset")
+    check(r.status == 200, f"mock reset failed: {r}")
+
+
+def mock_config(**knobs):
+    r = http("PUT", MOCK + "/mock/config", knobs)
+    check(r.status == 200, f"mock config {knobs} failed: {r}")
+    return r.json()
+
+
+def mock_ledger():
+    r = http("GET", MOCK + "/mock/ledger", timeout=30)
+    check(r.status == 200, f"mock ledger failed: {r}")
+    return r.json()
+
+
+def charges_for(order_no):
+    """The ledger's charges of one out_trade_no."""
+    return [c for c in mock_ledger()["charges"] if c["out_trade_no"] == order_no]
+
+
+# --- WeChat Pay v2 (an independent implementation, to check the C one) -----
+
+def wx_sign(fields, key=KEY, sign_type="MD5"):
+    items = sorted((k, v) for k, v in fields.items() if k != "sign" and v not in (None, ""))
+    s = "&".join(f"{k}={v}" for k, v in items) + "&key=" + key
+    if sign_type == "HMAC-SHA256":
+        return hmac.new(key.encode(), s.encode(), hashlib.sha256).hexdigest().upper()
+    return hashlib.md5(s.encode()).hexdigest().upper()
+
+
+def wx_xml(fields):
+    parts = ["<xml>"]
+    for k, v in fields.items():
+        v = str(v)
+        if v.isdigit():
+            parts.append(f"<{k}>{v}</{k}>")
+        else:
+            parts.append(f"<{k}><![CDATA[{v}]]></{k}>")
+    parts.append("</xml>")
+    return "".join(parts)
+
+
+def wx_parse(text):
+    root = ET.fromstring(text)
+    return {child.tag: (child.text or "") for child in root}
+
+
+def notification(order_no, total_fee, transaction_id, key=KEY, sign_type="MD5", **overrides):
+    """A signed payment notification as WeChat sends it (overrides may
+    change or, with value None, remove any field before signing)."""
+    f = {
+        "appid": APPID, "bank_type": "CMC", "cash_fee": str(total_fee), "fee_type": "CNY",
+        "is_subscribe": "N", "mch_id": MCHID, "nonce_str": random_token(16),
+        "openid": "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", "out_trade_no": order_no,
+        "result_code": "SUCCESS", "return_code": "SUCCESS",
+        "time_end": time.strftime("%Y%m%d%H%M%S"), "total_fee": str(total_fee),
+        "trade_type": "NATIVE", "transaction_id": transaction_id,
+    }
+    if sign_type != "MD5":
+        f["sign_type"] = sign_type
+    for k, v in overrides.items():
+        if v is None:
+            f.pop(k, None)
+        else:
+            f[k] = v
+    f["sign"] = wx_sign(f, key, sign_type)
+    return f
+
+
+def send_notification(fields_or_xml, base=None, timeout=10.0):
+    body = fields_or_xml if isinstance(fields_or_xml, str) else wx_xml(fields_or_xml)
+    return http("POST", (base or SERVICE) + "/api/pay/callback/wechat", body,
+                {"Content-Type": "text/xml"}, timeout)
+
+
+def random_token(n=16):
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    return "".join(random.choice(alphabet) for _ in range(n))
+
+
+def unique(prefix="T"):
+    """A fresh valid order number (<= 32 chars of [0-9A-Za-z_-])."""
+    return f"{prefix[:8]}{int(time.time() * 1000) % 10**10}{random_token(8)}"
+
+
+def fake_transaction_id():
+    return "4200" + time.strftime("%Y%m%d") + "".join(random.choice("0123456789") for _ in range(16))
+
+
+# --- the service's internals, read-only, for assertions ----------------------
+
+def metric(name):
+    """The value of one exposition line, e.g.
+    metric('idempay_double_charge_detected_total') or
+    metric('idempay_callbacks_total{outcome="applied"}'); 0 when absent."""
+    r = http("GET", SERVICE + "/metrics")
+    check(r.status == 200, f"/metrics failed: {r}")
+    for line in r.text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def db_query(sql, database="idempay"):
+    """Rows (lists of strings) of a query run as the DB root over the socket."""
+    out = subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={DB_SOCKET}",
+                          "-N", "-B", "-e", sql, database],
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, f"db query failed: {out.stderr}")
+    return [line.split("\t") for line in out.stdout.splitlines()]
+
+
+def stack(*args, check_rc=True):
+    """Runs ./stack with args (e.g. stack('stop', 'redis'))."""
+    out = subprocess.run([os.path.join(ROOT, "stack"), *args], capture_output=True, text=True,
+                         timeout=300)
+    if check_rc:
+        check(out.returncode == 0, f"./stack {' '.join(args)} failed: {out.stdout}{out.stderr}")
+    return out
+
+
+def service_pids():
+    """pids of the service's FastCGI processes (children of lighttpd)."""
+    try:
+        lpid = open(os.path.join(STATE, "run", "lighttpd.pid")).read().strip()
+    except OSError:
+        return []
+    out = subprocess.run(["pgrep", "-P", lpid, "-f", "idempay-fcgi"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def wait_until(fn, timeout=30.0, interval=0.2, what="condition"):
+    """Polls fn() until it returns a true value (returned), or fails the test."""
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def wait_healthy(timeout=60.0):
+    return wait_until(lambda: http("GET", SERVICE + "/healthz", timeout=5).status == 200,
+                      timeout, 0.5, "GET /healthz to answer 200")
+
+
+class Variant:
+    """A second lighttpd serving one FastCGI program with extra environment on
+    its own port, for tests that need other settings (a context manager):
+
+        with Variant("tokreq", 18090, env={"IDEMPAY_TOKEN_MODE": "required"}) as base:
+            pay(..., base=base)
+
+    program defaults to the service (app/idempay-fcgi of the running build)."""
+
+    def __init__(self, name, port, program=None, env=None):
+        self.name, self.port = name, port
+        self.program = program or os.path.join(bin_dir(), "app", "idempay-fcgi")
+        self.env = dict(os.environ)
+        self.env.update({
+            "IDEMPAY_STATE_DIR": STATE, "VARIANT_NAME": name, "VARIANT_PORT": str(port),
+            "VARIANT_BIN": self.program, "IDEMPAY_DB_SOCKET": DB_SOCKET,
+            "IDEMPAY_HTTP_PORT": str(HTTP_PORT), "IDEMPAY_MOCK_PORT": str(MOCK_PORT),
+            "IDEMPAY_REDIS_PORT": str(REDIS_PORT),
+            # notifications for orders paid through the variant go to the variant
+            "IDEMPAY_NOTIFY_URL": f"http://127.0.0.1:{port}/api/pay/callback/wechat",
+        })
+        self.env.update(env or {})
+        self.proc = None
+        self.base = f"http://127.0.0.1:{port}"
+
+    def __enter__(self):
+        conf = os.path.join(ROOT, "tests", "lighttpd-variant.conf")
+        self.proc = subprocess.Popen(["lighttpd", "-D", "-f", conf], env=self.env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: http("GET", self.base + "/api/ping", timeout=2).status is not None,
+                   20, 0.2, f"variant {self.name} on port {self.port}")
+        return self.base
+
+    def __exit__(self, *exc):
+        if self.proc:
+            kids = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            for k in kids:
+                try:
+                    os.kill(int(k), 9)
+                except OSError:
+                    pass
+        return False
+
+
+# --- a tiny test runner ------------------------------------------------------
+
+_tests = []
+
+
+def test(fn):
+    """Registers a test function (run in definition order by run_tests)."""
+    _tests.append(fn)
+    return fn
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def run_tests(cleanup=None):
+    """Runs the registered tests (or those named on the command line), prints
+    PASS/FAIL per test with timing, runs cleanup() after each, exits 1 when
+    any failed."""
+    only = set(sys.argv[1:])
+    failed = 0
+    for fn in _tests:
+        if only and fn.__name__ not in only:
+            continue
+        t0 = time.monotonic()
+        try:
+            fn()
+            print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+        except Exception:  # noqa: BLE001 - any failure is reported
+            failed += 1
+            print(f"FAIL {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+            traceback.print_exc()
+        finally:
+            if cleanup:
+                try:
+                    cleanup()
+                except Exception:  # noqa: BLE001
+                    traceback.print_exc()
+    sys.exit(1 if failed else 0)
