@@ -1,0 +1,497 @@
+/* callback.c - WeChat payment-result notifications: verified without the
+ * database first, then applied exactly once in one MariaDB transaction whose
+ * first write claims the transaction_id (see callback.h, docs/CALLBACKS.md). */
+#include "callback.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db_conn.h"
+#include "log.h"
+#include "metrics.h"
+#include "money.h"
+#include "order_state.h"
+#include "refund_queue.h"
+#include "wx_sign.h"
+#include "wx_xml.h"
+
+#define CB_TXN_ATTEMPTS 5   /* tries of the whole transaction on deadlock / lock wait */
+
+/* ---- verification (no database) ---------------------------------------- */
+
+static void cb_reason(callback_notification *n, const char *reason)
+{
+    snprintf(n->reason, sizeof(n->reason), "%s", reason);
+}
+
+static int cb_txn_valid(const char *s)
+{
+    size_t len = 0;
+    if (s == NULL)
+        return 0;
+    for (; s[len] != '\0'; len++) {
+        char c = s[len];
+        int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                 c == '_' || c == '-';
+        if (!ok || len >= CALLBACK_TXN_MAX)
+            return 0;
+    }
+    return len > 0;
+}
+
+static int cb_equal(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
+                                 int too_large, callback_notification *out)
+{
+    wx_msg m;
+    char err[CALLBACK_REASON_MAX];
+    callback_verdict v = CB_VERDICT_MALFORMED;
+
+    memset(out, 0, sizeof(*out));
+    out->total_fee = -1;
+    wx_msg_init(&m);
+
+    if (too_large || len > WX_XML_MAX_BODY) {
+        cb_reason(out, "body too large");
+        goto done;
+    }
+    if (body == NULL || wx_xml_parse(body, len, &m, err, sizeof(err)) != 0) {
+        cb_reason(out, body == NULL || err[0] == '\0' ? "malformed XML" : err);
+        goto done;
+    }
+
+    /* out_trade_no first, only so that failures can name the order in logs;
+     * nothing is trusted before the signature is checked. */
+    const char *order_no = wx_msg_get(&m, "out_trade_no");
+    if (order_no_valid(order_no))
+        snprintf(out->order_no, sizeof(out->order_no), "%s", order_no);
+
+    v = CB_VERDICT_RESULT;
+    if (!cb_equal(wx_msg_get(&m, "return_code"), "SUCCESS")) {
+        cb_reason(out, "return_code is not SUCCESS");
+        goto done;
+    }
+    if (!cb_equal(wx_msg_get(&m, "result_code"), "SUCCESS")) {
+        cb_reason(out, "result_code is not SUCCESS");
+        goto done;
+    }
+
+    v = CB_VERDICT_MERCHANT;
+    if (!cb_equal(wx_msg_get(&m, "appid"), cfg->appid)) {
+        cb_reason(out, "appid mismatch");
+        goto done;
+    }
+    if (!cb_equal(wx_msg_get(&m, "mch_id"), cfg->mch_id)) {
+        cb_reason(out, "mch_id mismatch");
+        goto done;
+    }
+
+    v = CB_VERDICT_SIGNATURE;
+    wx_sign_type type;
+    if (wx_sign_type_of(&m, WX_SIGN_MD5, &type) != 0) {
+        cb_reason(out, "unsupported sign_type");
+        goto done;
+    }
+    if (!wx_sign_verify(&m, cfg->key, WX_SIGN_MD5)) {
+        cb_reason(out, wx_msg_get(&m, "sign") == NULL ? "missing sign" : "invalid sign");
+        goto done;
+    }
+
+    v = CB_VERDICT_MALFORMED;
+    if (out->order_no[0] == '\0') {
+        cb_reason(out, "missing or invalid out_trade_no");
+        goto done;
+    }
+    const char *txn = wx_msg_get(&m, "transaction_id");
+    if (!cb_txn_valid(txn)) {
+        cb_reason(out, "missing or invalid transaction_id");
+        goto done;
+    }
+    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", txn);
+
+    v = CB_VERDICT_AMOUNT;
+    int64_t fee;
+    if (money_parse_fen(wx_msg_get(&m, "total_fee"), &fee) != 0) {
+        cb_reason(out, "missing or invalid total_fee");
+        goto done;
+    }
+    const char *fee_type = wx_msg_get(&m, "fee_type");
+    if (fee_type != NULL && fee_type[0] != '\0' && strcmp(fee_type, "CNY") != 0) {
+        cb_reason(out, "fee_type is not CNY");
+        goto done;
+    }
+    out->total_fee = (long long)fee;
+    v = CB_VERDICT_OK;
+    out->reason[0] = '\0';
+
+done:
+    wx_msg_free(&m);
+    return v;
+}
+
+callback_verdict callback_check_order(callback_notification *n, int found, const char *order_amount)
+{
+    int64_t fen;
+
+    if (!found) {
+        cb_reason(n, "unknown order");
+        return CB_VERDICT_UNKNOWN_ORDER;
+    }
+    if (money_parse_yuan(order_amount, &fen) != 0 || (long long)fen != n->total_fee) {
+        cb_reason(n, "total_fee does not match the order");
+        return CB_VERDICT_AMOUNT;
+    }
+    return CB_VERDICT_OK;
+}
+
+int callback_verdict_metric(callback_verdict v)
+{
+    switch (v) {
+    case CB_VERDICT_OK: return -1;
+    case CB_VERDICT_MALFORMED: return MET_CB_FAIL_MALFORMED;
+    case CB_VERDICT_RESULT: return MET_CB_FAIL_RESULT;
+    case CB_VERDICT_MERCHANT: return MET_CB_FAIL_MERCHANT;
+    case CB_VERDICT_SIGNATURE: return MET_CB_FAIL_SIGNATURE;
+    case CB_VERDICT_AMOUNT: return MET_CB_FAIL_AMOUNT;
+    case CB_VERDICT_UNKNOWN_ORDER: return MET_CB_FAIL_UNKNOWN_ORDER;
+    case CB_VERDICT_UNAVAILABLE: return MET_CB_UNAVAILABLE;
+    }
+    return MET_CB_FAIL_MALFORMED;
+}
+
+void callback_reply(http_response *resp, int success, const char *msg)
+{
+    static const char oom_reply[] =
+        "<xml><return_code><![CDATA[FAIL]]></return_code>"
+        "<return_msg><![CDATA[out of memory]]></return_msg></xml>";
+    char *xml = wx_xml_notify_reply(success, msg);
+
+    if (xml == NULL || http_response_set(resp, 200, "text/xml; charset=utf-8", xml, strlen(xml)) != 0) {
+        free(xml);
+        xml = NULL;
+        /* A constant body still needs a copy; if even that fails the adapter
+         * answers with whatever status is set. */
+        resp->status = 200;
+        (void)http_response_set(resp, 200, "text/xml; charset=utf-8", oom_reply, sizeof(oom_reply) - 1);
+        return;
+    }
+    free(xml);
+}
+
+/* ---- applying (one MariaDB transaction) -------------------------------- */
+
+enum {
+    CB_STMT_ORDER_AMOUNT = STMT_CALLBACK_BASE,
+    CB_STMT_RECORD_INSERT,
+    CB_STMT_ORDER_CAS,
+    CB_STMT_ORDER_LOCK,
+    CB_STMT_RECORD_DUPLICATE,
+    CB_STMT_RECORD_ORDER
+};
+
+static const char SQL_ORDER_AMOUNT[] =
+    "SELECT amount FROM payment_order WHERE order_no = ?";
+/* The first write of the transaction claims the transaction_id: the unique
+ * key on third_party_no serialises concurrent copies of one notification
+ * (the seed's select-then-insert race is gone: there is no select). */
+static const char SQL_RECORD_INSERT[] =
+    "INSERT INTO payment_callback_record (third_party_no, order_no, total_fee, outcome, raw_xml) "
+    "VALUES (?, ?, ?, 0, ?)";
+/* A CAS, not the seed's unconditional status update: only ORDER_PENDING (0),
+ * ORDER_PROCESSING (1) and ORDER_FAILED (3) become ORDER_PAID (2); a PAID
+ * order is never rewritten, so another transaction_id can never replace the
+ * one it has. */
+static const char SQL_ORDER_CAS[] =
+    "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL "
+    "WHERE order_no = ? AND status IN (0, 1, 3)";
+static const char SQL_ORDER_LOCK[] =
+    "SELECT status, transaction_id FROM payment_order WHERE order_no = ? FOR UPDATE";
+static const char SQL_RECORD_DUPLICATE[] =
+    "UPDATE payment_callback_record SET outcome = 1 WHERE third_party_no = ?";
+static const char SQL_RECORD_ORDER[] =
+    "SELECT order_no FROM payment_callback_record WHERE third_party_no = ?";
+
+typedef enum {
+    CB_APPLIED = 0,        /* this notification made the order PAID */
+    CB_ALREADY_APPLIED,    /* seen before, or the order is PAID with this transaction */
+    CB_DOUBLE_CHARGE,      /* second charge of a PAID order: recorded, refund queued now */
+    CB_DOUBLE_CHARGE_KNOWN,/* second charge whose refund someone else had queued */
+    CB_REJECTED            /* a check against the database failed: verdict says which */
+} cb_effect;
+
+typedef enum { CB_TXN_DONE = 0, CB_TXN_RETRY, CB_TXN_DOWN } cb_txn_status;
+
+/* The raw body as stored: at most CALLBACK_RAW_XML_MAX bytes, cut on a UTF-8
+ * character boundary (the body was already checked to be valid UTF-8). */
+static char *cb_raw_copy(const char *body, size_t len)
+{
+    if (len > CALLBACK_RAW_XML_MAX) {
+        len = CALLBACK_RAW_XML_MAX;
+        while (len > 0 && ((unsigned char)body[len] & 0xC0) == 0x80)
+            len--;
+    }
+    char *s = malloc(len + 1);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, body, len);
+    s[len] = '\0';
+    return s;
+}
+
+/* Remembers the MariaDB error of st (or of the connection when st is NULL). */
+static unsigned int cb_errno(app_ctx *ctx, MYSQL_STMT *st)
+{
+    unsigned int e = 0;
+    if (st != NULL)
+        e = mysql_stmt_errno(st);
+    if (e == 0 && ctx->db != NULL)
+        e = mysql_errno(ctx->db);
+    if (e != 0)
+        snprintf(ctx->err, sizeof(ctx->err), "mariadb %u: %s", e,
+                 st != NULL ? mysql_stmt_error(st) : mysql_error(ctx->db));
+    return e;
+}
+
+/* Classifies a MariaDB error in the middle of the transaction: rolls back,
+ * drops a lost connection, and says whether another attempt may help. */
+static cb_txn_status cb_fail(app_ctx *ctx, unsigned int e)
+{
+    if (ctx->db != NULL && !db_conn_lost(e))
+        (void)db_exec_simple(ctx->db, "ROLLBACK");
+    int dropped = app_ctx_db_error(ctx, e);
+    if (db_conn_retryable(e) || dropped)
+        return CB_TXN_RETRY;
+    return CB_TXN_DOWN;
+}
+
+static cb_txn_status cb_rollback(app_ctx *ctx)
+{
+    if (db_exec_simple(ctx->db, "ROLLBACK") != 0) {
+        unsigned int e = mysql_errno(ctx->db);
+        (void)app_ctx_db_error(ctx, e);
+    }
+    return CB_TXN_DONE;
+}
+
+/* Order lookup for the amount check (a plain read: an order's amount never
+ * changes once it exists, and nothing is written yet). */
+static cb_txn_status cb_check_order(app_ctx *ctx, callback_notification *n,
+                                    callback_verdict *verdict)
+{
+    char amount[MONEY_STR_MAX + 8] = "";
+    MYSQL_STMT *st = app_ctx_stmt(ctx, CB_STMT_ORDER_AMOUNT, SQL_ORDER_AMOUNT);
+    if (st == NULL)
+        return CB_TXN_DOWN;
+    if (db_stmt_exec(st, "s", n->order_no) != 0)
+        return cb_fail(ctx, cb_errno(ctx, st));
+    int found = db_stmt_fetch(st, "s", amount, sizeof(amount));
+    if (found < 0)
+        return cb_fail(ctx, cb_errno(ctx, st));
+    db_stmt_done(st);
+    *verdict = callback_check_order(n, found, amount);
+    return CB_TXN_DONE;
+}
+
+/* One attempt of the whole transaction. On CB_TXN_DONE, *effect (and for
+ * CB_REJECTED *verdict and n->reason) tell the outcome; anything else means
+ * the transaction was rolled back (or the connection is gone). */
+static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const char *raw,
+                                   cb_effect *effect, callback_verdict *verdict)
+{
+    unsigned int e;
+
+    *verdict = CB_VERDICT_OK;
+    cb_txn_status s = cb_check_order(ctx, n, verdict);
+    if (s != CB_TXN_DONE)
+        return s;
+    if (*verdict != CB_VERDICT_OK) {
+        *effect = CB_REJECTED;
+        return CB_TXN_DONE;
+    }
+
+    /* This module's statements are prepared before the transaction starts.
+     * (refund_queue_enqueue may prepare its own inside it: a failure there
+     * drops the connection, which rolls the transaction back.) */
+    MYSQL_STMT *ins = app_ctx_stmt(ctx, CB_STMT_RECORD_INSERT, SQL_RECORD_INSERT);
+    MYSQL_STMT *cas = app_ctx_stmt(ctx, CB_STMT_ORDER_CAS, SQL_ORDER_CAS);
+    MYSQL_STMT *lock = app_ctx_stmt(ctx, CB_STMT_ORDER_LOCK, SQL_ORDER_LOCK);
+    MYSQL_STMT *dup = app_ctx_stmt(ctx, CB_STMT_RECORD_DUPLICATE, SQL_RECORD_DUPLICATE);
+    MYSQL_STMT *rec = app_ctx_stmt(ctx, CB_STMT_RECORD_ORDER, SQL_RECORD_ORDER);
+    if (ins == NULL || cas == NULL || lock == NULL || dup == NULL || rec == NULL)
+        return CB_TXN_DOWN;
+
+    if (db_exec_simple(ctx->db, "START TRANSACTION") != 0)
+        return cb_fail(ctx, cb_errno(ctx, NULL));
+
+    /* 1. Record first (the seed updated the order, then recorded: a crash or
+     *    a concurrent copy in between applied the notification twice). */
+    if (db_stmt_exec(ins, "ssls", n->transaction_id, n->order_no, n->total_fee, raw) != 0) {
+        e = cb_errno(ctx, ins);
+        if (e != 1062)
+            return cb_fail(ctx, e);
+        /* Already recorded by a committed transaction: applied before. Make
+         * sure that record is about this order, then change nothing. */
+        cb_rollback(ctx);
+        char rec_order[ORDER_NO_MAX + 8] = "";
+        if (db_stmt_exec(rec, "s", n->transaction_id) != 0)
+            return cb_fail(ctx, cb_errno(ctx, rec));
+        int got = db_stmt_fetch(rec, "s", rec_order, sizeof(rec_order));
+        if (got < 0)
+            return cb_fail(ctx, cb_errno(ctx, rec));
+        db_stmt_done(rec);
+        if (got == 0)
+            return CB_TXN_RETRY; /* the record vanished: cannot happen, try again */
+        if (strcmp(rec_order, n->order_no) != 0) {
+            *effect = CB_REJECTED;
+            *verdict = CB_VERDICT_UNKNOWN_ORDER;
+            cb_reason(n, "transaction_id belongs to another order");
+            return CB_TXN_DONE;
+        }
+        *effect = CB_ALREADY_APPLIED;
+        return CB_TXN_DONE;
+    }
+
+    /* 2. CAS the order to PAID with this transaction_id. */
+    if (db_stmt_exec(cas, "ss", n->transaction_id, n->order_no) != 0) {
+        e = cb_errno(ctx, cas);
+        if (e != 1062)
+            return cb_fail(ctx, e);
+        /* uk_transaction_id: another order already holds this charge. */
+        cb_rollback(ctx);
+        *effect = CB_REJECTED;
+        *verdict = CB_VERDICT_UNKNOWN_ORDER;
+        cb_reason(n, "transaction_id belongs to another order");
+        return CB_TXN_DONE;
+    }
+    if (mysql_stmt_affected_rows(cas) == 1) {
+        if (db_exec_simple(ctx->db, "COMMIT") != 0)
+            return cb_fail(ctx, cb_errno(ctx, NULL));
+        *effect = CB_APPLIED;
+        return CB_TXN_DONE;
+    }
+
+    /* 3. Not changed: the order is PAID already. Re-read it under lock. */
+    long long status = -1;
+    char paid_txn[CALLBACK_TXN_MAX + 8] = "";
+    if (db_stmt_exec(lock, "s", n->order_no) != 0)
+        return cb_fail(ctx, cb_errno(ctx, lock));
+    int got = db_stmt_fetch(lock, "ls", &status, paid_txn, sizeof(paid_txn));
+    if (got < 0)
+        return cb_fail(ctx, cb_errno(ctx, lock));
+    db_stmt_done(lock);
+    if (got == 0) {
+        cb_rollback(ctx);
+        *effect = CB_REJECTED;
+        *verdict = CB_VERDICT_UNKNOWN_ORDER;
+        cb_reason(n, "unknown order");
+        return CB_TXN_DONE;
+    }
+    if (status != ORDER_PAID || paid_txn[0] == '\0') {
+        /* The CAS covers every other status and PAID always carries its
+         * transaction_id; seeing this means the row changed under us. */
+        log_msg(LOG_ERROR, "callback: order %s in status %lld (transaction '%s') after the CAS",
+                n->order_no, status, paid_txn);
+        cb_rollback(ctx);
+        return CB_TXN_RETRY;
+    }
+    if (strcmp(paid_txn, n->transaction_id) == 0) {
+        /* PAID by the synchronous pay flow with this very charge: keep the
+         * record (it is the first notification of it) and confirm. */
+        if (db_exec_simple(ctx->db, "COMMIT") != 0)
+            return cb_fail(ctx, cb_errno(ctx, NULL));
+        *effect = CB_ALREADY_APPLIED;
+        return CB_TXN_DONE;
+    }
+
+    /* 4. PAID with another transaction_id: this notification is a second
+     *    charge. Record it as such and queue its refund, atomically. */
+    if (db_stmt_exec(dup, "s", n->transaction_id) != 0)
+        return cb_fail(ctx, cb_errno(ctx, dup));
+    int q = refund_queue_enqueue(ctx, n->transaction_id, n->order_no, n->total_fee, &e);
+    if (q < 0)
+        return cb_fail(ctx, e);
+    if (db_exec_simple(ctx->db, "COMMIT") != 0)
+        return cb_fail(ctx, cb_errno(ctx, NULL));
+    log_msg(LOG_ERROR,
+            "double charge detected: order %s is PAID by transaction %s; second charge %s "
+            "(%lld fen) %s",
+            n->order_no, paid_txn, n->transaction_id, n->total_fee,
+            q == 1 ? "queued for refund" : "was already queued for refund");
+    *effect = q == 1 ? CB_DOUBLE_CHARGE : CB_DOUBLE_CHARGE_KNOWN;
+    return CB_TXN_DONE;
+}
+
+/* Short randomised pause between attempts after a deadlock. */
+static void cb_backoff(int attempt)
+{
+    struct timespec ts;
+    long ms = 2L * attempt + (long)(rand() % 5); /* jitter only; not security relevant */
+    ts.tv_sec = 0;
+    ts.tv_nsec = ms * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    callback_notification n;
+    callback_verdict v;
+    cb_effect effect = CB_REJECTED;
+    char *raw = NULL;
+
+    v = callback_verify(ctx->cfg, req->body, req->body_len, req->body_too_large, &n);
+    snprintf(resp->log_order, sizeof(resp->log_order), "%s", n.order_no);
+    if (v != CB_VERDICT_OK)
+        goto reply;
+
+    raw = cb_raw_copy(req->body, req->body_len);
+    if (raw == NULL) {
+        v = CB_VERDICT_UNAVAILABLE;
+        cb_reason(&n, "out of memory");
+        goto reply;
+    }
+
+    cb_txn_status s = CB_TXN_RETRY;
+    for (int attempt = 1; attempt <= CB_TXN_ATTEMPTS && s == CB_TXN_RETRY; attempt++) {
+        if (attempt > 1)
+            cb_backoff(attempt);
+        s = cb_apply_once(ctx, &n, raw, &effect, &v);
+    }
+    if (s != CB_TXN_DONE) {
+        log_msg(LOG_WARN, "callback: order %s transaction %s not applied, database unavailable: %s",
+                n.order_no, n.transaction_id, ctx->err);
+        v = CB_VERDICT_UNAVAILABLE;
+        cb_reason(&n, "unavailable");
+    }
+
+reply:
+    if (v != CB_VERDICT_OK) {
+        metrics_inc((metric_counter)callback_verdict_metric(v));
+        if (v != CB_VERDICT_UNAVAILABLE)
+            log_msg(LOG_WARN, "callback rejected: order '%s': %s", n.order_no, n.reason);
+        callback_reply(resp, 0, n.reason);
+    } else {
+        switch (effect) {
+        case CB_APPLIED:
+            metrics_inc(MET_CB_APPLIED);
+            break;
+        case CB_DOUBLE_CHARGE:
+            metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
+            break;
+        case CB_ALREADY_APPLIED:
+        case CB_DOUBLE_CHARGE_KNOWN:
+        case CB_REJECTED:
+            metrics_inc(MET_CB_ALREADY_APPLIED);
+            break;
+        }
+        callback_reply(resp, 1, "OK");
+    }
+    free(raw);
+}
