@@ -23,12 +23,24 @@ typedef struct {
     char message[160];         /* human text for logs / 402 bodies */
 } gw_result;
 
-/* unifiedorder for order_no (= out_trade_no) and total_fee fen. */
+/* unifiedorder for order_no (= out_trade_no) and total_fee fen (NATIVE,
+ * notify_url from the config). GW_CHARGED only with a transaction_id and,
+ * when the reply carries total_fee, the same amount (else GW_UNKNOWN).
+ * result_code FAIL: ORDERPAID -> GW_ORDERPAID; SYSTEMERROR, BANKERROR,
+ * USERPAYING, OUT_TRADE_NO_USED, BIZERR_NEED_RETRY, FREQUENCY_LIMITED or no
+ * err_code -> GW_UNKNOWN; any other err_code of a verified reply ->
+ * GW_NOT_CHARGED (a decline; out->message says why). *out is always filled;
+ * the result is also out->outcome. */
 gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long total_fee, gw_result *out);
-/* orderquery by out_trade_no. */
+/* orderquery by out_trade_no. trade_state SUCCESS/REFUND -> GW_CHARGED
+ * (transaction_id, total_fee when present); NOTPAY/PAYERROR/CLOSED/REVOKED
+ * or err_code ORDERNOTEXIST -> GW_NOT_CHARGED; anything else (USERPAYING,
+ * SYSTEMERROR, transport trouble) -> GW_UNKNOWN. Never GW_ORDERPAID. */
 gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out);
 /* refund of one charge (by transaction_id), idempotent per out_refund_no.
- * GW_CHARGED here means "refund accepted". */
+ * GW_CHARGED here means "refund accepted"; GW_NOT_CHARGED "refused for good"
+ * (err_code says why); GW_UNKNOWN "not known: ask again later" (transport
+ * trouble, SYSTEMERROR, BIZERR_NEED_RETRY, an unverifiable reply). */
 gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *out_refund_no,
                           long long total_fee, long long refund_fee, gw_result *out);
 

@@ -1,0 +1,78 @@
+# app/local.mk - the payment service (idempay-fcgi) and the unit suites of
+# its modules. Every module but main.c goes into app/libidempay_app.a, so a
+# CUnit test links the modules it needs without the FastCGI main.
+# Source lists: one file per line (helpers append their own).
+
+app_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) $(HIREDIS_CFLAGS) \
+	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
+app_libs = app/libidempay_app.a $(COMMON_LIBS) $(HIREDIS_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS) \
+	$(MATH_LIBS)
+
+noinst_LIBRARIES += app/libidempay_app.a
+app_libidempay_app_a_SOURCES = \
+	app/router.c \
+	app/router.h \
+	app/app_ctx.c \
+	app/app_ctx.h \
+	app/config.c \
+	app/config.h \
+	app/metrics.c \
+	app/metrics.h \
+	app/health.c \
+	app/health.h \
+	app/pay.c \
+	app/pay.h \
+	app/pay_request.c \
+	app/pay_request.h \
+	app/order_state.c \
+	app/order_state.h \
+	app/order_store.c \
+	app/order_store.h \
+	app/idem_key.c \
+	app/idem_key.h \
+	app/gateway.c \
+	app/gateway.h \
+	app/reconciler.c \
+	app/reconciler.h \
+	app/token.c \
+	app/token.h \
+	app/callback.c \
+	app/callback.h \
+	app/refund_queue.c \
+	app/refund_queue.h
+app_libidempay_app_a_CFLAGS = $(app_cflags)
+
+bin_PROGRAMS += app/idempay-fcgi
+app_idempay_fcgi_SOURCES = \
+	app/main.c
+app_idempay_fcgi_CFLAGS = $(app_cflags)
+app_idempay_fcgi_LDADD = $(app_libs)
+
+# Unit suites of the pay modules (test_order_store needs a reachable
+# MariaDB through IDEMPAY_DB_*, and fails when there is none).
+app_unit_cflags = $(app_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/app
+app_unit_ldadd = $(app_libs) $(CUNIT_LIBS)
+
+app_unit_tests = \
+	tests/unit/test_pay_request \
+	tests/unit/test_order_state \
+	tests/unit/test_idem_key \
+	tests/unit/test_order_store
+check_PROGRAMS += $(app_unit_tests)
+TESTS += $(app_unit_tests)
+
+tests_unit_test_pay_request_SOURCES = tests/unit/test_pay_request.c
+tests_unit_test_pay_request_CFLAGS = $(app_unit_cflags)
+tests_unit_test_pay_request_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_order_state_SOURCES = tests/unit/test_order_state.c
+tests_unit_test_order_state_CFLAGS = $(app_unit_cflags)
+tests_unit_test_order_state_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_idem_key_SOURCES = tests/unit/test_idem_key.c
+tests_unit_test_idem_key_CFLAGS = $(app_unit_cflags)
+tests_unit_test_idem_key_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_order_store_SOURCES = tests/unit/test_order_store.c
+tests_unit_test_order_store_CFLAGS = $(app_unit_cflags)
+tests_unit_test_order_store_LDADD = $(app_unit_ldadd)

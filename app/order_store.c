@@ -1,0 +1,293 @@
+/* order_store.c - payment_order through prepared statements in the
+ * thread's app_ctx: reads, the insert that decides concurrent first
+ * requests, and the compare-and-set moves of the state table. */
+#include "order_store.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "db_conn.h"
+#include "log.h"
+#include "money.h"
+
+/* The row's times as UTC text with milliseconds: "2024-01-02T03:04:05.678Z". */
+#define ORDER_TIME_SQL(col)                                                                  \
+    "CONCAT(LEFT(DATE_FORMAT(CONVERT_TZ(" col ", @@session.time_zone, '+00:00'), "           \
+    "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+
+enum {
+    ORDER_SQL_GET = 0,
+    ORDER_SQL_INSERT,
+    ORDER_SQL_TAKE_EXPIRED,
+    ORDER_SQL_RETRY,
+    ORDER_SQL_PAID,
+    ORDER_SQL_FAILED,
+    ORDER_SQL_EXPIRED,
+    ORDER_SQL_COUNT
+};
+
+static const char *const order_sql[ORDER_SQL_COUNT] = {
+    [ORDER_SQL_GET] =
+        "SELECT order_no, user_id, CAST(amount * 100 AS SIGNED), status, transaction_id,"
+        " lease_until IS NOT NULL AND lease_until > NOW(3), attempts, " ORDER_TIME_SQL(
+            "create_time") ", " ORDER_TIME_SQL("update_time") " FROM payment_order WHERE order_no = ?",
+    [ORDER_SQL_INSERT] =
+        "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts)"
+        " VALUES (?, ?, ?, 1, NOW(3) + INTERVAL ? MICROSECOND, 1)",
+    [ORDER_SQL_TAKE_EXPIRED] =
+        "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND,"
+        " attempts = attempts + 1"
+        " WHERE order_no = ? AND status = 1 AND attempts = ?"
+        " AND (lease_until IS NULL OR lease_until <= NOW(3))",
+    [ORDER_SQL_RETRY] =
+        "UPDATE payment_order SET status = 1, lease_until = NOW(3) + INTERVAL ? MICROSECOND,"
+        " attempts = attempts + 1 WHERE order_no = ? AND status = ? AND attempts = ?",
+    [ORDER_SQL_PAID] =
+        "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
+        " WHERE order_no = ? AND status = 1",
+    [ORDER_SQL_FAILED] =
+        "UPDATE payment_order SET status = 3, lease_until = NULL"
+        " WHERE order_no = ? AND status = 1 AND attempts = ?",
+    [ORDER_SQL_EXPIRED] =
+        "SELECT order_no, attempts FROM payment_order"
+        " WHERE status = 1 AND (lease_until IS NULL OR lease_until <= NOW(3))"
+        " ORDER BY lease_until LIMIT ?",
+};
+
+#define ORDER_DEADLOCK_TRIES 3
+
+bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, bool repeatable, int *tries,
+                              unsigned int *err)
+{
+    unsigned int e;
+
+    (*tries)++;
+    if (st == NULL) {
+        /* Nothing was executed: the prepare (or the connect) failed. */
+        e = ctx->db != NULL ? mysql_errno(ctx->db) : 0;
+        if (e != 0)
+            app_ctx_db_error(ctx, e);
+        *err = e;
+        return *tries < 2;
+    }
+    e = mysql_stmt_errno(st);
+    *err = e;
+    if (db_conn_retryable(e))
+        return *tries < ORDER_DEADLOCK_TRIES;
+    snprintf(ctx->err, sizeof(ctx->err), "mariadb %u: %s", e, mysql_stmt_error(st));
+    if (app_ctx_db_error(ctx, e) == 1) /* st is closed from here on */
+        return repeatable && *tries < 2;
+    return false;
+}
+
+static MYSQL_STMT *order_stmt(app_ctx *ctx, int which)
+{
+    return app_ctx_stmt(ctx, STMT_ORDER_BASE + which, order_sql[which]);
+}
+
+/* Maps the outcome of a CAS-style write: rc from db_stmt_exec. */
+static order_store_result order_cas_result(MYSQL_STMT *st, int rc)
+{
+    if (rc != 0)
+        return ORDER_STORE_ERROR;
+    return mysql_stmt_affected_rows(st) == 1 ? ORDER_STORE_OK : ORDER_STORE_MISS;
+}
+
+static void order_log_error(app_ctx *ctx, const char *what, const char *order_no)
+{
+    log_msg(LOG_ERROR, "order_store %s order=%s: %s", what, order_no, ctx->err);
+}
+
+order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row *row)
+{
+    MYSQL_STMT *st;
+    long long fen = 0, status = 0, live = 0;
+    int txid_null = 1, tries = 0, rc;
+    unsigned int err;
+
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_GET);
+        rc = st != NULL ? db_stmt_exec(st, "s", order_no) : -1;
+        if (rc == 0) {
+            memset(row, 0, sizeof(*row));
+            rc = db_stmt_fetch(st, "slllSllss", row->order_no, sizeof(row->order_no),
+                               &row->user_id, &fen, &status, row->transaction_id,
+                               sizeof(row->transaction_id), &txid_null, &live, &row->attempts,
+                               row->created_at, sizeof(row->created_at), row->updated_at,
+                               sizeof(row->updated_at));
+        }
+        if (rc >= 0)
+            break;
+        if (!order_store_should_retry(ctx, st, true, &tries, &err)) {
+            order_log_error(ctx, "read", order_no);
+            return ORDER_STORE_ERROR;
+        }
+    }
+    db_stmt_done(st);
+    if (rc == 0)
+        return ORDER_STORE_MISS;
+    if (!order_state_from_int(status, &row->status)) {
+        snprintf(ctx->err, sizeof(ctx->err), "status %lld outside the state table", status);
+        order_log_error(ctx, "read", order_no);
+        return ORDER_STORE_ERROR;
+    }
+    row->amount_fen = fen;
+    row->lease_live = live != 0;
+    if (txid_null)
+        row->transaction_id[0] = '\0';
+    return ORDER_STORE_OK;
+}
+
+order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long long user_id,
+                                      int64_t amount_fen, long lease_ms)
+{
+    char amount[MONEY_STR_MAX];
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err = 0;
+
+    money_format(amount_fen, amount);
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_INSERT);
+        rc = st != NULL ? db_stmt_exec(st, "slsl", order_no, user_id, amount,
+                                       (long long)lease_ms * 1000)
+                        : -1;
+        if (rc == 0)
+            return ORDER_STORE_OK;
+        if (st != NULL && mysql_stmt_errno(st) == 1062)
+            return ORDER_STORE_DUPLICATE;
+        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, "insert", order_no);
+    return ORDER_STORE_ERROR;
+}
+
+order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
+                                            long long attempts, long lease_ms)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err;
+
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_TAKE_EXPIRED);
+        rc = st != NULL ? db_stmt_exec(st, "lsl", (long long)lease_ms * 1000, order_no, attempts)
+                        : -1;
+        if (rc == 0)
+            return order_cas_result(st, rc);
+        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, "take lease", order_no);
+    return ORDER_STORE_ERROR;
+}
+
+order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_status from,
+                                     long long attempts, long lease_ms)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err;
+
+    if (!order_state_can_transition(from, ORDER_PROCESSING)) {
+        snprintf(ctx->err, sizeof(ctx->err), "no transition %s -> PROCESSING",
+                 order_state_name(from));
+        order_log_error(ctx, "retry", order_no);
+        return ORDER_STORE_ERROR;
+    }
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_RETRY);
+        rc = st != NULL ? db_stmt_exec(st, "lsll", (long long)lease_ms * 1000, order_no,
+                                       (long long)from, attempts)
+                        : -1;
+        if (rc == 0)
+            return order_cas_result(st, rc);
+        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, "retry", order_no);
+    return ORDER_STORE_ERROR;
+}
+
+order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
+                                         const char *transaction_id)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err;
+
+    if (transaction_id == NULL || transaction_id[0] == '\0' ||
+        strlen(transaction_id) > ORDER_TXID_MAX) {
+        snprintf(ctx->err, sizeof(ctx->err), "refusing PAID without a usable transaction_id");
+        order_log_error(ctx, "mark paid", order_no);
+        return ORDER_STORE_ERROR;
+    }
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_PAID);
+        rc = st != NULL ? db_stmt_exec(st, "ss", transaction_id, order_no) : -1;
+        if (rc == 0)
+            return order_cas_result(st, rc);
+        if (st != NULL && mysql_stmt_errno(st) == 1062) {
+            snprintf(ctx->err, sizeof(ctx->err),
+                     "transaction_id %s already belongs to another order", transaction_id);
+            break;
+        }
+        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, "mark paid", order_no);
+    return ORDER_STORE_ERROR;
+}
+
+order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
+                                           long long attempts)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err;
+
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_FAILED);
+        rc = st != NULL ? db_stmt_exec(st, "sl", order_no, attempts) : -1;
+        if (rc == 0)
+            return order_cas_result(st, rc);
+        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, "mark failed", order_no);
+    return ORDER_STORE_ERROR;
+}
+
+int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
+                        long long *attempts, int max)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc, n;
+    unsigned int err;
+
+    for (;;) {
+        n = 0;
+        st = order_stmt(ctx, ORDER_SQL_EXPIRED);
+        rc = st != NULL ? db_stmt_exec(st, "l", (long long)max) : -1;
+        while (rc == 0) {
+            char no[ORDER_NO_MAX + 1];
+            long long att = 0;
+            rc = db_stmt_fetch(st, "sl", no, sizeof(no), &att);
+            if (rc != 1)
+                break;
+            if (n < max) {
+                snprintf(order_nos[n], sizeof(order_nos[n]), "%s", no);
+                attempts[n] = att;
+                n++;
+            }
+            rc = 0;
+        }
+        if (rc >= 0)
+            return n;
+        if (!order_store_should_retry(ctx, st, true, &tries, &err))
+            break;
+    }
+    log_msg(LOG_ERROR, "order_store expired orders: %s", ctx->err);
+    return -1;
+}

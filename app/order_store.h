@@ -1,0 +1,98 @@
+/* order_store - payment_order rows, read and moved only by compare-and-set.
+ *
+ * Every write is one autocommit statement whose WHERE clause names the
+ * state it expects; its affected-row count (changed rows: connections run
+ * without CLIENT_FOUND_ROWS, and every CAS here changes status or lease)
+ * decides who won. No transaction is held open, in particular never across
+ * a gateway call.
+ *
+ * The lease: a PROCESSING order carries lease_until; whoever set it works
+ * the order (calls the gateway) until then. `attempts` counts the leases
+ * taken (the insert is attempt 1, each takeover or retry adds one) and
+ * fences the holder: a decline is recorded only by the holder of the
+ * current attempt, so a stale worker can never mark FAILED an order a newer
+ * attempt charged. A verified charge (PROCESSING -> PAID) needs no fence.
+ *
+ * Statements use the app_ctx slots STMT_ORDER_BASE..STMT_ORDER_BASE+23. */
+#ifndef IDEMPAY_ORDER_STORE_H
+#define IDEMPAY_ORDER_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "app_ctx.h"
+#include "order_no.h"
+#include "order_state.h"
+
+#define ORDER_TXID_MAX 32        /* payment_order.transaction_id VARCHAR(32) */
+#define ORDER_TIME_MAX 32        /* "2024-01-02T03:04:05.678Z" */
+
+typedef struct {
+    char order_no[ORDER_NO_MAX + 1];
+    long long user_id;
+    int64_t amount_fen;
+    order_status status;
+    char transaction_id[ORDER_TXID_MAX + 1];  /* "" while NULL */
+    bool lease_live;                 /* lease_until > NOW(3) (database clock) */
+    long long attempts;              /* the fence of the current lease */
+    char created_at[ORDER_TIME_MAX]; /* UTC, ISO-8601 with milliseconds */
+    char updated_at[ORDER_TIME_MAX];
+} order_row;
+
+typedef enum {
+    ORDER_STORE_OK = 0,     /* read a row / won the CAS / inserted */
+    ORDER_STORE_MISS,       /* no such row / lost the CAS */
+    ORDER_STORE_DUPLICATE,  /* insert: the order_no exists (1062) */
+    ORDER_STORE_ERROR       /* MariaDB failed (connection dropped when lost); ctx->err says why */
+} order_store_result;
+
+/* Reads order_no into *row. A lost connection is retried once (a read is
+ * safe to repeat). OK, MISS or ERROR. */
+order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row *row);
+
+/* Inserts a new order as PROCESSING, attempts 1, leased for lease_ms.
+ * OK (the caller holds attempt 1), DUPLICATE (another request created it:
+ * re-read, it is a repeat), or ERROR. */
+order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long long user_id,
+                                      int64_t amount_fen, long lease_ms);
+
+/* PROCESSING with an expired (or missing) lease, still at attempt
+ * `attempts` -> leased for lease_ms at attempt attempts+1 (the caller's new
+ * fence). OK (taken), MISS (someone else moved it first), ERROR. */
+order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
+                                            long long attempts, long lease_ms);
+
+/* FAILED (or PENDING) at attempt `attempts` -> PROCESSING, leased for
+ * lease_ms at attempt attempts+1. from must be ORDER_FAILED or
+ * ORDER_PENDING. OK, MISS, ERROR. */
+order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_status from,
+                                     long long attempts, long lease_ms);
+
+/* PROCESSING -> PAID storing transaction_id (non-empty), clearing the
+ * lease. OK, MISS (not PROCESSING any more: re-read), ERROR (including a
+ * transaction_id already used by another order, which is logged). */
+order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
+                                         const char *transaction_id);
+
+/* PROCESSING at attempt `attempts` -> FAILED (a definitive decline seen by
+ * that attempt's holder). OK, MISS, ERROR. */
+order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
+                                           long long attempts);
+
+/* Up to max expired PROCESSING order numbers (oldest lease first) with
+ * their attempts, for the reconciler. Returns how many were written to
+ * order_nos/attempts, or -1 on a database failure. */
+int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
+                        long long *attempts, int max);
+
+/* For modules that run their own statements the same way: call after a
+ * failed db_stmt_exec/db_stmt_fetch on st (NULL when app_ctx_stmt failed).
+ * Returns true when the statement should be run again: a deadlock or lock
+ * wait timeout (up to 3 tries), or - when repeatable is true, i.e. the
+ * statement is a read or a failed prepare - one reconnect after a lost
+ * connection. Otherwise drops a lost connection (app_ctx_db_error), sets
+ * ctx->err and *err to the MariaDB error number (0 when unknown) and
+ * returns false. *tries starts at 0. */
+bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, bool repeatable, int *tries,
+                              unsigned int *err);
+
+#endif

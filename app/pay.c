@@ -1,0 +1,423 @@
+/* pay.c - the pay flow of POST /api/pay, in one place: validate, claim the
+ * Idempotency-Key, check the token, then drive the order through its states
+ * by compare-and-set, calling the gateway with no transaction open.
+ * Every branch ends in exactly one answer; a request calls unifiedorder at
+ * most once and never recurses (the seed's retry-by-recursion is gone). */
+#include "pay.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway.h"
+#include "idem_key.h"
+#include "log.h"
+#include "metrics.h"
+#include "order_store.h"
+#include "pay_request.h"
+#include "token.h"
+
+/* Re-reads after a lost insert or CAS before answering "in flight". */
+#define PAY_MAX_ROUNDS 4
+
+/* What POST /api/pay answers. */
+typedef struct {
+    int status;
+    char *body;              /* malloc'd JSON, NULL only on out of memory */
+    bool replayed;           /* Idempotent-Replayed: true */
+    bool retry_after;        /* Retry-After: cfg->retry_after_s */
+    metric_counter outcome;  /* idempay_payments_total{outcome} */
+    bool absorbed;           /* a repeat that never reached the gateway */
+} pay_answer;
+
+/* ---- answers ----------------------------------------------------------- */
+
+static void pay_answer_set(pay_answer *a, int status, char *body, metric_counter outcome)
+{
+    free(a->body);
+    a->status = status;
+    a->body = body;
+    a->outcome = outcome;
+    a->replayed = false;
+    a->retry_after = false;
+    a->absorbed = false;
+}
+
+static void pay_paid(pay_answer *a, const char *order_no, const char *txid, int64_t fen,
+                     bool repeat)
+{
+    pay_answer_set(a, 200, pay_body_paid(order_no, txid, fen),
+                   repeat ? MET_PAY_REPLAYED : MET_PAY_PAID);
+    a->replayed = repeat;
+    a->absorbed = repeat;
+}
+
+static void pay_processing(pay_answer *a, const char *order_no, bool repeat)
+{
+    pay_answer_set(a, 202, pay_body_processing(order_no), MET_PAY_PROCESSING);
+    a->retry_after = true;
+    a->replayed = repeat;
+    a->absorbed = repeat;
+}
+
+static void pay_error(pay_answer *a, int status, const char *code, const char *message,
+                      metric_counter outcome)
+{
+    pay_answer_set(a, status, pay_body_error(code, message), outcome);
+    a->retry_after = status == 503 || status == 409;
+}
+
+static void pay_unavailable(pay_answer *a)
+{
+    pay_error(a, 503, "unavailable", "the payment database is unavailable; nothing was charged",
+              MET_PAY_UNAVAILABLE);
+}
+
+/* 200, 402 and 422 are the final answers an Idempotency-Key keeps; 202,
+ * 503 and 403 are not (a retry with the key runs the request again). */
+static bool pay_answer_final(const pay_answer *a)
+{
+    return a->body != NULL && (a->status == 200 || a->status == 402 || a->status == 422);
+}
+
+static void pay_answer_write(app_ctx *ctx, const pay_answer *a, http_response *resp)
+{
+    char secs[24];
+
+    if (a->body == NULL) {
+        http_response_error(resp, 500, "internal_error", "out of memory");
+        return;
+    }
+    http_response_set(resp, a->status, "application/json", a->body, strlen(a->body));
+    if (a->retry_after) {
+        snprintf(secs, sizeof(secs), "%ld", ctx->cfg->retry_after_s);
+        http_response_header(resp, "Retry-After", secs);
+    }
+    if (a->replayed)
+        http_response_header(resp, "Idempotent-Replayed", "true");
+    metrics_inc(a->outcome);
+    if (a->absorbed)
+        metrics_inc(MET_DUPLICATE_ABSORBED);
+}
+
+/* ---- the order flow ----------------------------------------------------- */
+
+/* The gateway reported a charge (gw->transaction_id): record PAID. The
+ * charge's amount, when reported, must be the order's. */
+static void pay_settle_charged(app_ctx *ctx, const pay_request *pr, const gw_result *gw,
+                               pay_answer *a)
+{
+    order_row row;
+
+    if (gw->total_fee >= 0 && gw->total_fee != pr->amount_fen) {
+        log_msg(LOG_ERROR, "pay order=%s: gateway reports a charge of %lld fen, order is %lld fen;"
+                " left PROCESSING", pr->order_no, gw->total_fee, (long long)pr->amount_fen);
+        pay_processing(a, pr->order_no, false);
+        return;
+    }
+    switch (order_store_mark_paid(ctx, pr->order_no, gw->transaction_id)) {
+    case ORDER_STORE_OK:
+        pay_paid(a, pr->order_no, gw->transaction_id, pr->amount_fen, false);
+        return;
+    case ORDER_STORE_MISS:
+        /* Not PROCESSING any more: the callback (or the reconciler) settled it first. */
+        if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK &&
+            row.status == ORDER_PAID) {
+            if (strcmp(row.transaction_id, gw->transaction_id) != 0)
+                log_msg(LOG_WARN, "pay order=%s: PAID with %s, gateway reported %s",
+                        pr->order_no, row.transaction_id, gw->transaction_id);
+            pay_paid(a, pr->order_no, row.transaction_id, row.amount_fen, false);
+            return;
+        }
+        break;
+    default:
+        /* Charged but not recorded: the reconciler settles it from orderquery. */
+        log_msg(LOG_ERROR, "pay order=%s: charged (%s) but PAID not recorded; left to the"
+                " reconciler", pr->order_no, gw->transaction_id);
+        break;
+    }
+    pay_processing(a, pr->order_no, false);
+}
+
+/* Calls unifiedorder once, holding the order's lease at attempt `fence`,
+ * and records the outcome. */
+static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a)
+{
+    gw_result gw;
+    order_row row;
+
+    switch (gateway_unifiedorder(ctx, pr->order_no, pr->amount_fen, &gw)) {
+    case GW_CHARGED:
+        pay_settle_charged(ctx, pr, &gw, a);
+        return;
+    case GW_ORDERPAID:
+        /* Charged by an earlier attempt: fetch that charge. */
+        if (gateway_orderquery(ctx, pr->order_no, &gw) == GW_CHARGED) {
+            pay_settle_charged(ctx, pr, &gw, a);
+            return;
+        }
+        break;
+    case GW_NOT_CHARGED:
+        switch (order_store_mark_failed(ctx, pr->order_no, fence)) {
+        case ORDER_STORE_OK:
+            pay_answer_set(a, 402, pay_body_declined(pr->order_no, gw.message),
+                           MET_PAY_DECLINED);
+            return;
+        case ORDER_STORE_MISS:
+            /* Our attempt is no longer the current one: answer what the row says. */
+            if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK &&
+                row.status == ORDER_PAID) {
+                pay_paid(a, pr->order_no, row.transaction_id, row.amount_fen, false);
+                return;
+            }
+            break;
+        default:
+            pay_unavailable(a); /* declined, so nothing was charged */
+            return;
+        }
+        break;
+    case GW_UNKNOWN:
+        break; /* the lease runs out; the reconciler or a retry asks orderquery */
+    }
+    pay_processing(a, pr->order_no, false);
+}
+
+/* A PROCESSING order whose holder's lease expired and which this request
+ * now holds at attempt `fence`: an earlier unifiedorder may have charged,
+ * so ask orderquery before anything else. */
+static void pay_resolve(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a)
+{
+    gw_result gw;
+
+    switch (gateway_orderquery(ctx, pr->order_no, &gw)) {
+    case GW_CHARGED:
+        pay_settle_charged(ctx, pr, &gw, a);
+        return;
+    case GW_NOT_CHARGED:
+        pay_charge(ctx, pr, fence, a); /* same out_trade_no: the gateway dedupes it too */
+        return;
+    case GW_ORDERPAID:
+    case GW_UNKNOWN:
+        break;
+    }
+    pay_processing(a, pr->order_no, false);
+}
+
+/* Reads the order and acts on its state (the seed's pay(), without its
+ * recursion and its transaction around the gateway call). */
+static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
+{
+    const long lease_ms = ctx->cfg->lease_ms;
+    order_row row;
+    order_store_result r;
+
+    for (int round = 0; round < PAY_MAX_ROUNDS; round++) {
+        r = order_store_get(ctx, pr->order_no, &row);
+        if (r == ORDER_STORE_ERROR) {
+            pay_unavailable(a);
+            return;
+        }
+        if (r == ORDER_STORE_MISS) {
+            r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
+            if (r == ORDER_STORE_OK) {
+                pay_charge(ctx, pr, 1, a);
+                return;
+            }
+            if (r == ORDER_STORE_DUPLICATE)
+                continue; /* a concurrent first request inserted it: this is a repeat */
+            pay_unavailable(a);
+            return;
+        }
+
+        if (row.user_id != pr->user_id || row.amount_fen != pr->amount_fen) {
+            pay_error(a, 422, "order_mismatch",
+                      "this order_no already exists with another user_id or amount",
+                      MET_PAY_MISMATCH);
+            return;
+        }
+
+        switch (row.status) {
+        case ORDER_PAID:
+            pay_paid(a, row.order_no, row.transaction_id, row.amount_fen, true);
+            return;
+        case ORDER_PROCESSING:
+            if (row.lease_live) {
+                pay_processing(a, row.order_no, true);
+                return;
+            }
+            r = order_store_take_expired(ctx, pr->order_no, row.attempts, lease_ms);
+            if (r == ORDER_STORE_OK) {
+                pay_resolve(ctx, pr, row.attempts + 1, a);
+                return;
+            }
+            break;
+        case ORDER_FAILED:
+        case ORDER_PENDING:
+            r = order_store_retry(ctx, pr->order_no, row.status, row.attempts, lease_ms);
+            if (r == ORDER_STORE_OK) {
+                pay_charge(ctx, pr, row.attempts + 1, a);
+                return;
+            }
+            break;
+        }
+        if (r == ORDER_STORE_ERROR) {
+            pay_unavailable(a);
+            return;
+        }
+        /* Lost the CAS: someone else moved the order; read it again. */
+    }
+    pay_processing(a, pr->order_no, true);
+}
+
+/* The token check (before any order row is written or the gateway is
+ * called). Returns 0 to go on, -1 with *a set to the refusal. */
+static int pay_check_token(app_ctx *ctx, const pay_request *pr, pay_answer *a)
+{
+    token_mode mode = ctx->cfg->token_mode;
+
+    if (mode == TOKEN_MODE_OFF)
+        return 0;
+    if (!pr->has_token) {
+        if (mode != TOKEN_MODE_REQUIRED)
+            return 0;
+        pay_error(a, 403, "invalid_token", "a payment token is required",
+                  MET_PAY_INVALID_TOKEN);
+        return -1;
+    }
+    switch (token_consume(ctx, pr->token, pr->user_id, pr->order_no)) {
+    case TOKEN_ACCEPTED:
+    case TOKEN_RETRY:
+        return 0;
+    case TOKEN_INVALID:
+        pay_error(a, 403, "invalid_token",
+                  "the token is unknown, expired, of another user, or used for another order",
+                  MET_PAY_INVALID_TOKEN);
+        return -1;
+    case TOKEN_UNAVAILABLE:
+        break;
+    }
+    pay_error(a, 503, "unavailable", "the token store is unavailable; nothing was charged",
+              MET_PAY_UNAVAILABLE);
+    return -1;
+}
+
+/* How long an Idempotency-Key claim protects its running request: the
+ * order lease, and at least two gateway calls (orderquery + unifiedorder). */
+static long pay_claim_lease_ms(const app_config *cfg)
+{
+    long need = 2 * cfg->gateway_timeout_ms + 1000;
+    return cfg->lease_ms > need ? cfg->lease_ms : need;
+}
+
+void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    pay_answer a = {0};
+    pay_request pr;
+    pay_req_status st;
+    char msg[PAY_MESSAGE_MAX];
+    char fingerprint[IDEM_FINGERPRINT_LEN + 1];
+    idem_stored stored;
+    bool claimed = false;
+
+    st = pay_request_parse(req, &pr, msg, sizeof(msg));
+    if (st != PAY_REQ_OK) {
+        pay_error(&a, pay_req_status_http(st), pay_req_status_code(st), msg, MET_PAY_INVALID);
+        goto answer;
+    }
+    snprintf(resp->log_order, sizeof(resp->log_order), "%s", pr.order_no);
+
+    if (pr.has_idem_key) {
+        if (idem_key_fingerprint(pr.order_no, pr.user_id, pr.amount_fen, fingerprint) != 0) {
+            pay_unavailable(&a);
+            goto answer;
+        }
+        switch (idem_key_claim(ctx, pr.user_id, pr.idem_key, fingerprint,
+                               pay_claim_lease_ms(ctx->cfg), ctx->cfg->idempotency_ttl_s,
+                               &stored)) {
+        case IDEM_CLAIMED:
+            claimed = true;
+            break;
+        case IDEM_REPLAY:
+            /* Byte-for-byte what the first request answered. */
+            http_response_set(resp, stored.status, "application/json", stored.body,
+                              stored.body_len);
+            http_response_header(resp, "Idempotent-Replayed", "true");
+            metrics_inc(MET_PAY_IDEM_REPLAYED);
+            metrics_inc(MET_DUPLICATE_ABSORBED);
+            return;
+        case IDEM_IN_PROGRESS:
+            pay_error(&a, 409, "request_in_progress",
+                      "a request with this Idempotency-Key is still running",
+                      MET_PAY_IDEM_CONFLICT);
+            a.absorbed = true;
+            goto answer;
+        case IDEM_MISMATCH:
+            pay_error(&a, 422, "idempotency_key_mismatch",
+                      "this Idempotency-Key was used with a different request",
+                      MET_PAY_IDEM_MISMATCH);
+            goto answer;
+        case IDEM_UNAVAILABLE:
+            pay_unavailable(&a);
+            goto answer;
+        }
+    }
+
+    if (pay_check_token(ctx, &pr, &a) == 0)
+        pay_flow(ctx, &pr, &a);
+
+    if (claimed) {
+        if (pay_answer_final(&a))
+            idem_key_complete(ctx, pr.user_id, pr.idem_key, fingerprint, a.status, a.body);
+        else
+            idem_key_release(ctx, pr.user_id, pr.idem_key, fingerprint);
+    }
+
+answer:
+    pay_answer_write(ctx, &a, resp);
+    free(a.body);
+}
+
+void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    const char *order_no;
+    order_row row;
+    char secs[24];
+    char *body;
+
+    if (strcmp(req->method, "GET") != 0) {
+        http_response_error(resp, 405, "method_not_allowed", "use GET");
+        return;
+    }
+    order_no = strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0
+                   ? req->path + strlen(PAY_ORDERS_PREFIX)
+                   : "";
+    if (!order_no_valid(order_no)) {
+        http_response_error(resp, 400, "invalid_request",
+                            "order_no must be 6 to 32 characters of [0-9A-Za-z_|*-]");
+        return;
+    }
+    snprintf(resp->log_order, sizeof(resp->log_order), "%s", order_no);
+
+    switch (order_store_get(ctx, order_no, &row)) {
+    case ORDER_STORE_OK:
+        body = pay_body_order(row.order_no, row.user_id, row.amount_fen,
+                              order_state_name(row.status), row.transaction_id, row.created_at,
+                              row.updated_at);
+        if (body == NULL) {
+            http_response_error(resp, 500, "internal_error", "out of memory");
+            return;
+        }
+        http_response_set(resp, 200, "application/json", body, strlen(body));
+        free(body);
+        return;
+    case ORDER_STORE_MISS:
+        http_response_error(resp, 404, "not_found", "no order with this order_no");
+        return;
+    default:
+        http_response_error(resp, 503, "unavailable", "the payment database is unavailable");
+        snprintf(secs, sizeof(secs), "%ld", ctx->cfg->retry_after_s);
+        http_response_header(resp, "Retry-After", secs);
+        return;
+    }
+}

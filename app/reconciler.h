@@ -1,0 +1,31 @@
+/* reconciler - settles payments nobody is working on any more. One
+ * background thread per service process, with its own app_ctx: every
+ * IDEMPAY_RECONCILE_INTERVAL_MS it takes PROCESSING orders whose lease has
+ * expired (by CAS on the lease, so several processes never work one order
+ * at once), asks the gateway with orderquery, and settles them: a verified
+ * charge of the order's amount -> PAID with its transaction_id; not charged
+ * -> FAILED; unknown -> left for the next round. So an order charged just
+ * before its worker crashed ends PAID without any client help. The same
+ * thread purges expired Idempotency-Key records. */
+#ifndef IDEMPAY_RECONCILER_H
+#define IDEMPAY_RECONCILER_H
+
+#include "app_ctx.h"
+#include "config.h"
+
+#define RECONCILER_BATCH 32          /* orders per round */
+#define RECONCILER_PURGE_BATCH 500   /* Idempotency-Key records per round */
+
+/* Starts the reconciler thread (detached; runs until the process exits).
+ * Call once per process, after metrics_init, before or after the FastCGI
+ * threads. cfg must outlive the process. Returns 0, or -1 when the thread
+ * or its context cannot be created (logged). */
+int reconciler_start(const app_config *cfg);
+
+/* One reconciliation round on ctx (the thread calls this; tests may too):
+ * settles up to RECONCILER_BATCH expired orders and purges expired
+ * Idempotency-Key records. Returns the number of orders settled (PAID or
+ * FAILED), or -1 when MariaDB failed. */
+int reconciler_run_once(app_ctx *ctx);
+
+#endif

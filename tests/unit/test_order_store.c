@@ -1,0 +1,240 @@
+/* test_order_store.c - CUnit suite for order_store against a real MariaDB
+ * (IDEMPAY_DB_* as ./stack sets them): the insert that decides concurrent
+ * first requests, every compare-and-set move, the attempt fence, lease
+ * expiry and the reconciler's listing. No database: the suite FAILS. */
+#include <CUnit/Basic.h>
+#include <mysql.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app_ctx.h"
+#include "config.h"
+#include "db_conn.h"
+#include "order_store.h"
+
+static app_config cfg;
+static app_ctx *ctx;
+static char prefix[16];
+
+/* A fresh order number of this run: prefix + n. */
+static const char *order_no(int n, char buf[ORDER_NO_MAX + 1])
+{
+    snprintf(buf, ORDER_NO_MAX + 1, "%s%03d", prefix, n);
+    return buf;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int suite_init(void)
+{
+    if (mysql_library_init(0, NULL, NULL) != 0 || app_config_load(&cfg) != 0)
+        return -1;
+    ctx = app_ctx_new(&cfg, 0);
+    if (ctx == NULL)
+        return -1;
+    snprintf(prefix, sizeof(prefix), "UTOS%05d%04ld", (int)(getpid() % 100000),
+             (long)(time(NULL) % 10000));
+    return 0;
+}
+
+/* Deletes this run's rows (through a statement of its own). */
+static int suite_clean(void)
+{
+    static const char sql[] = "DELETE FROM payment_order WHERE order_no LIKE CONCAT(?, '%')";
+    MYSQL_STMT *st;
+
+    if (ctx != NULL && ctx->db != NULL && (st = mysql_stmt_init(ctx->db)) != NULL) {
+        if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) == 0)
+            db_stmt_exec(st, "s", prefix);
+        mysql_stmt_close(st);
+    }
+    app_ctx_free(ctx);
+    mysql_library_end();
+    return 0;
+}
+
+static void test_database_reachable(void)
+{
+    int rc = app_ctx_db(ctx);
+    if (rc != 0)
+        fprintf(stderr, "\n  MariaDB not reachable (set IDEMPAY_DB_SOCKET or run ./stack up): %s\n",
+                ctx->err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
+static void test_insert_and_read(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    order_row row;
+
+    order_no(1, no);
+    CU_ASSERT_EQUAL(order_store_get(ctx, no, &row), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 1230, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_STRING_EQUAL(row.order_no, no);
+    CU_ASSERT_EQUAL(row.user_id, 42);
+    CU_ASSERT_EQUAL(row.amount_fen, 1230);
+    CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
+    CU_ASSERT_STRING_EQUAL(row.transaction_id, "");
+    CU_ASSERT_TRUE(row.lease_live);
+    CU_ASSERT_EQUAL(row.attempts, 1);
+    CU_ASSERT_EQUAL(strlen(row.created_at), 24); /* 2024-01-02T03:04:05.678Z */
+    CU_ASSERT_EQUAL(row.created_at[10], 'T');
+    CU_ASSERT_EQUAL(row.created_at[23], 'Z');
+    /* the unique key decides: a second insert is a duplicate, whatever it says */
+    CU_ASSERT_EQUAL(order_store_insert(ctx, no, 42, 1230, 10000), ORDER_STORE_DUPLICATE);
+    CU_ASSERT_EQUAL(order_store_insert(ctx, no, 7, 1, 10000), ORDER_STORE_DUPLICATE);
+}
+
+static void test_amount_limits(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    order_row row;
+
+    order_no(2, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 9223372036854775807LL, 9999999999LL, 10000),
+                          ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.amount_fen, 9999999999LL);
+    CU_ASSERT_EQUAL(row.user_id, 9223372036854775807LL);
+    order_no(3, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 1, 1, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.amount_fen, 1);
+}
+
+static void test_decline_and_retry(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    order_row row;
+
+    order_no(4, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    /* a stale attempt cannot record a decline */
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 2), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
+    CU_ASSERT_FALSE(row.lease_live);
+    /* FAILED -> PAID does not exist */
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "TX_FAILED_1"), ORDER_STORE_MISS);
+    /* 3 -> 1 by CAS at the read attempt; the loser of two retries misses */
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
+    CU_ASSERT_EQUAL(row.attempts, 2);
+    CU_ASSERT_TRUE(row.lease_live);
+    /* the first attempt's late decline is fenced off */
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_MISS);
+}
+
+static void test_paid_is_terminal(void)
+{
+    char no[ORDER_NO_MAX + 1], txid[ORDER_TXID_MAX + 3];
+    order_row row;
+
+    order_no(5, no);
+    snprintf(txid, sizeof(txid), "TX%.30s", no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, ""), ORDER_STORE_ERROR);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_PAID, 1, 10000), ORDER_STORE_ERROR);
+    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_PAID);
+    CU_ASSERT_STRING_EQUAL(row.transaction_id, txid);
+    CU_ASSERT_FALSE(row.lease_live);
+    /* a transaction_id belongs to one order only */
+    order_no(6, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_ERROR);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
+}
+
+static void test_lease_expiry(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    char (*nos)[ORDER_NO_MAX + 1] = calloc(512, ORDER_NO_MAX + 1);
+    long long *att = calloc(512, sizeof(long long));
+    order_row row;
+    int n, found = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nos);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(att);
+    order_no(7, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    /* a live lease cannot be taken */
+    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_MISS);
+
+    order_no(8, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 30), ORDER_STORE_OK);
+    sleep_ms(80);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_FALSE(row.lease_live);
+    n = order_store_expired(ctx, nos, att, 512);
+    CU_ASSERT(n >= 1);
+    for (int i = 0; i < n; i++)
+        if (strcmp(nos[i], no) == 0 && att[i] == 1)
+            found = 1;
+    CU_ASSERT_TRUE(found);
+    /* the wrong attempt misses; the right one takes it once */
+    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 0, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_TRUE(row.lease_live);
+    CU_ASSERT_EQUAL(row.attempts, 2);
+    free(nos);
+    free(att);
+}
+
+static void test_reconnect_after_loss(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    order_row row;
+
+    /* Drop the connection under the store: the next read reconnects. */
+    order_no(1, no);
+    CU_ASSERT_EQUAL(app_ctx_db_error(ctx, 2006), 1);
+    CU_ASSERT_PTR_NULL(ctx->db);
+    CU_ASSERT_EQUAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_PTR_NOT_NULL(ctx->db);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned int failures;
+
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    s = CU_add_suite("order_store", suite_init, suite_clean);
+    if (s == NULL || !CU_add_test(s, "database reachable", test_database_reachable) ||
+        !CU_add_test(s, "insert and read", test_insert_and_read) ||
+        !CU_add_test(s, "amount limits", test_amount_limits) ||
+        !CU_add_test(s, "decline, fence and retry", test_decline_and_retry) ||
+        !CU_add_test(s, "PAID is terminal", test_paid_is_terminal) ||
+        !CU_add_test(s, "lease expiry", test_lease_expiry) ||
+        !CU_add_test(s, "reconnect after loss", test_reconnect_after_loss)) {
+        CU_cleanup_registry();
+        return 2;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+    CU_cleanup_registry();
+    return failures == 0 ? 0 : 1;
+}
