@@ -224,13 +224,27 @@ static const char *wx_prescan(const char *body, size_t len, size_t *start)
             return "unterminated XML declaration";
         i = (size_t)end + 2;
     }
-    /* Outside CDATA sections, "<?" starts a processing instruction. */
+    /* Every other markup is a CDATA section or a bare tag: "<name>",
+     * "<name/>", "</name>" (whitespace allowed before the '>'), nested at
+     * most two deep under one root, with only whitespace outside the root.
+     * So mxml never sees a processing instruction, a comment, an attribute
+     * or stray text around the root (its error paths for a bad attribute on
+     * the first element, or text then an end tag after the root, leak). */
+    int depth = 0;
+    bool root_seen = false;
     while (i < len) {
         const char *lt = memchr(body + i, '<', len - i);
+        size_t text_end = lt != NULL ? (size_t)(lt - body) : len;
+        if (depth == 0)
+            for (size_t k = i; k < text_end; k++)
+                if (!wx_is_space(body[k]))
+                    return "text outside the root element";
         if (lt == NULL)
             break;
-        i = (size_t)(lt - body);
+        i = text_end;
         if (len - i >= 9 && memcmp(body + i, "<![CDATA[", 9) == 0) {
+            if (depth == 0)
+                return "text outside the root element";
             ssize_t end = wx_find(body, len, i + 9, "]]>");
             if (end < 0)
                 return "unterminated CDATA section";
@@ -239,8 +253,45 @@ static const char *wx_prescan(const char *body, size_t len, size_t *start)
         }
         if (len - i >= 2 && body[i + 1] == '?')
             return "processing instructions are not allowed";
+        if (len - i >= 4 && memcmp(body + i, "<!--", 4) == 0)
+            return "comments are not allowed";
+        if (len - i >= 2 && body[i + 1] == '!')
+            return "markup declarations are not allowed";
         i++;
+        bool end_tag = i < len && body[i] == '/', empty_tag = false;
+        if (end_tag)
+            i++;
+        size_t name = i;
+        while (i < len && !wx_is_space(body[i]) && body[i] != '/' && body[i] != '>' && body[i] != '<')
+            i++;
+        if (i == name)
+            return "malformed tag";
+        while (i < len && wx_is_space(body[i]))
+            i++;
+        if (!end_tag && len - i >= 2 && body[i] == '/' && body[i + 1] == '>') {
+            empty_tag = true;
+            i++;
+        }
+        if (i >= len || body[i] != '>')
+            return i < len && body[i] != '/' && body[i] != '<' ? "attributes are not allowed"
+                                                              : "malformed tag";
+        i++;
+        if (end_tag) {
+            if (depth == 0)
+                return "end tag without start tag";
+            depth--;
+        } else {
+            if (depth == 0 && root_seen)
+                return "more than one root element";
+            root_seen = true;
+            if (!empty_tag && ++depth > 2)
+                return "nested element";
+        }
     }
+    if (!root_seen)
+        return "no root element";
+    if (depth != 0)
+        return "root element not closed";
     return NULL;
 }
 

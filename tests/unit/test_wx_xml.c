@@ -223,6 +223,11 @@ static void test_parse_text_forms(void)
     CU_ASSERT_EQUAL(parse("<xml/>", &m, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(m.n, 0);
 
+    /* Whitespace inside tags. */
+    CU_ASSERT_EQUAL(parse("<xml\n><a >1</a\t><b\r\n/></xml\n>", &m, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(m.n, 2);
+    ASSERT_FIELD(&m, "a", "1");
+
     /* "<?" inside CDATA is data, not a processing instruction. */
     CU_ASSERT_EQUAL(parse("<xml><a><![CDATA[<?php echo 1; ?>]]></a></xml>", &m, err, sizeof(err)), 0);
     ASSERT_FIELD(&m, "a", "<?php echo 1; ?>");
@@ -269,6 +274,15 @@ static void test_refuse_structure(void)
     refuse("<xml v=\"1\"><a>1</a></xml>");
     refuse("<xml><a>1<!-- c --></a></xml>");
     refuse("<xml><!-- c --><a>1</a></xml>");
+    refuse("<xml><a b>1</a></xml>");
+    refuse("<xml a><a>1</a></xml>");
+    refuse("<x?ml ve[x]]></b>0\"?>\na<>&amp;</a>\n</xml>"); /* fuzzer find: leaked in mxml */
+    refuse("<xml><a>1</a></xml>x</b>");    /* fuzzer find: leaked in mxml */
+    refuse("<xml></xml>x</xml>");
+    refuse("<xml><>1</></xml>");
+    refuse("<xml><a>1</a><</xml>");
+    refuse("<xml><a/ ></xml>");
+    refuse("<xml><a>1</a b></xml>");
     refuse("<xml><a=b>1</a=b></xml>");     /* not a field name */
     refuse("<xml><ns:a>1</ns:a></xml>");
     refuse("<xml><a><![CDATA[1</a></xml>"); /* unterminated CDATA */
