@@ -32,8 +32,8 @@ void wx_msg_init(wx_msg *m);
 /* Frees every field and leaves m empty (reusable). NULL is accepted. */
 void wx_msg_free(wx_msg *m);
 /* Sets name=value, replacing an existing field of that name.
- * Returns 0, or -1 (message full, name/value too long, or out of memory) with
- * m unchanged. */
+ * Returns 0, or -1 (message full, name/value too long, name empty or not of
+ * [A-Za-z_][A-Za-z0-9_.-]*, or out of memory) with m unchanged. */
 int wx_msg_set(wx_msg *m, const char *name, const char *value);
 /* Sets name to the decimal text of v. Same returns as wx_msg_set. */
 int wx_msg_set_int(wx_msg *m, const char *name, long long v);
