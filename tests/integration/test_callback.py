@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""test_callback - POST /api/pay/callback/wechat against the running stack.
+
+What a merchant would check: every copy of a notification is answered
+SUCCESS but applied once; forged or broken notifications are answered FAIL
+and change nothing; a second charge of a paid order is detected, counted and
+refunded exactly once in the gateway's ledger. Ground truth is the mock's
+ledger, the service's order API and the service's tables (read-only).
+"""
+import os
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib import (MOCK, SERVICE, APPID, MCHID, KEY, Variant, check, charges_for,  # noqa: E402
+                 db_query, get_order, http, metric, mock_config, mock_ledger, mock_reset,
+                 notification, pay, parallel, random_token, run_tests, send_notification,
+                 stack, test, unique, wait_healthy, wait_until, wx_parse, wx_sign, wx_xml)
+
+CALLBACK = SERVICE + "/api/pay/callback/wechat"
+AMOUNT, FEE = "12.30", 1230
+USER = 7001
+# The service's gateway timeout: a withheld reply is given up after it.
+GATEWAY_TIMEOUT_S = float(os.environ.get("IDEMPAY_GATEWAY_TIMEOUT_MS", "3000")) / 1000.0
+
+
+def reply_of(r):
+    """(return_code, return_msg) of a callback reply; checks it is WeChat's
+    XML reply with HTTP 200."""
+    check(r.status == 200, f"callback answered {r} (must be 200 even for FAIL)")
+    ctype = r.header("Content-Type") or ""
+    check("xml" in ctype, f"callback Content-Type {ctype!r} is not XML")
+    f = wx_parse(r.text)
+    check(set(f) == {"return_code", "return_msg"}, f"unexpected reply fields: {r.text!r}")
+    return f["return_code"], f["return_msg"]
+
+
+def records_for(txn):
+    return db_query("SELECT order_no, outcome, total_fee FROM payment_callback_record "
+                    f"WHERE third_party_no = '{txn}'")
+
+
+def records_of_order(order_no):
+    return db_query("SELECT third_party_no, outcome FROM payment_callback_record "
+                    f"WHERE order_no = '{order_no}'")
+
+
+def refunds_for(txn):
+    return db_query("SELECT order_no, out_refund_no, total_fee, state FROM payment_refund "
+                    f"WHERE transaction_id = '{txn}'")
+
+
+def order_of(order_no):
+    r = get_order(order_no)
+    check(r.status == 200, f"GET order {order_no}: {r}")
+    return r.json()
+
+
+def processing_orders(n):
+    """n orders the gateway charged but the service could not record: the
+    mock charges, withholds its reply past the service's gateway timeout and
+    sends no notification, so POST /api/pay answers 202 and the order stays
+    PROCESSING (until its lease runs out and the reconciler asks). Returns
+    [(order_no, transaction_id)]."""
+    mock_config(notify_enabled=False, timeout_after_charge_rate=1.0,
+                hold_max_ms=int(GATEWAY_TIMEOUT_S * 1000) + 1500)
+    orders = [unique("CBP") for _ in range(n)]
+    replies = parallel(pay, [(o, USER, AMOUNT) for o in orders])
+    mock_config(timeout_after_charge_rate=0.0)
+    out = []
+    for o, r in zip(orders, replies):
+        check(r.status == 202, f"pay {o} with the reply withheld: expected 202, got {r}")
+        body = order_of(o)
+        check(body["status"] == "PROCESSING", f"{o} should be PROCESSING: {body}")
+        charges = charges_for(o)
+        check(len(charges) == 1, f"{o}: expected one charge in the ledger, got {charges}")
+        out.append((o, charges[0]["transaction_id"]))
+    return out
+
+
+def resigned(fields, **changes):
+    """fields with changes applied (None removes a field), signed again with the merchant key (a
+    notification the gateway could have signed, carrying other values)."""
+    f = dict(fields, **changes)
+    f = {k: v for k, v in f.items() if v is not None}
+    f["sign"] = wx_sign(f, KEY, f.get("sign_type", "MD5"))
+    return f
+
+
+def mock_unifiedorder(order_no, total_fee):
+    """Calls the mock's unifiedorder directly (as a second payer would cause),
+    with the service's callback as notify_url. Returns the reply's fields."""
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "body": "second charge",
+         "out_trade_no": order_no, "total_fee": str(total_fee), "spbill_create_ip": "127.0.0.1",
+         "notify_url": CALLBACK, "trade_type": "NATIVE"}
+    f["sign"] = wx_sign(f)
+    r = http("POST", MOCK + "/pay/unifiedorder", wx_xml(f), {"Content-Type": "text/xml"})
+    check(r.status == 200, f"mock unifiedorder: {r}")
+    return wx_parse(r.text)
+
+
+@test
+def twenty_concurrent_copies_apply_once():
+    [(order_no, txn)] = processing_orders(1)
+    applied0 = metric('idempay_callbacks_total{outcome="applied"}')
+    already0 = metric('idempay_callbacks_total{outcome="already_applied"}')
+
+    xml = wx_xml(notification(order_no, FEE, txn))
+    replies = parallel(send_notification, [(xml,)] * 20)
+    codes = [reply_of(r) for r in replies]
+    check(codes == [("SUCCESS", "OK")] * 20, f"20 copies: expected 20 SUCCESS, got {codes}")
+
+    body = order_of(order_no)
+    check(body["status"] == "PAID" and body["transaction_id"] == txn,
+          f"after the notification {order_no} should be PAID with {txn}: {body}")
+    check(body["amount"] == AMOUNT, f"amount changed: {body}")
+    recs = records_for(txn)
+    check(recs == [[order_no, "0", str(FEE)]], f"expected exactly one applied record: {recs}")
+    check(refunds_for(txn) == [], "a first charge must not be refunded")
+    check(len(charges_for(order_no)) == 1, "the callback must not charge")
+    applied = metric('idempay_callbacks_total{outcome="applied"}') - applied0
+    already = metric('idempay_callbacks_total{outcome="already_applied"}') - already0
+    check(applied == 1, f"callbacks applied +{applied}, expected +1")
+    check(already >= 19, f"callbacks already_applied +{already}, expected +19")
+
+    # A later copy (as WeChat's retry schedule sends) changes nothing either.
+    check(reply_of(send_notification(xml)) == ("SUCCESS", "OK"), "a late copy must be SUCCESS")
+    check(records_for(txn) == recs, "a late copy added a record")
+
+
+@test
+def forged_and_broken_notifications_change_nothing():
+    [(order_no, txn)] = processing_orders(1)
+    # A PAID order of another payment, whose charge a replay may borrow.
+    other = unique("CBO")
+    r = pay(other, USER, AMOUNT)
+    check(r.status == 200 and r.json()["status"] == "PAID", f"pay {other}: {r}")
+    other_txn = r.json()["transaction_id"]
+
+    good = wx_xml(notification(order_no, FEE, txn))
+    cases = {
+        "bad signature": (notification(order_no, FEE, txn, key="x" * 32), "fail_signature"),
+        "no signature": (dict(notification(order_no, FEE, txn), sign=""), "fail_signature"),
+        "unknown sign_type": (notification(order_no, FEE, txn, sign_type="SHA1"), "fail_signature"),
+        "wrong appid": (notification(order_no, FEE, txn, appid="wx1111111111111111"), "fail_merchant"),
+        "wrong mch_id": (notification(order_no, FEE, txn, mch_id="1900000110"), "fail_merchant"),
+        "wrong total_fee": (notification(order_no, FEE - 1, txn, cash_fee=str(FEE)), "fail_amount"),
+        "total_fee not fen": (resigned(notification(order_no, FEE, txn), total_fee="12.30"),
+                              "fail_amount"),
+        "result_code FAIL": (notification(order_no, FEE, txn, result_code="FAIL", err_code="NOTENOUGH"),
+                             "fail_result"),
+        "unknown order": (notification(unique("CBU"), FEE, txn), "fail_unknown_order"),
+        "no transaction_id": (resigned(notification(order_no, FEE, txn), transaction_id=None),
+                              "fail_malformed"),
+        "another order's charge": (notification(order_no, FEE, other_txn), "fail_unknown_order"),
+        "DOCTYPE": ('<?xml version="1.0"?><!DOCTYPE xml [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
+                    + good, "fail_malformed"),
+        "truncated": (good[:-len("</xml>")], "fail_malformed"),
+        "cut in a field": (good[:len(good) // 2], "fail_malformed"),
+        "not XML": ('{"return_code": "SUCCESS"}', "fail_malformed"),
+        "empty body": ("", "fail_malformed"),
+        "70 KiB body": (good[:-len("</xml>")] + "<pad>" + "x" * (70 * 1024) + "</pad></xml>",
+                        "fail_malformed"),
+    }
+    for name, (payload, label) in cases.items():
+        before = metric(f'idempay_callbacks_total{{outcome="{label}"}}')
+        code, msg = reply_of(send_notification(payload))
+        check(code == "FAIL", f"{name}: expected FAIL, got {code} {msg!r}")
+        check(msg not in ("", "OK"), f"{name}: FAIL without a reason")
+        after = metric(f'idempay_callbacks_total{{outcome="{label}"}}')
+        check(after >= before + 1, f"{name}: callbacks_total{{outcome={label}}} not counted")
+
+    body = order_of(order_no)
+    check(body["status"] == "PROCESSING" and body["transaction_id"] is None,
+          f"forged notifications changed {order_no}: {body}")
+    check(records_of_order(order_no) == [], f"forged notifications left records: "
+                                             f"{records_of_order(order_no)}")
+    o = order_of(other)
+    check(o["status"] == "PAID" and o["transaction_id"] == other_txn, f"{other} changed: {o}")
+    check([r[0] for r in records_for(other_txn)] in ([], [other]),
+          f"the borrowed charge was recorded for another order: {records_for(other_txn)}")
+
+    # The genuine notification (HMAC-SHA256 this time) still applies: the
+    # checks above refused for their reasons, not because nothing could pass.
+    code, msg = reply_of(send_notification(notification(order_no, FEE, txn, sign_type="HMAC-SHA256")))
+    check((code, msg) == ("SUCCESS", "OK"), f"the genuine notification: {code} {msg!r}")
+    body = order_of(order_no)
+    check(body["status"] == "PAID" and body["transaction_id"] == txn, f"{order_no}: {body}")
+    # A copy whose total_fee was altered after the fact is still refused.
+    code, _ = reply_of(send_notification(notification(order_no, FEE + 100, txn)))
+    check(code == "FAIL", "a paid order's notification with another total_fee must FAIL")
+
+
+class _LateReplyGateway(BaseHTTPRequestHandler):
+    """A proxy in front of the mock gateway that, for unifiedorder, forwards
+    the request (the mock charges and notifies at once), then withholds the
+    mock's reply until the notification has been applied (a callback record
+    for the charge exists) - the synchronous pay call is still in flight when
+    the notification lands. Records what it saw in server.seen."""
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        r = http("POST", MOCK + self.path, body, {"Content-Type": "text/xml"}, timeout=10)
+        if self.path == "/pay/unifiedorder" and r.status == 200:
+            txn = wx_parse(r.text).get("transaction_id", "")
+            t0 = time.monotonic()
+            recs = []
+            while txn and not recs and time.monotonic() - t0 < 2.0:
+                recs = records_for(txn)
+                if not recs:
+                    time.sleep(0.05)
+            self.server.seen.append((txn, recs))
+        self.send_response(r.status or 502)
+        self.send_header("Content-Type", r.header("Content-Type") or "text/xml")
+        self.send_header("Content-Length", str(len(r.body)))
+        self.end_headers()
+        self.wfile.write(r.body)
+
+    def log_message(self, *args):
+        pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@test
+def notification_while_pay_call_in_flight():
+    """The gateway charges and notifies, and only then answers the pay call:
+    the notification makes the order PAID first, the late synchronous reply
+    of the same charge then finds it PAID and answers 200 PAID, once."""
+    mock_config(notify_delay_ms=0, notify_enabled=True, notify_copies=1)
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _LateReplyGateway)
+    proxy.seen = []
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        env = {"IDEMPAY_GATEWAY_URL": f"http://127.0.0.1:{proxy.server_port}"}
+        with Variant("cbinflight", free_port(), env=env) as base:
+            order_no = unique("CBF")
+            r = pay(order_no, USER, AMOUNT, base=base)
+            check(r.status == 200, f"pay {order_no} via the late-reply gateway: {r}")
+            b = r.json()
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    charges = charges_for(order_no)
+    check(len(charges) == 1, f"{order_no}: expected one charge, got {charges}")
+    txn = charges[0]["transaction_id"]
+    check(len(proxy.seen) == 1, f"unifiedorder calls through the proxy: {proxy.seen}")
+    check(proxy.seen[0] == (txn, [[order_no, "0", str(FEE)]]),
+          f"the notification was not applied while the pay call was in flight: {proxy.seen}")
+    check(b["status"] == "PAID" and b["transaction_id"] == txn and b["amount"] == AMOUNT,
+          f"sync reply {b} vs charge {txn}")
+    body = order_of(order_no)
+    check(body["status"] == "PAID" and body["transaction_id"] == txn, f"{order_no}: {body}")
+    check(records_for(txn) == [[order_no, "0", str(FEE)]], f"records: {records_for(txn)}")
+    check(refunds_for(txn) == [], "a single charge must not be refunded")
+
+
+@test
+def notification_races_pay_reply():
+    # The mock waits 1.5 s, charges, notifies at once (2 copies) and answers:
+    # notifications and synchronous replies of 4 orders interleave.
+    mock_config(latency_ms=1500, notify_delay_ms=0, notify_enabled=True, notify_copies=2)
+    orders = [unique("CBR") for _ in range(4)]
+    replies = parallel(pay, [(o, USER, AMOUNT) for o in orders])
+    for o, r in zip(orders, replies):
+        check(r.status == 200, f"pay {o}: expected 200, got {r}")
+        b = r.json()
+        charges = charges_for(o)
+        check(len(charges) == 1, f"{o}: expected one charge, got {charges}")
+        txn = charges[0]["transaction_id"]
+        check(b["status"] == "PAID" and b["transaction_id"] == txn and b["amount"] == AMOUNT,
+              f"{o}: sync reply {b} vs charge {txn}")
+        recs = wait_until(lambda t=txn: records_for(t), 15, 0.2, f"the notification of {o}")
+        check(recs == [[o, "0", str(FEE)]], f"{o}: records {recs}")
+        body = order_of(o)
+        check(body["status"] == "PAID" and body["transaction_id"] == txn, f"{o}: {body}")
+        check(refunds_for(txn) == [], f"{o}: a single charge must not be refunded")
+
+
+@test
+def second_charge_detected_and_refunded_once():
+    mock_config(dedupe=False, notify_copies=5, notify_delay_ms=0, notify_enabled=True)
+    sent0 = mock_ledger()["notifications_sent"]
+    order_no = unique("CBD")
+    r = pay(order_no, USER, AMOUNT)
+    check(r.status == 200 and r.json()["status"] == "PAID", f"pay {order_no}: {r}")
+    txn1 = r.json()["transaction_id"]
+    wait_until(lambda: records_for(txn1), 15, 0.2, "the first charge's notification")
+    detected0 = metric("idempay_double_charge_detected_total")
+
+    # A second payer: the gateway charges the same out_trade_no again.
+    second = mock_unifiedorder(order_no, FEE)
+    check(second.get("result_code") == "SUCCESS" and second.get("transaction_id"),
+          f"the mock did not charge twice: {second}")
+    txn2 = second["transaction_id"]
+    check(txn2 != txn1, "the second charge needs its own transaction_id")
+
+    def refunded():
+        cs = {c["transaction_id"]: c for c in charges_for(order_no)}
+        return cs if cs.get(txn2, {}).get("refunded") else None
+
+    charges = wait_until(refunded, 20, 0.3, f"the refund of {txn2}")
+    # Let every copy of the second charge's notification arrive, then look again.
+    wait_until(lambda: mock_ledger()["notifications_sent"] >= sent0 + 10, 15, 0.3,
+               "all 5 copies of both charges' notifications")
+    time.sleep(1.0)
+    charges = {c["transaction_id"]: c for c in charges_for(order_no)}
+    check(set(charges) == {txn1, txn2}, f"ledger: {charges}")
+    check(charges[txn2]["refunded"] and charges[txn2]["refund_count"] == 1,
+          f"the second charge must be refunded exactly once: {charges[txn2]}")
+    check(charges[txn2].get("refunded_fee", FEE) == FEE, f"refund amount: {charges[txn2]}")
+    check(not charges[txn1]["refunded"] and charges[txn1]["refund_count"] == 0,
+          f"the first charge must stay: {charges[txn1]}")
+
+    body = order_of(order_no)
+    check(body["status"] == "PAID" and body["transaction_id"] == txn1,
+          f"the order must stay PAID with the first charge: {body}")
+    detected = metric("idempay_double_charge_detected_total") - detected0
+    check(detected == 1, f"idempay_double_charge_detected_total +{detected}, expected +1")
+    check(records_for(txn2) == [[order_no, "1", str(FEE)]],
+          f"second charge record: {records_for(txn2)}")
+    check(refunds_for(txn2) == [[order_no, "RF" + txn2, str(FEE), "1"]],
+          f"refund queue: {refunds_for(txn2)}")
+
+    # A much later copy (WeChat retries for hours) does not refund again.
+    code, _ = reply_of(send_notification(notification(order_no, FEE, txn2)))
+    check(code == "SUCCESS", "a late copy of the second charge must be SUCCESS")
+    time.sleep(1.0)
+    c2 = [c for c in charges_for(order_no) if c["transaction_id"] == txn2][0]
+    check(c2["refund_count"] == 1, f"refunded again after a late copy: {c2}")
+    check(metric("idempay_double_charge_detected_total") - detected0 == 1,
+          "a late copy counted the double charge again")
+
+
+@test
+def database_down_answers_fail_unavailable():
+    """MariaDB down: FAIL "unavailable" (HTTP 200, WeChat retries), nothing
+    half-done; once it is back the same notification applies."""
+    [(order_no, txn)] = processing_orders(1)
+    xml = wx_xml(notification(order_no, FEE, txn))
+    unavailable0 = metric('idempay_callbacks_total{outcome="unavailable"}')
+    stack("stop", "mariadb")
+    try:
+        code, msg = reply_of(send_notification(xml, timeout=30))
+        check((code, msg) == ("FAIL", "unavailable"), f"with MariaDB down: {code} {msg!r}")
+        check(metric('idempay_callbacks_total{outcome="unavailable"}') >= unavailable0 + 1,
+              "callbacks_total{outcome=unavailable} not counted")
+    finally:
+        stack("start", "mariadb")
+        wait_healthy()
+    code, msg = reply_of(send_notification(xml))
+    check((code, msg) == ("SUCCESS", "OK"), f"after MariaDB came back: {code} {msg!r}")
+    body = order_of(order_no)
+    check(body["status"] == "PAID" and body["transaction_id"] == txn, f"{order_no}: {body}")
+    check(records_for(txn) == [[order_no, "0", str(FEE)]], f"records: {records_for(txn)}")
+
+
+@test
+def method_and_reply_format():
+    r = http("GET", CALLBACK)
+    check(r.status == 405, f"GET on the callback: {r}")
+    code, msg = reply_of(send_notification("<xml><return_code>SUCCESS</return_code></xml>"))
+    check(code == "FAIL", f"an unsigned stub: {code} {msg!r}")
+
+
+def restore():
+    mock_reset()
+
+
+if __name__ == "__main__":
+    restore()
+    run_tests(cleanup=restore)
