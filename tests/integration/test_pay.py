@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""test_pay - POST /api/pay and GET /api/pay/orders against the running
+stack: one charge however many clicks, order_mismatch, timeouts that never
+become declines, declines that can be retried, MariaDB down, and a worker
+killed between the charge and its commit. The mock's ledger is the truth of
+what was charged."""
+import http.client as _http_client
+import os
+import random
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lib  # noqa: E402
+from lib import *  # noqa: E402,F401,F403
+
+if not hasattr(lib.http, "client"):
+    # lib.http() shadows the http module that its own body uses
+    lib.http.client = _http_client
+
+
+def _mock_admin_retrying(call):
+    """The mock's admin API answers 503 once per stale ledger connection
+    (e.g. after MariaDB restarted): retry those, they say nothing about the
+    service under test."""
+    def wrapped(*args, **kwargs):
+        for _ in range(60):
+            try:
+                return call(*args, **kwargs)
+            except AssertionError as e:
+                if "503" not in str(e):
+                    raise
+                last = e
+                time.sleep(0.05)
+        raise last
+    return wrapped
+
+
+mock_config = _mock_admin_retrying(lib.mock_config)
+mock_ledger = _mock_admin_retrying(lib.mock_ledger)
+mock_reset = _mock_admin_retrying(lib.mock_reset)
+
+
+def charges_for(order_no):
+    """The ledger's charges of one out_trade_no."""
+    return [c for c in mock_ledger()["charges"] if c["out_trade_no"] == order_no]
+
+MOCK_DEFAULTS = dict(latency_ms=0, jitter_ms=0, error_rate=0.0, decline_rate=0.0,
+                     timeout_after_charge_rate=0.0, reset_rate=0.0, dedupe=True,
+                     notify_enabled=True, hold_max_ms=30000)
+
+
+def uid():
+    return random.randint(1, 2**62)
+
+
+def order_state(order_no):
+    r = get_order(order_no)
+    return r.json()["status"] if r.status == 200 else None
+
+
+def settled_paid(order_no):
+    return order_state(order_no) == "PAID"
+
+
+def assert_one_charge(order_no, fen):
+    charges = charges_for(order_no)
+    check(len(charges) == 1, f"{order_no}: expected exactly one charge, ledger has {charges}")
+    check(charges[0]["total_fee"] == fen, f"{order_no}: charged {charges[0]} instead of {fen} fen")
+    return charges[0]
+
+
+@test
+def sixty_four_identical_clicks_charge_once():
+    no, user = unique("P64"), uid()
+    answers = parallel(pay, [(no, user, "12.30")] * 64)
+    statuses = [a.status for a in answers]
+    check(all(s in (200, 202) for s in statuses), f"answers other than 200/202: {answers}")
+    check(200 in statuses, f"nobody saw PAID: {statuses}")
+    for a in answers:
+        if a.status == 202:
+            check(a.header("Retry-After"), f"202 without Retry-After: {a.headers}")
+            check(a.json() == {"order_no": no, "status": "PROCESSING"}, f"202 body: {a.text}")
+    wait_until(lambda: settled_paid(no), 20, what=f"{no} PAID")
+    charge = assert_one_charge(no, 1230)
+    for a in answers:
+        if a.status == 200:
+            check(a.json() == {"order_no": no, "status": "PAID",
+                               "transaction_id": charge["transaction_id"], "amount": "12.30"},
+                  f"200 body differs from the ledger's charge: {a.text}")
+    fresh = [a for a in answers if a.status == 200 and a.header("Idempotent-Replayed") != "true"]
+    check(len(fresh) <= 1, f"more than one request claims the first charge: {len(fresh)}")
+    # a later repeat is answered from the database, replayed, no new charge
+    again = pay(no, user, "12.3")
+    check(again.status == 200 and again.header("Idempotent-Replayed") == "true",
+          f"repeat of a paid order: {again} {again.headers}")
+    o = get_order(no).json()
+    check(o["user_id"] == user and o["amount"] == "12.30" and
+          o["transaction_id"] == charge["transaction_id"], f"order view: {o}")
+    check(o["created_at"].endswith("Z") and "T" in o["updated_at"], f"timestamps: {o}")
+    assert_one_charge(no, 1230)
+
+
+@test
+def same_order_other_amount_or_user_is_422():
+    no, user = unique("PMM"), uid()
+    first = pay(no, user, "5.00")
+    check(first.status == 200, f"first payment: {first}")
+    for other in (pay(no, user, "5.01"), pay(no, user + 1, "5.00"), pay(no, user + 1, "6")):
+        check(other.status == 422, f"mismatch should be 422: {other}")
+        check(other.json() == {"error": "order_mismatch", "message": other.json()["message"]},
+              f"422 body: {other.text}")
+    # the same amount written differently is the same order
+    same = pay(no, user, "5")
+    check(same.status == 200, f"'5' is '5.00': {same}")
+    assert_one_charge(no, 500)
+    check(get_order(no).json()["user_id"] == user, "the order changed owner")
+
+
+@test
+def bad_input_is_refused_and_writes_nothing():
+    no = unique("PBAD")
+    cases = [
+        ({"order_no": no, "user_id": 1, "amount": 12.3}, {}, 400, "invalid_request"),
+        ({"order_no": no, "user_id": 1, "amount": "0"}, {}, 400, "invalid_request"),
+        ({"order_no": no, "user_id": 1, "amount": "0.001"}, {}, 400, "invalid_request"),
+        ({"order_no": no, "user_id": 1, "amount": "1e3"}, {}, 400, "invalid_request"),
+        ({"order_no": no, "user_id": 0, "amount": "1"}, {}, 400, "invalid_request"),
+        ({"order_no": no, "user_id": "1", "amount": "1"}, {}, 400, "invalid_request"),
+        ({"order_no": "short", "user_id": 1, "amount": "1"}, {}, 400, "invalid_request"),
+        ({"user_id": 1, "amount": "1"}, {}, 400, "invalid_request"),
+        ({"order_no": no, "user_id": 1, "amount": "1", "token": 5}, {}, 400, "invalid_request"),
+    ]
+    for body, hdrs, status, code in cases:
+        r = http("POST", SERVICE + "/api/pay", body, hdrs)
+        check(r.status == status and r.json() and r.json().get("error") == code,
+              f"{body}: expected {status} {code}, got {r}")
+    dup = f'{{"order_no":"{no}","user_id":1,"amount":"1","amount":"2"}}'
+    r = http("POST", SERVICE + "/api/pay", dup, {"Content-Type": "application/json"})
+    check(r.status == 400, f"duplicate keys: {r}")
+    r = http("POST", SERVICE + "/api/pay", f'{{"order_no":"{no}","user_id":1,"amount":"1"}}',
+             {"Content-Type": "text/plain"})
+    check(r.status == 415 and r.json()["error"] == "unsupported_media_type", f"415: {r}")
+    big = '{"order_no":"%s","user_id":1,"amount":"1","pad":"%s"}' % (no, "x" * 70000)
+    r = http("POST", SERVICE + "/api/pay", big, {"Content-Type": "application/json"})
+    check(r.status == 413 and r.json()["error"] == "payload_too_large", f"413: {r}")
+    r = http("PUT", SERVICE + "/api/pay", {"order_no": no, "user_id": 1, "amount": "1"})
+    check(r.status == 405 and r.json()["error"] == "method_not_allowed", f"405: {r}")
+    r = pay(no, 1, "1", idem_key="has space")
+    check(r.status == 400, f"bad Idempotency-Key: {r}")
+    check(get_order(no).status == 404, "a refused request wrote an order")
+    check(charges_for(no) == [], "a refused request charged")
+    r = get_order("bad!order")
+    check(r.status == 400 and r.json()["error"] == "invalid_request", f"GET bad order_no: {r}")
+    r = get_order(unique("PNONE"))
+    check(r.status == 404 and r.json()["error"] == "not_found", f"GET unknown order: {r}")
+
+
+@test
+def decline_is_402_and_a_later_retry_pays_once():
+    no, user = unique("PDEC"), uid()
+    mock_config(decline_rate=1.0)
+    r = pay(no, user, "8.88")
+    check(r.status == 402, f"declined payment should be 402: {r}")
+    body = r.json()
+    check(body["order_no"] == no and body["status"] == "FAILED" and
+          body["error"] == "payment_declined" and body["message"], f"402 body: {r.text}")
+    check(order_state(no) == "FAILED", "a decline leaves the order FAILED")
+    check(charges_for(no) == [], "a decline charged")
+    mock_config(decline_rate=0.0)
+    r = pay(no, user, "8.88")
+    check(r.status == 200 and r.json()["status"] == "PAID", f"retry after decline: {r}")
+    assert_one_charge(no, 888)
+    r = pay(no, user, "8.88")
+    check(r.status == 200 and r.header("Idempotent-Replayed") == "true", f"repeat: {r}")
+    assert_one_charge(no, 888)
+
+
+@test
+def gateway_timeout_is_202_never_402_then_settles_once():
+    no, user = unique("PTMO"), uid()
+    # charge, then withhold the reply longer than the service's 3 s timeout;
+    # no notification, so only the service itself can find out
+    mock_config(timeout_after_charge_rate=1.0, hold_max_ms=8000, notify_enabled=False)
+    r = pay(no, user, "3.21", timeout=15)
+    check(r.status == 202, f"a gateway timeout must answer 202: {r}")
+    check(r.header("Retry-After"), f"202 without Retry-After: {r.headers}")
+    check(r.json() == {"order_no": no, "status": "PROCESSING"}, f"202 body: {r.text}")
+    check(order_state(no) == "PROCESSING", "a timeout must leave the order PROCESSING")
+    check(len(charges_for(no)) == 1, "the mock should have charged once")
+    mock_config(timeout_after_charge_rate=0.0)
+    # retries while the lease lives are 202; afterwards a retry or the
+    # reconciler asks orderquery and settles PAID, never charging again
+    seen = []
+
+    def retry_paid():
+        a = pay(no, user, "3.21")
+        seen.append(a.status)
+        return a.status == 200 and settled_paid(no)
+    wait_until(retry_paid, 30, 0.5, f"{no} PAID after the gateway recovered")
+    check(all(s in (200, 202) for s in seen), f"retries answered {seen}")
+    check(402 not in seen, "a timeout became a decline")
+    assert_one_charge(no, 321)
+
+
+@test
+def mariadb_down_is_503_and_charges_nothing():
+    no, user = unique("PDB"), uid()
+    stack("stop", "mariadb")
+    try:
+        r = pay(no, user, "4.56")
+        check(r.status == 503, f"MariaDB down must answer 503: {r}")
+        check(r.json()["error"] == "unavailable" and r.header("Retry-After"), f"503: {r} {r.headers}")
+        check(get_order(no).status == 503, "the order query must say unavailable too")
+    finally:
+        stack("start", "mariadb")
+    wait_healthy()
+    # (the mock's ledger lives in MariaDB too: read it once it is back)
+    check(charges_for(no) == [], "charged while MariaDB was down")
+    check(get_order(no).status == 404, "an order was written while MariaDB was down")
+    r = wait_until(lambda: (lambda a: a if a.status == 200 else None)(pay(no, user, "4.56")),
+                   20, 0.5, "a payment after MariaDB came back")
+    check(r.json()["status"] == "PAID", f"after restart: {r}")
+    assert_one_charge(no, 456)
+
+
+@test
+def worker_killed_between_charge_and_commit_is_settled_by_reconciler():
+    no, user = unique("PKIL"), uid()
+    # the mock charges at once and withholds the reply; no notification
+    mock_config(timeout_after_charge_rate=1.0, hold_max_ms=20000, notify_enabled=False)
+    before = service_pids()
+    check(before, "no service processes found")
+    result = []
+    t = threading.Thread(target=lambda: result.append(pay(no, user, "6.54", timeout=20)))
+    t.start()
+    wait_until(lambda: len(charges_for(no)) == 1, 10, 0.1, "the mock to charge")
+    check(order_state(no) == "PROCESSING", "the order should be PROCESSING mid-charge")
+    for pid in before:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    t.join(25)
+    check(result and result[0].status != 200, f"the killed request cannot have answered PAID: {result}")
+    mock_config(timeout_after_charge_rate=0.0)
+    wait_healthy()
+    check(set(service_pids()).isdisjoint(before), "lighttpd did not respawn the workers")
+    # no client retries: the reconciler alone must settle it
+    wait_until(lambda: settled_paid(no), 40, 0.5, f"the reconciler to settle {no}")
+    charge = assert_one_charge(no, 654)
+    check(get_order(no).json()["transaction_id"] == charge["transaction_id"],
+          "PAID with another transaction_id than the charge")
+
+
+def restore_mock():
+    mock_config(**MOCK_DEFAULTS)
+
+
+if __name__ == "__main__":
+    try:
+        run_tests(cleanup=restore_mock)
+    finally:
+        mock_reset()
