@@ -1,0 +1,538 @@
+/* checker.c - the invariant checks. Each check walks the observations once
+ * (with per-order indexes of ops and charges built up front) and records
+ * each violation with the order it concerns. Rows that could not be read are
+ * never judged (they are counted in `unreadable`). */
+#include "checker.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const inv_names[INV_COUNT] = {
+    "no_double_charge", "charge_has_paid_order", "paid_has_charge", "client_paid_is_final",
+    "token_single_order", "forged_callback_no_effect", "mismatch_no_effect", "all_settled",
+};
+
+static const char *const inv_texts[INV_COUNT] = {
+    "no order charged twice by the gateway (a refunded second charge still counts)",
+    "every ledger charge has a PAID order of the same amount",
+    "every PAID order has a ledger charge with its transaction_id",
+    "every 200 PAID a client saw is PAID, with the same transaction_id, at the end",
+    "every token accepted for at most one order, only of its own user, never unknown or expired",
+    "forged callbacks change nothing",
+    "requests with another amount or user for an existing order are refused and change nothing",
+    "no order left PROCESSING after the settle period",
+};
+
+const char *checker_invariant_name(int inv)
+{
+    return (inv >= 0 && inv < INV_COUNT) ? inv_names[inv] : "?";
+}
+
+const char *checker_invariant_text(int inv)
+{
+    return (inv >= 0 && inv < INV_COUNT) ? inv_texts[inv] : "?";
+}
+
+int checker_pay_accepted(const sim_op *op)
+{
+    return op->kind == OP_PAY &&
+           (op->http_code == 200 || op->http_code == 202 || op->http_code == 402);
+}
+
+/* Per-order lists (compressed rows): for order i, items idx[off[i] .. off[i+1]). */
+typedef struct {
+    size_t *off;
+    size_t *idx;
+} chk_index;
+
+typedef struct {
+    const sim_schedule *s;
+    const sim_observations *o;
+    chk_result *r;
+    chk_index ops;      /* ops per order */
+    chk_index charges;  /* charges per order */
+    int oom;
+} chk_ctx;
+
+static int chk_index_build(chk_index *ix, size_t norders, size_t n,
+                           long (*order_of)(const void *, size_t), const void *arr)
+{
+    ix->off = calloc(norders + 2, sizeof(size_t));
+    ix->idx = malloc((n ? n : 1) * sizeof(size_t));
+    if (ix->off == NULL || ix->idx == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        long o = order_of(arr, i);
+        if (o >= 0 && (size_t)o < norders)
+            ix->off[o + 2]++;
+    }
+    for (size_t i = 2; i < norders + 2; i++)
+        ix->off[i] += ix->off[i - 1];
+    for (size_t i = 0; i < n; i++) {
+        long o = order_of(arr, i);
+        if (o >= 0 && (size_t)o < norders)
+            ix->idx[ix->off[o + 1]++] = i;
+    }
+    return 0;
+}
+
+static void chk_index_free(chk_index *ix)
+{
+    free(ix->off);
+    free(ix->idx);
+}
+
+static long chk_op_order(const void *arr, size_t i)
+{
+    return ((const sim_op *)arr)[i].order;
+}
+
+static long chk_charge_order(const void *arr, size_t i)
+{
+    return ((const sim_charge *)arr)[i].order;
+}
+
+static int chk_scenario_of_order(const chk_ctx *c, long order)
+{
+    if (order < 0 || (size_t)order >= c->s->norders)
+        return CHK_UNATTRIBUTED;
+    int sc = c->s->orders[order].scenario;
+    return sc < SC_COUNT ? sc : CHK_UNATTRIBUTED;
+}
+
+__attribute__((format(printf, 6, 7)))
+static void chk_violate(chk_ctx *c, int inv, long order, long token, long charge,
+                        const char *fmt, ...)
+{
+    chk_result *r = c->r;
+    int sc;
+    if (order >= 0)
+        sc = chk_scenario_of_order(c, order);
+    else if (token >= 0 && (size_t)token < c->s->ntokens)
+        sc = c->s->tokens[token].scenario;
+    else
+        sc = CHK_UNATTRIBUTED;
+    r->count[sc][inv]++;
+    r->ran[sc] = 1;
+    r->total++;
+    if (r->nv == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        chk_violation *p = realloc(r->v, cap * sizeof(*p));
+        if (p == NULL) {
+            c->oom = 1;
+            return;
+        }
+        r->v = p;
+        r->cap = cap;
+    }
+    chk_violation *v = &r->v[r->nv++];
+    memset(v, 0, sizeof(*v));
+    v->invariant = (uint8_t)inv;
+    v->scenario = (uint8_t)sc;
+    v->order = order;
+    v->token = token;
+    v->charge = charge;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->message, sizeof(v->message), fmt, ap);
+    va_end(ap);
+}
+
+static int chk_row_known(const sim_row *row)
+{
+    return row != NULL && (row->state == ROW_PRESENT || row->state == ROW_ABSENT);
+}
+
+/* The rows to judge for order i: the API row, and the DB row when read. */
+static int chk_rows(const chk_ctx *c, size_t i, const sim_row *rows[2], const char *names[2])
+{
+    int n = 0;
+    rows[n] = &c->o->api_rows[i];
+    names[n++] = "API";
+    if (c->o->db_rows != NULL) {
+        rows[n] = &c->o->db_rows[i];
+        names[n++] = "DB";
+    }
+    return n;
+}
+
+static void chk_no_double_charge(chk_ctx *c)
+{
+    const sim_charge *ch = c->o->charges;
+    for (size_t i = 0; i < c->s->norders; i++) {
+        size_t a = c->charges.off[i], b = c->charges.off[i + 1];
+        if (b - a < 2)
+            continue;
+        char list[160] = "";
+        size_t used = 0, refunded = 0;
+        for (size_t k = a; k < b; k++) {
+            const sim_charge *x = &ch[c->charges.idx[k]];
+            refunded += x->refunded != 0;
+            int n = snprintf(list + used, sizeof(list) - used, "%s%s%s", k > a ? ", " : "",
+                             x->transaction_id, x->refunded ? " (refunded)" : "");
+            if (n < 0 || (size_t)n >= sizeof(list) - used)
+                break;
+            used += (size_t)n;
+        }
+        chk_violate(c, INV_NO_DOUBLE_CHARGE, (long)i, -1, (long)c->charges.idx[a + 1],
+                    "charged %zu times (%zu refunded): %s", b - a, refunded, list);
+    }
+    /* Charges of order numbers we never made: group by out_trade_no. */
+    for (size_t i = 0; i < c->o->ncharges; i++) {
+        if (ch[i].order >= 0)
+            continue;
+        size_t same = 0, first = i;
+        for (size_t k = 0; k < c->o->ncharges; k++) {
+            if (ch[k].order >= 0 || strcmp(ch[k].out_trade_no, ch[i].out_trade_no) != 0)
+                continue;
+            if (same++ == 0)
+                first = k;
+        }
+        if (same > 1 && first == i)
+            chk_violate(c, INV_NO_DOUBLE_CHARGE, -1, -1, (long)i,
+                        "unknown order %s charged %zu times", ch[i].out_trade_no, same);
+    }
+}
+
+static void chk_charge_has_paid_order(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->o->ncharges; i++) {
+        const sim_charge *x = &c->o->charges[i];
+        if (x->order < 0) {
+            chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, -1, -1, (long)i,
+                        "charge %s for %s, an order number this run never made",
+                        x->transaction_id, x->out_trade_no);
+            continue;
+        }
+        const sim_row *rows[2];
+        const char *names[2];
+        int n = chk_rows(c, (size_t)x->order, rows, names);
+        for (int k = 0; k < n; k++) {
+            const sim_row *row = rows[k];
+            if (!chk_row_known(row))
+                continue;
+            if (row->state == ROW_ABSENT) {
+                chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, x->order, -1, (long)i,
+                            "charge %s (%lld fen) but the order does not exist (%s)",
+                            x->transaction_id, (long long)x->total_fee, names[k]);
+            } else if (row->status != OST_PAID) {
+                chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, x->order, -1, (long)i,
+                            "charge %s (%lld fen) but the order is %s (%s)", x->transaction_id,
+                            (long long)x->total_fee, history_status_name(row->status), names[k]);
+            } else if (row->amount_fen != x->total_fee) {
+                chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, x->order, -1, (long)i,
+                            "charge %s of %lld fen but the PAID order's amount is %lld fen (%s)",
+                            x->transaction_id, (long long)x->total_fee,
+                            (long long)row->amount_fen, names[k]);
+            } else {
+                continue;
+            }
+            break; /* one violation per charge */
+        }
+    }
+}
+
+static void chk_paid_has_charge(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++) {
+        const sim_row *rows[2];
+        const char *names[2];
+        int n = chk_rows(c, i, rows, names);
+        for (int k = 0; k < n; k++) {
+            const sim_row *row = rows[k];
+            if (row->state != ROW_PRESENT || row->status != OST_PAID)
+                continue;
+            int found = 0;
+            for (size_t j = c->charges.off[i]; j < c->charges.off[i + 1]; j++)
+                if (row->transaction_id[0] != '\0' &&
+                    strcmp(c->o->charges[c->charges.idx[j]].transaction_id,
+                           row->transaction_id) == 0)
+                    found = 1;
+            if (found)
+                continue;
+            chk_violate(c, INV_PAID_HAS_CHARGE, (long)i, -1, -1,
+                        "order PAID with transaction_id %s (%s) but the ledger has %s",
+                        row->transaction_id[0] ? row->transaction_id : "(none)", names[k],
+                        c->charges.off[i + 1] > c->charges.off[i] ? "another charge"
+                                                                  : "no charge");
+            break;
+        }
+    }
+}
+
+static void chk_client_paid_is_final(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++) {
+        const sim_row *rows[2];
+        const char *names[2];
+        int n = chk_rows(c, i, rows, names);
+        int done = 0;
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1] && !done; j++) {
+            const sim_op *op = &c->o->ops[c->ops.idx[j]];
+            if ((op->kind != OP_PAY && op->kind != OP_QUERY) || op->http_code != 200 ||
+                op->status != OST_PAID)
+                continue;
+            for (int k = 0; k < n && !done; k++) {
+                const sim_row *row = rows[k];
+                if (!chk_row_known(row))
+                    continue;
+                if (row->state == ROW_ABSENT || row->status != OST_PAID) {
+                    chk_violate(c, INV_CLIENT_PAID_IS_FINAL, (long)i, op->token, -1,
+                                "a client saw 200 PAID (txn %s at +%.3f s) but the order is %s "
+                                "at the end (%s)",
+                                op->txn[0] ? op->txn : "-", (double)op->start_us / 1e6,
+                                row->state == ROW_ABSENT ? "gone" : history_status_name(row->status),
+                                names[k]);
+                    done = 1;
+                } else if (op->txn[0] && strcmp(op->txn, row->transaction_id) != 0) {
+                    chk_violate(c, INV_CLIENT_PAID_IS_FINAL, (long)i, op->token, -1,
+                                "a client saw PAID with txn %s but the order ends PAID with %s (%s)",
+                                op->txn, row->transaction_id, names[k]);
+                    done = 1;
+                }
+            }
+        }
+    }
+}
+
+static void chk_token_single_order(chk_ctx *c)
+{
+    const sim_op *ops = c->o->ops;
+    size_t nt = c->s->ntokens;
+    long *first_order = NULL;
+    size_t *first_op = NULL;
+    unsigned char *reported = NULL;
+    if (nt > 0) {
+        first_order = malloc(nt * sizeof(*first_order));
+        first_op = malloc(nt * sizeof(*first_op));
+        reported = calloc(nt, 1);
+        if (first_order == NULL || first_op == NULL || reported == NULL) {
+            c->oom = 1;
+            goto done;
+        }
+        for (size_t t = 0; t < nt; t++)
+            first_order[t] = -1;
+    }
+    for (size_t i = 0; i < c->o->nops; i++) {
+        const sim_op *op = &ops[i];
+        if (!checker_pay_accepted(op))
+            continue;
+        if (op->token_use == TOK_UNKNOWN) {
+            chk_violate(c, INV_TOKEN_SINGLE_ORDER, op->order, -1, -1,
+                        "a made-up token was accepted (HTTP %u at +%.3f s)", op->http_code,
+                        (double)op->start_us / 1e6);
+            continue;
+        }
+        if (op->token_use != TOK_SLOT || op->token < 0 || (size_t)op->token >= nt)
+            continue;
+        size_t t = (size_t)op->token;
+        if (op->flags & OPF_FOREIGN) {
+            chk_violate(c, INV_TOKEN_SINGLE_ORDER, op->order, op->token, -1,
+                        "token #%zu of user %lld accepted for user %lld (HTTP %u)", t,
+                        (long long)c->s->tokens[t].user_id, (long long)op->user_id,
+                        op->http_code);
+            continue;
+        }
+        if (op->flags & OPF_EXPIRED) {
+            chk_violate(c, INV_TOKEN_SINGLE_ORDER, op->order, op->token, -1,
+                        "token #%zu accepted after it expired (HTTP %u)", t, op->http_code);
+            continue;
+        }
+        if (first_order[t] < 0) {
+            first_order[t] = op->order;
+            first_op[t] = i;
+        } else if (first_order[t] != op->order && !reported[t]) {
+            char a[64], b[64];
+            if (sched_order_no(c->s, c->o->prefix, (size_t)first_order[t], a, sizeof(a)) < 0)
+                snprintf(a, sizeof(a), "#%ld", first_order[t]);
+            if (sched_order_no(c->s, c->o->prefix, (size_t)op->order, b, sizeof(b)) < 0)
+                snprintf(b, sizeof(b), "#%d", op->order);
+            chk_violate(c, INV_TOKEN_SINGLE_ORDER, op->order, op->token, -1,
+                        "token #%zu accepted for two orders: %s (HTTP %u) and %s (HTTP %u)", t, a,
+                        ops[first_op[t]].http_code, b, op->http_code);
+            reported[t] = 1;
+        }
+    }
+done:
+    free(first_order);
+    free(first_op);
+    free(reported);
+}
+
+static void chk_forged_callback_no_effect(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++) {
+        int forged = 0;
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++)
+            if (c->o->ops[c->ops.idx[j]].kind == OP_CALLBACK)
+                forged++;
+        if (!forged)
+            continue;
+        size_t ncharges = c->charges.off[i + 1] - c->charges.off[i];
+        const sim_row *rows[2];
+        const char *names[2];
+        int n = chk_rows(c, i, rows, names);
+        int never = (c->s->orders[i].flags & ORD_NEVER_SUBMITTED) != 0;
+        for (int k = 0; k < n; k++) {
+            const sim_row *row = rows[k];
+            if (!chk_row_known(row))
+                continue;
+            if (never && row->state == ROW_PRESENT) {
+                chk_violate(c, INV_FORGED_CALLBACK_NO_EFFECT, (long)i, -1, -1,
+                            "%d forged callback(s) for an order no client submitted, and it "
+                            "exists (%s, %s)",
+                            forged, history_status_name(row->status), names[k]);
+                break;
+            }
+            if (row->state == ROW_PRESENT &&
+                (row->status == OST_PAID || row->transaction_id[0] != '\0')) {
+                chk_violate(c, INV_FORGED_CALLBACK_NO_EFFECT, (long)i, -1, -1,
+                            "%d forged callback(s) for a declined, never charged order, and it "
+                            "ends %s with transaction_id %s (%s)",
+                            forged, history_status_name(row->status),
+                            row->transaction_id[0] ? row->transaction_id : "(none)", names[k]);
+                break;
+            }
+        }
+        if (ncharges > 0 && never)
+            chk_violate(c, INV_FORGED_CALLBACK_NO_EFFECT, (long)i, -1,
+                        (long)c->charges.idx[c->charges.off[i]],
+                        "an order no client submitted has %zu ledger charge(s)", ncharges);
+    }
+}
+
+static void chk_mismatch_no_effect(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->o->nops; i++) {
+        const sim_op *op = &c->o->ops[i];
+        if (!(op->flags & OPF_MISMATCH) || !checker_pay_accepted(op))
+            continue;
+        chk_violate(c, INV_MISMATCH_NO_EFFECT, op->order, -1, -1,
+                    "POST with user %lld amount %lld fen (the order has user %lld, %lld fen) "
+                    "answered %u %s instead of 422",
+                    (long long)op->user_id, (long long)op->amount_fen,
+                    op->order >= 0 ? (long long)c->s->orders[op->order].user_id : 0LL,
+                    op->order >= 0 ? (long long)c->s->orders[op->order].amount_fen : 0LL,
+                    op->http_code, history_status_name(op->status));
+    }
+    for (size_t i = 0; i < c->s->norders; i++) {
+        const sched_order *o = &c->s->orders[i];
+        const sim_row *rows[2];
+        const char *names[2];
+        int n = chk_rows(c, i, rows, names);
+        for (int k = 0; k < n; k++) {
+            const sim_row *row = rows[k];
+            if (row->state != ROW_PRESENT)
+                continue;
+            if (row->user_id != o->user_id || row->amount_fen != o->amount_fen) {
+                chk_violate(c, INV_MISMATCH_NO_EFFECT, (long)i, -1, -1,
+                            "order row has user %lld amount %lld fen, created as user %lld "
+                            "amount %lld fen (%s)",
+                            (long long)row->user_id, (long long)row->amount_fen,
+                            (long long)o->user_id, (long long)o->amount_fen, names[k]);
+                break;
+            }
+        }
+    }
+}
+
+static void chk_all_settled(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++) {
+        const sim_row *rows[2];
+        const char *names[2];
+        int n = chk_rows(c, i, rows, names);
+        for (int k = 0; k < n; k++) {
+            if (rows[k]->state == ROW_PRESENT && rows[k]->status == OST_PROCESSING) {
+                chk_violate(c, INV_ALL_SETTLED, (long)i, -1, -1,
+                            "order still PROCESSING after the settle period (%s, updated %s)",
+                            names[k], rows[k]->updated_at[0] ? rows[k]->updated_at : "?");
+                break;
+            }
+        }
+    }
+}
+
+static void chk_stats_fill(chk_ctx *c)
+{
+    chk_result *r = c->r;
+    for (size_t p = 0; p < c->s->nphases; p++)
+        if (c->s->phases[p].scenario < SC_COUNT)
+            r->ran[c->s->phases[p].scenario] = 1;
+    for (size_t i = 0; i < c->s->norders; i++) {
+        int sc = chk_scenario_of_order(c, (long)i);
+        chk_stats *st = &r->stats[sc];
+        st->orders++;
+        size_t nch = c->charges.off[i + 1] - c->charges.off[i];
+        st->charges += nch;
+        uint64_t posts = 0;
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++)
+            if (c->o->ops[c->ops.idx[j]].kind == OP_PAY &&
+                !(c->o->ops[c->ops.idx[j]].flags & OPF_MISMATCH))
+                posts++;
+        if (posts > 1) {
+            st->duplicates += posts - 1;
+            if (nch <= 1)
+                st->absorbed += posts - 1;
+        }
+        const sim_row *row = &c->o->api_rows[i];
+        if (row->state == ROW_PRESENT && row->status == OST_PAID)
+            st->paid++;
+        if (row->state == ROW_PRESENT && row->status == OST_FAILED)
+            st->failed++;
+        if (!chk_row_known(row) ||
+            (c->o->db_rows != NULL && !chk_row_known(&c->o->db_rows[i])))
+            r->unreadable++;
+    }
+    for (size_t i = 0; i < c->o->nops; i++) {
+        const sim_op *op = &c->o->ops[i];
+        int sc = op->scenario < SC_COUNT ? op->scenario : CHK_UNATTRIBUTED;
+        chk_stats *st = &r->stats[sc];
+        st->ops++;
+        if (op->outcome < OUT_COUNT)
+            st->outcome[op->outcome]++;
+        if (op->kind == OP_PAY)
+            st->posts++;
+        if (op->flags & OPF_REPLAYED)
+            st->replayed++;
+    }
+}
+
+int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *out)
+{
+    chk_ctx c;
+    memset(out, 0, sizeof(*out));
+    memset(&c, 0, sizeof(c));
+    c.s = s;
+    c.o = obs;
+    c.r = out;
+    if (chk_index_build(&c.ops, s->norders, obs->nops, chk_op_order, obs->ops) < 0 ||
+        chk_index_build(&c.charges, s->norders, obs->ncharges, chk_charge_order, obs->charges) < 0) {
+        c.oom = 1;
+        goto done;
+    }
+    chk_stats_fill(&c);
+    chk_no_double_charge(&c);
+    chk_charge_has_paid_order(&c);
+    chk_paid_has_charge(&c);
+    chk_client_paid_is_final(&c);
+    chk_token_single_order(&c);
+    chk_forged_callback_no_effect(&c);
+    chk_mismatch_no_effect(&c);
+    chk_all_settled(&c);
+done:
+    chk_index_free(&c.ops);
+    chk_index_free(&c.charges);
+    return c.oom ? -1 : 0;
+}
+
+void checker_result_free(chk_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->v);
+    r->v = NULL;
+    r->nv = r->cap = 0;
+}

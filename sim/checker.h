@@ -1,0 +1,79 @@
+/* checker - the contract's invariants, judged from the schedule, the client
+ * history, the gateway ledger and the final order rows (API, and the
+ * database when read). Pure: no I/O, so unit tests feed it hand-made
+ * histories. Every violation names its invariant, the scenario of the order
+ * (or token) and the order, so the report can print a minimal witness. */
+#ifndef IDEMPAY_SIM_CHECKER_H
+#define IDEMPAY_SIM_CHECKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "schedule.h"
+
+typedef enum {
+    INV_NO_DOUBLE_CHARGE = 0,      /* <= 1 ledger charge per out_trade_no (refunded or not) */
+    INV_CHARGE_HAS_PAID_ORDER,     /* every charge: the order is PAID with the same amount */
+    INV_PAID_HAS_CHARGE,           /* every PAID order: a charge with its transaction_id */
+    INV_CLIENT_PAID_IS_FINAL,      /* every 200 PAID a client saw is PAID (same txn) at the end */
+    INV_TOKEN_SINGLE_ORDER,        /* a token is accepted for at most one order, of its own
+                                      user, before it expires; unknown tokens never */
+    INV_FORGED_CALLBACK_NO_EFFECT, /* orders named by forged callbacks are unchanged */
+    INV_MISMATCH_NO_EFFECT,        /* another amount/user for an order is refused; rows keep
+                                      the user and amount the order was created with */
+    INV_ALL_SETTLED,               /* no order left PROCESSING */
+    INV_COUNT
+} sim_invariant;
+
+/* Row index of violations that belong to no scenario (a charge for an order
+ * number the simulator never made). */
+#define CHK_UNATTRIBUTED SC_COUNT
+
+typedef struct {
+    uint8_t invariant;
+    uint8_t scenario;      /* 0..SC_COUNT (CHK_UNATTRIBUTED) */
+    long order;            /* schedule order index, -1 none */
+    long token;            /* token slot, -1 none */
+    long charge;           /* ledger index of the charge concerned, -1 none */
+    char message[256];
+} chk_violation;
+
+typedef struct {
+    size_t orders;         /* schedule orders of the scenario */
+    uint64_t ops;          /* client operations */
+    uint64_t outcome[OUT_COUNT];
+    uint64_t posts;        /* POST /api/pay */
+    uint64_t duplicates;   /* POSTs of an order after its first */
+    uint64_t replayed;     /* answers with Idempotent-Replayed: true */
+    uint64_t absorbed;     /* duplicates of orders the gateway charged at most once */
+    uint64_t charges;      /* ledger charges of the scenario's orders */
+    uint64_t paid;         /* orders PAID at the end (API view) */
+    uint64_t failed;       /* orders FAILED at the end */
+} chk_stats;
+
+typedef struct {
+    chk_violation *v;
+    size_t nv, cap;
+    size_t count[SC_COUNT + 1][INV_COUNT]; /* violations per scenario x invariant */
+    int ran[SC_COUNT + 1];                 /* the scenario had phases (or violations) */
+    chk_stats stats[SC_COUNT + 1];
+    size_t unreadable;                     /* orders whose final row could not be read */
+    size_t total;                          /* violations */
+} chk_result;
+
+/* Contract names ("no_double_charge" ...) and one-line descriptions. */
+const char *checker_invariant_name(int inv);
+const char *checker_invariant_text(int inv);
+
+/* Judges obs against s. Fills *out (initialised here; free with
+ * checker_result_free even on failure). Returns 0, or -1 on OOM (then the
+ * result is incomplete and must not be trusted). */
+int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *out);
+void checker_result_free(chk_result *r);
+
+/* true when a POST /api/pay answer means the service took the request into
+ * payment (200, 202 or 402): what counts as a token being accepted. */
+int checker_pay_accepted(const sim_op *op);
+
+#endif

@@ -1,0 +1,67 @@
+/* driver - runs a schedule's client traffic against the payment service:
+ * a pool of worker threads, each with its own keep-alive http_client, taking
+ * tasks in release order and acting like a careful client (retries with
+ * backoff, honouring Retry-After, polling PROCESSING orders). Every client
+ * operation lands in the worker's own history; latency goes into per-worker
+ * histograms (pings are counted but not kept one by one).
+ *
+ * Not re-entrant: one thread (the caller) drives phases one at a time. */
+#ifndef IDEMPAY_SIM_DRIVER_H
+#define IDEMPAY_SIM_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "report.h"
+#include "schedule.h"
+
+typedef struct {
+    const char *target;        /* service base URL, no trailing slash */
+    const char *prefix;        /* order-number prefix of this run */
+    const sim_schedule *sched;
+    int workers;               /* threads (--concurrency) */
+    const char *appid, *mch_id, *key; /* merchant credentials for forged callbacks */
+    volatile int *stop;        /* set (e.g. by SIGINT) to skip the remaining tasks */
+} driver_config;
+
+typedef struct {
+    uint64_t tasks_done, tasks_total;
+    uint64_t outcome[OUT_COUNT];
+} driver_progress_t;
+
+typedef struct driver driver;
+
+/* Starts the worker threads. http_client_global_init must have been called.
+ * Returns NULL with a message in err (OOM, thread creation). */
+driver *driver_new(const driver_config *cfg, char *err, size_t errlen);
+/* Stops the workers and frees everything. NULL accepted. */
+void driver_free(driver *d);
+
+/* Microseconds since driver_new on the monotonic clock. */
+int64_t driver_now_us(const driver *d);
+
+/* Issues the phase's tokens (GET /api/pay/token), concurrently. Failures are
+ * recorded; tasks then send their requests without the token. */
+void driver_issue_tokens(driver *d, size_t phase);
+/* Runs the phase's tasks; returns when every task is done. */
+void driver_run_tasks(driver *d, size_t phase);
+
+/* Reads the orders idx[0..n) through GET /api/pay/orders/{no} into rows
+ * (indexed by order, i.e. rows[idx[i]]), with a few retries each; a row that
+ * cannot be read is ROW_ERROR. These reads are the checker's, not clients':
+ * they are not recorded. Returns the number of ROW_ERROR rows. */
+size_t driver_read_orders(driver *d, const size_t *idx, size_t n, sim_row *rows);
+
+/* Snapshot of the progress counters (any thread). */
+void driver_progress(driver *d, driver_progress_t *out);
+
+/* After the traffic: moves every worker's ops into out (unsorted) and adds
+ * the request counters and latency histograms into rep. Returns 0 or -1 (OOM). */
+int driver_collect(driver *d, sim_history *out, sim_report *rep);
+
+/* Parses a service order body (GET /api/pay/orders/{no}) into row.
+ * Returns 0, or -1 when it is not such a body (row->state = ROW_ERROR). */
+int driver_parse_order(const char *body, size_t len, sim_row *row);
+
+#endif

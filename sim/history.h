@@ -1,0 +1,129 @@
+/* history - what the simulator saw: every client operation (start/end on the
+ * monotonic clock, what was sent, HTTP status, the ok/fail/unknown outcome
+ * and a summary of the body), the gateway ledger and the final order rows.
+ *
+ * Each worker thread appends to its own sim_history (no locks); the buffers
+ * are merged and sorted by start time once the traffic is over. */
+#ifndef IDEMPAY_SIM_HISTORY_H
+#define IDEMPAY_SIM_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    OP_PAY = 0,   /* POST /api/pay */
+    OP_QUERY,     /* GET /api/pay/orders/{no} */
+    OP_TOKEN,     /* GET /api/pay/token */
+    OP_CALLBACK,  /* POST /api/pay/callback/wechat (forged) */
+    OP_PING,      /* GET /api/ping */
+    OP_KIND_COUNT
+} sim_op_kind;
+
+typedef enum {
+    OUT_OK = 0,   /* a definite answer (200 PAID, a read) */
+    OUT_FAIL,     /* a definite refusal (4xx, FAIL reply) */
+    OUT_UNKNOWN,  /* timeout, reset, 5xx, 202: the effect is not known */
+    OUT_COUNT
+} sim_outcome;
+
+/* Order status as the service reports it (seed numbering) plus "none". */
+typedef enum {
+    OST_PENDING = 0,
+    OST_PROCESSING = 1,
+    OST_PAID = 2,
+    OST_FAILED = 3,
+    OST_NONE = 4      /* no status in the body / no such order */
+} sim_order_status;
+
+/* Op flags. */
+#define OPF_REPLAYED   0x01u /* Idempotent-Replayed: true */
+#define OPF_MISMATCH   0x02u /* sent with another user/amount than the order's */
+#define OPF_EXPIRED    0x04u /* the token was presented after it expired */
+#define OPF_FOREIGN    0x08u /* the token belongs to another user */
+#define OPF_CALLBACK_SUCCESS 0x10u /* callback reply return_code SUCCESS */
+
+#define SIM_TXN_MAX 40
+#define SIM_ERR_MAX 32
+
+typedef struct {
+    int64_t start_us;      /* monotonic, from the run start */
+    int64_t end_us;
+    int32_t order;         /* schedule order index, -1 none */
+    int32_t token;         /* token slot, -1 none */
+    int32_t task;          /* schedule task index, -1 none */
+    int64_t user_id;       /* as sent (0 none) */
+    int64_t amount_fen;    /* as sent (-1 none) */
+    uint16_t http_code;    /* 0 when no HTTP answer */
+    uint8_t kind;          /* sim_op_kind */
+    uint8_t outcome;       /* sim_outcome */
+    uint8_t transport;     /* http_status of the client call */
+    uint8_t status;        /* sim_order_status in the body */
+    uint8_t scenario;
+    uint8_t flags;         /* OPF_* */
+    uint8_t token_use;     /* sched_token_use */
+    uint8_t idem;          /* Idempotency-Key variant, 0 none */
+    uint8_t attempt;       /* 1-based within the task */
+    uint8_t forge;         /* forged callback kind */
+    char txn[SIM_TXN_MAX]; /* transaction_id in the body, "" none */
+    char error[SIM_ERR_MAX]; /* error code in the body (or transport error name) */
+} sim_op;
+
+typedef struct {
+    sim_op *op;
+    size_t n, cap;
+} sim_history;
+
+/* A ledger charge of the mock gateway. */
+typedef struct {
+    char transaction_id[SIM_TXN_MAX];
+    char out_trade_no[48];
+    int64_t total_fee;
+    int refunded;
+    char charged_at[40];
+    long order;            /* schedule order index, -1 when not ours / unknown */
+} sim_charge;
+
+/* An order row as read at the end (through the API or the database). */
+typedef enum { ROW_UNREAD = 0, ROW_ABSENT, ROW_PRESENT, ROW_ERROR } sim_row_state;
+
+typedef struct {
+    uint8_t state;         /* sim_row_state */
+    uint8_t status;        /* sim_order_status */
+    int64_t user_id;
+    int64_t amount_fen;    /* -1 when unparseable */
+    char transaction_id[SIM_TXN_MAX];
+    char updated_at[40];
+} sim_row;
+
+/* Everything the checker needs besides the schedule. Arrays owned by whoever
+ * filled them; api_rows and (when not NULL) db_rows have one entry per
+ * schedule order. */
+typedef struct {
+    const sim_op *ops;     /* sorted by start_us */
+    size_t nops;
+    const sim_charge *charges;
+    size_t ncharges;
+    const sim_row *api_rows;
+    const sim_row *db_rows;
+    const char *prefix;
+    uint64_t seed;
+} sim_observations;
+
+/* An empty history. */
+void history_init(sim_history *h);
+void history_free(sim_history *h);
+/* Appends a copy of op. Returns 0, or -1 on OOM (op dropped). */
+int history_append(sim_history *h, const sim_op *op);
+/* Moves every op of src to the end of dst (src is left empty). 0 or -1. */
+int history_take(sim_history *dst, sim_history *src);
+/* Sorts by start time (ties: end time, then order index); stable. */
+void history_sort(sim_history *h);
+
+/* Names for the enums ("pay", "ok", "PAID" ...). */
+const char *history_kind_name(int kind);
+const char *history_outcome_name(int outcome);
+const char *history_status_name(int status);
+/* Parses "PENDING"/"PROCESSING"/"PAID"/"FAILED" (OST_NONE otherwise). */
+int history_status_parse(const char *s);
+
+#endif

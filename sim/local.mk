@@ -1,0 +1,53 @@
+# sim/local.mk - idempay-sim, the duplicate-charge simulator, and the unit
+# suites of its modules. Every module but main.c goes into sim/libidempay_sim.a
+# so the CUnit tests link the checker, schedule, report ... without main().
+
+sim_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) $(MARIADB_CFLAGS) \
+	$(CRYPTO_CFLAGS)
+sim_libs = sim/libidempay_sim.a $(COMMON_LIBS) $(MARIADB_LIBS) $(PTHREAD_LIBS) $(MATH_LIBS)
+
+noinst_LIBRARIES += sim/libidempay_sim.a
+sim_libidempay_sim_a_SOURCES = \
+	sim/histogram.c sim/histogram.h \
+	sim/schedule.c sim/schedule.h \
+	sim/scenarios.c sim/scenarios.h \
+	sim/history.c sim/history.h \
+	sim/checker.c sim/checker.h \
+	sim/report.c sim/report.h \
+	sim/driver.c sim/driver.h \
+	sim/mock_admin.c sim/mock_admin.h \
+	sim/dbread.c sim/dbread.h \
+	sim/chaos.c sim/chaos.h
+sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
+
+bin_PROGRAMS += sim/idempay-sim
+sim_idempay_sim_SOURCES = sim/main.c
+sim_idempay_sim_CFLAGS = $(sim_cflags)
+sim_idempay_sim_LDADD = $(sim_libs)
+
+sim_unit_tests = \
+	tests/unit/test_sim_histogram \
+	tests/unit/test_sim_schedule \
+	tests/unit/test_sim_checker \
+	tests/unit/test_sim_report
+check_PROGRAMS += $(sim_unit_tests)
+TESTS += $(sim_unit_tests)
+sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
+sim_unit_ldadd = $(sim_libs) $(CUNIT_LIBS)
+
+tests_unit_test_sim_histogram_SOURCES = tests/unit/test_sim_histogram.c
+tests_unit_test_sim_histogram_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_histogram_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_schedule_SOURCES = tests/unit/test_sim_schedule.c
+tests_unit_test_sim_schedule_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_schedule_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_checker_SOURCES = tests/unit/test_sim_checker.c
+tests_unit_test_sim_checker_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_checker_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_report_SOURCES = tests/unit/test_sim_report.c
+tests_unit_test_sim_report_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_report_LDADD = $(sim_unit_ldadd)
+

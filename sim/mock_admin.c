@@ -1,0 +1,206 @@
+/* mock_admin.c - admin calls to the mock gateway. Small calls go through
+ * http_client; the ledger, which grows with the run, through its own curl
+ * handle with a larger bounded buffer (MOCK_LEDGER_MAX). */
+#include "mock_admin.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http_client.h"
+
+#define MOCK_ATTEMPTS 5
+
+static void mock_pause(int attempt)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = 200000000L * attempt};
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec = ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+    }
+    nanosleep(&ts, NULL);
+}
+
+static int mock_call(const char *method, const char *url, const char *body, char *err,
+                     size_t errlen)
+{
+    http_client *c = http_client_new(2000, 10000);
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    for (int attempt = 1; attempt <= MOCK_ATTEMPTS; attempt++) {
+        http_reply rep;
+        http_status hs = http_client_request(c, method, url, body ? "application/json" : NULL,
+                                             body, body ? strlen(body) : 0, NULL, 10000, &rep);
+        if (hs == HTTP_OK && rep.code >= 200 && rep.code < 300) {
+            rc = 0;
+            break;
+        }
+        if (hs == HTTP_OK)
+            snprintf(err, errlen, "%s %s: HTTP %ld %.200s", method, url, rep.code, rep.body);
+        else
+            snprintf(err, errlen, "%s %s: %s (%s)", method, url, http_status_name(hs), rep.error);
+        if (hs == HTTP_OK && rep.code >= 400 && rep.code < 500)
+            break; /* the mock refused the request itself: retrying will not help */
+        if (attempt < MOCK_ATTEMPTS)
+            mock_pause(attempt);
+    }
+    http_client_free(c);
+    return rc;
+}
+
+int mock_admin_reset(const char *gateway, char *err, size_t errlen)
+{
+    char url[512];
+    snprintf(url, sizeof(url), "%s/mock/reset", gateway);
+    return mock_call("POST", url, "{}", err, errlen);
+}
+
+int mock_admin_configure(const char *gateway, const char *config, char *err, size_t errlen)
+{
+    char url[512];
+    snprintf(url, sizeof(url), "%s/mock/config", gateway);
+    return mock_call("PUT", url, config, err, errlen);
+}
+
+static void mock_copy(char *dst, size_t len, const char *src)
+{
+    snprintf(dst, len, "%s", src ? src : "");
+}
+
+int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
+                            const char *prefix, sim_charge **out, size_t *n,
+                            long long *notifications, char *err, size_t errlen)
+{
+    json_error_t je;
+    *out = NULL;
+    *n = 0;
+    *notifications = -1;
+    json_t *root = json_loadb(body, len, 0, &je);
+    json_t *charges = json_object_get(root, "charges");
+    if (root == NULL || !json_is_array(charges)) {
+        snprintf(err, errlen, "ledger: not {\"charges\": [...]} (%s)",
+                 root == NULL ? je.text : "no charges array");
+        json_decref(root);
+        return -1;
+    }
+    json_t *ns = json_object_get(root, "notifications_sent");
+    if (json_is_integer(ns))
+        *notifications = (long long)json_integer_value(ns);
+    size_t total = json_array_size(charges);
+    sim_charge *v = calloc(total ? total : 1, sizeof(*v));
+    if (v == NULL) {
+        snprintf(err, errlen, "out of memory");
+        json_decref(root);
+        return -1;
+    }
+    size_t k = 0, plen = strlen(prefix);
+    for (size_t i = 0; i < total; i++) {
+        json_t *c = json_array_get(charges, i);
+        const char *otn = json_string_value(json_object_get(c, "out_trade_no"));
+        if (otn == NULL || strncmp(otn, prefix, plen) != 0)
+            continue;
+        sim_charge *x = &v[k++];
+        mock_copy(x->out_trade_no, sizeof(x->out_trade_no), otn);
+        mock_copy(x->transaction_id, sizeof(x->transaction_id),
+                  json_string_value(json_object_get(c, "transaction_id")));
+        json_t *fee = json_object_get(c, "total_fee");
+        if (json_is_integer(fee))
+            x->total_fee = (int64_t)json_integer_value(fee);
+        else if (json_is_string(fee))
+            x->total_fee = strtoll(json_string_value(fee), NULL, 10);
+        else
+            x->total_fee = -1;
+        json_t *ref = json_object_get(c, "refunded");
+        x->refunded = json_is_true(ref) || (json_is_integer(ref) && json_integer_value(ref) != 0);
+        json_t *at = json_object_get(c, "charged_at");
+        if (json_is_string(at))
+            mock_copy(x->charged_at, sizeof(x->charged_at), json_string_value(at));
+        else if (json_is_number(at))
+            snprintf(x->charged_at, sizeof(x->charged_at), "%.3f", json_number_value(at));
+        x->order = sched_order_lookup(s, prefix, otn);
+    }
+    json_decref(root);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int too_large;
+} mock_buf;
+
+static size_t mock_write(char *data, size_t size, size_t nmemb, void *userp)
+{
+    mock_buf *b = userp;
+    size_t n = size * nmemb;
+    if (n > MOCK_LEDGER_MAX - b->len) {
+        b->too_large = 1;
+        return 0;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->buf, cap);
+        if (p == NULL)
+            return 0;
+        b->buf = p;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return n;
+}
+
+int mock_admin_ledger(const char *gateway, const sim_schedule *s, const char *prefix,
+                      sim_charge **out, size_t *n, long long *notifications, char *err,
+                      size_t errlen)
+{
+    char url[512];
+    snprintf(url, sizeof(url), "%s/mock/ledger", gateway);
+    *out = NULL;
+    *n = 0;
+    *notifications = -1;
+    CURL *e = curl_easy_init();
+    if (e == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    for (int attempt = 1; attempt <= MOCK_ATTEMPTS && rc < 0; attempt++) {
+        mock_buf b = {0};
+        long code = 0;
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 60000L);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, mock_write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+        CURLcode cc = curl_easy_perform(e);
+        if (cc == CURLE_OK)
+            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+        if (cc == CURLE_OK && code == 200 && b.buf != NULL) {
+            rc = mock_admin_parse_ledger(b.buf, b.len, s, prefix, out, n, notifications, err,
+                                         errlen);
+        } else if (cc != CURLE_OK) {
+            snprintf(err, errlen, "GET %s: %s", url,
+                     b.too_large ? "ledger larger than the limit" : curl_easy_strerror(cc));
+        } else {
+            snprintf(err, errlen, "GET %s: HTTP %ld", url, code);
+        }
+        free(b.buf);
+        if (rc < 0 && attempt < MOCK_ATTEMPTS)
+            mock_pause(attempt);
+    }
+    curl_easy_cleanup(e);
+    return rc;
+}

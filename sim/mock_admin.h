@@ -1,0 +1,35 @@
+/* mock_admin - the mock gateway's admin API as the simulator uses it:
+ * reset (empty ledger, default config), set the fault config of a phase,
+ * read the ledger. Each call retries a few times (the mock may be restarting
+ * under the crash scenario's chaos command). */
+#ifndef IDEMPAY_SIM_MOCK_ADMIN_H
+#define IDEMPAY_SIM_MOCK_ADMIN_H
+
+#include <stddef.h>
+
+#include "history.h"
+#include "schedule.h"
+
+#define MOCK_LEDGER_MAX (256u * 1024u * 1024u) /* bytes of ledger JSON accepted */
+
+/* POST {gateway}/mock/reset. Returns 0, or -1 with a message in err. */
+int mock_admin_reset(const char *gateway, char *err, size_t errlen);
+
+/* PUT {gateway}/mock/config with the JSON object text config.
+ * Returns 0, or -1 with a message in err (the mock's answer included). */
+int mock_admin_configure(const char *gateway, const char *config, char *err, size_t errlen);
+
+/* GET {gateway}/mock/ledger; keeps the charges whose out_trade_no starts
+ * with prefix, each mapped to its schedule order (or -1). *out is malloc'd
+ * (caller frees, also when *n is 0); *notifications is notifications_sent or
+ * -1. Returns 0, or -1 with a message in err and *out NULL. */
+int mock_admin_ledger(const char *gateway, const sim_schedule *s, const char *prefix,
+                      sim_charge **out, size_t *n, long long *notifications, char *err,
+                      size_t errlen);
+
+/* Parses a ledger body (the same filtering as mock_admin_ledger). */
+int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
+                            const char *prefix, sim_charge **out, size_t *n,
+                            long long *notifications, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,611 @@
+/* report.c - human table, JSON (jansson) and JUnit XML renderings of one
+ * run. Witness text is built once (report_witness) and used by all three. */
+#include "report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "money.h"
+
+static const char *const inv_short[INV_COUNT] = {
+    "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
+};
+
+void report_init(sim_report *r)
+{
+    memset(r, 0, sizeof(*r));
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        hist_init(&r->latency[k]);
+    r->notifications_sent = -1;
+}
+
+uint64_t report_total(const sim_report *r, int outcome)
+{
+    uint64_t n = 0;
+    for (int s = 0; s < SC_COUNT; s++)
+        for (int k = 0; k < OP_KIND_COUNT; k++)
+            n += r->requests[s][k][outcome];
+    return n;
+}
+
+static uint64_t report_sc_requests(const sim_report *r, int sc, int outcome)
+{
+    uint64_t n = 0;
+    if (sc < 0 || sc >= SC_COUNT)
+        return 0;
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        n += r->requests[sc][k][outcome];
+    return n;
+}
+
+void report_xml_escape(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default:
+            if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
+                fputc('?', out);
+            else
+                fputc(*p, out);
+        }
+    }
+}
+
+static void report_order_no(const sim_report *r, long order, char *out, size_t len)
+{
+    if (order < 0 || sched_order_no(r->sched, r->prefix ? r->prefix : "", (size_t)order, out,
+                                    len) < 0)
+        snprintf(out, len, "-");
+}
+
+static void report_op_line(const sim_report *r, FILE *f, const sim_op *op)
+{
+    char amt[MONEY_STR_MAX];
+    fprintf(f, "    +%.6fs..+%.6fs %-8s", (double)op->start_us / 1e6, (double)op->end_us / 1e6,
+            history_kind_name(op->kind));
+    if (op->kind == OP_PAY || op->kind == OP_TOKEN)
+        fprintf(f, " user=%lld", (long long)op->user_id);
+    if (op->kind == OP_PAY || op->kind == OP_CALLBACK) {
+        if (op->amount_fen >= 0)
+            fprintf(f, " amount=%s", money_format(op->amount_fen, amt));
+    }
+    if (op->kind == OP_PAY) {
+        if (op->token_use == TOK_SLOT)
+            fprintf(f, " token=#%d", op->token);
+        else if (op->token_use == TOK_UNKNOWN)
+            fprintf(f, " token=made-up");
+        if (op->idem)
+            fprintf(f, " idem-key=%u", op->idem);
+        fprintf(f, " try=%u", op->attempt);
+    }
+    if (op->kind == OP_TOKEN && op->token >= 0)
+        fprintf(f, " slot=#%d", op->token);
+    if (op->kind == OP_CALLBACK) {
+        static const char *const fk[FORGE_KIND_COUNT] = {"bad-sign", "wrong-fee", "replayed-txn",
+                                                         "unknown-order", "wrong-mch"};
+        fprintf(f, " forged=%s", op->forge < FORGE_KIND_COUNT ? fk[op->forge] : "?");
+        if (op->txn[0])
+            fprintf(f, " txn=%s", op->txn);
+    }
+    if (op->flags & OPF_MISMATCH)
+        fprintf(f, " (mismatch)");
+    if (op->flags & OPF_FOREIGN)
+        fprintf(f, " (another user's token)");
+    if (op->flags & OPF_EXPIRED)
+        fprintf(f, " (expired token)");
+    fprintf(f, " -> ");
+    if (op->http_code)
+        fprintf(f, "%u", op->http_code);
+    else
+        fprintf(f, "no answer");
+    if (op->status != OST_NONE)
+        fprintf(f, " %s", history_status_name(op->status));
+    if (op->kind != OP_CALLBACK && op->txn[0])
+        fprintf(f, " txn=%s", op->txn);
+    if (op->error[0])
+        fprintf(f, " %s", op->error);
+    if (op->flags & OPF_REPLAYED)
+        fprintf(f, " replayed");
+    if (op->kind == OP_CALLBACK)
+        fprintf(f, " %s", (op->flags & OPF_CALLBACK_SUCCESS) ? "SUCCESS" : "FAIL");
+    fprintf(f, " [%s]\n", history_outcome_name(op->outcome));
+}
+
+static void report_row_line(FILE *f, const char *name, const sim_row *row)
+{
+    char amt[MONEY_STR_MAX];
+    switch (row->state) {
+    case ROW_ABSENT:
+        fprintf(f, "  final row (%s): none (404)\n", name);
+        break;
+    case ROW_PRESENT:
+        fprintf(f, "  final row (%s): %s user=%lld amount=%s txn=%s updated=%s\n", name,
+                history_status_name(row->status), (long long)row->user_id,
+                row->amount_fen >= 0 ? money_format(row->amount_fen, amt) : "?",
+                row->transaction_id[0] ? row->transaction_id : "null",
+                row->updated_at[0] ? row->updated_at : "?");
+        break;
+    default:
+        fprintf(f, "  final row (%s): could not be read\n", name);
+    }
+}
+
+char *report_witness(const sim_report *r, const chk_violation *v)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return NULL;
+    const sim_schedule *s = r->sched;
+    const sim_observations *o = r->obs;
+    char no[64], amt[MONEY_STR_MAX];
+    report_order_no(r, v->order, no, sizeof(no));
+    fprintf(f, "[%s] scenario %s, order %s: %s\n", checker_invariant_name(v->invariant),
+            sched_scenario_name(v->scenario), no, v->message);
+    fprintf(f, "  seed: %llu", (unsigned long long)r->seed);
+    if (r->replay_cmd)
+        fprintf(f, "  (replay: %s)", r->replay_cmd);
+    fprintf(f, "\n");
+    if (v->order >= 0 && (size_t)v->order < s->norders) {
+        const sched_order *so = &s->orders[v->order];
+        fprintf(f, "  order: user=%lld amount=%s%s\n", (long long)so->user_id,
+                money_format(so->amount_fen, amt),
+                (so->flags & ORD_NEVER_SUBMITTED) ? " (never submitted by a client)" : "");
+        size_t nch = 0;
+        for (size_t i = 0; o && i < o->ncharges; i++)
+            nch += o->charges[i].order == v->order;
+        fprintf(f, "  ledger: %zu charge(s)\n", nch);
+        for (size_t i = 0; o && i < o->ncharges; i++) {
+            const sim_charge *c = &o->charges[i];
+            if (c->order != v->order)
+                continue;
+            fprintf(f, "    %s total_fee=%lld%s charged_at=%s\n", c->transaction_id,
+                    (long long)c->total_fee, c->refunded ? " REFUNDED" : "", c->charged_at);
+        }
+        if (o && o->api_rows)
+            report_row_line(f, "API", &o->api_rows[v->order]);
+        if (o && o->db_rows)
+            report_row_line(f, "DB", &o->db_rows[v->order]);
+    } else if (v->charge >= 0 && o && (size_t)v->charge < o->ncharges) {
+        const sim_charge *c = &o->charges[v->charge];
+        fprintf(f, "  ledger: %s out_trade_no=%s total_fee=%lld%s charged_at=%s\n",
+                c->transaction_id, c->out_trade_no, (long long)c->total_fee,
+                c->refunded ? " REFUNDED" : "", c->charged_at);
+    }
+    if (v->token >= 0 && (size_t)v->token < s->ntokens)
+        fprintf(f, "  token #%ld: issued to user %lld\n", v->token,
+                (long long)s->tokens[v->token].user_id);
+    fprintf(f, "  client operations, in time order:\n");
+    size_t shown = 0;
+    for (size_t i = 0; o && i < o->nops; i++) {
+        const sim_op *op = &o->ops[i];
+        int mine = (v->order >= 0 && op->order == v->order) ||
+                   (v->token >= 0 && op->token == v->token && op->token_use == TOK_SLOT);
+        if (!mine)
+            continue;
+        if (shown == 200) {
+            fprintf(f, "    ... (more omitted)\n");
+            break;
+        }
+        if (v->token >= 0 && op->order != v->order && op->order >= 0) {
+            char other[64];
+            report_order_no(r, op->order, other, sizeof(other));
+            fprintf(f, "    (order %s)\n", other);
+        }
+        report_op_line(r, f, op);
+        shown++;
+    }
+    if (shown == 0)
+        fprintf(f, "    (none)\n");
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static const char *report_cell(const sim_report *r, int sc, int inv, char *buf, size_t len)
+{
+    size_t n = r->chk->count[sc][inv];
+    if (n == 0)
+        return "pass";
+    snprintf(buf, len, "FAIL(%zu)", n);
+    return buf;
+}
+
+void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
+{
+    const chk_result *c = r->chk;
+    fprintf(out, "\nidempay-sim report\n");
+    fprintf(out, "  seed: %llu   schedule digest: %s\n", (unsigned long long)r->seed,
+            r->digest ? r->digest : "-");
+    fprintf(out, "  target: %s   gateway: %s   order prefix: %s\n", r->target ? r->target : "-",
+            r->gateway ? r->gateway : "-", r->prefix ? r->prefix : "-");
+
+    fprintf(out, "\n%-16s %7s %6s %6s %8s %8s %7s %8s %6s %8s %8s %7s\n", "scenario", "orders",
+            "paid", "failed", "requests", "ok", "fail", "unknown", "dups", "absorbed", "replayed",
+            "charges");
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        if (c ? !c->ran[sc] : report_sc_requests(r, sc, OUT_OK) == 0)
+            continue;
+        uint64_t ok = report_sc_requests(r, sc, OUT_OK), fail = report_sc_requests(r, sc, OUT_FAIL),
+                 unk = report_sc_requests(r, sc, OUT_UNKNOWN);
+        const chk_stats *st = c ? &c->stats[sc] : NULL;
+        fprintf(out, "%-16s %7zu %6llu %6llu %8llu %8llu %7llu %8llu %6llu %8llu %8llu %7llu\n",
+                sched_scenario_name(sc), st ? st->orders : 0,
+                (unsigned long long)(st ? st->paid : 0), (unsigned long long)(st ? st->failed : 0),
+                (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
+                (unsigned long long)fail, (unsigned long long)unk,
+                (unsigned long long)(st ? st->duplicates : 0),
+                (unsigned long long)(st ? st->absorbed : 0),
+                (unsigned long long)(st ? st->replayed : 0),
+                (unsigned long long)(st ? st->charges : 0));
+    }
+
+    if (c != NULL) {
+        fprintf(out, "\n%-16s", "invariants");
+        for (int i = 0; i < INV_COUNT; i++)
+            fprintf(out, " %-9s", inv_short[i]);
+        fprintf(out, "\n");
+        for (int sc = 0; sc <= SC_COUNT; sc++) {
+            if (!c->ran[sc])
+                continue;
+            fprintf(out, "%-16s", sched_scenario_name(sc));
+            for (int i = 0; i < INV_COUNT; i++) {
+                char cell[32];
+                fprintf(out, " %-9s", report_cell(r, sc, i, cell, sizeof(cell)));
+            }
+            fprintf(out, "\n");
+        }
+        fprintf(out, "  (");
+        for (int i = 0; i < INV_COUNT; i++)
+            fprintf(out, "%s%s = %s", i ? "; " : "", inv_short[i], checker_invariant_name(i));
+        fprintf(out, ")\n");
+    }
+
+    fprintf(out, "\n%-10s %9s %9s %9s %9s %9s %9s\n", "latency", "count", "p50 ms", "p90 ms",
+            "p99 ms", "max ms", "mean ms");
+    sim_hist all;
+    hist_init(&all);
+    for (int k = 0; k < OP_KIND_COUNT; k++) {
+        const sim_hist *h = &r->latency[k];
+        hist_merge(&all, h);
+        if (h->count == 0)
+            continue;
+        fprintf(out, "%-10s %9llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", history_kind_name(k),
+                (unsigned long long)h->count, hist_quantile(h, 0.5) / 1e3,
+                hist_quantile(h, 0.9) / 1e3, hist_quantile(h, 0.99) / 1e3, h->max / 1e3,
+                hist_mean(h) / 1e3);
+    }
+    fprintf(out, "%-10s %9llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", "all",
+            (unsigned long long)all.count, hist_quantile(&all, 0.5) / 1e3,
+            hist_quantile(&all, 0.9) / 1e3, hist_quantile(&all, 0.99) / 1e3, all.max / 1e3,
+            hist_mean(&all) / 1e3);
+
+    uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
+             unk = report_total(r, OUT_UNKNOWN);
+    fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
+                 "%.0f requests/s; run %.1f s (settle %.1f s)\n",
+            (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
+            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s,
+            r->traffic_s > 0 ? (double)(ok + fail + unk) / r->traffic_s : 0.0, r->total_s,
+            r->settle_s);
+    if (r->notifications_sent >= 0)
+        fprintf(out, "gateway notifications sent: %lld\n", r->notifications_sent);
+    if (r->nchaos > 0) {
+        fprintf(out, "chaos command ran %zu time(s):", r->nchaos);
+        for (size_t i = 0; i < r->nchaos; i++)
+            fprintf(out, " +%.1fs(exit %d)", (double)r->chaos[i].at_us / 1e6,
+                    r->chaos[i].exit_status);
+        fprintf(out, "\n");
+    }
+
+    if (c != NULL && c->nv > 0) {
+        fprintf(out, "\nviolations: %zu\n", c->total);
+        for (size_t i = 0; i < c->nv; i++) {
+            if (i < max_witnesses) {
+                char *w = report_witness(r, &c->v[i]);
+                fprintf(out, "%s\n", w ? w : "(out of memory)\n");
+                free(w);
+            } else if (i < max_witnesses + 100) {
+                char no[64];
+                report_order_no(r, c->v[i].order, no, sizeof(no));
+                fprintf(out, "[%s] %s %s: %s\n", checker_invariant_name(c->v[i].invariant),
+                        sched_scenario_name(c->v[i].scenario), no, c->v[i].message);
+            } else {
+                fprintf(out, "... %zu more (see --json)\n", c->nv - i);
+                break;
+            }
+        }
+    }
+    if (c != NULL && c->unreadable > 0)
+        fprintf(out, "\n%zu order(s) could not be read at the end\n", c->unreadable);
+    if (r->error)
+        fprintf(out, "\nerror: %s\n", r->error);
+    const char *verdict = r->exit_code == 0   ? "PASS: every invariant held"
+                          : r->exit_code == 1 ? "FAIL: invariant(s) violated"
+                                              : "ERROR: the run could not be carried out";
+    fprintf(out, "\nresult: %s (exit %d, seed %llu)\n", verdict, r->exit_code,
+            (unsigned long long)r->seed);
+}
+
+static json_t *report_hist_json(const sim_hist *h)
+{
+    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "count", (json_int_t)h->count, "p50_ms",
+                     hist_quantile(h, 0.5) / 1e3, "p90_ms", hist_quantile(h, 0.9) / 1e3,
+                     "p99_ms", hist_quantile(h, 0.99) / 1e3, "max_ms", h->max / 1e3, "mean_ms",
+                     hist_mean(h) / 1e3);
+}
+
+static json_t *report_outcomes_json(uint64_t ok, uint64_t fail, uint64_t unk)
+{
+    return json_pack("{s:I,s:I,s:I,s:I}", "total", (json_int_t)(ok + fail + unk), "ok",
+                     (json_int_t)ok, "fail", (json_int_t)fail, "unknown", (json_int_t)unk);
+}
+
+static json_t *report_row_json(const sim_row *row)
+{
+    static const char *const states[] = {"unread", "absent", "present", "error"};
+    json_t *j = json_pack("{s:s}", "state", row->state <= ROW_ERROR ? states[row->state] : "?");
+    if (j == NULL || row->state != ROW_PRESENT)
+        return j;
+    char amt[MONEY_STR_MAX];
+    json_object_set_new(j, "status", json_string(history_status_name(row->status)));
+    json_object_set_new(j, "user_id", json_integer((json_int_t)row->user_id));
+    json_object_set_new(j, "amount", row->amount_fen >= 0
+                                         ? json_string(money_format(row->amount_fen, amt))
+                                         : json_null());
+    json_object_set_new(j, "transaction_id", row->transaction_id[0]
+                                                 ? json_string(row->transaction_id)
+                                                 : json_null());
+    json_object_set_new(j, "updated_at", json_string(row->updated_at));
+    return j;
+}
+
+static json_t *report_violation_json(const sim_report *r, const chk_violation *v)
+{
+    char no[64];
+    report_order_no(r, v->order, no, sizeof(no));
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "invariant", checker_invariant_name(v->invariant),
+                          "scenario", sched_scenario_name(v->scenario), "order_no", no,
+                          "message", v->message);
+    if (j == NULL)
+        return NULL;
+    json_t *charges = json_array();
+    const sim_observations *o = r->obs;
+    for (size_t i = 0; o && i < o->ncharges && charges; i++) {
+        const sim_charge *c = &o->charges[i];
+        if (!((v->order >= 0 && c->order == v->order) || (long)i == v->charge))
+            continue;
+        json_array_append_new(charges,
+                              json_pack("{s:s,s:s,s:I,s:b,s:s}", "transaction_id",
+                                        c->transaction_id, "out_trade_no", c->out_trade_no,
+                                        "total_fee", (json_int_t)c->total_fee, "refunded",
+                                        c->refunded != 0, "charged_at", c->charged_at));
+    }
+    json_object_set_new(j, "charges", charges ? charges : json_null());
+    if (v->order >= 0 && o && o->api_rows)
+        json_object_set_new(j, "row", report_row_json(&o->api_rows[v->order]));
+    if (v->order >= 0 && o && o->db_rows)
+        json_object_set_new(j, "db_row", report_row_json(&o->db_rows[v->order]));
+    if (v->token >= 0)
+        json_object_set_new(j, "token_slot", json_integer(v->token));
+    char *w = report_witness(r, v);
+    json_object_set_new(j, "witness", w ? json_string(w) : json_null());
+    free(w);
+    return j;
+}
+
+int report_json(const sim_report *r, const char *path)
+{
+    json_t *root = json_object();
+    if (root == NULL)
+        return -1;
+    const chk_result *c = r->chk;
+    json_object_set_new(root, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(root, "seed_text", json_sprintf("%llu", (unsigned long long)r->seed));
+    json_object_set_new(root, "schedule_digest", json_string(r->digest ? r->digest : ""));
+    json_object_set_new(root, "prefix", json_string(r->prefix ? r->prefix : ""));
+    json_object_set_new(root, "target", json_string(r->target ? r->target : ""));
+    json_object_set_new(root, "gateway", json_string(r->gateway ? r->gateway : ""));
+    json_object_set_new(root, "exit_code", json_integer(r->exit_code));
+    json_object_set_new(root, "result", json_string(r->exit_code == 0   ? "pass"
+                                                    : r->exit_code == 1 ? "fail"
+                                                                        : "error"));
+    json_object_set_new(root, "error", r->error ? json_string(r->error) : json_null());
+    json_object_set_new(root, "orders", json_integer((json_int_t)r->sched->norders));
+
+    json_t *scen = json_array();
+    for (int sc = 0; sc <= SC_COUNT && scen; sc++) {
+        if (c ? !c->ran[sc] : (sc == SC_COUNT || report_sc_requests(r, sc, OUT_OK) == 0))
+            continue;
+        const chk_stats *st = c ? &c->stats[sc] : NULL;
+        json_t *js = json_pack("{s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I}", "name",
+                               sched_scenario_name(sc), "orders",
+                               (json_int_t)(st ? st->orders : 0), "paid",
+                               (json_int_t)(st ? st->paid : 0), "failed",
+                               (json_int_t)(st ? st->failed : 0), "requests",
+                               report_outcomes_json(report_sc_requests(r, sc, OUT_OK),
+                                                    report_sc_requests(r, sc, OUT_FAIL),
+                                                    report_sc_requests(r, sc, OUT_UNKNOWN)),
+                               "duplicates", (json_int_t)(st ? st->duplicates : 0), "absorbed",
+                               (json_int_t)(st ? st->absorbed : 0), "replayed",
+                               (json_int_t)(st ? st->replayed : 0), "charges",
+                               (json_int_t)(st ? st->charges : 0));
+        if (js && c) {
+            json_t *inv = json_object();
+            for (int i = 0; i < INV_COUNT && inv; i++)
+                json_object_set_new(inv, checker_invariant_name(i),
+                                    json_pack("{s:b,s:I}", "pass", c->count[sc][i] == 0,
+                                              "violations", (json_int_t)c->count[sc][i]));
+            json_object_set_new(js, "invariants", inv);
+        }
+        json_array_append_new(scen, js);
+    }
+    json_object_set_new(root, "scenarios", scen);
+
+    if (c) {
+        json_t *inv = json_object();
+        for (int i = 0; i < INV_COUNT && inv; i++) {
+            size_t n = 0;
+            for (int sc = 0; sc <= SC_COUNT; sc++)
+                n += c->count[sc][i];
+            json_object_set_new(inv, checker_invariant_name(i),
+                                json_pack("{s:b,s:I,s:s}", "pass", n == 0, "violations",
+                                          (json_int_t)n, "description",
+                                          checker_invariant_text(i)));
+        }
+        json_object_set_new(root, "invariants", inv);
+        json_object_set_new(root, "all_invariants_held", json_boolean(c->total == 0));
+        json_object_set_new(root, "unreadable_orders", json_integer((json_int_t)c->unreadable));
+        json_t *vs = json_array();
+        for (size_t i = 0; i < c->nv && vs; i++)
+            json_array_append_new(vs, report_violation_json(r, &c->v[i]));
+        json_object_set_new(root, "violations", vs);
+    } else {
+        json_object_set_new(root, "invariants", json_null());
+        json_object_set_new(root, "all_invariants_held", json_false());
+        json_object_set_new(root, "violations", json_array());
+    }
+
+    json_t *req = report_outcomes_json(report_total(r, OUT_OK), report_total(r, OUT_FAIL),
+                                       report_total(r, OUT_UNKNOWN));
+    json_t *bykind = json_object();
+    for (int k = 0; k < OP_KIND_COUNT && bykind; k++) {
+        uint64_t n[OUT_COUNT] = {0};
+        for (int sc = 0; sc < SC_COUNT; sc++)
+            for (int o = 0; o < OUT_COUNT; o++)
+                n[o] += r->requests[sc][k][o];
+        json_object_set_new(bykind, history_kind_name(k),
+                            report_outcomes_json(n[OUT_OK], n[OUT_FAIL], n[OUT_UNKNOWN]));
+    }
+    if (req)
+        json_object_set_new(req, "by_kind", bykind);
+    json_object_set_new(root, "requests", req);
+
+    sim_hist all;
+    hist_init(&all);
+    json_t *lat = json_object();
+    for (int k = 0; k < OP_KIND_COUNT && lat; k++) {
+        hist_merge(&all, &r->latency[k]);
+        if (r->latency[k].count)
+            json_object_set_new(lat, history_kind_name(k), report_hist_json(&r->latency[k]));
+    }
+    if (lat)
+        json_object_set_new(lat, "all", report_hist_json(&all));
+    json_object_set_new(root, "latency", lat);
+    uint64_t total = report_total(r, OUT_OK) + report_total(r, OUT_FAIL) +
+                     report_total(r, OUT_UNKNOWN);
+    json_object_set_new(root, "throughput_rps",
+                        json_real(r->traffic_s > 0 ? (double)total / r->traffic_s : 0.0));
+    json_object_set_new(root, "traffic_s", json_real(r->traffic_s));
+    json_object_set_new(root, "settle_s", json_real(r->settle_s));
+    json_object_set_new(root, "duration_s", json_real(r->total_s));
+    json_object_set_new(root, "notifications_sent",
+                        r->notifications_sent >= 0 ? json_integer(r->notifications_sent)
+                                                   : json_null());
+    json_t *chaos = json_array();
+    for (size_t i = 0; i < r->nchaos && chaos; i++)
+        json_array_append_new(chaos, json_pack("{s:f,s:f,s:i}", "at_s",
+                                               (double)r->chaos[i].at_us / 1e6, "duration_s",
+                                               (double)r->chaos[i].duration_us / 1e6,
+                                               "exit_status", r->chaos[i].exit_status));
+    json_object_set_new(root, "chaos", chaos);
+
+    int rc;
+    if (strcmp(path, "-") == 0)
+        rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 ? 0 : -1;
+    else
+        rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 ? 0 : -1;
+    json_decref(root);
+    return rc;
+}
+
+int report_junit(const sim_report *r, const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    const chk_result *c = r->chk;
+    size_t tests = 0, failures = 0;
+    for (int sc = 0; c && sc <= SC_COUNT; sc++) {
+        if (!c->ran[sc])
+            continue;
+        for (int i = 0; i < INV_COUNT; i++) {
+            tests++;
+            failures += c->count[sc][i] > 0;
+        }
+    }
+    int errors = (c == NULL || r->exit_code == 2) ? 1 : 0;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<testsuites name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
+               "time=\"%.3f\">\n",
+            tests + (size_t)errors, failures, errors, r->total_s);
+    fprintf(f, "  <testsuite name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
+               "time=\"%.3f\">\n",
+            tests + (size_t)errors, failures, errors, r->total_s);
+    fprintf(f, "    <properties>\n");
+    fprintf(f, "      <property name=\"seed\" value=\"%llu\"/>\n", (unsigned long long)r->seed);
+    fprintf(f, "      <property name=\"schedule_digest\" value=\"");
+    report_xml_escape(f, r->digest ? r->digest : "");
+    fprintf(f, "\"/>\n      <property name=\"target\" value=\"");
+    report_xml_escape(f, r->target ? r->target : "");
+    fprintf(f, "\"/>\n      <property name=\"order_prefix\" value=\"");
+    report_xml_escape(f, r->prefix ? r->prefix : "");
+    fprintf(f, "\"/>\n    </properties>\n");
+    for (int sc = 0; c && sc <= SC_COUNT; sc++) {
+        if (!c->ran[sc])
+            continue;
+        for (int i = 0; i < INV_COUNT; i++) {
+            fprintf(f, "    <testcase classname=\"idempay-sim.%s\" name=\"%s\" time=\"0\"",
+                    sched_scenario_name(sc), checker_invariant_name(i));
+            if (c->count[sc][i] == 0) {
+                fprintf(f, "/>\n");
+                continue;
+            }
+            fprintf(f, ">\n      <failure type=\"%s\" message=\"", checker_invariant_name(i));
+            char msg[128];
+            snprintf(msg, sizeof(msg), "%zu violation(s) of %s (seed %llu)", c->count[sc][i],
+                     checker_invariant_name(i), (unsigned long long)r->seed);
+            report_xml_escape(f, msg);
+            fprintf(f, "\">");
+            size_t shown = 0;
+            for (size_t k = 0; k < c->nv; k++) {
+                if (c->v[k].scenario != sc || c->v[k].invariant != i)
+                    continue;
+                if (shown++ == 20) {
+                    report_xml_escape(f, "... more violations in the JSON report\n");
+                    break;
+                }
+                char *w = report_witness(r, &c->v[k]);
+                report_xml_escape(f, w ? w : c->v[k].message);
+                report_xml_escape(f, "\n");
+                free(w);
+            }
+            fprintf(f, "</failure>\n    </testcase>\n");
+        }
+    }
+    if (errors) {
+        fprintf(f, "    <testcase classname=\"idempay-sim.run\" name=\"carried_out\" time=\"0\">"
+                   "\n      <error message=\"");
+        report_xml_escape(f, r->error ? r->error : "the run could not be carried out");
+        fprintf(f, "\"/>\n    </testcase>\n");
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    int rc = ferror(f) ? -1 : 0;
+    if (f != stdout) {
+        if (fclose(f) != 0)
+            rc = -1;
+    } else {
+        fflush(f);
+    }
+    return rc;
+}

@@ -1,0 +1,71 @@
+/* report - the run's results for people (a table on stdout), for programs
+ * (--json) and for CI (--junit: one testcase per scenario x invariant, a
+ * failure carries the witnesses). Only reads its input. */
+#ifndef IDEMPAY_SIM_REPORT_H
+#define IDEMPAY_SIM_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "checker.h"
+#include "histogram.h"
+#include "history.h"
+#include "schedule.h"
+
+/* One run of the chaos command. */
+typedef struct {
+    int64_t at_us;        /* when it started, from the run start */
+    int64_t duration_us;
+    int exit_status;      /* exit code, or 128+signal, or -1 when it could not run */
+} sim_chaos_event;
+
+typedef struct {
+    uint64_t seed;
+    const char *digest;        /* schedule digest, hex */
+    const char *prefix;        /* this run's order-number prefix */
+    const char *target;
+    const char *gateway;
+    const char *replay_cmd;    /* the command line that replays the run (may be NULL) */
+    const sim_schedule *sched;
+    const sim_observations *obs;
+    const chk_result *chk;     /* NULL when the checks could not run */
+    /* Requests by scenario x kind x outcome, and latency by kind (pings included). */
+    uint64_t requests[SC_COUNT][OP_KIND_COUNT][OUT_COUNT];
+    sim_hist latency[OP_KIND_COUNT];
+    double traffic_s;          /* wall time of the traffic phases */
+    double total_s;            /* whole run, settling included */
+    double settle_s;           /* time spent settling */
+    const sim_chaos_event *chaos;
+    size_t nchaos;
+    long long notifications_sent; /* from the ledger, -1 unknown */
+    int exit_code;             /* 0, 1, 2 */
+    const char *error;         /* why the run could not be carried out (exit 2) */
+} sim_report;
+
+/* A zeroed report with empty histograms. */
+void report_init(sim_report *r);
+
+/* The minimal witness of v as text: the invariant, the order and its
+ * scenario, the seed, the order's ledger charges, its final row(s) and the
+ * client operations on it (or on the token) in time order. malloc'd, caller
+ * frees; NULL on OOM. */
+char *report_witness(const sim_report *r, const chk_violation *v);
+
+/* The human report. Prints at most max_witnesses full witnesses (the rest
+ * as one line each, up to 100). */
+void report_human(const sim_report *r, FILE *out, size_t max_witnesses);
+
+/* Writes the JSON report to path ("-" = stdout). Returns 0 or -1 (errno). */
+int report_json(const sim_report *r, const char *path);
+
+/* Writes the JUnit XML report to path ("-" = stdout). Returns 0 or -1. */
+int report_junit(const sim_report *r, const char *path);
+
+/* Appends s to out with the five XML special characters escaped and
+ * characters XML 1.0 forbids (controls other than TAB/LF/CR) replaced by '?'. */
+void report_xml_escape(FILE *out, const char *s);
+
+/* The total requests of a report by outcome (all scenarios and kinds). */
+uint64_t report_total(const sim_report *r, int outcome);
+
+#endif

@@ -1,0 +1,1002 @@
+/* scenarios.c - one generator per scenario. A generator only draws from its
+ * own PRNG, so adding a scenario to a run does not change another's draws
+ * (only the order indices in the numbers). Times are in ms from the start of
+ * the phase; a phase's releases are spread over its budget. */
+#include "scenarios.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "money.h"
+#include "rng.h"
+
+/* Weights of the scenarios in a mix: orders and time are shared by weight. */
+static const unsigned sc_weight[SC_COUNT] = {
+    [SC_DOUBLE_CLICK] = 22, [SC_RETRY_STORM] = 10,    [SC_CALLBACK_STORM] = 15,
+    [SC_TOKEN_REPLAY] = 12, [SC_FORGED_CALLBACK] = 6, [SC_ORDER_MISMATCH] = 8,
+    [SC_GATEWAY_CHAOS] = 17, [SC_CRASH] = 10,         [SC_PING] = 10,
+};
+
+unsigned scenarios_all_mask(int chaos)
+{
+    unsigned m = 0;
+    for (int i = 0; i < SC_COUNT; i++)
+        if (i != SC_PING && (i != SC_CRASH || chaos))
+            m |= 1u << i;
+    return m;
+}
+
+int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size_t errlen)
+{
+    char name[64];
+    unsigned m = 0;
+    const char *p = list;
+    if (list == NULL || *list == '\0') {
+        snprintf(err, errlen, "--scenario needs a name");
+        return -1;
+    }
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0 || len >= sizeof(name)) {
+            snprintf(err, errlen, "--scenario: empty or overlong name in '%s'", list);
+            return -1;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (strcmp(name, "all") == 0) {
+            m |= scenarios_all_mask(chaos);
+        } else {
+            int sc = sched_scenario_parse(name);
+            if (sc < 0) {
+                snprintf(err, errlen,
+                         "--scenario: unknown scenario '%s' (known: all, double-click, "
+                         "retry-storm, callback-storm, token-replay, forged-callback, "
+                         "order-mismatch, gateway-chaos, crash, ping)",
+                         name);
+                return -1;
+            }
+            if (sc == SC_CRASH && !chaos) {
+                snprintf(err, errlen,
+                         "--scenario crash needs --chaos-cmd CMD (and --chaos-every S): it "
+                         "kills service processes while requests are in flight");
+                return -1;
+            }
+            m |= 1u << sc;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    *mask = m;
+    return 0;
+}
+
+void scenarios_mock_defaults(sim_mock_knobs *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->dedupe = 1;
+    k->notify_copies = 1;
+    k->notify_concurrency = 8;
+    k->notify_delay_ms = 0;
+    k->notify_retry_ms = 1000;
+    k->seed = 1;
+}
+
+int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out, size_t outlen,
+                        char *err, size_t errlen)
+{
+    int rc = -1;
+    char *text = NULL;
+    json_t *ov = NULL;
+    json_t *o = json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:I,s:I,s:I,s:I,s:I}", "latency_ms",
+                          (json_int_t)k->latency_ms, "jitter_ms", (json_int_t)k->jitter_ms,
+                          "error_rate", k->error_rate, "decline_rate", k->decline_rate,
+                          "timeout_after_charge_rate", k->timeout_after_charge_rate,
+                          "reset_rate", k->reset_rate, "dedupe", k->dedupe != 0,
+                          "notify_copies", (json_int_t)k->notify_copies, "notify_concurrency",
+                          (json_int_t)k->notify_concurrency, "notify_delay_ms",
+                          (json_int_t)k->notify_delay_ms, "notify_retry_ms",
+                          (json_int_t)k->notify_retry_ms, "seed", (json_int_t)k->seed);
+    if (o == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    if (override != NULL && *override != '\0') {
+        json_error_t je;
+        ov = json_loads(override, JSON_REJECT_DUPLICATES, &je);
+        if (ov == NULL || !json_is_object(ov)) {
+            snprintf(err, errlen, "--mock-config: not a JSON object (%s)",
+                     ov == NULL ? je.text : "another JSON type");
+            goto done;
+        }
+        if (json_object_update(o, ov) != 0) {
+            snprintf(err, errlen, "out of memory");
+            goto done;
+        }
+    }
+    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+    if (text == NULL || strlen(text) >= outlen) {
+        snprintf(err, errlen, "mock config too long");
+        goto done;
+    }
+    snprintf(out, outlen, "%s", text);
+    rc = 0;
+done:
+    free(text);
+    json_decref(ov);
+    json_decref(o);
+    return rc;
+}
+
+/* ---- shared draws ---- */
+
+typedef struct {
+    sim_schedule *s;
+    rng_t rng;
+    int scenario;
+    const char *override;
+    char *err;
+    size_t errlen;
+    uint64_t seed_state; /* derives mock seeds and task jitter seeds */
+} gen_ctx;
+
+static int64_t gen_user(gen_ctx *g)
+{
+    if (rng_chance(&g->rng, 0.05))
+        return rng_range(&g->rng, (int64_t)1 << 62, INT64_MAX);
+    return rng_range(&g->rng, 1, (int64_t)1 << 40);
+}
+
+static int64_t gen_amount(gen_ctx *g)
+{
+    switch (rng_below(&g->rng, 10)) {
+    case 0: case 1: case 2: case 3:
+        return rng_range(&g->rng, 1, 99999);
+    case 4: case 5: case 6:
+        return rng_range(&g->rng, 1, 500) * 100;
+    case 7: case 8:
+        return rng_range(&g->rng, 1, 9999) * 10;
+    default:
+        return rng_range(&g->rng, 1, MONEY_MAX_FEN);
+    }
+}
+
+static int gen_style(gen_ctx *g)
+{
+    return rng_chance(&g->rng, 0.5) ? AMT_SHORT : AMT_FIXED2;
+}
+
+static int gen_order(gen_ctx *g, unsigned flags)
+{
+    int64_t user = gen_user(g), fen = gen_amount(g);
+    int idx = sched_add_order(g->s, &g->rng, g->scenario, user, fen, gen_style(g), flags);
+    if (idx < 0)
+        snprintf(g->err, g->errlen, "out of memory or too many orders");
+    return idx;
+}
+
+static int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms,
+                     int chaos)
+{
+    char cfg[SCHED_MOCK_CONFIG_MAX];
+    k->seed = (long long)(rng_splitmix64(&g->seed_state) >> 1);
+    if (scenarios_mock_json(k, g->override, cfg, sizeof(cfg), g->err, g->errlen) < 0)
+        return -1;
+    if (sched_begin_phase(g->s, g->scenario, label, cfg, budget_ms, chaos) < 0) {
+        snprintf(g->err, g->errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start_ms)
+{
+    sched_task *t = sched_add_task(g->s, kind);
+    if (t == NULL) {
+        snprintf(g->err, g->errlen, "out of memory");
+        return NULL;
+    }
+    t->order = order;
+    t->start_ms = start_ms;
+    t->style = order >= 0 ? g->s->orders[order].style : AMT_FIXED2;
+    t->jitter_seed = rng_splitmix64(&g->seed_state);
+    return t;
+}
+
+static int gen_token(gen_ctx *g, int64_t user)
+{
+    int t = sched_add_token(g->s, g->scenario, user);
+    if (t < 0)
+        snprintf(g->err, g->errlen, "out of memory");
+    return t;
+}
+
+/* Release time of group i of n spread over budget (0 when no pacing). */
+static uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms)
+{
+    return n ? (uint32_t)((uint64_t)budget_ms * i / n) : 0;
+}
+
+/* A client paying one order: optional token and Idempotency-Key. */
+typedef struct {
+    double token_share, idem_share, poll_share, retry_declined_share;
+    int min_attempts, max_attempts;
+    uint32_t min_timeout_ms, max_timeout_ms;
+    uint32_t min_backoff_ms, max_backoff_ms;
+} gen_client;
+
+/* Fills the client fields of t from c. token is the order's slot or -1. */
+static void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem)
+{
+    t->token = token;
+    t->token_use = token >= 0 ? TOK_SLOT : TOK_NONE;
+    t->idem = (uint8_t)idem;
+    t->poll = (uint8_t)rng_chance(&g->rng, c->poll_share);
+    t->retry_declined = (uint8_t)rng_chance(&g->rng, c->retry_declined_share);
+    t->max_attempts = (uint8_t)rng_range(&g->rng, c->min_attempts, c->max_attempts);
+    t->timeout_ms = (uint32_t)rng_range(&g->rng, c->min_timeout_ms, c->max_timeout_ms);
+    t->backoff_ms = (uint32_t)rng_range(&g->rng, c->min_backoff_ms, c->max_backoff_ms);
+}
+
+/* Token slot and key variant for a new order of a client. */
+static int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int *idem)
+{
+    *token = -1;
+    *idem = rng_chance(&g->rng, c->idem_share) ? 1 : 0;
+    if (rng_chance(&g->rng, c->token_share)) {
+        *token = gen_token(g, g->s->orders[order].user_id);
+        if (*token < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- double-click ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    int min_copies, max_copies;
+    double concurrent_share;   /* copies as separate concurrent clients (else back to back) */
+    uint32_t max_offset_ms;    /* between concurrent copies */
+    uint32_t max_gap_ms;       /* between back-to-back copies */
+    gen_client client;
+} dc_params;
+
+static void dc_defaults(dc_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->min_copies = 2;
+    p->max_copies = 10;
+    p->concurrent_share = 0.6;
+    p->max_offset_ms = 5;
+    p->max_gap_ms = 5;
+    p->client = (gen_client){.token_share = 0.5, .idem_share = 0.5, .poll_share = 0.5,
+                             .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 6,
+                             .min_timeout_ms = 8000, .max_timeout_ms = 10000,
+                             .min_backoff_ms = 100, .max_backoff_ms = 300};
+}
+
+static int gen_double_click(gen_ctx *g, const dc_params *p)
+{
+    static const char *const labels[2] = {"fast", "slow-nodedupe"};
+    size_t per[2] = {p->orders / 2, p->orders - p->orders / 2};
+    for (int ph = 0; ph < 2; ph++) {
+        sim_mock_knobs k;
+        scenarios_mock_defaults(&k);
+        if (ph == 0) {
+            k.latency_ms = rng_range(&g->rng, 5, 30);
+            k.jitter_ms = 20;
+            k.timeout_after_charge_rate = 0.04;
+        } else {
+            k.latency_ms = rng_range(&g->rng, 60, 150);
+            k.jitter_ms = 80;
+            k.timeout_after_charge_rate = 0.06;
+            k.dedupe = 0;
+        }
+        uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * per[ph] / (p->orders ? p->orders : 1));
+        if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
+            return -1;
+        for (size_t i = 0; i < per[ph]; i++) {
+            int o = gen_order(g, 0), tok, idem;
+            if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+                return -1;
+            int copies = (int)rng_range(&g->rng, p->min_copies, p->max_copies);
+            uint32_t start = gen_spread(i, per[ph], budget);
+            if (rng_chance(&g->rng, p->concurrent_share)) {
+                uint32_t at = start;
+                for (int c = 0; c < copies; c++) {
+                    sched_task *t = gen_task(g, TASK_PAY, o, at);
+                    if (t == NULL)
+                        return -1;
+                    gen_client_fill(g, t, &p->client, tok, idem);
+                    if (c > 0)
+                        t->max_attempts = (uint8_t)rng_range(&g->rng, 1, 2);
+                    t->style = (uint8_t)gen_style(g);
+                    t->copy_index = (uint8_t)c;
+                    t->copy_count = (uint8_t)copies;
+                    at += (uint32_t)rng_range(&g->rng, 0, p->max_offset_ms);
+                }
+            } else {
+                sched_task *t = gen_task(g, TASK_BURST, o, start);
+                if (t == NULL)
+                    return -1;
+                gen_client_fill(g, t, &p->client, tok, idem);
+                t->copies = (uint8_t)copies;
+                t->copy_count = (uint8_t)copies;
+                t->gap_ms = (uint32_t)rng_range(&g->rng, 0, p->max_gap_ms);
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- retry-storm ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    long min_latency_ms, max_latency_ms;  /* gateway latency per phase */
+    double timeout_after_charge_rate;
+    double dup_share;                     /* a second impatient client of the same order */
+    gen_client client;                    /* timeouts below the latency are set per phase */
+} rs_params;
+
+static void rs_defaults(rs_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->min_latency_ms = 200;
+    p->max_latency_ms = 400;
+    p->timeout_after_charge_rate = 0.08;
+    p->dup_share = 0.2;
+    p->client = (gen_client){.token_share = 0.4, .idem_share = 0.5, .poll_share = 0.4,
+                             .retry_declined_share = 0.0, .min_attempts = 4, .max_attempts = 10,
+                             .min_timeout_ms = 50, .max_timeout_ms = 150,
+                             .min_backoff_ms = 30, .max_backoff_ms = 200};
+}
+
+static int gen_retry_storm(gen_ctx *g, const rs_params *p)
+{
+    static const char *const labels[2] = {"dedupe", "nodedupe"};
+    size_t per[2] = {p->orders / 2, p->orders - p->orders / 2};
+    for (int ph = 0; ph < 2; ph++) {
+        sim_mock_knobs k;
+        scenarios_mock_defaults(&k);
+        k.latency_ms = rng_range(&g->rng, p->min_latency_ms, p->max_latency_ms);
+        k.jitter_ms = 100;
+        k.timeout_after_charge_rate = p->timeout_after_charge_rate;
+        k.dedupe = ph == 0;
+        uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * per[ph] / (p->orders ? p->orders : 1));
+        if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
+            return -1;
+        gen_client c = p->client;
+        if ((long)c.max_timeout_ms > k.latency_ms - 30)
+            c.max_timeout_ms = (uint32_t)(k.latency_ms - 30);
+        if (c.min_timeout_ms > c.max_timeout_ms)
+            c.min_timeout_ms = c.max_timeout_ms;
+        for (size_t i = 0; i < per[ph]; i++) {
+            int o = gen_order(g, 0), tok, idem;
+            if (o < 0 || gen_order_extras(g, &c, o, &tok, &idem) < 0)
+                return -1;
+            uint32_t start = gen_spread(i, per[ph], budget);
+            int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
+            for (int n = 0; n < clients; n++) {
+                sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)n * 20u);
+                if (t == NULL)
+                    return -1;
+                gen_client_fill(g, t, &c, tok, idem);
+                t->copy_index = (uint8_t)n;
+                t->copy_count = (uint8_t)clients;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- callback-storm ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    int phases;
+    long min_copies, max_copies;          /* notify_copies */
+    long min_notify_concurrency, max_notify_concurrency;
+    long max_notify_delay_ms;
+    double timeout_after_charge_rate;     /* phases after the first */
+    double dup_share;
+    gen_client client;
+} cs_params;
+
+static void cs_defaults(cs_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->phases = 3;
+    p->min_copies = 2;
+    p->max_copies = 10;
+    p->min_notify_concurrency = 16;
+    p->max_notify_concurrency = 64;
+    p->max_notify_delay_ms = 10;
+    p->timeout_after_charge_rate = 0.05;
+    p->dup_share = 0.25;
+    p->client = (gen_client){.token_share = 0.3, .idem_share = 0.3, .poll_share = 0.6,
+                             .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 6,
+                             .min_timeout_ms = 8000, .max_timeout_ms = 10000,
+                             .min_backoff_ms = 100, .max_backoff_ms = 300};
+}
+
+static int gen_callback_storm(gen_ctx *g, const cs_params *p)
+{
+    for (int ph = 0; ph < p->phases; ph++) {
+        size_t n = p->orders / (size_t)p->phases + ((size_t)ph < p->orders % (size_t)p->phases);
+        sim_mock_knobs k;
+        scenarios_mock_defaults(&k);
+        k.latency_ms = rng_range(&g->rng, 0, 20);
+        k.jitter_ms = 10;
+        k.notify_copies = rng_range(&g->rng, p->min_copies, p->max_copies);
+        k.notify_concurrency = rng_range(&g->rng, p->min_notify_concurrency, p->max_notify_concurrency);
+        k.notify_delay_ms = rng_range(&g->rng, 0, p->max_notify_delay_ms);
+        k.notify_retry_ms = rng_range(&g->rng, 50, 300);
+        k.timeout_after_charge_rate = ph == 0 ? 0.0 : p->timeout_after_charge_rate;
+        char label[32];
+        snprintf(label, sizeof(label), "copies-%ld", k.notify_copies);
+        uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * n / (p->orders ? p->orders : 1));
+        if (gen_phase(g, label, &k, budget, 0) < 0)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            int o = gen_order(g, 0), tok, idem;
+            if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+                return -1;
+            uint32_t start = gen_spread(i, n, budget);
+            int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
+            for (int c = 0; c < clients; c++) {
+                sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)rng_range(&g->rng, 0, 3));
+                if (t == NULL)
+                    return -1;
+                gen_client_fill(g, t, &p->client, tok, idem);
+                t->copy_index = (uint8_t)c;
+                t->copy_count = (uint8_t)clients;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- token-replay ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    int min_copies, max_copies;     /* one token, many requests of one order */
+    int min_orders, max_orders;     /* one token, many orders */
+    int expiry_probe;               /* try a token after its TTL (only if short) */
+    gen_client client;
+} tr_params;
+
+static void tr_defaults(tr_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->min_copies = 3;
+    p->max_copies = 8;
+    p->min_orders = 2;
+    p->max_orders = 6;
+    p->expiry_probe = 1;
+    p->client = (gen_client){.token_share = 1.0, .idem_share = 0.3, .poll_share = 0.5,
+                             .retry_declined_share = 0.0, .min_attempts = 2, .max_attempts = 5,
+                             .min_timeout_ms = 8000, .max_timeout_ms = 10000,
+                             .min_backoff_ms = 100, .max_backoff_ms = 300};
+}
+
+static sched_task *tr_pay(gen_ctx *g, const tr_params *p, int order, int token, uint32_t at)
+{
+    sched_task *t = gen_task(g, TASK_PAY, order, at);
+    if (t != NULL)
+        gen_client_fill(g, t, &p->client, token, rng_chance(&g->rng, p->client.idem_share));
+    return t;
+}
+
+static int gen_token_replay(gen_ctx *g, const tr_params *p)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 10, 60);
+    k.jitter_ms = 30;
+    k.timeout_after_charge_rate = 0.03;
+    if (gen_phase(g, "replay", &k, p->budget_ms, 0) < 0)
+        return -1;
+    size_t made = 0, groups = 0;
+    size_t est_groups = p->orders / 3 + 1;
+    int expiry_done = !p->expiry_probe;
+    while (made < p->orders) {
+        uint32_t start = gen_spread(groups < est_groups ? groups : est_groups - 1, est_groups,
+                                    p->budget_ms);
+        groups++;
+        uint64_t kind = rng_below(&g->rng, 100);
+        if (!expiry_done) {
+            /* Expiry: a fresh token presented after its TTL (skipped at run
+             * time unless the service's TTL is short). */
+            int o = gen_order(g, 0);
+            if (o < 0)
+                return -1;
+            int tok = gen_token(g, g->s->orders[o].user_id);
+            if (tok < 0)
+                return -1;
+            sched_task *t = tr_pay(g, p, o, tok, 0);
+            if (t == NULL)
+                return -1;
+            t->expect_expired = 1;
+            t->max_attempts = 1;
+            made++;
+            expiry_done = 1;
+        } else if (kind < 35) {
+            /* One token, many concurrent requests of one order. */
+            int o = gen_order(g, 0);
+            if (o < 0)
+                return -1;
+            int tok = gen_token(g, g->s->orders[o].user_id);
+            if (tok < 0)
+                return -1;
+            int copies = (int)rng_range(&g->rng, p->min_copies, p->max_copies);
+            for (int c = 0; c < copies; c++) {
+                sched_task *t = tr_pay(g, p, o, tok, start + (uint32_t)rng_range(&g->rng, 0, 3));
+                if (t == NULL)
+                    return -1;
+                t->copy_index = (uint8_t)c;
+                t->copy_count = (uint8_t)copies;
+            }
+            made++;
+        } else if (kind < 70) {
+            /* One token, many orders of its user: concurrently or one by one. */
+            int n = (int)rng_range(&g->rng, p->min_orders, p->max_orders);
+            int64_t user = gen_user(g);
+            int tok = gen_token(g, user);
+            if (tok < 0)
+                return -1;
+            int sequential = rng_chance(&g->rng, 0.4);
+            for (int c = 0; c < n; c++) {
+                int o = sched_add_order(g->s, &g->rng, g->scenario, user, gen_amount(g),
+                                        gen_style(g), 0);
+                if (o < 0) {
+                    snprintf(g->err, g->errlen, "out of memory or too many orders");
+                    return -1;
+                }
+                uint32_t at = start + (sequential ? (uint32_t)c * 150u
+                                                  : (uint32_t)rng_range(&g->rng, 0, 3));
+                if (tr_pay(g, p, o, tok, at) == NULL)
+                    return -1;
+                made++;
+            }
+        } else if (kind < 85) {
+            /* Another user's token, then its owner uses it. */
+            int victim = gen_order(g, 0), thief = gen_order(g, 0);
+            if (victim < 0 || thief < 0)
+                return -1;
+            int tok = gen_token(g, g->s->orders[victim].user_id);
+            if (tok < 0)
+                return -1;
+            sched_task *t = tr_pay(g, p, thief, tok, start);
+            if (t == NULL)
+                return -1;
+            t->max_attempts = 1;
+            if (tr_pay(g, p, victim, tok, start + 200) == NULL)
+                return -1;
+            made += 2;
+        } else {
+            /* A made-up token. */
+            int o = gen_order(g, 0);
+            if (o < 0)
+                return -1;
+            sched_task *t = tr_pay(g, p, o, -1, start);
+            if (t == NULL)
+                return -1;
+            t->token_use = TOK_UNKNOWN;
+            t->max_attempts = 1;
+            made++;
+        }
+    }
+    return 0;
+}
+
+/* ---- forged-callback ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    int max_forgeries;     /* per target */
+    gen_client client;
+} fc_params;
+
+static void fc_defaults(fc_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->max_forgeries = 3;
+    p->client = (gen_client){.token_share = 0.3, .idem_share = 0.3, .poll_share = 0.5,
+                             .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 5,
+                             .min_timeout_ms = 8000, .max_timeout_ms = 10000,
+                             .min_backoff_ms = 100, .max_backoff_ms = 300};
+}
+
+static int gen_forged_callback(gen_ctx *g, const fc_params *p)
+{
+    size_t npaid = p->orders / 4 ? p->orders / 4 : 1;
+    size_t ndecl = p->orders / 4 ? p->orders / 4 : 1;
+    size_t nnever = p->orders > npaid + ndecl ? p->orders - npaid - ndecl : 1;
+    uint32_t b = p->budget_ms / 3;
+    sim_mock_knobs k;
+
+    scenarios_mock_defaults(&k);
+    if (gen_phase(g, "paid", &k, b, 0) < 0)
+        return -1;
+    int first_paid = -1;
+    for (size_t i = 0; i < npaid; i++) {
+        int o = gen_order(g, 0), tok, idem;
+        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+            return -1;
+        if (first_paid < 0)
+            first_paid = o;
+        sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, npaid, b));
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, &p->client, tok, idem);
+    }
+
+    scenarios_mock_defaults(&k);
+    k.decline_rate = 1.0;
+    if (gen_phase(g, "declined", &k, b, 0) < 0)
+        return -1;
+    int first_decl = -1;
+    for (size_t i = 0; i < ndecl; i++) {
+        int o = gen_order(g, ORD_DECLINE | ORD_FORGE_TARGET), tok, idem;
+        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+            return -1;
+        if (first_decl < 0)
+            first_decl = o;
+        sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, ndecl, b));
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, &p->client, tok, idem);
+        t->max_attempts = 1;
+        t->retry_declined = 0;
+    }
+
+    scenarios_mock_defaults(&k);
+    if (gen_phase(g, "forge", &k, b, 0) < 0)
+        return -1;
+    size_t ntargets = ndecl + nnever;
+    for (size_t i = 0; i < ntargets; i++) {
+        int target;
+        int never = i >= ndecl;
+        if (never) {
+            target = gen_order(g, ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET);
+            if (target < 0)
+                return -1;
+        } else {
+            target = first_decl + (int)i;
+        }
+        int n = (int)rng_range(&g->rng, 1, p->max_forgeries);
+        uint32_t start = gen_spread(i, ntargets, b);
+        for (int f = 0; f < n; f++) {
+            static const uint8_t decl_kinds[4] = {FORGE_BAD_SIGN, FORGE_WRONG_FEE,
+                                                  FORGE_REPLAY_TXN, FORGE_WRONG_MCH};
+            static const uint8_t never_kinds[3] = {FORGE_UNKNOWN_ORDER, FORGE_BAD_SIGN,
+                                                   FORGE_REPLAY_TXN};
+            sched_task *t = gen_task(g, TASK_FORGE, target, start + (uint32_t)f * 2u);
+            if (t == NULL)
+                return -1;
+            t->forge = never ? never_kinds[rng_below(&g->rng, 3)] : decl_kinds[rng_below(&g->rng, 4)];
+            t->aux_order = first_paid + (int)rng_below(&g->rng, npaid);
+            int64_t fen = g->s->orders[target].amount_fen;
+            t->variant_fen = fen;
+            if (t->forge == FORGE_WRONG_FEE)
+                t->variant_fen = fen > 1 && rng_chance(&g->rng, 0.5)
+                                     ? fen - rng_range(&g->rng, 1, fen - 1)
+                                     : fen + rng_range(&g->rng, 1, 500);
+            t->timeout_ms = 5000;
+            t->max_attempts = 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- order-mismatch ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    int max_variants;
+    gen_client client;
+} om_params;
+
+static void om_defaults(om_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->max_variants = 4;
+    p->client = (gen_client){.token_share = 0.4, .idem_share = 0.4, .poll_share = 0.5,
+                             .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 5,
+                             .min_timeout_ms = 8000, .max_timeout_ms = 10000,
+                             .min_backoff_ms = 100, .max_backoff_ms = 300};
+}
+
+static int gen_order_mismatch(gen_ctx *g, const om_params *p)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 0, 10);
+    if (gen_phase(g, "mismatch", &k, p->budget_ms, 0) < 0)
+        return -1;
+    for (size_t i = 0; i < p->orders; i++) {
+        int o = gen_order(g, ORD_MISMATCH), tok, idem;
+        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+            return -1;
+        sched_task *t = gen_task(g, TASK_MISMATCH, o, gen_spread(i, p->orders, p->budget_ms));
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, &p->client, tok, idem);
+        t->copies = (uint8_t)rng_range(&g->rng, 1, p->max_variants);
+        const sched_order *so = &g->s->orders[o];
+        do
+            t->variant_user = gen_user(g);
+        while (t->variant_user == so->user_id);
+        t->variant_fen = so->amount_fen < MONEY_MAX_FEN - 1000
+                             ? so->amount_fen + rng_range(&g->rng, 1, 1000)
+                             : so->amount_fen - rng_range(&g->rng, 1, 1000);
+    }
+    return 0;
+}
+
+/* ---- gateway-chaos ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    double dup_share;
+    gen_client client;
+} gc_params;
+
+static void gc_defaults(gc_params *p, size_t orders, uint32_t budget_ms)
+{
+    p->orders = orders;
+    p->budget_ms = budget_ms;
+    p->dup_share = 0.15;
+    p->client = (gen_client){.token_share = 0.3, .idem_share = 0.4, .poll_share = 0.5,
+                             .retry_declined_share = 0.3, .min_attempts = 3, .max_attempts = 8,
+                             .min_timeout_ms = 8000, .max_timeout_ms = 10000,
+                             .min_backoff_ms = 50, .max_backoff_ms = 300};
+}
+
+static int gen_gateway_chaos(gen_ctx *g, const gc_params *p)
+{
+    static const char *const labels[5] = {"errors", "declines", "resets", "latency", "mix"};
+    for (int ph = 0; ph < 5; ph++) {
+        size_t n = p->orders / 5 + ((size_t)ph < p->orders % 5);
+        sim_mock_knobs k;
+        scenarios_mock_defaults(&k);
+        switch (ph) {
+        case 0:
+            k.error_rate = 0.3;
+            k.latency_ms = 5;
+            break;
+        case 1:
+            k.decline_rate = 0.3;
+            break;
+        case 2:
+            k.reset_rate = 0.25;
+            break;
+        case 3:
+            k.latency_ms = rng_range(&g->rng, 100, 300);
+            k.jitter_ms = 300;
+            break;
+        default:
+            k.error_rate = 0.1;
+            k.decline_rate = 0.1;
+            k.reset_rate = 0.1;
+            k.timeout_after_charge_rate = 0.05;
+            k.latency_ms = 20;
+            k.jitter_ms = 60;
+            k.dedupe = (int)rng_chance(&g->rng, 0.5);
+        }
+        uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * n / (p->orders ? p->orders : 1));
+        if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            int o = gen_order(g, 0), tok, idem;
+            if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+                return -1;
+            uint32_t start = gen_spread(i, n, budget);
+            int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
+            for (int c = 0; c < clients; c++) {
+                sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)c * 2u);
+                if (t == NULL)
+                    return -1;
+                gen_client_fill(g, t, &p->client, tok, idem);
+                t->copy_index = (uint8_t)c;
+                t->copy_count = (uint8_t)clients;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- crash ---- */
+
+typedef struct {
+    size_t orders;
+    uint32_t budget_ms;
+    double dup_share;
+    gen_client client;
+} cr_params;
+
+static void cr_defaults(cr_params *p, size_t orders, uint32_t budget_ms, double chaos_every_s)
+{
+    p->orders = orders;
+    uint32_t min_budget = (uint32_t)(chaos_every_s * 2500.0);
+    p->budget_ms = budget_ms > min_budget ? budget_ms : min_budget;
+    p->dup_share = 0.2;
+    p->client = (gen_client){.token_share = 0.3, .idem_share = 0.5, .poll_share = 0.5,
+                             .retry_declined_share = 0.2, .min_attempts = 8, .max_attempts = 12,
+                             .min_timeout_ms = 6000, .max_timeout_ms = 8000,
+                             .min_backoff_ms = 200, .max_backoff_ms = 600};
+}
+
+static int gen_crash(gen_ctx *g, const cr_params *p)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 10, 40);
+    k.jitter_ms = 20;
+    k.timeout_after_charge_rate = 0.02;
+    if (gen_phase(g, "crash", &k, p->budget_ms, 1) < 0)
+        return -1;
+    for (size_t i = 0; i < p->orders; i++) {
+        int o = gen_order(g, 0), tok, idem;
+        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+            return -1;
+        uint32_t start = gen_spread(i, p->orders, p->budget_ms);
+        int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
+        for (int c = 0; c < clients; c++) {
+            sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)c * 3u);
+            if (t == NULL)
+                return -1;
+            gen_client_fill(g, t, &p->client, tok, idem);
+            t->copy_index = (uint8_t)c;
+            t->copy_count = (uint8_t)clients;
+        }
+    }
+    return 0;
+}
+
+/* ---- ping ---- */
+
+static int gen_ping(gen_ctx *g, uint32_t budget_ms, int workers)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    if (gen_phase(g, "ping", &k, budget_ms, 0) < 0)
+        return -1;
+    for (int w = 0; w < workers; w++) {
+        sched_task *t = gen_task(g, TASK_PING, -1, 0);
+        if (t == NULL)
+            return -1;
+        t->timeout_ms = 5000;
+    }
+    return 0;
+}
+
+/* ---- the mix ---- */
+
+int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t errlen)
+{
+    unsigned wsum = 0, osum = 0;
+    for (int sc = 0; sc < SC_COUNT; sc++)
+        if (plan->mask & (1u << sc)) {
+            wsum += sc_weight[sc];
+            if (sc != SC_PING)
+                osum += sc_weight[sc];
+        }
+    if (wsum == 0) {
+        snprintf(err, errlen, "no scenario selected");
+        return -1;
+    }
+    snprintf(s->params, sizeof(s->params),
+             "mask=%u orders=%zu duration_ms=%llu concurrency=%d chaos=%d chaos_every_ms=%llu",
+             plan->mask, plan->orders, (unsigned long long)(plan->duration_s * 1000.0),
+             plan->concurrency, plan->chaos,
+             (unsigned long long)(plan->chaos ? plan->chaos_every_s * 1000.0 : 0));
+
+    size_t given = 0;
+    int last_order_sc = -1;
+    for (int sc = 0; sc < SC_COUNT; sc++)
+        if ((plan->mask & (1u << sc)) && sc != SC_PING)
+            last_order_sc = sc;
+
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        if (!(plan->mask & (1u << sc)))
+            continue;
+        gen_ctx g;
+        memset(&g, 0, sizeof(g));
+        g.s = s;
+        g.scenario = sc;
+        g.override = plan->mock_override;
+        g.err = err;
+        g.errlen = errlen;
+        uint64_t st = s->seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(sc + 1));
+        rng_seed(&g.rng, rng_splitmix64(&st));
+        g.seed_state = rng_splitmix64(&st);
+
+        uint32_t budget = (uint32_t)(plan->duration_s * 1000.0 * sc_weight[sc] / wsum);
+        size_t orders = 0;
+        if (sc != SC_PING) {
+            orders = sc == last_order_sc ? (plan->orders > given ? plan->orders - given : 0)
+                                         : plan->orders * sc_weight[sc] / osum;
+            given += orders;
+            if (orders < 4)
+                orders = 4;
+        }
+        int rc;
+        switch (sc) {
+        case SC_DOUBLE_CLICK: {
+            dc_params p;
+            dc_defaults(&p, orders, budget);
+            rc = gen_double_click(&g, &p);
+            break;
+        }
+        case SC_RETRY_STORM: {
+            rs_params p;
+            rs_defaults(&p, orders, budget);
+            rc = gen_retry_storm(&g, &p);
+            break;
+        }
+        case SC_CALLBACK_STORM: {
+            cs_params p;
+            cs_defaults(&p, orders, budget);
+            rc = gen_callback_storm(&g, &p);
+            break;
+        }
+        case SC_TOKEN_REPLAY: {
+            tr_params p;
+            tr_defaults(&p, orders, budget);
+            rc = gen_token_replay(&g, &p);
+            break;
+        }
+        case SC_FORGED_CALLBACK: {
+            fc_params p;
+            fc_defaults(&p, orders, budget);
+            rc = gen_forged_callback(&g, &p);
+            break;
+        }
+        case SC_ORDER_MISMATCH: {
+            om_params p;
+            om_defaults(&p, orders, budget);
+            rc = gen_order_mismatch(&g, &p);
+            break;
+        }
+        case SC_GATEWAY_CHAOS: {
+            gc_params p;
+            gc_defaults(&p, orders, budget);
+            rc = gen_gateway_chaos(&g, &p);
+            break;
+        }
+        case SC_CRASH: {
+            cr_params p;
+            cr_defaults(&p, orders, budget, plan->chaos_every_s);
+            rc = gen_crash(&g, &p);
+            break;
+        }
+        default: {
+            uint32_t b = budget ? budget : 3000;
+            rc = gen_ping(&g, b, plan->concurrency > 0 ? plan->concurrency : 1);
+        }
+        }
+        if (rc < 0)
+            return -1;
+    }
+    sched_sort_tasks(s);
+    return 0;
+}

@@ -1,0 +1,53 @@
+/* scenarios - the contract's scenarios as schedule generators. Each scenario
+ * is one function with its own parameter struct; it draws from its own PRNG
+ * (derived from the run seed and the scenario), appends its phases (each with
+ * a mock gateway config), orders, tokens and client tasks to the schedule. */
+#ifndef IDEMPAY_SIM_SCENARIOS_H
+#define IDEMPAY_SIM_SCENARIOS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedule.h"
+
+typedef struct {
+    unsigned mask;            /* bit (1u << sim_scenario) per scenario to run */
+    size_t orders;            /* orders shared by the selected order scenarios */
+    double duration_s;        /* traffic budget shared by the scenarios (0: no pacing) */
+    int concurrency;          /* client workers (ping tasks, and recorded in the digest) */
+    int chaos;                /* a chaos command is configured */
+    double chaos_every_s;     /* its period (crash lasts at least 2.5 periods) */
+    const char *mock_override;/* JSON object merged into every phase's mock config, or NULL */
+} sim_plan;
+
+/* The mask of "all": every scenario but ping, and crash only with chaos. */
+unsigned scenarios_all_mask(int chaos);
+
+/* Parses "double-click,retry-storm" / "all" into *mask. crash without a
+ * chaos command, unknown names and empty lists are errors: returns -1 with a
+ * message in err. */
+int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size_t errlen);
+
+/* Generates the schedule for plan into s (initialised with the seed).
+ * Scenarios run in contract order. Returns 0, or -1 with a message in err
+ * (bad mock override, out of memory, too many orders). */
+int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t errlen);
+
+/* The mock knobs of one phase. */
+typedef struct {
+    long latency_ms, jitter_ms;
+    double error_rate, decline_rate, timeout_after_charge_rate, reset_rate;
+    int dedupe;
+    long notify_copies, notify_concurrency, notify_delay_ms, notify_retry_ms;
+    long long seed;
+} sim_mock_knobs;
+
+/* The mock's defaults (no faults, dedupe on, one notification copy). */
+void scenarios_mock_defaults(sim_mock_knobs *k);
+/* The knobs as a compact JSON object with override (a JSON object text, or
+ * NULL) merged over them. Returns 0, or -1 (override not a JSON object, or the
+ * result does not fit outlen) with a message in err. */
+int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out, size_t outlen,
+                        char *err, size_t errlen);
+
+#endif

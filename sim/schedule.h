@@ -1,0 +1,178 @@
+/* schedule - everything a simulator run will do, generated up front from the
+ * seed: orders (suffix, user, amount), payment tokens to issue, client tasks
+ * (copies, delays, timeouts, retries, backoff), and the phases that group
+ * them, each with the mock gateway's fault config.
+ *
+ * The schedule never contains the per-run order-number prefix: order numbers
+ * are prefix + suffix, so reruns with the same seed do not collide with the
+ * orders of an earlier run, and the digest (SHA-256 over a canonical text
+ * form) is the same for the same seed and flags. */
+#ifndef IDEMPAY_SIM_SCHEDULE_H
+#define IDEMPAY_SIM_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rng.h"
+
+typedef enum {
+    SC_DOUBLE_CLICK = 0,
+    SC_RETRY_STORM,
+    SC_CALLBACK_STORM,
+    SC_TOKEN_REPLAY,
+    SC_FORGED_CALLBACK,
+    SC_ORDER_MISMATCH,
+    SC_GATEWAY_CHAOS,
+    SC_CRASH,
+    SC_PING,
+    SC_COUNT
+} sim_scenario;
+
+/* Amount text styles: the same value written two ways ("12.30" / "12.3"). */
+typedef enum { AMT_FIXED2 = 0, AMT_SHORT = 1 } sched_amount_style;
+
+/* Order flags. */
+#define ORD_NEVER_SUBMITTED 0x01u /* no client ever POSTs it (forgery target) */
+#define ORD_FORGE_TARGET    0x02u /* forged callbacks name it */
+#define ORD_DECLINE         0x04u /* paid in a phase where the gateway declines all */
+#define ORD_MISMATCH        0x08u /* variants with another user/amount are sent */
+
+#define SCHED_SUFFIX_LEN 12       /* 2 scenario letters, 5 base36 index, 5 random */
+#define SCHED_MAX_ORDERS 60466176 /* 36^5 */
+#define SCHED_PREFIX_MAX 12
+#define SCHED_MOCK_CONFIG_MAX 512
+
+typedef struct {
+    char suffix[SCHED_SUFFIX_LEN + 1];
+    int64_t user_id;
+    int64_t amount_fen;
+    uint8_t scenario;
+    uint8_t style;    /* sched_amount_style of its first request */
+    uint8_t flags;
+} sched_order;
+
+typedef struct {
+    int64_t user_id;  /* the user the token is issued to */
+    uint8_t scenario;
+} sched_token;
+
+typedef enum {
+    TASK_PAY = 0,  /* one client paying an order (retries, polls) */
+    TASK_BURST,    /* `copies` POSTs of one order back to back, then settle */
+    TASK_MISMATCH, /* pay the order, then `copies` variants (other amount/user) */
+    TASK_FORGE,    /* one forged payment notification */
+    TASK_PING,     /* GET /api/ping in a loop until the phase budget ends */
+    TASK_KIND_COUNT
+} sched_task_kind;
+
+typedef enum { TOK_NONE = 0, TOK_SLOT, TOK_UNKNOWN } sched_token_use;
+
+typedef enum {
+    FORGE_BAD_SIGN = 0,  /* signed with a wrong key */
+    FORGE_WRONG_FEE,     /* properly signed, total_fee differs from the order */
+    FORGE_REPLAY_TXN,    /* properly signed, a real transaction_id of another order */
+    FORGE_UNKNOWN_ORDER, /* properly signed, an order the service never saw */
+    FORGE_WRONG_MCH,     /* properly signed, another mch_id */
+    FORGE_KIND_COUNT
+} sched_forge_kind;
+
+typedef struct {
+    uint8_t kind;          /* sched_task_kind */
+    uint8_t token_use;     /* sched_token_use */
+    uint8_t style;         /* amount text style of this task's requests */
+    uint8_t idem;          /* 0: no Idempotency-Key; n: key variant n of the order */
+    uint8_t poll;          /* on 202, poll GET /api/pay/orders/{no} instead of re-POSTing */
+    uint8_t max_attempts;  /* POSTs before giving up (>= 1) */
+    uint8_t copies;        /* BURST: POSTs; MISMATCH: variants */
+    uint8_t forge;         /* sched_forge_kind */
+    uint8_t retry_declined;/* after 402, POST again (the service allows it) */
+    uint8_t expect_expired;/* wait for the token to expire first (short TTL only) */
+    uint8_t copy_index;    /* which copy of a double-click this is (0 = first) */
+    uint8_t copy_count;    /* how many copies the double-click has */
+    int32_t order;         /* index into orders (-1: none) */
+    int32_t token;         /* token slot for TOK_SLOT, else -1 */
+    int32_t aux_order;     /* FORGE_REPLAY_TXN: the order whose transaction is replayed */
+    int64_t variant_user;  /* MISMATCH: the other user */
+    int64_t variant_fen;   /* MISMATCH: the other amount; FORGE_WRONG_FEE: the fee sent */
+    uint32_t start_ms;     /* release time from the phase start */
+    uint32_t gap_ms;       /* BURST: between copies */
+    uint32_t timeout_ms;   /* per request */
+    uint32_t backoff_ms;   /* base of the exponential retry backoff */
+    uint64_t jitter_seed;  /* seeds the task's own backoff jitter */
+} sched_task;
+
+typedef struct {
+    uint8_t scenario;
+    uint8_t chaos;         /* the chaos command runs during this phase */
+    char label[32];
+    char mock_config[SCHED_MOCK_CONFIG_MAX]; /* JSON object for PUT /mock/config */
+    uint32_t budget_ms;    /* intended length (releases are spread over it) */
+    size_t first_token, ntokens;
+    size_t first_task, ntasks;
+} sched_phase;
+
+typedef struct {
+    uint64_t seed;
+    char params[256];      /* the flags that shape the schedule, for the digest */
+    sched_order *orders;
+    size_t norders, cap_orders;
+    sched_token *tokens;
+    size_t ntokens, cap_tokens;
+    sched_task *tasks;
+    size_t ntasks, cap_tasks;
+    sched_phase *phases;
+    size_t nphases, cap_phases;
+} sim_schedule;
+
+/* Scenario names as the command line spells them ("double-click", ...),
+ * their two-letter order-number codes, and the reverse lookup (-1 unknown). */
+const char *sched_scenario_name(int scenario);
+const char *sched_scenario_code(int scenario);
+int sched_scenario_parse(const char *name);
+
+/* An empty schedule for seed. Never fails. */
+void sched_init(sim_schedule *s, uint64_t seed);
+/* Frees everything; s is empty afterwards. NULL accepted. */
+void sched_free(sim_schedule *s);
+
+/* Appends an order; its suffix is the scenario code, the index in base36 and
+ * five characters drawn from r. Returns the index, or -1 (OOM, too many). */
+int sched_add_order(sim_schedule *s, rng_t *r, int scenario, int64_t user_id,
+                    int64_t amount_fen, int style, unsigned flags);
+/* Appends a token slot to the current phase (issued before its tasks run).
+ * Returns its index, or -1 (OOM, or no phase begun). */
+int sched_add_token(sim_schedule *s, int scenario, int64_t user_id);
+/* Appends a zeroed task (order/token/aux_order -1, max_attempts 1) to the
+ * current phase. Returns it (valid until the next add), or NULL on OOM. */
+sched_task *sched_add_task(sim_schedule *s, sched_task_kind kind);
+/* Starts a phase; tokens and tasks added afterwards belong to it.
+ * mock_config is copied (truncated configs are refused: -1). Returns 0/-1. */
+int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
+                      const char *mock_config, uint32_t budget_ms, int chaos);
+
+/* Sorts the tasks of every phase by start_ms (stable). */
+void sched_sort_tasks(sim_schedule *s);
+
+/* The text of an amount in a style: AMT_FIXED2 "12.30", AMT_SHORT "12.3",
+ * "7", "0.5". out must hold 16 bytes. Returns out. */
+char *sched_amount_text(int64_t fen, int style, char out[16]);
+
+/* The full order number: prefix + suffix. Returns 0, or -1 if it does not
+ * fit outlen. */
+int sched_order_no(const sim_schedule *s, const char *prefix, size_t order,
+                   char *out, size_t outlen);
+/* The index of the order whose number is order_no under prefix, or -1. */
+long sched_order_lookup(const sim_schedule *s, const char *prefix, const char *order_no);
+
+/* Writes the canonical text form (one line per item; what the digest hashes). */
+void sched_print(const sim_schedule *s, FILE *out);
+/* SHA-256 of the canonical text form as 64 lower-case hex digits.
+ * Returns 0, or -1 on a crypto or memory failure (out = ""). */
+int sched_digest(const sim_schedule *s, char out[65]);
+
+/* Counts of the schedule's orders per scenario (orders submitted by clients
+ * plus never-submitted forgery targets). */
+void sched_count_orders(const sim_schedule *s, size_t counts[SC_COUNT]);
+
+#endif

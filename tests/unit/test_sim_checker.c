@@ -1,0 +1,411 @@
+/* test_sim_checker.c - CUnit suite for the simulator's checker on hand-made
+ * histories: a clean history passes, and each invariant is violated by a
+ * history made to violate it (the checker must be able to fail). */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checker.h"
+#include "rng.h"
+#include "schedule.h"
+
+#define PFX "t0000001"
+#define NORD 8
+
+static sim_schedule S;
+static sim_op OPS[64];
+static size_t NOPS;
+static sim_charge CH[16];
+static size_t NCH;
+static sim_row API[NORD], DB[NORD];
+static int TOK_A, TOK_B;
+
+/* Orders 0..3 double-click, 4 token-replay (user 500), 5 token-replay (user 500),
+ * 6 forged-callback declined target, 7 forged-callback never submitted. */
+static int setup(void)
+{
+    rng_t r;
+    rng_seed(&r, 1);
+    sched_init(&S, 1234);
+    if (sched_begin_phase(&S, SC_DOUBLE_CLICK, "p", "{}", 0, 0) < 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        sched_add_order(&S, &r, SC_DOUBLE_CLICK, 100 + i, 1000 + i, AMT_FIXED2, 0);
+    if (sched_begin_phase(&S, SC_TOKEN_REPLAY, "p", "{}", 0, 0) < 0)
+        return -1;
+    sched_add_order(&S, &r, SC_TOKEN_REPLAY, 500, 700, AMT_SHORT, 0);
+    sched_add_order(&S, &r, SC_TOKEN_REPLAY, 500, 800, AMT_SHORT, 0);
+    TOK_A = sched_add_token(&S, SC_TOKEN_REPLAY, 500);
+    TOK_B = sched_add_token(&S, SC_TOKEN_REPLAY, 777);
+    if (sched_begin_phase(&S, SC_FORGED_CALLBACK, "p", "{}", 0, 0) < 0)
+        return -1;
+    sched_add_order(&S, &r, SC_FORGED_CALLBACK, 600, 900, AMT_FIXED2, ORD_DECLINE | ORD_FORGE_TARGET);
+    sched_add_order(&S, &r, SC_FORGED_CALLBACK, 601, 901, AMT_FIXED2,
+                    ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET);
+    return S.norders == NORD ? 0 : -1;
+}
+
+static int teardown(void)
+{
+    sched_free(&S);
+    return 0;
+}
+
+static sim_op *add_op(int kind, int order, uint16_t code, int status, const char *txn)
+{
+    sim_op *op = &OPS[NOPS];
+    memset(op, 0, sizeof(*op));
+    op->kind = (uint8_t)kind;
+    op->order = order;
+    op->token = -1;
+    op->task = -1;
+    op->scenario = order >= 0 ? S.orders[order].scenario : SC_DOUBLE_CLICK;
+    op->user_id = order >= 0 ? S.orders[order].user_id : 0;
+    op->amount_fen = order >= 0 ? S.orders[order].amount_fen : -1;
+    op->http_code = code;
+    op->status = (uint8_t)status;
+    op->outcome = code == 200 ? OUT_OK : (code >= 400 && code < 500) ? OUT_FAIL : OUT_UNKNOWN;
+    op->start_us = (int64_t)NOPS * 1000;
+    op->end_us = op->start_us + 500;
+    snprintf(op->txn, sizeof(op->txn), "%s", txn ? txn : "");
+    NOPS++;
+    return op;
+}
+
+static void add_charge(int order, const char *txn, int64_t fee, int refunded)
+{
+    sim_charge *c = &CH[NCH++];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->transaction_id, sizeof(c->transaction_id), "%s", txn);
+    sched_order_no(&S, PFX, (size_t)order, c->out_trade_no, sizeof(c->out_trade_no));
+    c->total_fee = fee;
+    c->refunded = refunded;
+    c->order = order;
+}
+
+static void set_row(sim_row *rows, int order, int status, const char *txn)
+{
+    sim_row *r = &rows[order];
+    memset(r, 0, sizeof(*r));
+    r->state = ROW_PRESENT;
+    r->status = (uint8_t)status;
+    r->user_id = S.orders[order].user_id;
+    r->amount_fen = S.orders[order].amount_fen;
+    snprintf(r->transaction_id, sizeof(r->transaction_id), "%s", txn ? txn : "");
+}
+
+/* A clean world: orders 0..5 paid once each (4 via two concurrent copies),
+ * 6 declined and forged against, 7 never submitted and forged against. */
+static void clean_world(void)
+{
+    char txn[32];
+    NOPS = 0;
+    NCH = 0;
+    memset(API, 0, sizeof(API));
+    memset(DB, 0, sizeof(DB));
+    for (int i = 0; i < 6; i++) {
+        snprintf(txn, sizeof(txn), "4200000000%02d", i);
+        sim_op *op = add_op(OP_PAY, i, 200, OST_PAID, txn);
+        if (i == 4) {
+            op->token_use = TOK_SLOT;
+            op->token = TOK_A;
+        }
+        add_charge(i, txn, S.orders[i].amount_fen, 0);
+        set_row(API, i, OST_PAID, txn);
+        set_row(DB, i, OST_PAID, txn);
+    }
+    /* A duplicate of order 0 answered as a replay: absorbed. */
+    sim_op *dup = add_op(OP_PAY, 0, 200, OST_PAID, "420000000000");
+    dup->flags |= OPF_REPLAYED;
+    add_op(OP_PAY, 6, 402, OST_FAILED, NULL);
+    set_row(API, 6, OST_FAILED, NULL);
+    set_row(DB, 6, OST_FAILED, NULL);
+    add_op(OP_CALLBACK, 6, 200, OST_NONE, "4299999");
+    add_op(OP_CALLBACK, 7, 200, OST_NONE, "4299998");
+    API[7].state = ROW_ABSENT;
+    DB[7].state = ROW_ABSENT;
+}
+
+static void run(chk_result *r, int with_db)
+{
+    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
+                          .api_rows = API, .db_rows = with_db ? DB : NULL, .prefix = PFX,
+                          .seed = 1234};
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, r), 0);
+}
+
+static size_t count_inv(const chk_result *r, int inv)
+{
+    size_t n = 0;
+    for (int sc = 0; sc <= SC_COUNT; sc++)
+        n += r->count[sc][inv];
+    return n;
+}
+
+static void test_clean_passes(void)
+{
+    chk_result r;
+    clean_world();
+    run(&r, 1);
+    CU_ASSERT_EQUAL(r.total, 0);
+    CU_ASSERT_EQUAL(r.nv, 0);
+    CU_ASSERT_EQUAL(r.unreadable, 0);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].orders, 4);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].duplicates, 1);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].absorbed, 1);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].replayed, 1);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].paid, 4);
+    CU_ASSERT_TRUE(r.ran[SC_DOUBLE_CLICK]);
+    CU_ASSERT_TRUE(r.ran[SC_FORGED_CALLBACK]);
+    CU_ASSERT_FALSE(r.ran[SC_CRASH]);
+    for (int i = 0; i < INV_COUNT; i++)
+        CU_ASSERT_PTR_NOT_NULL(strchr(checker_invariant_name(i), '_'));
+    checker_result_free(&r);
+}
+
+static void test_double_charge(void)
+{
+    chk_result r;
+    clean_world();
+    add_charge(1, "4200000000XX", S.orders[1].amount_fen, 1);
+    run(&r, 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_DOUBLE_CHARGE), 1);
+    CU_ASSERT_EQUAL(r.count[SC_DOUBLE_CLICK][INV_NO_DOUBLE_CHARGE], 1);
+    CU_ASSERT_EQUAL_FATAL(r.nv, 1);
+    CU_ASSERT_EQUAL(r.v[0].order, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.v[0].message, "refunded"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.v[0].message, "4200000000XX"));
+    checker_result_free(&r);
+}
+
+static void test_paid_without_charge(void)
+{
+    chk_result r;
+    clean_world();
+    NCH--; /* drop order 5's charge */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAID_HAS_CHARGE), 1);
+    CU_ASSERT_EQUAL(r.count[SC_TOKEN_REPLAY][INV_PAID_HAS_CHARGE], 1);
+    checker_result_free(&r);
+    /* PAID with a transaction id the ledger does not have. */
+    clean_world();
+    snprintf(API[2].transaction_id, sizeof(API[2].transaction_id), "bogus");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAID_HAS_CHARGE), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLIENT_PAID_IS_FINAL), 1); /* the client saw another txn */
+    checker_result_free(&r);
+}
+
+static void test_charge_without_paid_order(void)
+{
+    chk_result r;
+    clean_world();
+    set_row(API, 3, OST_FAILED, NULL);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CHARGE_HAS_PAID_ORDER), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLIENT_PAID_IS_FINAL), 1);
+    checker_result_free(&r);
+    /* Wrong amount. */
+    clean_world();
+    CH[2].total_fee += 1;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CHARGE_HAS_PAID_ORDER), 1);
+    checker_result_free(&r);
+    /* A charge of an order number this run never made. */
+    clean_world();
+    add_charge(0, "4200000000ZZ", 5, 0);
+    CH[NCH - 1].order = -1;
+    snprintf(CH[NCH - 1].out_trade_no, sizeof(CH[NCH - 1].out_trade_no), PFX "qq00000zzzzz");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.count[CHK_UNATTRIBUTED][INV_CHARGE_HAS_PAID_ORDER], 1);
+    CU_ASSERT_TRUE(r.ran[CHK_UNATTRIBUTED]);
+    checker_result_free(&r);
+    /* A charge but the order does not exist at all. */
+    clean_world();
+    add_charge(7, "4200000000N7", 901, 0);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CHARGE_HAS_PAID_ORDER), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_FORGED_CALLBACK_NO_EFFECT), 1);
+    checker_result_free(&r);
+}
+
+static void test_client_paid_not_final(void)
+{
+    chk_result r;
+    clean_world();
+    /* The client saw 200 PAID for order 6 (but it ends FAILED, no charge). */
+    add_op(OP_QUERY, 6, 200, OST_PAID, "4200000000Q6");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLIENT_PAID_IS_FINAL), 1);
+    CU_ASSERT_EQUAL(r.count[SC_FORGED_CALLBACK][INV_CLIENT_PAID_IS_FINAL], 1);
+    checker_result_free(&r);
+}
+
+static void test_token_reuse(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 5 (same user) accepted with token A, already used by order 4. */
+    sim_op *op = add_op(OP_PAY, 5, 202, OST_PROCESSING, NULL);
+    op->token_use = TOK_SLOT;
+    op->token = TOK_A;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_TOKEN_SINGLE_ORDER), 1);
+    CU_ASSERT_EQUAL(r.count[SC_TOKEN_REPLAY][INV_TOKEN_SINGLE_ORDER], 1);
+    checker_result_free(&r);
+    /* Refused reuse (403) is fine; so is a retry of the same order. */
+    clean_world();
+    op = add_op(OP_PAY, 5, 403, OST_NONE, NULL);
+    op->token_use = TOK_SLOT;
+    op->token = TOK_A;
+    op = add_op(OP_PAY, 4, 200, OST_PAID, "420000000004");
+    op->token_use = TOK_SLOT;
+    op->token = TOK_A;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+    /* Another user's token accepted. */
+    clean_world();
+    op = add_op(OP_PAY, 5, 402, OST_FAILED, NULL);
+    op->token_use = TOK_SLOT;
+    op->token = TOK_B;
+    op->flags |= OPF_FOREIGN;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_TOKEN_SINGLE_ORDER), 1);
+    checker_result_free(&r);
+    /* A made-up token accepted; an expired one accepted. */
+    clean_world();
+    op = add_op(OP_PAY, 5, 200, OST_PAID, "420000000005");
+    op->token_use = TOK_UNKNOWN;
+    op = add_op(OP_PAY, 4, 200, OST_PAID, "420000000004");
+    op->token_use = TOK_SLOT;
+    op->token = TOK_A;
+    op->flags |= OPF_EXPIRED;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_TOKEN_SINGLE_ORDER), 2);
+    checker_result_free(&r);
+}
+
+static void test_forged_callback_effect(void)
+{
+    chk_result r;
+    clean_world();
+    set_row(API, 6, OST_PAID, "4299999");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_FORGED_CALLBACK_NO_EFFECT), 1);
+    CU_ASSERT_EQUAL(r.count[SC_FORGED_CALLBACK][INV_FORGED_CALLBACK_NO_EFFECT], 1);
+    /* PAID without a charge is also a paid_has_charge violation. */
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAID_HAS_CHARGE), 1);
+    checker_result_free(&r);
+    /* The never-submitted order now exists. */
+    clean_world();
+    set_row(API, 7, OST_PENDING, NULL);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_FORGED_CALLBACK_NO_EFFECT), 1);
+    checker_result_free(&r);
+    /* Without a forged callback on record, the order is not judged by it. */
+    clean_world();
+    NOPS -= 2; /* drop both callbacks */
+    set_row(API, 7, OST_PENDING, NULL);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_FORGED_CALLBACK_NO_EFFECT), 0);
+    checker_result_free(&r);
+}
+
+static void test_mismatch(void)
+{
+    chk_result r;
+    clean_world();
+    sim_op *op = add_op(OP_PAY, 2, 422, OST_NONE, NULL);
+    op->flags |= OPF_MISMATCH;
+    op->amount_fen += 5;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+    clean_world();
+    op = add_op(OP_PAY, 2, 200, OST_PAID, "420000000002");
+    op->flags |= OPF_MISMATCH;
+    op->user_id = 9999;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_MISMATCH_NO_EFFECT), 1);
+    checker_result_free(&r);
+    /* The row took the other amount: a mismatch effect, and the charge no
+     * longer matches the order's amount. */
+    clean_world();
+    API[1].amount_fen += 1;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_MISMATCH_NO_EFFECT), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CHARGE_HAS_PAID_ORDER), 1);
+    checker_result_free(&r);
+}
+
+static void test_all_settled(void)
+{
+    chk_result r;
+    clean_world();
+    set_row(API, 6, OST_PROCESSING, NULL);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_ALL_SETTLED), 1);
+    checker_result_free(&r);
+    /* PENDING is not PROCESSING. */
+    clean_world();
+    set_row(API, 6, OST_PENDING, NULL);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_ALL_SETTLED), 0);
+    checker_result_free(&r);
+}
+
+static void test_db_view(void)
+{
+    chk_result r;
+    clean_world();
+    /* The API says PAID, the database says PROCESSING without a txn. */
+    set_row(DB, 2, OST_PROCESSING, NULL);
+    run(&r, 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_ALL_SETTLED), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CHARGE_HAS_PAID_ORDER), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLIENT_PAID_IS_FINAL), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.v[0].message, "DB"));
+    checker_result_free(&r);
+    /* Without --db the same world passes. */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+}
+
+static void test_unreadable_not_judged(void)
+{
+    chk_result r;
+    clean_world();
+    API[3].state = ROW_ERROR;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    CU_ASSERT_EQUAL(r.unreadable, 1);
+    checker_result_free(&r);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("sim_checker", setup, teardown);
+    if (s == NULL || !CU_add_test(s, "clean history passes", test_clean_passes) ||
+        !CU_add_test(s, "double charge", test_double_charge) ||
+        !CU_add_test(s, "PAID without charge", test_paid_without_charge) ||
+        !CU_add_test(s, "charge without PAID order", test_charge_without_paid_order) ||
+        !CU_add_test(s, "client PAID not final", test_client_paid_not_final) ||
+        !CU_add_test(s, "token reuse", test_token_reuse) ||
+        !CU_add_test(s, "forged callback effect", test_forged_callback_effect) ||
+        !CU_add_test(s, "order mismatch", test_mismatch) ||
+        !CU_add_test(s, "all settled", test_all_settled) ||
+        !CU_add_test(s, "database view", test_db_view) ||
+        !CU_add_test(s, "unreadable rows not judged", test_unreadable_not_judged)) {
+        CU_cleanup_registry();
+        return 1;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,223 @@
+/* test_sim_schedule.c - CUnit suite for the simulator's schedule: same seed
+ * and flags give the same schedule and digest, another seed or flag another
+ * digest; order numbers follow the rule and map back to their index; the
+ * digest ignores the run prefix; amounts print in both styles. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "money.h"
+#include "order_no.h"
+#include "scenarios.h"
+#include "schedule.h"
+
+static int build(sim_schedule *s, uint64_t seed, unsigned mask, size_t orders, double duration,
+                 const char *override)
+{
+    char err[256];
+    sim_plan p = {.mask = mask, .orders = orders, .duration_s = duration, .concurrency = 8,
+                  .chaos = 0, .chaos_every_s = 5, .mock_override = override};
+    sched_init(s, seed);
+    return scenarios_build(s, &p, err, sizeof(err));
+}
+
+static void digest_of(uint64_t seed, unsigned mask, size_t orders, double duration,
+                      const char *override, char out[65])
+{
+    sim_schedule s;
+    CU_ASSERT_EQUAL_FATAL(build(&s, seed, mask, orders, duration, override), 0);
+    CU_ASSERT_EQUAL(sched_digest(&s, out), 0);
+    sched_free(&s);
+}
+
+static void test_same_seed_same_digest(void)
+{
+    char a[65], b[65], c[65], d[65], e[65];
+    unsigned all = scenarios_all_mask(0);
+    digest_of(42, all, 300, 10, NULL, a);
+    digest_of(42, all, 300, 10, NULL, b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    CU_ASSERT_EQUAL(strlen(a), 64);
+    digest_of(43, all, 300, 10, NULL, c);
+    CU_ASSERT_STRING_NOT_EQUAL(a, c);
+    digest_of(42, all, 301, 10, NULL, d);
+    CU_ASSERT_STRING_NOT_EQUAL(a, d);
+    digest_of(42, all, 300, 10, "{\"dedupe\":false}", e);
+    CU_ASSERT_STRING_NOT_EQUAL(a, e);
+}
+
+static void test_same_seed_same_schedule(void)
+{
+    sim_schedule x, y;
+    unsigned all = scenarios_all_mask(0);
+    CU_ASSERT_EQUAL_FATAL(build(&x, 7, all, 200, 5, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(build(&y, 7, all, 200, 5, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(x.norders, y.norders);
+    CU_ASSERT_EQUAL_FATAL(x.ntasks, y.ntasks);
+    CU_ASSERT_EQUAL_FATAL(x.nphases, y.nphases);
+    CU_ASSERT_EQUAL_FATAL(x.ntokens, y.ntokens);
+    CU_ASSERT_EQUAL(memcmp(x.orders, y.orders, x.norders * sizeof(sched_order)), 0);
+    CU_ASSERT_EQUAL(memcmp(x.tasks, y.tasks, x.ntasks * sizeof(sched_task)), 0);
+    /* The printed form is the same too. */
+    char *pa = NULL, *pb = NULL;
+    size_t la = 0, lb = 0;
+    FILE *fa = open_memstream(&pa, &la), *fb = open_memstream(&pb, &lb);
+    sched_print(&x, fa);
+    sched_print(&y, fb);
+    fclose(fa);
+    fclose(fb);
+    CU_ASSERT_EQUAL(la, lb);
+    CU_ASSERT(la > 1000);
+    CU_ASSERT_EQUAL(memcmp(pa, pb, la), 0);
+    free(pa);
+    free(pb);
+    sched_free(&x);
+    sched_free(&y);
+}
+
+static void test_every_scenario_present(void)
+{
+    sim_schedule s;
+    CU_ASSERT_EQUAL_FATAL(build(&s, 1, scenarios_all_mask(0), 400, 10, NULL), 0);
+    size_t counts[SC_COUNT];
+    sched_count_orders(&s, counts);
+    for (int sc = 0; sc < SC_COUNT; sc++) {
+        if (sc == SC_CRASH || sc == SC_PING) {
+            CU_ASSERT_EQUAL(counts[sc], 0);
+        } else {
+            CU_ASSERT(counts[sc] >= 4);
+        }
+    }
+    CU_ASSERT(s.norders >= 400);
+    /* Tasks are sorted by release time within each phase and fit its budget. */
+    for (size_t p = 0; p < s.nphases; p++) {
+        const sched_phase *ph = &s.phases[p];
+        for (size_t t = ph->first_task + 1; t < ph->first_task + ph->ntasks; t++)
+            CU_ASSERT_FATAL(s.tasks[t - 1].start_ms <= s.tasks[t].start_ms);
+        CU_ASSERT(ph->mock_config[0] == '{');
+    }
+    /* Every task's order is valid; copies of double-click are 2..10. */
+    for (size_t t = 0; t < s.ntasks; t++) {
+        const sched_task *k = &s.tasks[t];
+        CU_ASSERT_FATAL(k->order >= 0 && (size_t)k->order < s.norders);
+        CU_ASSERT(k->max_attempts >= 1);
+        if (k->kind == TASK_BURST) {
+            CU_ASSERT(k->copies >= 2 && k->copies <= 10);
+        }
+        if (k->token_use == TOK_SLOT) {
+            CU_ASSERT_FATAL(k->token >= 0 && (size_t)k->token < s.ntokens);
+        }
+    }
+    sched_free(&s);
+}
+
+static void test_order_numbers(void)
+{
+    sim_schedule s;
+    CU_ASSERT_EQUAL_FATAL(build(&s, 99, scenarios_all_mask(0), 120, 0, NULL), 0);
+    char no[64];
+    const char *prefixes[] = {"s1234567", "X", "abcdefABCDEF"};
+    for (size_t p = 0; p < 3; p++) {
+        for (size_t i = 0; i < s.norders; i++) {
+            CU_ASSERT_EQUAL_FATAL(sched_order_no(&s, prefixes[p], i, no, sizeof(no)), 0);
+            CU_ASSERT_FATAL(order_no_valid(no));
+            CU_ASSERT(strlen(no) <= 32);
+            CU_ASSERT_EQUAL_FATAL(sched_order_lookup(&s, prefixes[p], no), (long)i);
+        }
+    }
+    CU_ASSERT_EQUAL(sched_order_lookup(&s, "s1234567", "s1234568dc00000abcde"), -1);
+    CU_ASSERT_EQUAL(sched_order_lookup(&s, "s1234567", "s1234567"), -1);
+    CU_ASSERT_EQUAL(sched_order_lookup(&s, "s1234567", "s1234567zzzzzzzzzzzz"), -1);
+    CU_ASSERT_EQUAL(sched_order_no(&s, "p", s.norders, no, sizeof(no)), -1);
+    CU_ASSERT_EQUAL(sched_order_no(&s, "p", 0, no, 5), -1);
+    /* The digest does not depend on any prefix: it never sees one. */
+    sched_free(&s);
+}
+
+static void test_amount_text(void)
+{
+    char out[16];
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(1230, AMT_FIXED2, out), "12.30");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(1230, AMT_SHORT, out), "12.3");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(700, AMT_SHORT, out), "7");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(50, AMT_SHORT, out), "0.5");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(1, AMT_SHORT, out), "0.01");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(1, AMT_FIXED2, out), "0.01");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(MONEY_MAX_FEN, AMT_SHORT, out), "99999999.99");
+    CU_ASSERT_STRING_EQUAL(sched_amount_text(MONEY_MAX_FEN, AMT_FIXED2, out), "99999999.99");
+    /* Every generated amount parses back to its value in both styles. */
+    sim_schedule s;
+    CU_ASSERT_EQUAL_FATAL(build(&s, 5, scenarios_all_mask(0), 300, 0, NULL), 0);
+    for (size_t i = 0; i < s.norders; i++) {
+        int64_t fen;
+        for (int st = 0; st < 2; st++) {
+            CU_ASSERT_EQUAL_FATAL(money_parse_yuan(sched_amount_text(s.orders[i].amount_fen, st, out), &fen), 0);
+            CU_ASSERT_EQUAL_FATAL(fen, s.orders[i].amount_fen);
+        }
+        CU_ASSERT(s.orders[i].user_id >= 1);
+    }
+    sched_free(&s);
+}
+
+static void test_scenario_names(void)
+{
+    unsigned mask;
+    char err[256];
+    for (int sc = 0; sc < SC_COUNT; sc++)
+        CU_ASSERT_EQUAL(sched_scenario_parse(sched_scenario_name(sc)), sc);
+    CU_ASSERT_EQUAL(sched_scenario_parse("nope"), -1);
+    CU_ASSERT_EQUAL(scenarios_parse("all", 0, &mask, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(mask, scenarios_all_mask(0));
+    CU_ASSERT_FALSE(mask & (1u << SC_CRASH));
+    CU_ASSERT_FALSE(mask & (1u << SC_PING));
+    CU_ASSERT_EQUAL(scenarios_parse("all", 1, &mask, err, sizeof(err)), 0);
+    CU_ASSERT_TRUE(mask & (1u << SC_CRASH));
+    CU_ASSERT_EQUAL(scenarios_parse("crash", 0, &mask, err, sizeof(err)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--chaos-cmd"));
+    CU_ASSERT_EQUAL(scenarios_parse("double-click,ping", 0, &mask, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(mask, (1u << SC_DOUBLE_CLICK) | (1u << SC_PING));
+    CU_ASSERT_EQUAL(scenarios_parse("double-click,,ping", 0, &mask, err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(scenarios_parse("", 0, &mask, err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(scenarios_parse("bogus", 0, &mask, err, sizeof(err)), -1);
+}
+
+static void test_mock_json(void)
+{
+    sim_mock_knobs k;
+    char out[SCHED_MOCK_CONFIG_MAX], err[256];
+    scenarios_mock_defaults(&k);
+    k.timeout_after_charge_rate = 0.1;
+    CU_ASSERT_EQUAL(scenarios_mock_json(&k, NULL, out, sizeof(out), err, sizeof(err)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"dedupe\":true"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"timeout_after_charge_rate\":0.1"));
+    CU_ASSERT_EQUAL(scenarios_mock_json(&k, "{\"dedupe\":false,\"hold_max_ms\":5}", out,
+                                        sizeof(out), err, sizeof(err)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"dedupe\":false"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hold_max_ms\":5"));
+    CU_ASSERT_EQUAL(scenarios_mock_json(&k, "[1]", out, sizeof(out), err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(scenarios_mock_json(&k, "{bad", out, sizeof(out), err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(scenarios_mock_json(&k, NULL, out, 20, err, sizeof(err)), -1);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("sim_schedule", NULL, NULL);
+    if (s == NULL || !CU_add_test(s, "same seed, same digest", test_same_seed_same_digest) ||
+        !CU_add_test(s, "same seed, same schedule", test_same_seed_same_schedule) ||
+        !CU_add_test(s, "every scenario present", test_every_scenario_present) ||
+        !CU_add_test(s, "order numbers", test_order_numbers) ||
+        !CU_add_test(s, "amount text", test_amount_text) ||
+        !CU_add_test(s, "scenario names", test_scenario_names) ||
+        !CU_add_test(s, "mock config JSON", test_mock_json)) {
+        CU_cleanup_registry();
+        return 1;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
