@@ -340,6 +340,58 @@ def second_charge_detected_and_refunded_once():
 
 
 @test
+def refund_retried_after_lost_replies_is_one_refund():
+    """The gateway refunds but its replies come too late (the service gives
+    up after its timeout): the worker retries with the same out_refund_no
+    until a reply arrives, and the ledger shows one refund."""
+    mock_config(dedupe=False, notify_copies=1, notify_delay_ms=0, notify_enabled=True)
+    order_no = unique("CBL")
+    r = pay(order_no, USER, AMOUNT)
+    check(r.status == 200 and r.json()["status"] == "PAID", f"pay {order_no}: {r}")
+    txn1 = r.json()["transaction_id"]
+    retries0 = metric('idempay_refunds_total{outcome="retry"}')
+
+    # Every gateway reply now takes longer than the service waits.
+    mock_config(latency_ms=int(GATEWAY_TIMEOUT_S * 1000) + 1000)
+    second = mock_unifiedorder(order_no, FEE)
+    check(second.get("result_code") == "SUCCESS", f"the mock did not charge twice: {second}")
+    txn2 = second["transaction_id"]
+
+    def attempts():
+        rows = refunds_for(txn2)
+        return rows and int(db_query("SELECT attempts FROM payment_refund "
+                                     f"WHERE transaction_id = '{txn2}'")[0][0])
+
+    def charge2():
+        return [c for c in charges_for(order_no) if c["transaction_id"] == txn2][0]
+
+    # The gateway refunded on the first attempt; the service did not hear it
+    # and tried again.
+    wait_until(lambda: (attempts() or 0) >= 2 and charge2()["refunded"], 30, 0.3,
+               "a refund made by the gateway and retried by the service")
+    c2 = charge2()
+    check(c2["refund_count"] == 1, f"after lost replies: {c2}")
+    check(refunds_for(txn2)[0][3] == "0", "a refund whose reply was lost is not done yet")
+
+    mock_config(latency_ms=0)
+    wait_until(lambda: refunds_for(txn2)[0][3] == "1", 90, 0.3, "the refund to be marked done")
+    charges = {c["transaction_id"]: c for c in charges_for(order_no)}
+    check(charges[txn2]["refund_count"] == 1 and charges[txn2]["refunded_fee"] == FEE,
+          f"retries must not refund again: {charges[txn2]}")
+    check(charges[txn1]["refund_count"] == 0, f"the first charge must stay: {charges[txn1]}")
+    check(metric('idempay_refunds_total{outcome="retry"}') >= retries0 + 1,
+          "refunds_total{outcome=retry} not counted")
+
+
+@test
+def method_and_reply_format():
+    r = http("GET", CALLBACK)
+    check(r.status == 405, f"GET on the callback: {r}")
+    code, msg = reply_of(send_notification("<xml><return_code>SUCCESS</return_code></xml>"))
+    check(code == "FAIL", f"an unsigned stub: {code} {msg!r}")
+
+
+@test
 def database_down_answers_fail_unavailable():
     """MariaDB down: FAIL "unavailable" (HTTP 200, WeChat retries), nothing
     half-done; once it is back the same notification applies."""
@@ -355,6 +407,7 @@ def database_down_answers_fail_unavailable():
     finally:
         stack("start", "mariadb")
         wait_healthy()
+        settle_connections()
     code, msg = reply_of(send_notification(xml))
     check((code, msg) == ("SUCCESS", "OK"), f"after MariaDB came back: {code} {msg!r}")
     body = order_of(order_no)
@@ -362,12 +415,20 @@ def database_down_answers_fail_unavailable():
     check(records_for(txn) == [[order_no, "0", str(FEE)]], f"records: {records_for(txn)}")
 
 
-@test
-def method_and_reply_format():
-    r = http("GET", CALLBACK)
-    check(r.status == 405, f"GET on the callback: {r}")
-    code, msg = reply_of(send_notification("<xml><return_code>SUCCESS</return_code></xml>"))
-    check(code == "FAIL", f"an unsigned stub: {code} {msg!r}")
+def settle_connections():
+    """After a MariaDB restart every worker thread (service and mock) still
+    holds a dead connection until its next use; let them all find out, so
+    the tests after this one see a healthy stack."""
+    def steady():
+        for _ in range(100):
+            if http("GET", SERVICE + "/healthz", timeout=5).status != 200:
+                return False
+            if http("GET", MOCK + "/mock/ledger", timeout=10).status != 200:
+                return False
+            if http("PUT", MOCK + "/mock/config", {}, timeout=10).status != 200:
+                return False
+        return True
+    wait_until(steady, 60, 0.2, "every connection to MariaDB to be renewed")
 
 
 def restore():
