@@ -1,0 +1,69 @@
+/* api - the WeChat Pay v2 endpoints of the mock: POST /pay/unifiedorder,
+ * /pay/orderquery and /secapi/pay/refund, signed XML in and out.
+ *
+ * Replies are always HTTP 200 with XML, signed with the request's sign_type
+ * (MD5 unless it declared HMAC-SHA256; then the reply carries sign_type too).
+ * A request that cannot be processed at all (not POST, unparsable XML, bad
+ * or missing signature, unknown sign_type) gets return_code FAIL and a
+ * return_msg, as WeChat answers; the mock signs these too. Everything else
+ * gets return_code SUCCESS and result_code SUCCESS, or result_code FAIL with
+ * WeChat's err_code and err_code_des (LACK_PARAMS, PARAM_ERROR,
+ * APPID_MCHID_NOT_MATCH, ORDERPAID, INVALID_REQUEST, SYSTEMERROR, NOTENOUGH,
+ * ORDERNOTEXIST). */
+#ifndef IDEMPAY_MOCK_API_H
+#define IDEMPAY_MOCK_API_H
+
+#include <stdbool.h>
+
+#include "http_msg.h"
+#include "ledger.h"
+#include "mock.h"
+#include "wx_sign.h"
+#include "wx_xml.h"
+
+typedef enum {
+    API_UNIFIEDORDER = 0,
+    API_ORDERQUERY,
+    API_REFUND,
+    API_NONE
+} api_endpoint;
+
+/* The endpoint a path names, or API_NONE. */
+api_endpoint api_endpoint_of(const char *path);
+
+typedef struct {
+    /* Non-NULL: answer return_code FAIL with this return_msg. */
+    const char *fail_msg;
+    /* Non-NULL (and fail_msg NULL): answer result_code FAIL with this err_code. */
+    const char *err_code;
+    char err_des[160];
+    wx_sign_type sign_type;      /* for the reply */
+    long long total_fee;         /* unifiedorder, refund */
+    long long refund_fee;        /* refund */
+} api_verdict;
+
+/* Parses and checks one request for endpoint ep against creds: XML, the
+ * signature, required fields, appid/mch_id, and the endpoint's field rules
+ * (total_fee a positive integer of fen, out_trade_no 6-32 of
+ * [0-9A-Za-z_|*-], trade_type, notify_url, out_refund_no, refund_fee).
+ * req (initialised by the caller) receives the parsed fields. Fills *v;
+ * returns 0 when the request may be processed, -1 otherwise (v says how to
+ * answer). Touches no database. */
+int api_validate(api_endpoint ep, const char *body, size_t len, const mock_creds *creds,
+                 wx_msg *req, api_verdict *v);
+
+/* Builds a signed reply. return_code FAIL with fail_msg when fail_msg is
+ * non-NULL; otherwise return_code SUCCESS, result_code FAIL with err_code and
+ * err_des when err_code is non-NULL, else result_code SUCCESS; then every
+ * field of extra (may be NULL). Returns a malloc'd XML string (caller frees)
+ * or NULL on failure. */
+char *api_build_reply(const mock_creds *creds, wx_sign_type type, const char *fail_msg,
+                      const char *err_code, const char *err_des, const wx_msg *extra);
+
+/* Serves one WeChat endpoint request (ep != API_NONE) with the thread's
+ * ledger. May sleep (latency), withhold its reply (timeout_after_charge),
+ * or answer with a deliberately truncated reply (reset). */
+void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *req,
+                http_response *resp);
+
+#endif

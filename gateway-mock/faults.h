@@ -1,0 +1,102 @@
+/* faults - the mock's knobs (fault injection and notification settings) and
+ * the seeded PRNG that decides each unifiedorder's fate.
+ *
+ * Every unifiedorder draws exactly five values from the main PRNG, always in
+ * this order: jitter, reset, error, decline, timeout_after_charge. So the same
+ * seed and the same order of unifiedorder requests give the same decisions,
+ * whatever else happens meanwhile (other endpoints take their jitter from a
+ * second PRNG derived from the same seed). Precedence when several fire:
+ * reset > error > decline > timeout_after_charge. */
+#ifndef IDEMPAY_MOCK_FAULTS_H
+#define IDEMPAY_MOCK_FAULTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "rng.h"
+
+#define FAULTS_DEFAULT_SEED 1
+#define FAULTS_MAX_NOTIFY_CONCURRENCY 64
+
+typedef struct {
+    long long latency_ms;              /* added to every WeChat reply, 0..60000 */
+    long long jitter_ms;               /* plus uniform [0, jitter_ms], 0..60000 */
+    double error_rate;                 /* SYSTEMERROR, no charge */
+    double decline_rate;               /* FAIL NOTENOUGH, no charge */
+    double timeout_after_charge_rate;  /* charge, then withhold the reply */
+    double reset_rate;                 /* connection cut, no charge */
+    bool dedupe;                       /* a charged out_trade_no answers ORDERPAID */
+    long long notify_copies;           /* deliveries per charge, 0..100 */
+    long long notify_concurrency;      /* deliveries in flight, 1..64 */
+    long long notify_delay_ms;         /* before the first delivery, 0..3600000 */
+    long long notify_retry_ms;         /* the schedule's first 15 s step, 0..900000 */
+    bool notify_enabled;
+    long long hold_max_ms;             /* longest withheld reply, 0..600000 */
+    long long seed;                    /* 0..2^63-1 */
+} faults_config;
+
+typedef enum {
+    FAULT_NONE = 0,
+    FAULT_RESET,                 /* cut the connection, no charge */
+    FAULT_ERROR,                 /* SYSTEMERROR, no charge */
+    FAULT_DECLINE,               /* FAIL, no charge */
+    FAULT_TIMEOUT_AFTER_CHARGE   /* charge, then no reply */
+} fault_kind;
+
+typedef struct {
+    fault_kind kind;
+    long long delay_ms;   /* latency_ms + the jitter drawn */
+} fault_decision;
+
+typedef struct {
+    pthread_mutex_t mu;
+    faults_config cfg;
+    rng_t order_rng;      /* unifiedorder decisions */
+    rng_t aux_rng;        /* jitter of the other endpoints */
+} faults_state;
+
+/* The defaults: no latency, no faults, dedupe on, one notification copy,
+ * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,
+ * seed FAULTS_DEFAULT_SEED. */
+void faults_config_defaults(faults_config *cfg);
+
+/* Merges the JSON object obj over *base into *out (base and out may alias).
+ * Every key must be a known knob of the right type and range. Returns 0, or
+ * -1 with *out untouched and an English reason in err. *seed_given is set to
+ * 1 when obj names "seed" (may be NULL). Does not steal obj. */
+int faults_config_merge(const faults_config *base, const json_t *obj, faults_config *out,
+                        int *seed_given, char *err, size_t errlen);
+
+/* The config as a new JSON object (every knob), or NULL on OOM. */
+json_t *faults_config_to_json(const faults_config *cfg);
+
+/* The config as compact JSON text (rates with 15 significant digits), malloc'd;
+ * NULL on OOM. */
+char *faults_config_dump(const faults_config *cfg);
+
+/* Draws one unifiedorder decision from r under cfg: always five draws. */
+void faults_decide(rng_t *r, const faults_config *cfg, fault_decision *out);
+
+/* The retry delay in ms before delivery attempt number `retry` (1-based: the
+ * first retry is 1) for a schedule step of step_ms: WeChat's 15s/15s/30s/3m/
+ * 10m/20m/30m/30m/30m/60m/3h/3h/3h/6h/6h scaled by step_ms/15000. Returns -1
+ * when retry is past the 15th (give up). */
+long long faults_retry_delay_ms(int retry, long long step_ms);
+#define FAULTS_MAX_RETRIES 15
+
+/* Shared, thread-safe state around one config and the PRNGs. */
+void faults_init(faults_state *st, const faults_config *cfg);
+/* Copies the current config into *out. */
+void faults_get(faults_state *st, faults_config *out);
+/* Replaces the config; reseeds both PRNGs from cfg->seed when reseed != 0. */
+void faults_set(faults_state *st, const faults_config *cfg, int reseed);
+/* One unifiedorder decision (five draws from the main PRNG, under the lock). */
+void faults_draw_order(faults_state *st, fault_decision *out);
+/* Latency for another WeChat endpoint: latency_ms plus jitter from the
+ * auxiliary PRNG. */
+long long faults_draw_latency(faults_state *st);
+
+#endif

@@ -1,0 +1,982 @@
+/* ledger.c - the mock's MariaDB ledger through prepared statements only.
+ * Dedupe is decided by primary keys (INSERT, then a conditional UPDATE on a
+ * duplicate), so concurrent duplicates lose atomically in any process. */
+#include "ledger.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_conn.h"
+#include "log.h"
+
+#define LEDGER_MAX_TRIES 20
+
+/* ---- statements ---------------------------------------------------------- */
+
+enum {
+    S_TRADE_INSERT,
+    S_TRADE_CAS_CHARGE,
+    S_TRADE_CAS_DECLINE,
+    S_TRADE_GET,
+    S_TRADE_UPSERT_CHARGE,
+    S_TRADE_UPSERT_DECLINE,
+    S_TRADE_UPSERT_UNPAID,
+    S_CHARGE_INSERT,
+    S_CHARGE_BY_TXID,
+    S_CHARGE_BY_OTN,
+    S_CHARGE_LOCK,
+    S_CHARGE_ADD_REFUND,
+    S_REFUND_GET,
+    S_REFUND_INSERT,
+    S_LIST_ALL,
+    S_LIST_OTN,
+    S_COUNTER_GET,
+    S_COUNTER_ADD,
+    S_COUNTER_ZERO,
+    S_DEL_REFUNDS,
+    S_DEL_CHARGES,
+    S_DEL_TRADES,
+    S_CONFIG_GET,
+    S_CONFIG_PUT,
+    S_COUNT
+};
+
+#define CHARGE_COLS \
+    "transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, trade_type, " \
+    "DATE_FORMAT(charged_at + INTERVAL 8 HOUR, '%Y%m%d%H%i%s')"
+
+static const char *const ledger_sql[S_COUNT] = {
+    [S_TRADE_INSERT] =
+        "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+    [S_TRADE_CAS_CHARGE] =
+        "UPDATE mock_trade SET transaction_id = ?, last_result = 'SUCCESS', attempts = attempts + 1, "
+        "updated_at = UTC_TIMESTAMP(6) WHERE out_trade_no = ? AND total_fee = ? AND transaction_id IS NULL",
+    [S_TRADE_CAS_DECLINE] =
+        "UPDATE mock_trade SET last_result = 'PAYERROR', attempts = attempts + 1, "
+        "updated_at = UTC_TIMESTAMP(6) WHERE out_trade_no = ? AND total_fee = ? AND transaction_id IS NULL",
+    [S_TRADE_GET] =
+        "SELECT total_fee, transaction_id, last_result FROM mock_trade WHERE out_trade_no = ?",
+    [S_TRADE_UPSERT_CHARGE] =
+        "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
+        "created_at, updated_at) VALUES (?, ?, ?, 'SUCCESS', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)) "
+        "ON DUPLICATE KEY UPDATE last_result = 'SUCCESS', "
+        "transaction_id = COALESCE(transaction_id, VALUES(transaction_id)), "
+        "attempts = attempts + 1, updated_at = UTC_TIMESTAMP(6)",
+    [S_TRADE_UPSERT_DECLINE] =
+        "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
+        "created_at, updated_at) VALUES (?, ?, NULL, 'PAYERROR', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)) "
+        "ON DUPLICATE KEY UPDATE last_result = IF(transaction_id IS NULL, 'PAYERROR', last_result), "
+        "attempts = attempts + 1, updated_at = UTC_TIMESTAMP(6)",
+    [S_TRADE_UPSERT_UNPAID] =
+        "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
+        "created_at, updated_at) VALUES (?, ?, NULL, 'NOTPAY', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)) "
+        "ON DUPLICATE KEY UPDATE attempts = attempts + 1, updated_at = UTC_TIMESTAMP(6)",
+    [S_CHARGE_INSERT] =
+        "INSERT INTO mock_charge (transaction_id, out_trade_no, total_fee, trade_type, charged_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+    [S_CHARGE_BY_TXID] =
+        "SELECT " CHARGE_COLS " FROM mock_charge WHERE transaction_id = ?",
+    [S_CHARGE_BY_OTN] =
+        "SELECT " CHARGE_COLS " FROM mock_charge WHERE out_trade_no = ? "
+        "ORDER BY refund_count > 0, seq LIMIT 1",
+    [S_CHARGE_LOCK] =
+        "SELECT out_trade_no, total_fee, refunded_fee FROM mock_charge WHERE transaction_id = ? FOR UPDATE",
+    [S_CHARGE_ADD_REFUND] =
+        "UPDATE mock_charge SET refunded_fee = refunded_fee + ?, refund_count = refund_count + 1 "
+        "WHERE transaction_id = ?",
+    [S_REFUND_GET] =
+        "SELECT transaction_id, out_trade_no, refund_id, total_fee, refund_fee FROM mock_refund "
+        "WHERE out_refund_no = ?",
+    [S_REFUND_INSERT] =
+        "INSERT INTO mock_refund (out_refund_no, refund_id, transaction_id, out_trade_no, total_fee, "
+        "refund_fee, refunded_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))",
+    [S_LIST_ALL] =
+        "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
+        "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge ORDER BY seq",
+    [S_LIST_OTN] =
+        "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
+        "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge "
+        "WHERE out_trade_no = ? ORDER BY seq",
+    [S_COUNTER_GET] = "SELECT value FROM mock_counter WHERE name = 'notifications_sent'",
+    [S_COUNTER_ADD] =
+        "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', ?) "
+        "ON DUPLICATE KEY UPDATE value = value + VALUES(value)",
+    [S_COUNTER_ZERO] =
+        "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', 0) "
+        "ON DUPLICATE KEY UPDATE value = 0",
+    [S_DEL_REFUNDS] = "DELETE FROM mock_refund",
+    [S_DEL_CHARGES] = "DELETE FROM mock_charge",
+    [S_DEL_TRADES] = "DELETE FROM mock_trade",
+    [S_CONFIG_GET] = "SELECT config FROM mock_config WHERE id = 1",
+    [S_CONFIG_PUT] =
+        "INSERT INTO mock_config (id, config, updated_at) VALUES (1, ?, UTC_TIMESTAMP(6)) "
+        "ON DUPLICATE KEY UPDATE config = VALUES(config), updated_at = VALUES(updated_at)",
+};
+
+struct ledger {
+    MYSQL *db;
+    MYSQL_STMT *stmt[S_COUNT];
+    unsigned int err_no;     /* last MariaDB error number, 0 when none */
+    bool write_sent;         /* COMMIT was sent: after a lost connection its fate is unknown */
+    char err[256];
+};
+
+/* ---- parameters and result columns --------------------------------------- */
+
+typedef enum { LP_STR, LP_INT, LP_NULL } lp_type;
+
+typedef struct {
+    lp_type type;
+    const char *s;
+    long long i;
+} lp;
+
+#define P_STR(x) ((lp){ LP_STR, (x), 0 })
+#define P_INT(x) ((lp){ LP_INT, NULL, (x) })
+#define P_NULL ((lp){ LP_NULL, NULL, 0 })
+
+typedef enum { LC_STR, LC_INT } lc_type;
+
+typedef struct {
+    lc_type type;
+    char *buf;          /* LC_STR: receives NUL-terminated text */
+    size_t cap;
+    long long *i;       /* LC_INT */
+    bool is_null;
+    unsigned long len;
+    my_bool null_flag;
+    my_bool error;
+} lc;
+
+#define C_STR(b) ((lc){ LC_STR, (b), sizeof(b), NULL, false, 0, 0, 0 })
+#define C_INT(p) ((lc){ LC_INT, NULL, 0, (p), false, 0, 0, 0 })
+
+#define LEDGER_MAX_BIND 8
+
+static void ledger_set_err(ledger *l, unsigned int no, const char *what, const char *msg)
+{
+    l->err_no = no;
+    snprintf(l->err, sizeof(l->err), "%s: %s (%u)", what, msg, no);
+}
+
+static void ledger_disconnect(ledger *l)
+{
+    for (int i = 0; i < S_COUNT; i++) {
+        if (l->stmt[i] != NULL)
+            mysql_stmt_close(l->stmt[i]);
+        l->stmt[i] = NULL;
+    }
+    if (l->db != NULL)
+        mysql_close(l->db);
+    l->db = NULL;
+}
+
+ledger *ledger_new(void)
+{
+    return calloc(1, sizeof(ledger));
+}
+
+void ledger_free(ledger *l)
+{
+    if (l == NULL)
+        return;
+    ledger_disconnect(l);
+    free(l);
+}
+
+const char *ledger_error(const ledger *l)
+{
+    return l->err;
+}
+
+static int ledger_connect(ledger *l)
+{
+    char err[200];
+    if (l->db != NULL)
+        return 0;
+    l->db = db_conn_open(LEDGER_DB, err, sizeof(err));
+    if (l->db == NULL) {
+        ledger_set_err(l, 2003, "connect", err);
+        return -1;
+    }
+    return 0;
+}
+
+static MYSQL_STMT *ledger_stmt(ledger *l, int sid)
+{
+    if (l->stmt[sid] != NULL)
+        return l->stmt[sid];
+    MYSQL_STMT *st = mysql_stmt_init(l->db);
+    if (st == NULL) {
+        ledger_set_err(l, mysql_errno(l->db), "stmt_init", mysql_error(l->db));
+        return NULL;
+    }
+    const char *sql = ledger_sql[sid];
+    if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
+        ledger_set_err(l, mysql_stmt_errno(st), "prepare", mysql_stmt_error(st));
+        mysql_stmt_close(st);
+        return NULL;
+    }
+    l->stmt[sid] = st;
+    return st;
+}
+
+/* Executes statement sid with params; when cols is non-NULL binds them and
+ * fetches the first row (*found set to whether there was one) and discards
+ * the rest. *affected receives the affected rows when non-NULL.
+ * Returns 0 or -1 (err_no / err set). */
+static int ledger_exec(ledger *l, int sid, const lp *params, int np, lc *cols, int nc,
+                       bool *found, unsigned long long *affected)
+{
+    MYSQL_BIND pb[LEDGER_MAX_BIND], rb[LEDGER_MAX_BIND];
+    unsigned long plen[LEDGER_MAX_BIND];
+    long long pint[LEDGER_MAX_BIND];
+    int rc = -1;
+
+    if (np > LEDGER_MAX_BIND || nc > LEDGER_MAX_BIND)
+        return -1;
+    MYSQL_STMT *st = ledger_stmt(l, sid);
+    if (st == NULL)
+        return -1;
+
+    memset(pb, 0, sizeof(pb));
+    for (int i = 0; i < np; i++) {
+        switch (params[i].type) {
+        case LP_STR:
+            plen[i] = (unsigned long)strlen(params[i].s);
+            pb[i].buffer_type = MYSQL_TYPE_STRING;
+            pb[i].buffer = (void *)params[i].s;
+            pb[i].buffer_length = plen[i];
+            pb[i].length = &plen[i];
+            break;
+        case LP_INT:
+            pint[i] = params[i].i;
+            pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+            pb[i].buffer = &pint[i];
+            break;
+        case LP_NULL:
+            pb[i].buffer_type = MYSQL_TYPE_NULL;
+            break;
+        }
+    }
+    if (np > 0 && mysql_stmt_bind_param(st, pb) != 0)
+        goto fail;
+    if (mysql_stmt_execute(st) != 0)
+        goto fail;
+    if (affected != NULL)
+        *affected = (unsigned long long)mysql_stmt_affected_rows(st);
+    if (cols != NULL) {
+        memset(rb, 0, sizeof(rb));
+        for (int i = 0; i < nc; i++) {
+            if (cols[i].type == LC_STR) {
+                rb[i].buffer_type = MYSQL_TYPE_STRING;
+                rb[i].buffer = cols[i].buf;
+                rb[i].buffer_length = cols[i].cap;
+            } else {
+                rb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+                rb[i].buffer = cols[i].i;
+            }
+            rb[i].length = &cols[i].len;
+            rb[i].is_null = &cols[i].null_flag;
+            rb[i].error = &cols[i].error;
+        }
+        if (mysql_stmt_bind_result(st, rb) != 0)
+            goto fail;
+        int f = mysql_stmt_fetch(st);
+        if (f == 1)
+            goto fail;
+        *found = (f == 0 || f == MYSQL_DATA_TRUNCATED);
+        if (*found) {
+            for (int i = 0; i < nc; i++) {
+                cols[i].is_null = cols[i].null_flag != 0;
+                if (cols[i].type == LC_STR) {
+                    size_t n = cols[i].len < cols[i].cap ? cols[i].len : cols[i].cap - 1;
+                    cols[i].buf[cols[i].is_null ? 0 : n] = '\0';
+                } else if (cols[i].is_null) {
+                    *cols[i].i = 0;
+                }
+            }
+            while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED)
+                ;
+            if (f == 1)
+                goto fail;
+        }
+        mysql_stmt_free_result(st);
+    }
+    l->err_no = 0;
+    l->err[0] = '\0';
+    return 0;
+
+fail:
+    rc = -1;
+    ledger_set_err(l, mysql_stmt_errno(st), "execute", mysql_stmt_error(st));
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    return rc;
+}
+
+static int ledger_sql_plain(ledger *l, const char *sql)
+{
+    if (mysql_query(l->db, sql) != 0) {
+        ledger_set_err(l, mysql_errno(l->db), sql, mysql_error(l->db));
+        return -1;
+    }
+    return 0;
+}
+
+static int ledger_begin(ledger *l)
+{
+    return ledger_sql_plain(l, "START TRANSACTION");
+}
+
+static int ledger_commit(ledger *l)
+{
+    l->write_sent = true;
+    if (mysql_commit(l->db) != 0) {
+        ledger_set_err(l, mysql_errno(l->db), "commit", mysql_error(l->db));
+        return -1;
+    }
+    return 0;
+}
+
+/* Rolls back, ignoring errors (a lost connection rolls back by itself). */
+static void ledger_rollback(ledger *l)
+{
+    if (l->db != NULL)
+        (void)mysql_rollback(l->db);
+}
+
+/* One write in its own transaction, so a connection found dead before
+ * COMMIT leaves nothing done and the write can be retried safely. */
+static int ledger_write1(ledger *l, int sid, const lp *params, int np)
+{
+    if (ledger_begin(l) != 0 || ledger_exec(l, sid, params, np, NULL, 0, NULL, NULL) != 0)
+        return -1;
+    return ledger_commit(l);
+}
+
+/* The current UTC time as DATETIME(6) text and as seconds. */
+static void ledger_now(char out[32], time_t *secs)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
+    unsigned long us = (unsigned long)(ts.tv_nsec / 1000) % 1000000UL;
+    if (n == 0 || snprintf(out + n, 32 - n, ".%06lu", us) >= (int)(32 - n))
+        out[0] = '\0';
+    *secs = ts.tv_sec;
+}
+
+/* ---- the retry loop -------------------------------------------------------- */
+
+/* One try of an operation: 0 done, -1 failed (err_no set). */
+typedef int (*ledger_op)(ledger *l, void *arg);
+
+/* Runs op until it succeeds, retrying deadlocks, lock wait timeouts and
+ * duplicate-id clashes, and lost connections as long as no write can have
+ * been committed. */
+static int ledger_run(ledger *l, ledger_op op, void *arg)
+{
+    for (int attempt = 0; attempt < LEDGER_MAX_TRIES; attempt++) {
+        if (ledger_connect(l) != 0)
+            return -1;
+        l->write_sent = false;
+        if (op(l, arg) == 0)
+            return 0;
+        unsigned int no = l->err_no;
+        if (db_conn_lost(no)) {
+            log_msg(LOG_WARN, "ledger: connection lost (%s); reconnecting", l->err);
+            ledger_disconnect(l);
+            if (l->write_sent)
+                return -1;
+            continue;
+        }
+        ledger_rollback(l);
+        if (db_conn_retryable(no)) {
+            struct timespec ts = { 0, (long)(1 + attempt) * 2000000L };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        return -1;
+    }
+    return -1;
+}
+
+/* ---- attempts ----------------------------------------------------------- */
+
+#define LEDGER_ERR_LOGIC 1   /* err_no for a failure that is not MariaDB's */
+
+typedef struct {
+    const char *out_trade_no;
+    long long total_fee;
+    const char *trade_type;
+    bool charge;
+    bool dedupe;
+    char when[32];                 /* charged_at as DATETIME(6) text */
+    ledger_attempt_result *out;
+} attempt_arg;
+
+/* Draws the time and transaction_id of the charge about to be recorded. */
+static void ledger_draw_charge(attempt_arg *a)
+{
+    time_t secs;
+    ledger_now(a->when, &secs);
+    txid_transaction(secs, a->out->transaction_id);
+    a->out->charged_at = secs;
+}
+
+/* Inserts the charge row drawn by ledger_draw_charge. A clash of
+ * transaction_id (1062) is left to the caller, who draws again. */
+static int ledger_insert_charge(ledger *l, attempt_arg *a)
+{
+    lp p[] = { P_STR(a->out->transaction_id), P_STR(a->out_trade_no), P_INT(a->total_fee),
+               P_STR(a->trade_type), P_STR(a->when) };
+    return ledger_exec(l, S_CHARGE_INSERT, p, 5, NULL, 0, NULL, NULL);
+}
+
+/* Once the out_trade_no exists and the conditional update missed: why?
+ * Returns 0 with out->outcome ORDERPAID / MISMATCH, 1 when the row changed
+ * under us (try again), -1 on failure. */
+static int ledger_explain_miss(ledger *l, attempt_arg *a)
+{
+    long long fee = 0;
+    char txid[TXID_BUF], last[16];
+    bool found = false;
+    lp p[] = { P_STR(a->out_trade_no) };
+    lc c[] = { C_INT(&fee), C_STR(txid), C_STR(last) };
+    if (ledger_exec(l, S_TRADE_GET, p, 1, c, 3, &found, NULL) != 0)
+        return -1;
+    if (!found)
+        return 1;  /* reset meanwhile */
+    if (fee != a->total_fee) {
+        a->out->outcome = LEDGER_MISMATCH;
+        return 0;
+    }
+    if (!c[1].is_null) {
+        a->out->outcome = LEDGER_ORDERPAID;
+        return 0;
+    }
+    return 1;
+}
+
+/* Inserts the charge (when charging) and commits. Returns 0, 1 when the
+ * transaction_id clashed (rolled back: draw again), -1 on failure. */
+static int ledger_finish_attempt(ledger *l, attempt_arg *a)
+{
+    if (a->charge && ledger_insert_charge(l, a) != 0) {
+        if (l->err_no != 1062)
+            return -1;
+        ledger_rollback(l);
+        return 1;
+    }
+    if (ledger_commit(l) != 0)
+        return -1;
+    a->out->outcome = a->charge ? LEDGER_CHARGED : LEDGER_DECLINED;
+    return 0;
+}
+
+static int ledger_attempt_dedupe(ledger *l, void *arg)
+{
+    attempt_arg *a = arg;
+    unsigned long long n = 0;
+    int rc;
+
+    for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
+        if (a->charge)
+            ledger_draw_charge(a);
+        /* The first attempt of this out_trade_no? The primary key decides. */
+        if (ledger_begin(l) != 0)
+            return -1;
+        lp ins[] = { P_STR(a->out_trade_no), P_INT(a->total_fee),
+                     a->charge ? P_STR(a->out->transaction_id) : P_NULL,
+                     P_STR(a->charge ? "SUCCESS" : "PAYERROR") };
+        if (ledger_exec(l, S_TRADE_INSERT, ins, 4, NULL, 0, NULL, NULL) == 0) {
+            rc = ledger_finish_attempt(l, a);
+            if (rc <= 0)
+                return rc;
+            continue;
+        }
+        if (l->err_no != 1062)
+            return -1;
+        /* Seen before. Drop the shared lock the duplicate check took, then
+         * claim the row with one conditional UPDATE: no lock upgrade, so
+         * concurrent duplicates queue instead of deadlocking. */
+        ledger_rollback(l);
+        if (ledger_begin(l) != 0)
+            return -1;
+        if (a->charge) {
+            lp cas[] = { P_STR(a->out->transaction_id), P_STR(a->out_trade_no), P_INT(a->total_fee) };
+            rc = ledger_exec(l, S_TRADE_CAS_CHARGE, cas, 3, NULL, 0, NULL, &n);
+        } else {
+            lp cas[] = { P_STR(a->out_trade_no), P_INT(a->total_fee) };
+            rc = ledger_exec(l, S_TRADE_CAS_DECLINE, cas, 2, NULL, 0, NULL, &n);
+        }
+        if (rc != 0)
+            return -1;
+        if (n == 1) {
+            rc = ledger_finish_attempt(l, a);
+            if (rc <= 0)
+                return rc;
+            continue;
+        }
+        ledger_rollback(l);
+        rc = ledger_explain_miss(l, a);
+        if (rc <= 0)
+            return rc;
+    }
+    ledger_set_err(l, LEDGER_ERR_LOGIC, "attempt", "the order kept changing");
+    return -1;
+}
+
+static int ledger_attempt_trusting(ledger *l, void *arg)
+{
+    attempt_arg *a = arg;
+
+    if (!a->charge) {
+        lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee) };
+        if (ledger_write1(l, S_TRADE_UPSERT_DECLINE, p, 2) != 0)
+            return -1;
+        a->out->outcome = LEDGER_DECLINED;
+        return 0;
+    }
+    for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
+        ledger_draw_charge(a);
+        if (ledger_begin(l) != 0)
+            return -1;
+        lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee), P_STR(a->out->transaction_id) };
+        if (ledger_exec(l, S_TRADE_UPSERT_CHARGE, p, 3, NULL, 0, NULL, NULL) != 0)
+            return -1;
+        int rc = ledger_finish_attempt(l, a);
+        if (rc <= 0)
+            return rc;
+    }
+    ledger_set_err(l, LEDGER_ERR_LOGIC, "attempt", "no free transaction_id");
+    return -1;
+}
+
+int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee,
+                   const char *trade_type, bool charge, bool dedupe,
+                   ledger_attempt_result *out)
+{
+    attempt_arg a = { out_trade_no, total_fee, trade_type, charge, dedupe, "", out };
+    memset(out, 0, sizeof(*out));
+    return ledger_run(l, dedupe ? ledger_attempt_dedupe : ledger_attempt_trusting, &a);
+}
+
+typedef struct {
+    const char *out_trade_no;
+    long long total_fee;
+} unpaid_arg;
+
+static int ledger_unpaid_op(ledger *l, void *arg)
+{
+    unpaid_arg *a = arg;
+    lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee) };
+    return ledger_write1(l, S_TRADE_UPSERT_UNPAID, p, 2);
+}
+
+int ledger_note_unpaid(ledger *l, const char *out_trade_no, long long total_fee)
+{
+    unpaid_arg a = { out_trade_no, total_fee };
+    return ledger_run(l, ledger_unpaid_op, &a);
+}
+
+/* ---- queries ----------------------------------------------------------- */
+
+typedef struct {
+    const char *out_trade_no;
+    const char *transaction_id;
+    ledger_order *out;
+} query_arg;
+
+static int ledger_query_op(ledger *l, void *arg)
+{
+    query_arg *a = arg;
+    ledger_order *o = a->out;
+    long long refund_count = 0;
+    bool found = false;
+    bool by_txid = a->transaction_id != NULL && a->transaction_id[0] != '\0';
+
+    memset(o, 0, sizeof(*o));
+    lc c[] = { C_STR(o->transaction_id), C_STR(o->out_trade_no), C_INT(&o->total_fee),
+               C_INT(&o->refunded_fee), C_INT(&refund_count), C_STR(o->trade_type),
+               C_STR(o->time_end) };
+    lp p[] = { P_STR(by_txid ? a->transaction_id : a->out_trade_no) };
+    if (ledger_exec(l, by_txid ? S_CHARGE_BY_TXID : S_CHARGE_BY_OTN, p, 1, c, 7, &found, NULL) != 0)
+        return -1;
+    if (found) {
+        o->found = true;
+        o->refund_count = (int)refund_count;
+        snprintf(o->trade_state, sizeof(o->trade_state), "%s", refund_count > 0 ? "REFUND" : "SUCCESS");
+        return 0;
+    }
+    memset(o, 0, sizeof(*o));
+    if (by_txid)
+        return 0;
+    char txid[TXID_BUF], last[16];
+    lc t[] = { C_INT(&o->total_fee), C_STR(txid), C_STR(last) };
+    if (ledger_exec(l, S_TRADE_GET, p, 1, t, 3, &found, NULL) != 0)
+        return -1;
+    if (found) {
+        o->found = true;
+        snprintf(o->out_trade_no, sizeof(o->out_trade_no), "%s", a->out_trade_no);
+        /* A charge row always exists when the trade has a transaction_id. */
+        snprintf(o->trade_state, sizeof(o->trade_state), "%s",
+                 strcmp(last, "PAYERROR") == 0 ? "PAYERROR" : "NOTPAY");
+    }
+    return 0;
+}
+
+int ledger_query(ledger *l, const char *out_trade_no, const char *transaction_id,
+                 ledger_order *out)
+{
+    query_arg a = { out_trade_no, transaction_id, out };
+    return ledger_run(l, ledger_query_op, &a);
+}
+
+/* ---- refunds ----------------------------------------------------------- */
+
+typedef struct {
+    const char *transaction_id;
+    const char *out_trade_no;
+    const char *out_refund_no;
+    long long total_fee;
+    long long refund_fee;
+    ledger_refund_result *out;
+} refund_arg;
+
+/* An earlier refund with this out_refund_no: 0 none, 1 found (out filled,
+ * outcome REPEAT or CONFLICT), -1 failure. */
+static int ledger_refund_earlier(ledger *l, refund_arg *a)
+{
+    ledger_refund_result *o = a->out;
+    bool found = false;
+    lp p[] = { P_STR(a->out_refund_no) };
+    lc c[] = { C_STR(o->transaction_id), C_STR(o->out_trade_no), C_STR(o->refund_id),
+               C_INT(&o->total_fee), C_INT(&o->refund_fee) };
+    if (ledger_exec(l, S_REFUND_GET, p, 1, c, 5, &found, NULL) != 0)
+        return -1;
+    if (!found)
+        return 0;
+    bool same = (a->transaction_id != NULL && a->transaction_id[0] != '\0')
+                    ? strcmp(o->transaction_id, a->transaction_id) == 0
+                    : strcmp(o->out_trade_no, a->out_trade_no) == 0;
+    o->outcome = same ? REFUND_REPEAT : REFUND_CONFLICT;
+    return 1;
+}
+
+static int ledger_refund_op(ledger *l, void *arg)
+{
+    refund_arg *a = arg;
+    ledger_refund_result *o = a->out;
+    bool found = false;
+    int rc;
+
+    for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
+        memset(o, 0, sizeof(*o));
+        rc = ledger_refund_earlier(l, a);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+
+        /* Which charge? */
+        char txid[TXID_BUF] = "";
+        if (a->transaction_id != NULL && a->transaction_id[0] != '\0') {
+            snprintf(txid, sizeof(txid), "%s", a->transaction_id);
+        } else {
+            char otn[33], tt[16], te[15];
+            long long fee, rf, cnt;
+            lp p[] = { P_STR(a->out_trade_no) };
+            lc c[] = { C_STR(txid), C_STR(otn), C_INT(&fee), C_INT(&rf), C_INT(&cnt),
+                       C_STR(tt), C_STR(te) };
+            if (ledger_exec(l, S_CHARGE_BY_OTN, p, 1, c, 7, &found, NULL) != 0)
+                return -1;
+            if (!found) {
+                o->outcome = REFUND_NO_CHARGE;
+                return 0;
+            }
+        }
+
+        if (ledger_begin(l) != 0)
+            return -1;
+        long long refunded = 0;
+        lp lk[] = { P_STR(txid) };
+        lc c[] = { C_STR(o->out_trade_no), C_INT(&o->total_fee), C_INT(&refunded) };
+        if (ledger_exec(l, S_CHARGE_LOCK, lk, 1, c, 3, &found, NULL) != 0)
+            return -1;
+        snprintf(o->transaction_id, sizeof(o->transaction_id), "%s", txid);
+        o->refund_fee = a->refund_fee;
+        if (!found) {
+            ledger_rollback(l);
+            o->outcome = REFUND_NO_CHARGE;
+            return 0;
+        }
+        if (o->total_fee != a->total_fee) {
+            ledger_rollback(l);
+            o->outcome = REFUND_FEE_MISMATCH;
+            return 0;
+        }
+        if (a->refund_fee > o->total_fee - refunded) {
+            ledger_rollback(l);
+            o->outcome = REFUND_TOO_MUCH;
+            return 0;
+        }
+        time_t now = time(NULL);
+        txid_refund(now, o->refund_id);
+        lp ins[] = { P_STR(a->out_refund_no), P_STR(o->refund_id), P_STR(txid),
+                     P_STR(o->out_trade_no), P_INT(o->total_fee), P_INT(a->refund_fee) };
+        if (ledger_exec(l, S_REFUND_INSERT, ins, 6, NULL, 0, NULL, NULL) != 0) {
+            if (l->err_no != 1062)
+                return -1;
+            /* Same out_refund_no concurrently (or a refund_id clash): look again. */
+            ledger_rollback(l);
+            continue;
+        }
+        lp up[] = { P_INT(a->refund_fee), P_STR(txid) };
+        if (ledger_exec(l, S_CHARGE_ADD_REFUND, up, 2, NULL, 0, NULL, NULL) != 0)
+            return -1;
+        if (ledger_commit(l) != 0)
+            return -1;
+        o->outcome = REFUND_DONE;
+        return 0;
+    }
+    ledger_set_err(l, LEDGER_ERR_LOGIC, "refund", "the refund kept changing");
+    return -1;
+}
+
+int ledger_refund(ledger *l, const char *transaction_id, const char *out_trade_no,
+                  const char *out_refund_no, long long total_fee, long long refund_fee,
+                  ledger_refund_result *out)
+{
+    refund_arg a = { transaction_id, out_trade_no, out_refund_no, total_fee, refund_fee, out };
+    return ledger_run(l, ledger_refund_op, &a);
+}
+
+/* ---- the ledger listing ---------------------------------------------------- */
+
+typedef struct {
+    const char *out_trade_no;
+    json_t *charges;
+} list_arg;
+
+static int ledger_list_op(ledger *l, void *arg)
+{
+    list_arg *a = arg;
+    int sid = a->out_trade_no != NULL ? S_LIST_OTN : S_LIST_ALL;
+    char txid[TXID_BUF], otn[33], at[40];
+    long long fee = 0, refunded = 0, count = 0;
+    unsigned long lens[6];
+    my_bool nulls[6], errs[6];
+    MYSQL_BIND pb[1], rb[6];
+    unsigned long plen = 0;
+
+    json_decref(a->charges);
+    a->charges = json_array();
+    if (a->charges == NULL) {
+        ledger_set_err(l, LEDGER_ERR_LOGIC, "list", "out of memory");
+        return -1;
+    }
+    MYSQL_STMT *st = ledger_stmt(l, sid);
+    if (st == NULL)
+        return -1;
+    if (a->out_trade_no != NULL) {
+        memset(pb, 0, sizeof(pb));
+        plen = (unsigned long)strlen(a->out_trade_no);
+        pb[0].buffer_type = MYSQL_TYPE_STRING;
+        pb[0].buffer = (void *)a->out_trade_no;
+        pb[0].buffer_length = plen;
+        pb[0].length = &plen;
+        if (mysql_stmt_bind_param(st, pb) != 0)
+            goto fail;
+    }
+    if (mysql_stmt_execute(st) != 0)
+        goto fail;
+    memset(rb, 0, sizeof(rb));
+    void *bufs[6] = { txid, otn, &fee, &refunded, &count, at };
+    size_t caps[6] = { sizeof(txid), sizeof(otn), 0, 0, 0, sizeof(at) };
+    for (int i = 0; i < 6; i++) {
+        rb[i].buffer_type = caps[i] ? MYSQL_TYPE_STRING : MYSQL_TYPE_LONGLONG;
+        rb[i].buffer = bufs[i];
+        rb[i].buffer_length = caps[i];
+        rb[i].length = &lens[i];
+        rb[i].is_null = &nulls[i];
+        rb[i].error = &errs[i];
+    }
+    if (mysql_stmt_bind_result(st, rb) != 0)
+        goto fail;
+    int f;
+    while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+        for (int i = 0; i < 6; i++) {
+            if (caps[i] != 0) {
+                size_t n = lens[i] < caps[i] ? lens[i] : caps[i] - 1;
+                ((char *)bufs[i])[nulls[i] ? 0 : n] = '\0';
+            }
+        }
+        json_t *c = json_pack("{s:s, s:s, s:I, s:b, s:I, s:I, s:s}",
+                              "transaction_id", txid, "out_trade_no", otn,
+                              "total_fee", (json_int_t)fee, "refunded", count > 0,
+                              "refund_count", (json_int_t)count,
+                              "refunded_fee", (json_int_t)refunded, "charged_at", at);
+        if (c == NULL || json_array_append_new(a->charges, c) != 0) {
+            mysql_stmt_free_result(st);
+            mysql_stmt_reset(st);
+            ledger_set_err(l, LEDGER_ERR_LOGIC, "list", "out of memory");
+            return -1;
+        }
+    }
+    if (f == 1)
+        goto fail;
+    mysql_stmt_free_result(st);
+    return 0;
+fail:
+    ledger_set_err(l, mysql_stmt_errno(st), "list", mysql_stmt_error(st));
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    return -1;
+}
+
+json_t *ledger_charges_json(ledger *l, const char *out_trade_no)
+{
+    list_arg a = { out_trade_no, NULL };
+    if (ledger_run(l, ledger_list_op, &a) != 0) {
+        json_decref(a.charges);
+        return NULL;
+    }
+    return a.charges;
+}
+
+/* ---- counter, reset, config -------------------------------------------- */
+
+static int ledger_counter_get_op(ledger *l, void *arg)
+{
+    long long *v = arg;
+    bool found = false;
+    lc c[] = { C_INT(v) };
+    if (ledger_exec(l, S_COUNTER_GET, NULL, 0, c, 1, &found, NULL) != 0)
+        return -1;
+    if (!found)
+        *v = 0;
+    return 0;
+}
+
+int ledger_counter_get(ledger *l, long long *value)
+{
+    return ledger_run(l, ledger_counter_get_op, value);
+}
+
+static int ledger_counter_add_op(ledger *l, void *arg)
+{
+    long long *n = arg;
+    lp p[] = { P_INT(*n) };
+    return ledger_write1(l, S_COUNTER_ADD, p, 1);
+}
+
+int ledger_counter_add(ledger *l, long long n)
+{
+    return ledger_run(l, ledger_counter_add_op, &n);
+}
+
+static int ledger_reset_op(ledger *l, void *arg)
+{
+    const char *config_json = arg;
+    lp p[] = { P_STR(config_json) };
+    if (ledger_begin(l) != 0)
+        return -1;
+    if (ledger_exec(l, S_DEL_REFUNDS, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
+        ledger_exec(l, S_DEL_CHARGES, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
+        ledger_exec(l, S_DEL_TRADES, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
+        ledger_exec(l, S_COUNTER_ZERO, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
+        ledger_exec(l, S_CONFIG_PUT, p, 1, NULL, 0, NULL, NULL) != 0)
+        return -1;
+    return ledger_commit(l);
+}
+
+int ledger_reset(ledger *l, const char *config_json)
+{
+    return ledger_run(l, ledger_reset_op, (void *)config_json);
+}
+
+typedef struct {
+    char *json;
+    int rc;
+} config_arg;
+
+static int ledger_config_load_op(ledger *l, void *arg)
+{
+    config_arg *a = arg;
+    bool found = false;
+    unsigned long len = 0;
+    my_bool is_null = 0, err = 0;
+    MYSQL_BIND rb[1];
+
+    free(a->json);
+    a->json = NULL;
+    MYSQL_STMT *st = ledger_stmt(l, S_CONFIG_GET);
+    if (st == NULL)
+        return -1;
+    if (mysql_stmt_execute(st) != 0)
+        goto fail;
+    /* Fetch with no buffer to learn the length, then fetch the column. */
+    memset(rb, 0, sizeof(rb));
+    rb[0].buffer_type = MYSQL_TYPE_STRING;
+    rb[0].length = &len;
+    rb[0].is_null = &is_null;
+    rb[0].error = &err;
+    if (mysql_stmt_bind_result(st, rb) != 0)
+        goto fail;
+    int f = mysql_stmt_fetch(st);
+    if (f == 1)
+        goto fail;
+    found = (f == 0 || f == MYSQL_DATA_TRUNCATED);
+    if (found && !is_null) {
+        a->json = malloc(len + 1);
+        if (a->json == NULL) {
+            mysql_stmt_free_result(st);
+            mysql_stmt_reset(st);
+            ledger_set_err(l, LEDGER_ERR_LOGIC, "config", "out of memory");
+            return -1;
+        }
+        rb[0].buffer = a->json;
+        rb[0].buffer_length = len + 1;
+        if (len > 0 && mysql_stmt_fetch_column(st, rb, 0, 0) != 0)
+            goto fail;
+        a->json[len] = '\0';
+    }
+    while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED)
+        ;
+    mysql_stmt_free_result(st);
+    a->rc = a->json != NULL ? 0 : 1;
+    return 0;
+fail:
+    ledger_set_err(l, mysql_stmt_errno(st), "config", mysql_stmt_error(st));
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    free(a->json);
+    a->json = NULL;
+    return -1;
+}
+
+int ledger_config_load(ledger *l, char **json_out)
+{
+    config_arg a = { NULL, 1 };
+    *json_out = NULL;
+    if (ledger_run(l, ledger_config_load_op, &a) != 0)
+        return -1;
+    *json_out = a.json;
+    return a.rc;
+}
+
+static int ledger_config_save_op(ledger *l, void *arg)
+{
+    lp p[] = { P_STR((const char *)arg) };
+    return ledger_write1(l, S_CONFIG_PUT, p, 1);
+}
+
+int ledger_config_save(ledger *l, const char *config_json)
+{
+    return ledger_run(l, ledger_config_save_op, (void *)config_json);
+}

@@ -1,0 +1,124 @@
+/* ledger - the mock gateway's ledger in MariaDB (database idempay_mock):
+ * charges, the per-out_trade_no dedupe record, refunds, the notification
+ * counter and the persisted config.
+ *
+ * Correct under any number of threads and processes: the first charge of an
+ * out_trade_no wins by the primary key of mock_trade (INSERT, and on a
+ * duplicate a conditional UPDATE; never check-then-insert); refunds are
+ * idempotent by the primary key of mock_refund. Everything survives a restart
+ * of the mock.
+ *
+ * One ledger per thread (never shared). It connects lazily, prepares each
+ * statement once per connection, reconnects after a lost connection and
+ * retries deadlocks / lock wait timeouts. An operation is retried after a
+ * lost connection only when no write can have been committed. Every function
+ * returning int returns 0 on success or -1 when MariaDB failed; the reason is
+ * then in ledger_error() and nothing the caller can see was changed, except
+ * that a lost connection during COMMIT leaves the write's fate unknown. */
+#ifndef IDEMPAY_MOCK_LEDGER_H
+#define IDEMPAY_MOCK_LEDGER_H
+
+#include <stdbool.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "txid.h"
+
+#define LEDGER_DB "idempay_mock"
+
+typedef struct ledger ledger;
+
+/* A new ledger (not yet connected), or NULL on OOM. */
+ledger *ledger_new(void);
+/* Closes the connection. NULL accepted. */
+void ledger_free(ledger *l);
+/* The last error's text ("" after success). */
+const char *ledger_error(const ledger *l);
+
+typedef enum {
+    LEDGER_CHARGED = 0,   /* a new charge was recorded */
+    LEDGER_DECLINED,      /* the decline was recorded, nothing charged */
+    LEDGER_ORDERPAID,     /* dedupe: the out_trade_no was charged before */
+    LEDGER_MISMATCH       /* dedupe: the out_trade_no was seen with another total_fee */
+} ledger_outcome;
+
+typedef struct {
+    ledger_outcome outcome;
+    char transaction_id[TXID_BUF];   /* LEDGER_CHARGED */
+    time_t charged_at;               /* LEDGER_CHARGED (seconds, UTC) */
+} ledger_attempt_result;
+
+/* Records one payment attempt of out_trade_no for total_fee fen: a charge
+ * (charge true) or a decline. With dedupe, the out_trade_no's first charge
+ * wins and a repeat gets ORDERPAID (or MISMATCH when total_fee differs from
+ * the first attempt's), with no charge; without dedupe every charge is
+ * recorded. */
+int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee,
+                   const char *trade_type, bool charge, bool dedupe,
+                   ledger_attempt_result *out);
+
+/* Notes that out_trade_no was seen without any outcome (a SYSTEMERROR):
+ * orderquery then says NOTPAY until it is charged or declined. */
+int ledger_note_unpaid(ledger *l, const char *out_trade_no, long long total_fee);
+
+typedef struct {
+    bool found;                       /* false: ORDERNOTEXIST */
+    char trade_state[16];             /* SUCCESS, REFUND, NOTPAY, PAYERROR */
+    char transaction_id[TXID_BUF];    /* "" unless charged */
+    char out_trade_no[33];
+    long long total_fee;
+    char trade_type[16];
+    char time_end[15];                /* yyyymmddHHMMSS, UTC+8, when charged */
+    long long refunded_fee;
+    int refund_count;
+} ledger_order;
+
+/* The state of an order, by transaction_id when it is non-NULL and
+ * non-empty, else by out_trade_no. With several charges of one out_trade_no
+ * (dedupe off) the first charge not refunded is reported, else the first. */
+int ledger_query(ledger *l, const char *out_trade_no, const char *transaction_id,
+                 ledger_order *out);
+
+typedef enum {
+    REFUND_DONE = 0,       /* refunded now */
+    REFUND_REPEAT,         /* this out_refund_no was refunded before: nothing done */
+    REFUND_NO_CHARGE,      /* no such charge */
+    REFUND_FEE_MISMATCH,   /* total_fee is not the charge's */
+    REFUND_TOO_MUCH,       /* refund_fee exceeds what is left to refund */
+    REFUND_CONFLICT        /* out_refund_no was used for another charge */
+} ledger_refund_outcome;
+
+typedef struct {
+    ledger_refund_outcome outcome;
+    char transaction_id[TXID_BUF];
+    char out_trade_no[33];
+    char refund_id[TXID_BUF];
+    long long total_fee;
+    long long refund_fee;
+} ledger_refund_result;
+
+/* Refunds refund_fee fen of a charge named by transaction_id (preferred) or
+ * out_trade_no, once per out_refund_no. */
+int ledger_refund(ledger *l, const char *transaction_id, const char *out_trade_no,
+                  const char *out_refund_no, long long total_fee, long long refund_fee,
+                  ledger_refund_result *out);
+
+/* The charges in charge order as a new JSON array of {transaction_id,
+ * out_trade_no, total_fee, refunded, refund_count, refunded_fee, charged_at},
+ * only those of out_trade_no when it is non-NULL. NULL on failure. */
+json_t *ledger_charges_json(ledger *l, const char *out_trade_no);
+
+/* notifications_sent: read, and add n. */
+int ledger_counter_get(ledger *l, long long *value);
+int ledger_counter_add(ledger *l, long long n);
+
+/* Empties charges, trades and refunds, zeroes the counter and stores
+ * config_json, in one transaction. */
+int ledger_reset(ledger *l, const char *config_json);
+
+/* The persisted config: 0 with a malloc'd copy in *json_out (caller frees),
+ * 1 when none is stored (*json_out NULL), -1 on failure. */
+int ledger_config_load(ledger *l, char **json_out);
+int ledger_config_save(ledger *l, const char *config_json);
+
+#endif

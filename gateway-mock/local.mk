@@ -1,0 +1,50 @@
+# gateway-mock/local.mk - the mock WeChat Pay v2 gateway (idempay-gateway-mock)
+# and its unit tests. Included by the top-level Makefile.am.
+
+# The modules, as a library the program and the unit tests share.
+noinst_LIBRARIES += gateway-mock/libidempay_mock.a
+gateway_mock_libidempay_mock_a_SOURCES = \
+	gateway-mock/mock.h \
+	gateway-mock/api.c gateway-mock/api.h \
+	gateway-mock/admin.c gateway-mock/admin.h \
+	gateway-mock/notifier.c gateway-mock/notifier.h \
+	gateway-mock/ledger.c gateway-mock/ledger.h \
+	gateway-mock/faults.c gateway-mock/faults.h \
+	gateway-mock/txid.c gateway-mock/txid.h
+gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
+	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
+gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
+gateway_mock_ldadd = gateway-mock/libidempay_mock.a $(COMMON_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS) \
+	$(PTHREAD_LIBS)
+
+bin_PROGRAMS += gateway-mock/idempay-gateway-mock
+gateway_mock_idempay_gateway_mock_SOURCES = gateway-mock/main.c
+gateway_mock_idempay_gateway_mock_CFLAGS = $(gateway_mock_cflags)
+gateway_mock_idempay_gateway_mock_LDADD = $(gateway_mock_ldadd)
+
+# Unit tests: one CUnit suite per module; none needs MariaDB or FastCGI.
+mock_unit_tests = \
+	tests/unit/test_mock_api \
+	tests/unit/test_mock_txid \
+	tests/unit/test_mock_faults \
+	tests/unit/test_mock_notifier
+check_PROGRAMS += $(mock_unit_tests)
+TESTS += $(mock_unit_tests)
+mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
+mock_unit_ldadd = $(gateway_mock_ldadd) $(CUNIT_LIBS)
+
+tests_unit_test_mock_api_SOURCES = tests/unit/test_mock_api.c
+tests_unit_test_mock_api_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_api_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_txid_SOURCES = tests/unit/test_mock_txid.c
+tests_unit_test_mock_txid_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_txid_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_faults_SOURCES = tests/unit/test_mock_faults.c
+tests_unit_test_mock_faults_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_faults_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_notifier_SOURCES = tests/unit/test_mock_notifier.c
+tests_unit_test_mock_notifier_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_notifier_LDADD = $(mock_unit_ldadd)

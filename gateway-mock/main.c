@@ -1,0 +1,135 @@
+/* main.c - idempay-gateway-mock: the mock WeChat Pay v2 gateway as a FastCGI
+ * program (lighttpd spawns it). Wires credentials, knobs, notifier and
+ * ledger, and routes each request to the WeChat API or the admin API. */
+#include <mysql.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "api.h"
+#include "env.h"
+#include "fcgi_adapter.h"
+#include "http_client.h"
+#include "ledger.h"
+#include "log.h"
+#include "mock.h"
+#include "notifier.h"
+#include "txid.h"
+
+static mock_app mock;
+
+/* lighttpd stops its FastCGI children with SIGTERM. Everything the mock
+ * promised is committed in the ledger, so it just leaves (pending
+ * notifications are dropped, as after a crash). Installed before libfcgi
+ * starts, which would otherwise catch SIGTERM and wake only one thread. */
+static void mock_on_term(int sig)
+{
+    (void)sig;
+    _exit(0);
+}
+static atomic_int mock_config_loaded;
+
+static void *mock_thread_init(int index)
+{
+    (void)index;
+    mysql_thread_init();
+    return ledger_new();
+}
+
+static void mock_thread_fini(void *ctx)
+{
+    ledger_free(ctx);
+    mysql_thread_end();
+}
+
+static void mock_handle(void *ctx, const http_request *req, http_response *resp)
+{
+    ledger *l = ctx;
+
+    if (l == NULL) {
+        http_response_error(resp, 503, "unavailable", "out of memory");
+        return;
+    }
+    /* The persisted knobs, as soon as MariaDB can be reached. */
+    if (!atomic_load(&mock_config_loaded) && admin_load_config(&mock, l) == 0)
+        atomic_store(&mock_config_loaded, 1);
+
+    if (strncmp(req->path, "/mock/", 6) == 0) {
+        admin_handle(&mock, l, req, resp);
+        return;
+    }
+    api_endpoint ep = api_endpoint_of(req->path);
+    if (ep == API_NONE) {
+        http_response_error(resp, 404, "not_found", "no such endpoint on the mock gateway");
+        return;
+    }
+    api_handle(&mock, l, ep, req, resp);
+}
+
+static void mock_copy(char *dst, size_t cap, const char *src, const char *what)
+{
+    if (strlen(src) >= cap)
+        log_msg(LOG_WARN, "%s is too long; truncated", what);
+    snprintf(dst, cap, "%s", src);
+}
+
+int main(int argc, char **argv)
+{
+    log_init("gateway-mock");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = mock_on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (mysql_library_init(0, NULL, NULL) != 0 || http_client_global_init() != 0) {
+        log_msg(LOG_ERROR, "cannot initialise the MariaDB or curl library");
+        return 1;
+    }
+    txid_init_random();
+
+    mock_copy(mock.creds.appid, sizeof(mock.creds.appid),
+              env_str("IDEMPAY_WX_APPID", MOCK_DEFAULT_APPID), "IDEMPAY_WX_APPID");
+    mock_copy(mock.creds.mch_id, sizeof(mock.creds.mch_id),
+              env_str("IDEMPAY_WX_MCHID", MOCK_DEFAULT_MCHID), "IDEMPAY_WX_MCHID");
+    const char *key = env_str("IDEMPAY_WX_KEY", NULL);
+    if (key == NULL) {
+        log_msg(LOG_WARN, "IDEMPAY_WX_KEY is unset: using the documented development key");
+        key = MOCK_DEV_KEY;
+    }
+    mock_copy(mock.creds.key, sizeof(mock.creds.key), key, "IDEMPAY_WX_KEY");
+
+    faults_config cfg;
+    faults_config_defaults(&cfg);
+    faults_init(&mock.faults, &cfg);
+
+    ledger *l = ledger_new();
+    if (l != NULL && admin_load_config(&mock, l) == 0)
+        atomic_store(&mock_config_loaded, 1);
+    else
+        log_msg(LOG_WARN, "config: ledger unavailable at start (%s); defaults until it is",
+                l != NULL ? ledger_error(l) : "out of memory");
+    ledger_free(l);
+
+    mock.notifier = notifier_start(&mock);
+    if (mock.notifier == NULL) {
+        log_msg(LOG_ERROR, "cannot start the notifier");
+        return 1;
+    }
+
+    long long threads = env_int("IDEMPAY_MOCK_THREADS", 32);
+    if (threads < 1 || threads > 1024)
+        threads = 32;
+    const char *listen = argc > 1 ? argv[1] : NULL;
+    log_msg(LOG_INFO, "mock gateway: appid %s mch_id %s, %lld threads, listening on %s",
+            mock.creds.appid, mock.creds.mch_id, threads, listen ? listen : "the inherited socket");
+
+    static const fcgi_app app = { mock_thread_init, mock_thread_fini, mock_handle };
+    int rc = fcgi_adapter_run(&app, (int)threads, listen);
+    mysql_library_end();
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,27 @@
+/* mock - what the mock gateway's modules share: the merchant credentials it
+ * checks against, and the process-wide state (knobs, PRNG, notifier). */
+#ifndef IDEMPAY_MOCK_H
+#define IDEMPAY_MOCK_H
+
+#include "faults.h"
+
+#define MOCK_DEFAULT_APPID "wx0000000000000000"
+#define MOCK_DEFAULT_MCHID "1900000109"
+/* ./stack's documented development key, used when IDEMPAY_WX_KEY is unset. */
+#define MOCK_DEV_KEY "idempaydevkey0123456789abcdefABC"
+
+typedef struct {
+    char appid[64];
+    char mch_id[64];
+    char key[128];     /* never logged */
+} mock_creds;
+
+struct notifier;
+
+typedef struct {
+    mock_creds creds;
+    faults_state faults;
+    struct notifier *notifier;   /* NULL in unit tests: no notifications */
+} mock_app;
+
+#endif

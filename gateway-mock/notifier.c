@@ -1,0 +1,434 @@
+/* notifier.c - payment notifications: a time-ordered heap of deliveries
+ * under one mutex, worker threads that POST them with libcurl, and a thread
+ * that flushes the notifications_sent counter to the ledger. */
+#include "notifier.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "env.h"
+#include "http_client.h"
+#include "log.h"
+#include "wx_sign.h"
+#include "wx_xml.h"
+
+#define NOTIFIER_FLUSH_MS 100
+#define NOTIFIER_STACK (512 * 1024)
+
+typedef struct {
+    notifier_charge charge;
+    long long due_ms;        /* monotonic */
+    int attempt;             /* deliveries made so far */
+    int copy;                /* 1 .. notify_copies */
+    unsigned long generation;
+} delivery;
+
+struct notifier {
+    mock_app *app;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;         /* work may be ready */
+    delivery *heap;              /* min-heap by due_ms */
+    size_t len, cap;
+    int inflight;
+    unsigned long generation;    /* bumped by a reset */
+    long long timeout_ms;
+
+    pthread_mutex_t count_mu;    /* the counter and its flush */
+    long long unflushed;
+};
+
+static long long notifier_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the XML ----------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    const char *value;
+    int bare;
+} xml_field;
+
+static size_t notifier_cdata_len(const char *v)
+{
+    size_t n = strlen(v) + 12;
+    for (const char *p = strstr(v, "]]>"); p != NULL; p = strstr(p + 3, "]]>"))
+        n += 12;
+    return n;
+}
+
+/* Appends s at *o. */
+static void notifier_put(char **o, const char *s)
+{
+    size_t l = strlen(s);
+    memcpy(*o, s, l);
+    *o += l;
+}
+
+char *notifier_build_xml(const notifier_charge *c, const mock_creds *creds, const char *nonce)
+{
+    wx_msg m;
+    char fee[24], sig[WX_SIGN_HEX_MAX];
+    char *doc = NULL;
+
+    snprintf(fee, sizeof(fee), "%lld", c->total_fee);
+    const xml_field fields[] = {
+        { "appid", creds->appid, 0 },
+        { "bank_type", "OTHERS", 0 },
+        { "cash_fee", fee, 1 },
+        { "fee_type", "CNY", 0 },
+        { "is_subscribe", "N", 0 },
+        { "mch_id", creds->mch_id, 0 },
+        { "nonce_str", nonce, 0 },
+        { "openid", c->openid, 0 },
+        { "out_trade_no", c->out_trade_no, 0 },
+        { "result_code", "SUCCESS", 0 },
+        { "return_code", "SUCCESS", 0 },
+        { "sign", NULL, 0 },
+        { "time_end", c->time_end, 0 },
+        { "total_fee", fee, 1 },
+        { "trade_type", c->trade_type, 0 },
+        { "transaction_id", c->transaction_id, 0 },
+    };
+    const size_t nf = sizeof(fields) / sizeof(fields[0]);
+
+    wx_msg_init(&m);
+    for (size_t i = 0; i < nf; i++)
+        if (fields[i].value != NULL && wx_msg_set(&m, fields[i].name, fields[i].value) != 0)
+            goto done;
+    if (wx_sign_compute(&m, creds->key, WX_SIGN_MD5, sig) != 0)
+        goto done;
+
+    size_t total = strlen("<xml></xml>") + 1;
+    for (size_t i = 0; i < nf; i++) {
+        const char *v = fields[i].value != NULL ? fields[i].value : sig;
+        total += 2 * strlen(fields[i].name) + 5 + (fields[i].bare ? strlen(v) : notifier_cdata_len(v));
+    }
+    doc = malloc(total);
+    if (doc == NULL)
+        goto done;
+    char *o = doc;
+    notifier_put(&o, "<xml>");
+    for (size_t i = 0; i < nf; i++) {
+        const char *v = fields[i].value != NULL ? fields[i].value : sig;
+        *o++ = '<';
+        notifier_put(&o, fields[i].name);
+        *o++ = '>';
+        if (fields[i].bare) {
+            notifier_put(&o, v);  /* digits only */
+        } else {
+            notifier_put(&o, "<![CDATA[");
+            for (const char *p = strstr(v, "]]>"); p != NULL; p = strstr(v, "]]>")) {
+                memcpy(o, v, (size_t)(p - v));
+                o += p - v;
+                notifier_put(&o, "]]]]><![CDATA[>");
+                v = p + 3;
+            }
+            notifier_put(&o, v);
+            notifier_put(&o, "]]>");
+        }
+        notifier_put(&o, "</");
+        notifier_put(&o, fields[i].name);
+        *o++ = '>';
+    }
+    notifier_put(&o, "</xml>");
+    *o = '\0';
+done:
+    wx_msg_free(&m);
+    return doc;
+}
+
+int notifier_reply_ok(const char *body, size_t len)
+{
+    wx_msg m;
+    char err[128];
+    int ok = 0;
+
+    wx_msg_init(&m);
+    if (body != NULL && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
+        const char *rc = wx_msg_get(&m, "return_code");
+        ok = rc != NULL && strcmp(rc, "SUCCESS") == 0;
+    }
+    wx_msg_free(&m);
+    return ok;
+}
+
+/* ---- the heap (callers hold mu) ----------------------------------------- */
+
+static void notifier_swap(delivery *a, delivery *b)
+{
+    delivery t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static int notifier_push(notifier *n, const delivery *d)
+{
+    if (n->len >= NOTIFIER_MAX_QUEUE)
+        return -1;
+    if (n->len == n->cap) {
+        size_t cap = n->cap ? n->cap * 2 : 256;
+        delivery *h = realloc(n->heap, cap * sizeof(*h));
+        if (h == NULL)
+            return -1;
+        n->heap = h;
+        n->cap = cap;
+    }
+    size_t i = n->len++;
+    n->heap[i] = *d;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (n->heap[p].due_ms <= n->heap[i].due_ms)
+            break;
+        notifier_swap(&n->heap[p], &n->heap[i]);
+        i = p;
+    }
+    return 0;
+}
+
+static void notifier_pop(notifier *n, delivery *out)
+{
+    *out = n->heap[0];
+    n->heap[0] = n->heap[--n->len];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n->len && n->heap[l].due_ms < n->heap[m].due_ms)
+            m = l;
+        if (r < n->len && n->heap[r].due_ms < n->heap[m].due_ms)
+            m = r;
+        if (m == i)
+            break;
+        notifier_swap(&n->heap[m], &n->heap[i]);
+        i = m;
+    }
+}
+
+/* ---- delivery ---------------------------------------------------------- */
+
+/* POSTs one notification; true when the merchant answered SUCCESS. */
+static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
+{
+    char nonce[33];
+    http_reply reply;
+    bool ok = false;
+
+    if (wx_nonce(nonce) != 0)
+        return false;
+    char *xml = notifier_build_xml(&d->charge, &n->app->creds, nonce);
+    if (xml == NULL)
+        return false;
+
+    /* Counted before the POST (a delivery popped just before a reset is
+     * neither counted nor sent). */
+    pthread_mutex_lock(&n->mu);
+    bool current = d->generation == n->generation;
+    pthread_mutex_unlock(&n->mu);
+    if (!current) {
+        free(xml);
+        return true;
+    }
+    pthread_mutex_lock(&n->count_mu);
+    n->unflushed++;
+    pthread_mutex_unlock(&n->count_mu);
+
+    http_status st = http_client_request(hc, "POST", d->charge.notify_url, "text/xml; charset=utf-8",
+                                         xml, strlen(xml), NULL, n->timeout_ms, &reply);
+    if (st == HTTP_OK && reply.code == 200)
+        ok = notifier_reply_ok(reply.body, reply.body_len);
+    log_msg(ok ? LOG_DEBUG : LOG_INFO,
+            "notify %s copy %d attempt %d to %s: %s (HTTP %ld)%s", d->charge.transaction_id,
+            d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,
+            ok ? "" : " not acknowledged");
+    free(xml);
+    return ok;
+}
+
+static void *notifier_worker(void *arg)
+{
+    notifier *n = arg;
+    http_client *hc = http_client_new(2000, n->timeout_ms);
+    delivery d;
+
+    if (hc == NULL) {
+        log_msg(LOG_ERROR, "notifier: cannot create an HTTP client");
+        return NULL;
+    }
+    pthread_mutex_lock(&n->mu);
+    for (;;) {
+        faults_config cfg;
+        faults_get(&n->app->faults, &cfg);
+        long long now = notifier_now_ms();
+        if (n->len == 0 || n->inflight >= cfg.notify_concurrency) {
+            pthread_cond_wait(&n->cond, &n->mu);
+            continue;
+        }
+        if (n->heap[0].due_ms > now) {
+            long long due = n->heap[0].due_ms;
+            struct timespec ts = { (time_t)(due / 1000), (long)(due % 1000) * 1000000L };
+            pthread_cond_timedwait(&n->cond, &n->mu, &ts);
+            continue;
+        }
+        notifier_pop(n, &d);
+        if (!cfg.notify_enabled)
+            continue;  /* switched off: pending deliveries are dropped */
+        n->inflight++;
+        pthread_mutex_unlock(&n->mu);
+
+        bool ok = notifier_deliver(n, hc, &d);
+
+        pthread_mutex_lock(&n->mu);
+        n->inflight--;
+        d.attempt++;
+        if (!ok && d.generation == n->generation) {
+            faults_get(&n->app->faults, &cfg);
+            long long wait = faults_retry_delay_ms(d.attempt, cfg.notify_retry_ms);
+            if (wait < 0) {
+                log_msg(LOG_WARN, "notify %s copy %d: giving up after %d attempts",
+                        d.charge.transaction_id, d.copy, d.attempt);
+            } else {
+                d.due_ms = notifier_now_ms() + wait;
+                if (notifier_push(n, &d) != 0)
+                    log_msg(LOG_WARN, "notify %s: queue full, retry dropped", d.charge.transaction_id);
+            }
+        }
+        pthread_cond_broadcast(&n->cond);
+    }
+    return NULL;
+}
+
+/* Moves the unflushed count into the ledger now and then. */
+static void *notifier_flusher(void *arg)
+{
+    notifier *n = arg;
+    ledger *l = ledger_new();
+    if (l == NULL) {
+        log_msg(LOG_ERROR, "notifier: out of memory for the counter flusher");
+        return NULL;
+    }
+    for (;;) {
+        struct timespec ts = { 0, NOTIFIER_FLUSH_MS * 1000000L };
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&n->count_mu);
+        long long k = n->unflushed;
+        if (k > 0) {
+            if (ledger_counter_add(l, k) == 0)
+                n->unflushed -= k;
+            else
+                log_msg(LOG_WARN, "notifier: counter not saved yet: %s", ledger_error(l));
+        }
+        pthread_mutex_unlock(&n->count_mu);
+    }
+    return NULL;
+}
+
+notifier *notifier_start(mock_app *app)
+{
+    notifier *n = calloc(1, sizeof(*n));
+    pthread_condattr_t ca;
+    pthread_attr_t ta;
+
+    if (n == NULL)
+        return NULL;
+    n->app = app;
+    n->timeout_ms = env_int("IDEMPAY_MOCK_NOTIFY_TIMEOUT_MS", 5000);
+    if (n->timeout_ms <= 0)
+        n->timeout_ms = 5000;
+    pthread_mutex_init(&n->mu, NULL);
+    pthread_mutex_init(&n->count_mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&n->cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    pthread_attr_init(&ta);
+    pthread_attr_setstacksize(&ta, NOTIFIER_STACK);
+    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+    for (int i = 0; i < FAULTS_MAX_NOTIFY_CONCURRENCY + 1; i++) {
+        pthread_t t;
+        void *(*fn)(void *) = i == 0 ? notifier_flusher : notifier_worker;
+        int rc = pthread_create(&t, &ta, fn, n);
+        if (rc != 0) {
+            log_msg(LOG_ERROR, "notifier: pthread_create: %s", strerror(rc));
+            pthread_attr_destroy(&ta);
+            return NULL;  /* threads already started keep n alive: not freed */
+        }
+    }
+    pthread_attr_destroy(&ta);
+    return n;
+}
+
+void notifier_charge_made(notifier *n, const notifier_charge *c)
+{
+    faults_config cfg;
+    if (n == NULL)
+        return;
+    faults_get(&n->app->faults, &cfg);
+    if (!cfg.notify_enabled || cfg.notify_copies <= 0 || c->notify_url[0] == '\0')
+        return;
+    delivery d;
+    memset(&d, 0, sizeof(d));
+    d.charge = *c;
+    d.due_ms = notifier_now_ms() + cfg.notify_delay_ms;
+    pthread_mutex_lock(&n->mu);
+    d.generation = n->generation;
+    for (long long i = 0; i < cfg.notify_copies; i++) {
+        d.copy = (int)i + 1;
+        if (notifier_push(n, &d) != 0) {
+            log_msg(LOG_WARN, "notify %s: queue full, %lld copies dropped", c->transaction_id,
+                    cfg.notify_copies - i);
+            break;
+        }
+    }
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->mu);
+}
+
+void notifier_kick(notifier *n)
+{
+    if (n == NULL)
+        return;
+    pthread_mutex_lock(&n->mu);
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->mu);
+}
+
+int notifier_count(notifier *n, ledger *l, long long *out)
+{
+    if (n == NULL)
+        return ledger_counter_get(l, out);
+    pthread_mutex_lock(&n->count_mu);
+    int rc = ledger_counter_get(l, out);
+    if (rc == 0)
+        *out += n->unflushed;
+    pthread_mutex_unlock(&n->count_mu);
+    return rc;
+}
+
+void notifier_reset_begin(notifier *n)
+{
+    if (n == NULL)
+        return;
+    pthread_mutex_lock(&n->mu);
+    n->len = 0;
+    n->generation++;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->mu);
+    pthread_mutex_lock(&n->count_mu);
+    n->unflushed = 0;
+}
+
+void notifier_reset_end(notifier *n)
+{
+    if (n == NULL)
+        return;
+    pthread_mutex_unlock(&n->count_mu);
+}
