@@ -76,3 +76,24 @@ tests_unit_test_idem_key_LDADD = $(app_unit_ldadd)
 tests_unit_test_order_store_SOURCES = tests/unit/test_order_store.c
 tests_unit_test_order_store_CFLAGS = $(app_unit_cflags)
 tests_unit_test_order_store_LDADD = $(app_unit_ldadd)
+
+# Unit suites of the token, callback and refund modules (test_token talks to
+# the stack's Redis and fails when there is none).
+app_more_unit_tests = \
+	tests/unit/test_token \
+	tests/unit/test_callback \
+	tests/unit/test_refund_queue
+check_PROGRAMS += $(app_more_unit_tests)
+TESTS += $(app_more_unit_tests)
+
+tests_unit_test_token_SOURCES = tests/unit/test_token.c
+tests_unit_test_token_CFLAGS = $(app_unit_cflags)
+tests_unit_test_token_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_callback_SOURCES = tests/unit/test_callback.c
+tests_unit_test_callback_CFLAGS = $(app_unit_cflags)
+tests_unit_test_callback_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_refund_queue_SOURCES = tests/unit/test_refund_queue.c
+tests_unit_test_refund_queue_CFLAGS = $(app_unit_cflags)
+tests_unit_test_refund_queue_LDADD = $(app_unit_ldadd)

@@ -12,6 +12,8 @@
 #include "http_client.h"
 #include "log.h"
 #include "metrics.h"
+#include "reconciler.h"
+#include "refund_queue.h"
 #include "router.h"
 
 static app_config config;
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
         return 2;
     }
     metrics_init(config.metrics_path);
+    reconciler_start(&config);
+    refund_queue_start(&config);
     log_msg(LOG_INFO, "starting: %d threads, gateway %s, token mode %d", config.threads,
             config.gateway_url, (int)config.token_mode);
     return fcgi_adapter_run(&app, config.threads, listen_spec) == 0 ? 0 : 1;

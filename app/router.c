@@ -5,9 +5,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "callback.h"
 #include "health.h"
 #include "log.h"
 #include "metrics.h"
+#include "pay.h"
+#include "token.h"
 
 typedef struct {
     const char *method;
@@ -20,6 +23,10 @@ static const route routes[] = {
     { "GET",  "/api/ping",                  "GET /api/ping",                 health_handle_ping },
     { "GET",  "/healthz",                   "GET /healthz",                  health_handle_healthz },
     { "GET",  "/metrics",                   "GET /metrics",                  health_handle_metrics },
+    { "POST", "/api/pay",                   "POST /api/pay",                 pay_handle_post },
+    { "GET",  PAY_ORDERS_PREFIX,            "GET /api/pay/orders",           pay_handle_get_order },
+    { "GET",  "/api/pay/token",             "GET /api/pay/token",            token_handle_issue },
+    { "POST", "/api/pay/callback/wechat",   "POST /api/pay/callback/wechat", callback_handle },
 };
 
 static int path_matches(const char *pattern, const char *path)

@@ -15,7 +15,7 @@ Usage in a test file:
 """
 import hashlib
 import hmac
-import http.client
+import http.client as httpclient
 import json
 import os
 import random
@@ -100,7 +100,7 @@ def http(method, url, body=None, headers=None, timeout=10.0):
     if u.query:
         path += "?" + u.query
     t0 = time.monotonic()
-    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=timeout)
+    conn = httpclient.HTTPConnection(u.hostname, u.port or 80, timeout=timeout)
     try:
         conn.request(method, path, body=body, headers=hdrs)
         r = conn.getresponse()
@@ -111,7 +111,7 @@ def http(method, url, body=None, headers=None, timeout=10.0):
         return Resp(error="timeout", seconds=time.monotonic() - t0)
     except ConnectionRefusedError:
         return Resp(error="refused", seconds=time.monotonic() - t0)
-    except (ConnectionError, http.client.HTTPException, OSError) as e:
+    except (ConnectionError, httpclient.HTTPException, OSError) as e:
         return Resp(error="reset: " + type(e).__name__, seconds=time.monotonic() - t0)
     finally:
         conn.close()
