@@ -125,6 +125,7 @@ static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *r
         gw_set(out, GW_UNKNOWN, "merchant_mismatch", "the reply names another appid or mch_id");
         goto done;
     }
+    out->answered = 1;
     rc = 0;
 
 done:

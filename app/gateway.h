@@ -21,6 +21,8 @@ typedef struct {
     char trade_state[24];      /* orderquery */
     char err_code[40];         /* WeChat err_code or transport reason */
     char message[160];         /* human text for logs / 402 bodies */
+    int answered;              /* 1 when a complete, verified reply came back: the call is
+                                * over at the gateway (not in flight), whatever it said */
 } gw_result;
 
 /* unifiedorder for order_no (= out_trade_no) and total_fee fen (NATIVE,

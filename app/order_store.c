@@ -23,6 +23,7 @@ enum {
     ORDER_SQL_PAID,
     ORDER_SQL_FAILED,
     ORDER_SQL_EXPIRED,
+    ORDER_SQL_RELEASE,
     ORDER_SQL_COUNT
 };
 
@@ -52,6 +53,9 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
         "SELECT order_no, attempts FROM payment_order"
         " WHERE status = 1 AND (lease_until IS NULL OR lease_until <= NOW(3))"
         " ORDER BY lease_until LIMIT ?",
+    [ORDER_SQL_RELEASE] =
+        "UPDATE payment_order SET lease_until = NOW(3)"
+        " WHERE order_no = ? AND status = 1 AND attempts = ? AND lease_until > NOW(3)",
 };
 
 #define ORDER_DEADLOCK_TRIES 3
@@ -256,6 +260,25 @@ order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
             break;
     }
     order_log_error(ctx, "mark failed", order_no);
+    return ORDER_STORE_ERROR;
+}
+
+order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,
+                                             long long attempts)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err;
+
+    for (;;) {
+        st = order_stmt(ctx, ORDER_SQL_RELEASE);
+        rc = st != NULL ? db_stmt_exec(st, "sl", order_no, attempts) : -1;
+        if (rc == 0)
+            return order_cas_result(st, rc);
+        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, "release lease", order_no);
     return ORDER_STORE_ERROR;
 }
 

@@ -78,6 +78,13 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
 order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
                                            long long attempts);
 
+/* PROCESSING at attempt `attempts` -> the same, with its lease ended now:
+ * the holder's gateway call is over without a known outcome, so the next
+ * request or the reconciler may resolve it (orderquery) at once. OK, MISS
+ * (no longer this attempt's), ERROR. */
+order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,
+                                             long long attempts);
+
 /* Up to max expired PROCESSING order numbers (oldest lease first) with
  * their attempts, for the reconciler. Returns how many were written to
  * order_nos/attempts, or -1 on a database failure. */

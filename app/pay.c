@@ -178,7 +178,13 @@ static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay
         }
         break;
     case GW_UNKNOWN:
-        break; /* the lease runs out; the reconciler or a retry asks orderquery */
+        /* A verified reply without a known outcome (SYSTEMERROR...): the call
+         * is over at the gateway, so the next request or the reconciler may
+         * ask orderquery at once. A timeout or reset keeps the lease: the
+         * request may still be on its way. */
+        if (gw.answered && strcmp(gw.err_code, "USERPAYING") != 0)
+            order_store_release_lease(ctx, pr->order_no, fence);
+        break;
     }
     pay_processing(a, pr->order_no, false);
 }
@@ -339,6 +345,12 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
             claimed = true;
             break;
         case IDEM_REPLAY:
+            if (stored.status < 200 || stored.status > 599 || stored.body_len == 0) {
+                log_msg(LOG_ERROR, "pay order=%s: unusable stored answer (status %d) for an"
+                        " Idempotency-Key", pr.order_no, stored.status);
+                pay_unavailable(&a);
+                goto answer;
+            }
             /* Byte-for-byte what the first request answered. */
             http_response_set(resp, stored.status, "application/json", stored.body,
                               stored.body_len);

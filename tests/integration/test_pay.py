@@ -178,6 +178,24 @@ def decline_is_402_and_a_later_retry_pays_once():
 
 
 @test
+def gateway_systemerror_is_202_and_a_retry_soon_pays_once():
+    no, user = unique("PERR"), uid()
+    mock_config(error_rate=1.0, notify_enabled=False)
+    r = pay(no, user, "2.22")
+    check(r.status == 202 and r.header("Retry-After"), f"SYSTEMERROR must answer 202: {r}")
+    check(order_state(no) == "PROCESSING", "SYSTEMERROR must leave the order PROCESSING")
+    check(charges_for(no) == [], "SYSTEMERROR charged")
+    mock_config(error_rate=0.0)
+    # the gateway answered (nothing in flight): the next retry resolves at once
+    t0 = time.monotonic()
+    r = wait_until(lambda: (lambda a: a if a.status == 200 else None)(pay(no, user, "2.22")),
+                   8, 0.5, f"{no} PAID after the gateway recovered")
+    check(time.monotonic() - t0 < 5, "the retry waited for a lease nobody holds")
+    check(r.json()["status"] == "PAID", f"{r}")
+    assert_one_charge(no, 222)
+
+
+@test
 def gateway_timeout_is_202_never_402_then_settles_once():
     no, user = unique("PTMO"), uid()
     # charge, then withhold the reply longer than the service's 3 s timeout;

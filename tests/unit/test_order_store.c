@@ -197,6 +197,14 @@ static void test_lease_expiry(void)
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_TRUE(row.lease_live);
     CU_ASSERT_EQUAL(row.attempts, 2);
+    /* the holder ends its lease early; only the current attempt can */
+    CU_ASSERT_EQUAL(order_store_release_lease(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_release_lease(ctx, no, 2), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_release_lease(ctx, no, 2), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_FALSE(row.lease_live);
+    CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
+    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 2, 10000), ORDER_STORE_OK);
     free(nos);
     free(att);
 }
