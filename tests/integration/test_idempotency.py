@@ -4,47 +4,13 @@ httpapi-idempotency-key-header semantics): one run per key, 409 while it
 runs, byte-for-byte replays with Idempotent-Replayed: true, 422 for a key
 reused with another request, keys scoped per user, unfinished answers (202)
 not frozen, a dead holder's claim taken over, expired records purged."""
-import http.client as _http_client
 import os
 import random
 import sys
-import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lib  # noqa: E402
 from lib import *  # noqa: E402,F401,F403
-
-if not hasattr(lib.http, "client"):
-    # lib.http() shadows the http module that its own body uses
-    lib.http.client = _http_client
-
-
-def _mock_admin_retrying(call):
-    """The mock's admin API answers 503 once per stale ledger connection
-    (e.g. after MariaDB restarted): retry those, they say nothing about the
-    service under test."""
-    def wrapped(*args, **kwargs):
-        for _ in range(60):
-            try:
-                return call(*args, **kwargs)
-            except AssertionError as e:
-                if "503" not in str(e):
-                    raise
-                last = e
-                time.sleep(0.05)
-        raise last
-    return wrapped
-
-
-mock_config = _mock_admin_retrying(lib.mock_config)
-mock_ledger = _mock_admin_retrying(lib.mock_ledger)
-mock_reset = _mock_admin_retrying(lib.mock_reset)
-
-
-def charges_for(order_no):
-    """The ledger's charges of one out_trade_no."""
-    return [c for c in mock_ledger()["charges"] if c["out_trade_no"] == order_no]
 
 MOCK_DEFAULTS = dict(latency_ms=0, jitter_ms=0, error_rate=0.0, decline_rate=0.0,
                      timeout_after_charge_rate=0.0, reset_rate=0.0, dedupe=True,
