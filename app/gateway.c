@@ -224,13 +224,17 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
         }
         gw_set(out, GW_CHARGED, NULL, "charged");
     } else if (gw_is(result, "FAIL")) {
-        gw_take_error(&reply, "the gateway declined the payment", out);
-        if (strcmp(out->err_code, "ORDERPAID") == 0)
+        const char *code = wx_msg_get(&reply, "err_code");
+        if (gw_is(code, "ORDERPAID")) {
+            gw_take_error(&reply, "charged before", out);
             out->outcome = GW_ORDERPAID;
-        else if (gw_uncertain_code(out->err_code))
+        } else if (gw_uncertain_code(gw_printable(code) ? code : "")) {
+            gw_take_error(&reply, "the gateway could not tell the outcome", out);
             out->outcome = GW_UNKNOWN;
-        else
+        } else {
+            gw_take_error(&reply, "the gateway declined the payment", out);
             out->outcome = GW_NOT_CHARGED;
+        }
     } else {
         gw_set(out, GW_UNKNOWN, "bad_result_code", "result_code is neither SUCCESS nor FAIL");
     }
@@ -320,8 +324,14 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
         gw_copy(out->transaction_id, sizeof(out->transaction_id), transaction_id);
         gw_set(out, GW_CHARGED, NULL, "refund accepted");
     } else if (gw_is(result, "FAIL")) {
-        gw_take_error(&reply, "the gateway refused the refund", out);
-        out->outcome = gw_uncertain_code(out->err_code) ? GW_UNKNOWN : GW_NOT_CHARGED;
+        const char *code = wx_msg_get(&reply, "err_code");
+        if (gw_uncertain_code(gw_printable(code) ? code : "")) {
+            gw_take_error(&reply, "the gateway could not tell the refund's outcome", out);
+            out->outcome = GW_UNKNOWN;
+        } else {
+            gw_take_error(&reply, "the gateway refused the refund", out);
+            out->outcome = GW_NOT_CHARGED;
+        }
     } else {
         gw_set(out, GW_UNKNOWN, "bad_result_code", "result_code is neither SUCCESS nor FAIL");
     }
