@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,9 @@ static long long api_hold(long long hold_ms, bool *client_gone)
     }
 }
 
+/* Replies being withheld now, across all request threads. */
+static atomic_int api_holds;
+
 /* ---- the endpoints ------------------------------------------------------------ */
 
 static void api_openid(const wx_msg *req, char out[129])
@@ -355,10 +359,18 @@ static void api_unifiedorder(mock_app *app, ledger *l, const wx_msg *req, const 
             r.transaction_id, fd->kind == FAULT_TIMEOUT_AFTER_CHARGE ? " (reply withheld)" : "");
 
     if (fd->kind == FAULT_TIMEOUT_AFTER_CHARGE) {
-        bool gone;
-        long long held = api_hold(cfg.hold_max_ms, &gone);
-        log_msg(LOG_INFO, "unifiedorder %s: reply withheld %lld ms (%s)", otn, held,
-                gone ? "the client went away" : "hold_max_ms reached; cutting the reply");
+        /* Each withheld reply occupies this thread; past max_holds the reply
+         * is cut at once instead (the client gets no answer either way). */
+        if (atomic_fetch_add(&api_holds, 1) < app->max_holds) {
+            bool gone;
+            long long held = api_hold(cfg.hold_max_ms, &gone);
+            log_msg(LOG_INFO, "unifiedorder %s: reply withheld %lld ms (%s)", otn, held,
+                    gone ? "the client went away" : "hold_max_ms reached; cutting the reply");
+        } else {
+            log_msg(LOG_INFO, "unifiedorder %s: %d replies already withheld; cutting this one now",
+                    otn, app->max_holds);
+        }
+        atomic_fetch_sub(&api_holds, 1);
         api_cut(resp);
         return;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "db_conn.h"
+#include "env.h"
 #include "log.h"
 
 #define LEDGER_MAX_TRIES 20
@@ -197,7 +198,7 @@ static int ledger_connect(ledger *l)
     char err[200];
     if (l->db != NULL)
         return 0;
-    l->db = db_conn_open(LEDGER_DB, err, sizeof(err));
+    l->db = db_conn_open(env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err, sizeof(err));
     if (l->db == NULL) {
         ledger_set_err(l, 2003, "connect", err);
         return -1;

@@ -24,6 +24,8 @@
 
 #include "txid.h"
 
+/* The database, unless IDEMPAY_MOCK_DB names another (a second mock with a
+ * ledger of its own; it needs the tables of sql/002_mock_ledger.sql). */
 #define LEDGER_DB "idempay_mock"
 
 typedef struct ledger ledger;

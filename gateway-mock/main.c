@@ -124,6 +124,9 @@ int main(int argc, char **argv)
     long long threads = env_int("IDEMPAY_MOCK_THREADS", 32);
     if (threads < 1 || threads > 1024)
         threads = 32;
+    /* Withheld replies (timeout_after_charge) may take at most half the
+     * threads, so the rest keep answering. */
+    mock.max_holds = threads / 2 > 0 ? (int)(threads / 2) : 1;
     const char *listen = argc > 1 ? argv[1] : NULL;
     log_msg(LOG_INFO, "mock gateway: appid %s mch_id %s, %lld threads, listening on %s",
             mock.creds.appid, mock.creds.mch_id, threads, listen ? listen : "the inherited socket");

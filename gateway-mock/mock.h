@@ -22,6 +22,7 @@ typedef struct {
     mock_creds creds;
     faults_state faults;
     struct notifier *notifier;   /* NULL in unit tests: no notifications */
+    int max_holds;               /* withheld replies at once (each holds a request thread) */
 } mock_app;
 
 #endif
