@@ -5,7 +5,6 @@ admin API, and a ledger that survives a restart of the mock.
 
 Runs against the stack (./stack up); IDEMPAY_MOCK_PORT points it at another
 mock, and IDEMPAY_MOCK_RESTART_CMD replaces './stack restart lighttpd'."""
-import http.client as httpclient
 import http.server as httpserver
 import os
 import subprocess
@@ -17,12 +16,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import APPID, KEY, MCHID, MOCK, Variant, bin_dir, check, http, mock_config, \
     mock_ledger, mock_reset, parallel, random_token, run_tests, stack, test, unique, \
     wait_until, wx_parse, wx_sign, wx_xml  # noqa: E402
-import lib  # noqa: E402
-
-# lib.http() refers to http.client through a module name its own def shadows;
-# give the function the attribute it looks up (harmless once lib is fixed).
-if not hasattr(lib.http, "client"):
-    lib.http.client = httpclient
 
 DEAD_URL = "http://127.0.0.1:9/notify"   # nothing listens: deliveries fail fast
 
