@@ -22,9 +22,11 @@ gateway_mock_idempay_gateway_mock_SOURCES = gateway-mock/main.c
 gateway_mock_idempay_gateway_mock_CFLAGS = $(gateway_mock_cflags)
 gateway_mock_idempay_gateway_mock_LDADD = $(gateway_mock_ldadd)
 
-# Unit tests: one CUnit suite per module; none needs MariaDB or FastCGI.
+# Unit tests: one CUnit suite per module. None needs FastCGI; only the ledger
+# suite needs MariaDB (the stack's; it exits 77, skipped, without one).
 mock_unit_tests = \
 	tests/unit/test_mock_api \
+	tests/unit/test_mock_ledger \
 	tests/unit/test_mock_txid \
 	tests/unit/test_mock_faults \
 	tests/unit/test_mock_notifier
@@ -48,3 +50,7 @@ tests_unit_test_mock_faults_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_notifier_SOURCES = tests/unit/test_mock_notifier.c
 tests_unit_test_mock_notifier_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_notifier_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_ledger_SOURCES = tests/unit/test_mock_ledger.c
+tests_unit_test_mock_ledger_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_ledger_LDADD = $(mock_unit_ldadd)
