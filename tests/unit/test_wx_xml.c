@@ -499,7 +499,7 @@ static void test_build(void)
 
     /* The largest message builds and parses back within the body limit. */
     wx_msg_free(&m);
-    char name[16];
+    char name[32];
     char *value = malloc(WX_FIELD_MAX_VALUE / 8 + 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(value);
     memset(value, 'x', WX_FIELD_MAX_VALUE / 8);
