@@ -111,7 +111,7 @@ static int idem_read(app_ctx *ctx, long long user_id, const char *key, idem_row 
                                sizeof(stored->body), &row->lease_live, &row->expired);
         if (rc >= 0)
             break;
-        if (!order_store_should_retry(ctx, st, true, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             return -1;
     }
     db_stmt_done(st);
@@ -143,7 +143,7 @@ static int idem_cas_take(app_ctx *ctx, const idem_row *row, const char *fingerpr
         }
         if (rc == 0)
             return mysql_stmt_affected_rows(st) == 1 ? 1 : 0;
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             return -1;
     }
 }
@@ -169,7 +169,7 @@ idem_result idem_key_claim(app_ctx *ctx, long long user_id, const char *key,
                 return IDEM_CLAIMED;
             if (st != NULL && mysql_stmt_errno(st) == 1062)
                 break;
-            if (!order_store_should_retry(ctx, st, false, &tries, &err))
+            if (!order_store_should_retry(ctx, st, &tries, &err))
                 goto unavailable;
         }
 
@@ -221,7 +221,7 @@ int idem_key_complete(app_ctx *ctx, long long user_id, const char *key,
                         : -1;
         if (rc == 0)
             return 0;
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     log_msg(LOG_WARN, "idem_key complete user=%lld: %s", user_id, ctx->err);
@@ -240,7 +240,7 @@ int idem_key_release(app_ctx *ctx, long long user_id, const char *key,
         rc = st != NULL ? db_stmt_exec(st, "lss", user_id, key, fingerprint) : -1;
         if (rc == 0)
             return 0;
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     log_msg(LOG_WARN, "idem_key release user=%lld: %s", user_id, ctx->err);
@@ -258,7 +258,7 @@ long long idem_key_purge(app_ctx *ctx, int slot, long limit)
         rc = st != NULL ? db_stmt_exec(st, "l", (long long)limit) : -1;
         if (rc == 0)
             return (long long)mysql_stmt_affected_rows(st);
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     log_msg(LOG_WARN, "idem_key purge: %s", ctx->err);

@@ -60,8 +60,7 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
 
 #define ORDER_DEADLOCK_TRIES 3
 
-bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, bool repeatable, int *tries,
-                              unsigned int *err)
+bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, int *tries, unsigned int *err)
 {
     unsigned int e;
 
@@ -80,7 +79,7 @@ bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, bool repeatable, int
         return *tries < ORDER_DEADLOCK_TRIES;
     snprintf(ctx->err, sizeof(ctx->err), "mariadb %u: %s", e, mysql_stmt_error(st));
     if (app_ctx_db_error(ctx, e) == 1) /* st is closed from here on */
-        return repeatable && *tries < 2;
+        return *tries < 2;
     return false;
 }
 
@@ -122,7 +121,7 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
         }
         if (rc >= 0)
             break;
-        if (!order_store_should_retry(ctx, st, true, &tries, &err)) {
+        if (!order_store_should_retry(ctx, st, &tries, &err)) {
             order_log_error(ctx, "read", order_no);
             return ORDER_STORE_ERROR;
         }
@@ -160,7 +159,7 @@ order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long l
             return ORDER_STORE_OK;
         if (st != NULL && mysql_stmt_errno(st) == 1062)
             return ORDER_STORE_DUPLICATE;
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     order_log_error(ctx, "insert", order_no);
@@ -180,7 +179,7 @@ order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
                         : -1;
         if (rc == 0)
             return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     order_log_error(ctx, "take lease", order_no);
@@ -207,7 +206,7 @@ order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_s
                         : -1;
         if (rc == 0)
             return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     order_log_error(ctx, "retry", order_no);
@@ -237,7 +236,7 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
                      "transaction_id %s already belongs to another order", transaction_id);
             break;
         }
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     order_log_error(ctx, "mark paid", order_no);
@@ -256,7 +255,7 @@ order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
         rc = st != NULL ? db_stmt_exec(st, "sl", order_no, attempts) : -1;
         if (rc == 0)
             return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     order_log_error(ctx, "mark failed", order_no);
@@ -275,7 +274,7 @@ order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,
         rc = st != NULL ? db_stmt_exec(st, "sl", order_no, attempts) : -1;
         if (rc == 0)
             return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, false, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     order_log_error(ctx, "release lease", order_no);
@@ -308,7 +307,7 @@ int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
         }
         if (rc >= 0)
             return n;
-        if (!order_store_should_retry(ctx, st, true, &tries, &err))
+        if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
     log_msg(LOG_ERROR, "order_store expired orders: %s", ctx->err);

@@ -94,12 +94,14 @@ int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
 /* For modules that run their own statements the same way: call after a
  * failed db_stmt_exec/db_stmt_fetch on st (NULL when app_ctx_stmt failed).
  * Returns true when the statement should be run again: a deadlock or lock
- * wait timeout (up to 3 tries), or - when repeatable is true, i.e. the
- * statement is a read or a failed prepare - one reconnect after a lost
- * connection. Otherwise drops a lost connection (app_ctx_db_error), sets
+ * wait timeout (up to 3 tries), or one reconnect after a lost connection
+ * (e.g. the first use of a connection MariaDB dropped when it restarted).
+ * Running a statement twice is safe for every statement of the pay modules:
+ * each is a read, an insert whose second run is a recognised duplicate
+ * (1062), or a compare-and-set whose second run misses and makes the caller
+ * re-read. Otherwise drops a lost connection (app_ctx_db_error), sets
  * ctx->err and *err to the MariaDB error number (0 when unknown) and
  * returns false. *tries starts at 0. */
-bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, bool repeatable, int *tries,
-                              unsigned int *err);
+bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, int *tries, unsigned int *err);
 
 #endif

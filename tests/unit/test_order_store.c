@@ -222,6 +222,38 @@ static void test_reconnect_after_loss(void)
     CU_ASSERT_PTR_NOT_NULL(ctx->db);
 }
 
+/* Kills ctx's connection from another one, as a MariaDB restart would. */
+static void kill_store_connection(void)
+{
+    char err[256], sql[64];
+    MYSQL *other = db_conn_open("idempay", err, sizeof(err));
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx->db);
+    snprintf(sql, sizeof(sql), "KILL CONNECTION %lu", mysql_thread_id(ctx->db));
+    CU_ASSERT_EQUAL(db_exec_simple(other, sql), 0);
+    mysql_close(other);
+    sleep_ms(50);
+}
+
+static void test_write_after_server_dropped_connection(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    order_row row;
+
+    /* The first statement on a connection the server dropped is run again
+     * on a new one: an insert, a compare-and-set, a read. */
+    order_no(9, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_MISS);
+    kill_store_connection();
+    CU_ASSERT_EQUAL(order_store_insert(ctx, no, 42, 900, 10000), ORDER_STORE_OK);
+    kill_store_connection();
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_OK);
+    kill_store_connection();
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -236,7 +268,9 @@ int main(void)
         !CU_add_test(s, "decline, fence and retry", test_decline_and_retry) ||
         !CU_add_test(s, "PAID is terminal", test_paid_is_terminal) ||
         !CU_add_test(s, "lease expiry", test_lease_expiry) ||
-        !CU_add_test(s, "reconnect after loss", test_reconnect_after_loss)) {
+        !CU_add_test(s, "reconnect after loss", test_reconnect_after_loss) ||
+        !CU_add_test(s, "write after the server dropped the connection",
+                     test_write_after_server_dropped_connection)) {
         CU_cleanup_registry();
         return 2;
     }
