@@ -18,10 +18,10 @@
 static ledger *L;
 static char run_tag[16];
 
-/* A fresh out_trade_no: "CU" + run tag + name (<= 32 characters). */
+/* A fresh out_trade_no: "CU" + run tag (12) + name (18): <= 32 characters. */
 static const char *otn(const char *name, char buf[33])
 {
-    snprintf(buf, 33, "CU%s%.18s", run_tag, name);
+    snprintf(buf, 33, "CU%.12s%.18s", run_tag, name);
     return buf;
 }
 
