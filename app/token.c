@@ -128,15 +128,17 @@ static void token_redis_failed(app_ctx *ctx, const char *what, const redisReply 
     app_ctx_redis_lost(ctx);
 }
 
-/* SCRIPT LOAD on ctx's connection. Returns 0, or -1 (connection dropped). */
-static int token_script_load(app_ctx *ctx)
+/* SCRIPT LOAD on ctx's connection. Returns 0, or -1 with the failed reply
+ * (NULL when none came; the caller frees it) in *fail; the connection is left
+ * as it is for the caller to judge. */
+static int token_script_load(app_ctx *ctx, redisReply **fail)
 {
     redisReply *reply = redisCommand(ctx->redis, "SCRIPT LOAD %s", token_lua);
+    *fail = NULL;
     if (reply == NULL || reply->type != REDIS_REPLY_STRING || reply->str == NULL ||
         reply->len == 0 || reply->len >= sizeof(token_script.sha)) {
         token_script.ctx = NULL;
-        token_redis_failed(ctx, "SCRIPT LOAD", reply);
-        freeReplyObject(reply);
+        *fail = reply;
         return -1;
     }
     memcpy(token_script.sha, reply->str, reply->len);
@@ -170,6 +172,42 @@ static int token_is_noscript(const redisReply *reply)
            strncmp(reply->str, "NOSCRIPT", 8) == 0;
 }
 
+/* Runs the consume script on ctx's (open) connection: loads it first when
+ * this connection has not loaded it, and once more on NOSCRIPT (Redis
+ * restarted or SCRIPT FLUSH). Returns the reply: an integer on success,
+ * anything else (NULL included) on failure; the caller frees it. */
+static redisReply *token_run_script(app_ctx *ctx, const char *key, const char *user,
+                                    const char *order_no, const char *keep)
+{
+    redisReply *reply = NULL;
+
+    if (!token_script_current(ctx) && token_script_load(ctx, &reply) != 0)
+        return reply;
+    reply = token_evalsha(ctx, key, user, order_no, keep);
+    if (token_is_noscript(reply)) {
+        freeReplyObject(reply);
+        if (token_script_load(ctx, &reply) != 0)
+            return reply;
+        reply = token_evalsha(ctx, key, user, order_no, keep);
+    }
+    return reply;
+}
+
+/* 1 when a command failed without a reply because the peer had closed a
+ * connection opened earlier (Redis restarted since): worth one more try on a
+ * new connection. Running a step twice is harmless here: the consume script
+ * answers a retry for the same (user, order), and an issue draws a new token. */
+static int token_conn_went_away(const app_ctx *ctx, const redisReply *reply, int reused)
+{
+    if (!reused || reply != NULL || ctx->redis == NULL)
+        return 0;
+    if (ctx->redis->err == REDIS_ERR_EOF)
+        return 1;
+    return ctx->redis->err == REDIS_ERR_IO &&
+           (strstr(ctx->redis->errstr, "reset") != NULL ||
+            strstr(ctx->redis->errstr, "Broken pipe") != NULL);
+}
+
 static token_result token_rejected(const char *token, long long user_id,
                                    const char *order_no, const char *why)
 {
@@ -197,24 +235,22 @@ token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
     snprintf(user, sizeof(user), "%lld", user_id);
     snprintf(keep, sizeof(keep), "%ld", token_keep_s(ctx->cfg));
 
-    if (app_ctx_redis(ctx) != 0) {
-        log_msg(LOG_WARN, "token: redis unavailable for order %s: %s", order_no, ctx->err);
-        return TOKEN_UNAVAILABLE;
-    }
-    if (!token_script_current(ctx) && token_script_load(ctx) != 0)
-        return TOKEN_UNAVAILABLE;
-
-    reply = token_evalsha(ctx, key, user, order_no, keep);
-    if (token_is_noscript(reply)) {
-        /* Redis restarted or SCRIPT FLUSH: load it again, once */
-        freeReplyObject(reply);
-        reply = NULL;
-        if (token_script_load(ctx) != 0)
+    for (int attempt = 0;; attempt++) {
+        int reused = ctx->redis != NULL;
+        if (app_ctx_redis(ctx) != 0) {
+            log_msg(LOG_WARN, "token: redis unavailable for order %s: %s", order_no, ctx->err);
             return TOKEN_UNAVAILABLE;
-        reply = token_evalsha(ctx, key, user, order_no, keep);
-    }
-    if (reply == NULL || reply->type != REDIS_REPLY_INTEGER) {
+        }
+        reply = token_run_script(ctx, key, user, order_no, keep);
+        if (reply != NULL && reply->type == REDIS_REPLY_INTEGER)
+            break;
         token_script.ctx = NULL;
+        if (attempt == 0 && token_conn_went_away(ctx, reply, reused)) {
+            log_msg(LOG_INFO, "token: redis connection went away (%s); reconnecting",
+                    ctx->redis->errstr);
+            app_ctx_redis_lost(ctx);
+            continue;
+        }
         token_redis_failed(ctx, "EVALSHA", reply);
         goto done;
     }
@@ -261,12 +297,12 @@ int token_issue(app_ctx *ctx, long long user_id, long ttl_s, char out[TOKEN_TEXT
         return -2;
     snprintf(user, sizeof(user), "%lld", user_id);
     snprintf(ttl, sizeof(ttl), "%ld", ttl_s);
-    if (app_ctx_redis(ctx) != 0) {
-        log_msg(LOG_WARN, "token: redis unavailable for issue: %s", ctx->err);
-        return -1;
-    }
-
-    for (int attempt = 0; attempt < TOKEN_ISSUE_ATTEMPTS; attempt++) {
+    for (int attempt = 0, reconnected = 0; attempt < TOKEN_ISSUE_ATTEMPTS; attempt++) {
+        int reused = ctx->redis != NULL;
+        if (app_ctx_redis(ctx) != 0) {
+            log_msg(LOG_WARN, "token: redis unavailable for issue: %s", ctx->err);
+            return -1;
+        }
         if (token_generate(out) != 0) {
             snprintf(ctx->err, sizeof(ctx->err), "getrandom: %s", strerror(errno));
             log_msg(LOG_ERROR, "token: OS random source failed: %s", ctx->err);
@@ -288,6 +324,14 @@ int token_issue(app_ctx *ctx, long long user_id, long ttl_s, char out[TOKEN_TEXT
             log_msg(LOG_WARN, "token: clash on %s, drawing again",
                     log_token(out, shown, sizeof(shown)));
             freeReplyObject(reply);
+            continue;
+        }
+        if (!reconnected && token_conn_went_away(ctx, reply, reused)) {
+            log_msg(LOG_INFO, "token: redis connection went away (%s); reconnecting",
+                    ctx->redis->errstr);
+            app_ctx_redis_lost(ctx);
+            reconnected = 1;
+            attempt--;
             continue;
         }
         token_redis_failed(ctx, "SET", reply);

@@ -40,8 +40,9 @@ typedef enum {
 
 /* Consumes token for (user_id, order_no) in one atomic Redis step. token may
  * be NULL or malformed (TOKEN_INVALID without asking Redis); an invalid
- * user_id (< 1) or order_no also gives TOKEN_INVALID. Never blocks longer than
- * the Redis timeout (twice when the script must be reloaded). On
+ * user_id (< 1) or order_no also gives TOKEN_INVALID. A connection found
+ * closed by the peer (Redis restarted since it was opened) is replaced and the
+ * step run once more. Each Redis call is bounded by the Redis timeout. On
  * TOKEN_UNAVAILABLE the Redis connection has been dropped (app_ctx_redis_lost)
  * and the token may or may not have been bound to order_no: a retry of the
  * same order with the same token is accepted either way. Counts
@@ -59,7 +60,8 @@ int token_text_valid(const char *s);
 
 /* Issues a token for user_id (>= 1) valid for ttl_s (>= 1) seconds: SET
  * pay:token:<t> <user_id> EX ttl_s NX, drawing a new token on the (practically
- * impossible) clash. Returns 0 with the token in out; -1 when Redis is down
+ * impossible) clash; a connection closed by the peer is replaced once, as
+ * in token_consume. Returns 0 with the token in out; -1 when Redis is down
  * or failing (connection dropped, ctx->err set, out ""); -2 for bad arguments
  * or a random source failure. */
 int token_issue(app_ctx *ctx, long long user_id, long ttl_s, char out[TOKEN_TEXT_MAX]);

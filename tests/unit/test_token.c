@@ -314,6 +314,45 @@ static void test_noscript_reload_and_reconnect(void)
     del_token(t);
 }
 
+/* Redis closes ctx's connection (as a restart does): the next call must not
+ * fail with 503 but reconnect once and go on. */
+static void kill_ctx_connection(void)
+{
+    CU_ASSERT_FATAL(app_ctx_redis(ctx) == 0);
+    redisReply *id = redisCommand(ctx->redis, "CLIENT ID");
+    CU_ASSERT_FATAL(id != NULL && id->type == REDIS_REPLY_INTEGER);
+    app_ctx *killer = app_ctx_new(&cfg, 98);
+    CU_ASSERT_FATAL(killer != NULL && app_ctx_redis(killer) == 0);
+    char num[32];
+    snprintf(num, sizeof(num), "%lld", id->integer);
+    redisReply *k = redisCommand(killer->redis, "CLIENT KILL ID %s", num);
+    CU_ASSERT_FATAL(k != NULL && k->type == REDIS_REPLY_INTEGER && k->integer == 1);
+    freeReplyObject(k);
+    freeReplyObject(id);
+    app_ctx_free(killer);
+}
+
+static void test_connection_closed_by_redis(void)
+{
+    char t[TOKEN_TEXT_MAX], o[40];
+    order(o, sizeof(o), "C", 1);
+    CU_ASSERT_FATAL(token_issue(ctx, 61, 900, t) == 0);
+    CU_ASSERT_EQUAL(token_consume(ctx, t, 61, o), TOKEN_ACCEPTED);   /* script loaded */
+
+    unsigned long gen = ctx->redis_generation;
+    kill_ctx_connection();
+    CU_ASSERT_EQUAL(token_consume(ctx, t, 61, o), TOKEN_RETRY);
+    CU_ASSERT(ctx->redis_generation == gen + 1);
+    del_token(t);
+
+    gen = ctx->redis_generation;
+    kill_ctx_connection();
+    CU_ASSERT_EQUAL(token_issue(ctx, 61, 900, t), 0);
+    CU_ASSERT(ctx->redis_generation == gen + 1);
+    CU_ASSERT(token_text_valid(t));
+    del_token(t);
+}
+
 /* ---- atomicity: many workers, one token ----------------------------- */
 
 typedef struct {
@@ -519,6 +558,7 @@ int main(void)
         !CU_add_test(s, "consume: unknown, malformed, bad args", test_unknown_malformed_and_bad_args) ||
         !CU_add_test(s, "consume: expired", test_expired_token_is_invalid) ||
         !CU_add_test(s, "consume: NOSCRIPT reload, reconnect", test_noscript_reload_and_reconnect) ||
+        !CU_add_test(s, "connection closed by Redis: reconnect once", test_connection_closed_by_redis) ||
         !CU_add_test(s, "race: one token, one order", test_race_same_order) ||
         !CU_add_test(s, "race: one token, many orders", test_race_distinct_orders) ||
         !CU_add_test(s, "redis down: unavailable, 503", test_redis_down_is_unavailable) ||
