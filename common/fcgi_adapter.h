@@ -15,8 +15,6 @@ typedef struct {
     /* Fills resp (already initialised) for req. Must not keep pointers into
      * req after returning. */
     void (*handle)(void *thread_ctx, const http_request *req, http_response *resp);
-    /* Optional: called with the raw FastCGI stream file descriptor before
-     * handle, so a handler can notice a client that went away. */
 } fcgi_app;
 
 /* Serves forever with nthreads workers (returns only when accepting fails
