@@ -31,7 +31,9 @@ int app_config_load(app_config *c)
     c->retry_after_s = env_int("IDEMPAY_RETRY_AFTER", 1);
     c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
     c->idempotency_ttl_s = env_int("IDEMPAY_IDEMPOTENCY_TTL", 86400);
-    c->threads = (int)env_int("IDEMPAY_THREADS", 8);
+    c->threads = (int)env_int("IDEMPAY_THREADS", 32);
+    c->gateway_max_inflight = (int)env_int("IDEMPAY_GATEWAY_MAX_INFLIGHT",
+                                           c->threads > 5 ? c->threads - 4 : 1);
     snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
     c->redis_port = (int)env_int("IDEMPAY_REDIS_PORT", 16379);
     c->redis_timeout_ms = env_int("IDEMPAY_REDIS_TIMEOUT_MS", 1000);
@@ -52,7 +54,7 @@ int app_config_load(app_config *c)
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;
     }
-    if (c->threads < 1 || c->threads > 256 || c->gateway_timeout_ms < 1 ||
+    if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 || c->gateway_timeout_ms < 1 ||
         c->lease_ms <= c->gateway_timeout_ms || c->token_ttl_s < 1 ||
         c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10) {
         fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; lease > gateway timeout)\n");

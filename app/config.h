@@ -23,7 +23,9 @@ typedef struct {
     token_mode token_mode;         /* IDEMPAY_TOKEN_MODE off|optional|required */
     long token_ttl_s;              /* IDEMPAY_TOKEN_TTL, 900 */
     long idempotency_ttl_s;        /* IDEMPAY_IDEMPOTENCY_TTL, 86400 */
-    int threads;                   /* IDEMPAY_THREADS, 8 */
+    int threads;                   /* IDEMPAY_THREADS, 32 */
+    int gateway_max_inflight;      /* IDEMPAY_GATEWAY_MAX_INFLIGHT, threads - 4 (>= 1): request
+                                    * threads of one process that may wait on the gateway at once */
     char redis_host[64];           /* IDEMPAY_REDIS_HOST, 127.0.0.1 */
     int redis_port;                /* IDEMPAY_REDIS_PORT, 16379 */
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */

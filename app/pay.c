@@ -5,6 +5,7 @@
  * most once and never recurses (the seed's retry-by-recursion is gone). */
 #include "pay.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,33 @@ static void pay_error(pay_answer *a, int status, const char *code, const char *m
 static void pay_unavailable(pay_answer *a)
 {
     pay_error(a, 503, "unavailable", "the payment database is unavailable; nothing was charged",
+              MET_PAY_UNAVAILABLE);
+}
+
+/* The gateway bulkhead: at most cfg->gateway_max_inflight request threads
+ * of this process work on the gateway at once, so a slow gateway can never
+ * take every worker away from ping, order queries and repeats of paid
+ * orders. A slot is taken before any row is written; a request that finds
+ * none is answered 503 with nothing written and nothing charged. */
+static atomic_int pay_gateway_inflight;
+
+static bool pay_slot_take(const app_config *cfg)
+{
+    if (atomic_fetch_add(&pay_gateway_inflight, 1) < cfg->gateway_max_inflight)
+        return true;
+    atomic_fetch_sub(&pay_gateway_inflight, 1);
+    return false;
+}
+
+static void pay_slot_give(void)
+{
+    atomic_fetch_sub(&pay_gateway_inflight, 1);
+}
+
+static void pay_busy(pay_answer *a)
+{
+    pay_error(a, 503, "unavailable",
+              "the payment gateway is busy; nothing was charged, retry later",
               MET_PAY_UNAVAILABLE);
 }
 
@@ -225,11 +253,16 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
             return;
         }
         if (r == ORDER_STORE_MISS) {
-            r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
-            if (r == ORDER_STORE_OK) {
-                pay_charge(ctx, pr, 1, a);
+            if (!pay_slot_take(ctx->cfg)) {
+                pay_busy(a);
                 return;
             }
+            r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
+            if (r == ORDER_STORE_OK)
+                pay_charge(ctx, pr, 1, a);
+            pay_slot_give();
+            if (r == ORDER_STORE_OK)
+                return;
             if (r == ORDER_STORE_DUPLICATE)
                 continue; /* a concurrent first request inserted it: this is a repeat */
             pay_unavailable(a);
@@ -252,19 +285,29 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
                 pay_processing(a, row.order_no, true);
                 return;
             }
-            r = order_store_take_expired(ctx, pr->order_no, row.attempts, lease_ms);
-            if (r == ORDER_STORE_OK) {
-                pay_resolve(ctx, pr, row.attempts + 1, a);
+            if (!pay_slot_take(ctx->cfg)) {
+                pay_processing(a, row.order_no, true);
                 return;
             }
+            r = order_store_take_expired(ctx, pr->order_no, row.attempts, lease_ms);
+            if (r == ORDER_STORE_OK)
+                pay_resolve(ctx, pr, row.attempts + 1, a);
+            pay_slot_give();
+            if (r == ORDER_STORE_OK)
+                return;
             break;
         case ORDER_FAILED:
         case ORDER_PENDING:
-            r = order_store_retry(ctx, pr->order_no, row.status, row.attempts, lease_ms);
-            if (r == ORDER_STORE_OK) {
-                pay_charge(ctx, pr, row.attempts + 1, a);
+            if (!pay_slot_take(ctx->cfg)) {
+                pay_busy(a);
                 return;
             }
+            r = order_store_retry(ctx, pr->order_no, row.status, row.attempts, lease_ms);
+            if (r == ORDER_STORE_OK)
+                pay_charge(ctx, pr, row.attempts + 1, a);
+            pay_slot_give();
+            if (r == ORDER_STORE_OK)
+                return;
             break;
         }
         if (r == ORDER_STORE_ERROR) {
@@ -287,8 +330,7 @@ static int pay_check_token(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     if (!pr->has_token) {
         if (mode != TOKEN_MODE_REQUIRED)
             return 0;
-        pay_error(a, 403, "invalid_token", "a payment token is required",
-                  MET_PAY_INVALID_TOKEN);
+        pay_error(a, 403, "invalid_token", TOKEN_MISSING_MESSAGE, MET_PAY_INVALID_TOKEN);
         return -1;
     }
     switch (token_consume(ctx, pr->token, pr->user_id, pr->order_no)) {
@@ -296,9 +338,7 @@ static int pay_check_token(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     case TOKEN_RETRY:
         return 0;
     case TOKEN_INVALID:
-        pay_error(a, 403, "invalid_token",
-                  "the token is unknown, expired, of another user, or used for another order",
-                  MET_PAY_INVALID_TOKEN);
+        pay_error(a, 403, "invalid_token", TOKEN_INVALID_MESSAGE, MET_PAY_INVALID_TOKEN);
         return -1;
     case TOKEN_UNAVAILABLE:
         break;

@@ -265,6 +265,21 @@ def redis_down_503_nothing_charged_then_recovers():
     check(len(charges_for(o3)) == 1, f"charges of {o3}: {charges_for(o3)}")
 
 
+@test
+def lost_token_message_says_fetch_a_new_one():
+    # what a client sees when its token is gone (e.g. lost in a Redis restart)
+    u = user()
+    t = new_token(u)
+    redis_cli("DEL", "pay:token:" + t)
+    o = unique("TKL")
+    r = pay(o, u, AMOUNT, token=t)
+    check_refused(r, "token lost")
+    msg = (r.json() or {}).get("message", "")
+    check("new token" in msg or "/api/pay/token" in msg,
+          f"the 403 message should tell the client to fetch a new token: {msg!r}")
+    check_nothing_written(o)
+
+
 if __name__ == "__main__":
     mock_defaults()
     run_tests()
