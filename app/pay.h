@@ -20,7 +20,8 @@
 /* POST /api/pay. Answers 200 PAID, 202 PROCESSING (+Retry-After), 402
  * payment_declined, 422 order_mismatch / idempotency_key_mismatch, 409
  * request_in_progress (+Retry-After), 403 invalid_token, 400/405/413/415,
- * 503 unavailable (+Retry-After; nothing charged). Repeats carry
+ * 503 unavailable (+Retry-After; nothing charged: MariaDB or Redis down, or
+ * every gateway slot of this process taken). Repeats carry
  * Idempotent-Replayed: true. Sets resp->log_order; counts the outcome in
  * metrics. resp must be initialised; it is always filled. */
 void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp);
