@@ -9,7 +9,7 @@ CREATE TABLE payment_order (
   status         TINYINT      NOT NULL,
   transaction_id VARCHAR(32)  CHARACTER SET ascii COLLATE ascii_bin NULL,
   lease_until    DATETIME(3)  NULL COMMENT 'PROCESSING: who holds the order until when',
-  attempts       INT          NOT NULL DEFAULT 0 COMMENT 'gateway attempts (unifiedorder calls)',
+  attempts       INT          NOT NULL DEFAULT 0 COMMENT 'leases taken (attempt fence): only the current attempt may mark FAILED',
   create_time    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   update_time    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
   PRIMARY KEY (id),
