@@ -22,6 +22,8 @@ app_libidempay_app_a_SOURCES = \
 	app/health.h \
 	app/pay.c \
 	app/pay.h \
+	app/paid_cache.c \
+	app/paid_cache.h \
 	app/pay_request.c \
 	app/pay_request.h \
 	app/order_state.c \

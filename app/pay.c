@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "order_store.h"
+#include "paid_cache.h"
 #include "pay_request.h"
 #include "token.h"
 
@@ -67,6 +68,12 @@ static void pay_error(pay_answer *a, int status, const char *code, const char *m
 {
     pay_answer_set(a, status, pay_body_error(code, message), outcome);
     a->retry_after = status == 503 || status == 409;
+}
+
+static void pay_mismatch(pay_answer *a)
+{
+    pay_error(a, 422, "order_mismatch",
+              "this order_no already exists with another user_id or amount", MET_PAY_MISMATCH);
 }
 
 static void pay_unavailable(pay_answer *a)
@@ -246,6 +253,17 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     order_row row;
     order_store_result r;
 
+    paid_entry paid;
+
+    /* A repeat of an order already seen PAID: answered from memory (PAID is
+     * terminal, so the cached row is the row). */
+    if (paid_cache_get(pr->order_no, &paid)) {
+        if (paid.user_id != pr->user_id || paid.amount_fen != pr->amount_fen)
+            pay_mismatch(a);
+        else
+            pay_paid(a, paid.order_no, paid.transaction_id, paid.amount_fen, true);
+        return;
+    }
     for (int round = 0; round < PAY_MAX_ROUNDS; round++) {
         r = order_store_get(ctx, pr->order_no, &row);
         if (r == ORDER_STORE_ERROR) {
@@ -270,14 +288,13 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
         }
 
         if (row.user_id != pr->user_id || row.amount_fen != pr->amount_fen) {
-            pay_error(a, 422, "order_mismatch",
-                      "this order_no already exists with another user_id or amount",
-                      MET_PAY_MISMATCH);
+            pay_mismatch(a);
             return;
         }
 
         switch (row.status) {
         case ORDER_PAID:
+            paid_cache_put(row.order_no, row.user_id, row.amount_fen, row.transaction_id);
             pay_paid(a, row.order_no, row.transaction_id, row.amount_fen, true);
             return;
         case ORDER_PROCESSING:
