@@ -23,7 +23,7 @@
 #include "wx_xml.h"
 
 #define DRV_CONNECT_TIMEOUT_MS 2000
-#define DRV_SESSION_MAX_MS 40000   /* a client gives up on an order after this */
+#define DRV_SESSION_MAX_MS 60000   /* no client waits longer for one order */
 #define DRV_MAX_POLLS 40
 #define DRV_RETRY_AFTER_CAP_MS 1000
 #define DRV_BACKOFF_CAP_MS 2000
@@ -74,9 +74,17 @@ struct driver {
     size_t n;
     atomic_size_t next;
     int active;
-    int64_t phase_t0_us;
-    int64_t phase_end_us;
-    size_t phase;
+    int64_t *phase_start_us;   /* per phase, -1 until it starts */
+    long phase_ready;          /* the latest phase whose tasks may run (under ready_mu) */
+    pthread_mutex_t ready_mu;
+    pthread_cond_t ready_cv;
+    size_t *task_phase;        /* task index -> phase */
+    size_t seg_first_task;
+    size_t seg_first, seg_last;
+    driver_phase_fn on_phase;
+    void *on_phase_arg;
+    volatile int aborted;      /* on_phase failed: skip what is left */
+    worker phaser;             /* the phase thread's own client and history */
     order_rt *ort;
     token_rt *trt;
     pthread_mutex_t rt_mu;
@@ -95,7 +103,7 @@ int64_t driver_now_us(const driver *d)
 
 static int drv_stopped(const driver *d)
 {
-    return d->cfg.stop != NULL && *d->cfg.stop;
+    return d->aborted || (d->cfg.stop != NULL && *d->cfg.stop);
 }
 
 /* Sleeps ms milliseconds in slices, returning early when the run is stopped. */
@@ -183,6 +191,8 @@ driver *driver_new(const driver_config *cfg, char *err, size_t errlen)
     pthread_mutex_init(&d->rt_mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
     pthread_cond_init(&d->done_cv, NULL);
+    pthread_mutex_init(&d->ready_mu, NULL);
+    pthread_cond_init(&d->ready_cv, NULL);
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     uint64_t st = (uint64_t)rt.tv_nsec ^ ((uint64_t)rt.tv_sec << 20) ^ (uint64_t)(uintptr_t)d;
@@ -191,8 +201,26 @@ driver *driver_new(const driver_config *cfg, char *err, size_t errlen)
     d->ort = calloc(s->norders ? s->norders : 1, sizeof(order_rt));
     d->trt = calloc(s->ntokens ? s->ntokens : 1, sizeof(token_rt));
     d->w = calloc((size_t)d->nworkers, sizeof(worker));
-    if (d->ort == NULL || d->trt == NULL || d->w == NULL) {
+    d->phase_start_us = malloc((s->nphases ? s->nphases : 1) * sizeof(int64_t));
+    d->task_phase = malloc((s->ntasks ? s->ntasks : 1) * sizeof(size_t));
+    if (d->ort == NULL || d->trt == NULL || d->w == NULL || d->phase_start_us == NULL ||
+        d->task_phase == NULL) {
         snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (size_t p = 0; p < s->nphases; p++) {
+        d->phase_start_us[p] = -1;
+        for (size_t t = s->phases[p].first_task; t < s->phases[p].first_task + s->phases[p].ntasks; t++)
+            d->task_phase[t] = p;
+    }
+    d->phaser.d = d;
+    d->phaser.index = -1;
+    history_init(&d->phaser.hist);
+    for (int k = 0; k < OP_KIND_COUNT; k++)
+        hist_init(&d->phaser.lat[k]);
+    d->phaser.http = http_client_new(DRV_CONNECT_TIMEOUT_MS, 10000);
+    if (d->phaser.http == NULL) {
+        snprintf(err, errlen, "out of memory (http client)");
         goto fail;
     }
     for (int i = 0; i < d->nworkers; i++) {
@@ -238,6 +266,12 @@ void driver_free(driver *d)
     free(d->w);
     free(d->ort);
     free(d->trt);
+    free(d->phase_start_us);
+    free(d->task_phase);
+    http_client_free(d->phaser.http);
+    history_free(&d->phaser.hist);
+    pthread_mutex_destroy(&d->ready_mu);
+    pthread_cond_destroy(&d->ready_cv);
     pthread_mutex_destroy(&d->mu);
     pthread_mutex_destroy(&d->rt_mu);
     pthread_cond_destroy(&d->work_cv);
@@ -256,8 +290,8 @@ void driver_progress(driver *d, driver_progress_t *out)
 int driver_collect(driver *d, sim_history *out, sim_report *rep)
 {
     int rc = 0;
-    for (int i = 0; i < d->nworkers; i++) {
-        worker *w = &d->w[i];
+    for (int i = -1; i < d->nworkers; i++) {
+        worker *w = i < 0 ? &d->phaser : &d->w[i];
         if (history_take(out, &w->hist) < 0)
             rc = -1;
         for (int k = 0; k < OP_KIND_COUNT; k++) {
@@ -368,13 +402,11 @@ static int64_t drv_backoff_ms(worker *w, const sched_task *t, int retry)
 
 /* ---- tokens ---- */
 
-static void drv_issue_one(worker *w, size_t i, void *arg)
+static void drv_issue_token(worker *w, size_t slot)
 {
     driver *d = w->d;
     const sim_schedule *s = d->cfg.sched;
-    size_t slot = s->phases[d->phase].first_token + i;
     token_rt *tr = &d->trt[slot];
-    (void)arg;
     for (int attempt = 1; attempt <= 3 && !drv_stopped(d); attempt++) {
         sim_op op;
         http_reply rep;
@@ -411,12 +443,6 @@ static void drv_issue_one(worker *w, size_t i, void *arg)
             break;
         drv_sleep_ms(d, 200 * attempt);
     }
-}
-
-void driver_issue_tokens(driver *d, size_t phase)
-{
-    d->phase = phase;
-    drv_job(d, d->cfg.sched->phases[phase].ntokens, drv_issue_one, NULL);
 }
 
 /* ---- payments ---- */
@@ -582,7 +608,10 @@ static drv_session_end drv_session(worker *w, const sched_task *t, long task, co
                                    int first_attempt, int max_posts)
 {
     driver *d = w->d;
-    int64_t deadline = driver_now_us(d) + (int64_t)DRV_SESSION_MAX_MS * 1000;
+    int64_t patience = t->patience_ms ? t->patience_ms : DRV_SESSION_MAX_MS;
+    if (patience > DRV_SESSION_MAX_MS)
+        patience = DRV_SESSION_MAX_MS;
+    int64_t deadline = driver_now_us(d) + patience * 1000;
     int queries = 0;
     for (int i = 0; i < max_posts && !drv_stopped(d); i++) {
         sim_op op;
@@ -745,6 +774,16 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
     char no[64], txn[SIM_TXN_MAX], timebuf[32], nonce[33];
     sched_order_no(s, d->cfg.prefix, (size_t)t->order, no, sizeof(no));
 
+    /* A declined target is forged against only when its client really saw
+     * the decline (402): otherwise it may have been charged legitimately. */
+    if (!(target->flags & ORD_NEVER_SUBMITTED)) {
+        pthread_mutex_lock(&d->rt_mu);
+        int declined = d->ort[t->order].saw_declined && !d->ort[t->order].saw_paid;
+        pthread_mutex_unlock(&d->rt_mu);
+        if (!declined)
+            return;
+    }
+
     txn[0] = '\0';
     if (t->forge == FORGE_REPLAY_TXN && t->aux_order >= 0) {
         pthread_mutex_lock(&d->rt_mu);
@@ -760,8 +799,14 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
             pthread_mutex_unlock(&d->rt_mu);
         }
     }
-    if (txn[0] == '\0')
+    if (txn[0] == '\0') {
+        /* A properly signed notification with the right fee and a fresh
+         * transaction id is indistinguishable from a real one: only send
+         * that kind when a real, already used transaction id is at hand. */
+        if (t->forge == FORGE_REPLAY_TXN)
+            return;
         drv_made_up_txn(d, t, txn);
+    }
 
     int64_t fee = t->forge == FORGE_WRONG_FEE ? t->variant_fen : target->amount_fen;
     time_t now = time(NULL);
@@ -839,15 +884,16 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
 
 /* ---- ping ---- */
 
-static void drv_task_ping(worker *w, const sched_task *t, long task)
+static void drv_task_ping(worker *w, const sched_task *t, long task, size_t phase)
 {
     driver *d = w->d;
+    const sched_phase *ph = &d->cfg.sched->phases[phase];
+    int64_t end_us = d->phase_start_us[phase] + (int64_t)ph->budget_ms * 1000;
     snprintf(w->url, sizeof(w->url), "%s/api/ping", d->cfg.target);
-    int sc = d->cfg.sched->phases[d->phase].scenario;
-    while (!drv_stopped(d) && driver_now_us(d) < d->phase_end_us) {
+    while (!drv_stopped(d) && driver_now_us(d) < end_us) {
         sim_op op;
         http_reply rep;
-        drv_op_begin(w, &op, OP_PING, sc, -1, task);
+        drv_op_begin(w, &op, OP_PING, ph->scenario, -1, task);
         http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL,
                                              t->timeout_ms ? t->timeout_ms : 5000, &rep);
         op.transport = (uint8_t)hs;
@@ -861,15 +907,26 @@ static void drv_task_ping(worker *w, const sched_task *t, long task)
     }
 }
 
+/* Blocks until phase p may run (its tokens issued, its mock config set). */
+static void drv_wait_phase(driver *d, size_t p)
+{
+    pthread_mutex_lock(&d->ready_mu);
+    while (d->phase_ready < (long)p)
+        pthread_cond_wait(&d->ready_cv, &d->ready_mu);
+    pthread_mutex_unlock(&d->ready_mu);
+}
+
 static void drv_run_one(worker *w, size_t i, void *arg)
 {
     driver *d = w->d;
     const sim_schedule *s = d->cfg.sched;
-    size_t ti = s->phases[d->phase].first_task + i;
+    size_t ti = d->seg_first_task + i;
     const sched_task *t = &s->tasks[ti];
+    size_t phase = d->task_phase[ti];
     (void)arg;
+    drv_wait_phase(d, phase);
     if (!drv_stopped(d)) {
-        drv_sleep_until_us(d, d->phase_t0_us + (int64_t)t->start_ms * 1000);
+        drv_sleep_until_us(d, d->phase_start_us[phase] + (int64_t)t->start_ms * 1000);
         rng_seed(&w->rng, t->jitter_seed);
         switch (t->kind) {
         case TASK_PAY:
@@ -885,7 +942,7 @@ static void drv_run_one(worker *w, size_t i, void *arg)
             drv_task_forge(w, t, (long)ti);
             break;
         case TASK_PING:
-            drv_task_ping(w, t, (long)ti);
+            drv_task_ping(w, t, (long)ti, phase);
             break;
         default:
             break;
@@ -894,14 +951,69 @@ static void drv_run_one(worker *w, size_t i, void *arg)
     atomic_fetch_add(&d->tasks_done, 1);
 }
 
-void driver_run_tasks(driver *d, size_t phase)
+static void drv_set_ready(driver *d, long p)
 {
-    const sched_phase *ph = &d->cfg.sched->phases[phase];
-    d->phase = phase;
-    d->phase_t0_us = driver_now_us(d);
-    d->phase_end_us = d->phase_t0_us + (int64_t)ph->budget_ms * 1000;
-    atomic_fetch_add(&d->tasks_total, ph->ntasks);
-    drv_job(d, ph->ntasks, drv_run_one, NULL);
+    pthread_mutex_lock(&d->ready_mu);
+    d->phase_ready = p;
+    pthread_cond_broadcast(&d->ready_cv);
+    pthread_mutex_unlock(&d->ready_mu);
+}
+
+/* The phase thread: issues each phase's tokens, applies its config, marks it
+ * ready, then waits out its budget before the next one. */
+static void *drv_phaser_main(void *arg)
+{
+    driver *d = arg;
+    const sim_schedule *s = d->cfg.sched;
+    for (size_t p = d->seg_first; p < d->seg_last; p++) {
+        const sched_phase *ph = &s->phases[p];
+        if (!drv_stopped(d)) {
+            for (size_t k = ph->first_token; k < ph->first_token + ph->ntokens && !drv_stopped(d); k++)
+                drv_issue_token(&d->phaser, k);
+            if (p > d->seg_first)
+                drv_sleep_until_us(d, d->phase_start_us[p - 1] +
+                                          (int64_t)s->phases[p - 1].budget_ms * 1000);
+            if (!drv_stopped(d) && d->on_phase != NULL && d->on_phase(d->on_phase_arg, p) < 0)
+                d->aborted = 1;
+        }
+        d->phase_start_us[p] = driver_now_us(d);
+        drv_set_ready(d, (long)p);
+    }
+    return NULL;
+}
+
+void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on_phase,
+                        void *arg)
+{
+    const sim_schedule *s = d->cfg.sched;
+    if (first >= last || last > s->nphases)
+        return;
+    d->seg_first = first;
+    d->seg_last = last;
+    d->seg_first_task = s->phases[first].first_task;
+    size_t ntasks = 0;
+    for (size_t p = first; p < last; p++)
+        ntasks += s->phases[p].ntasks;
+    d->on_phase = on_phase;
+    d->on_phase_arg = arg;
+    drv_set_ready(d, (long)first - 1);
+    atomic_fetch_add(&d->tasks_total, ntasks);
+    pthread_t phaser;
+    int threaded = pthread_create(&phaser, NULL, drv_phaser_main, d) == 0;
+    if (!threaded) {
+        d->aborted = 1;
+        for (size_t p = first; p < last; p++)
+            d->phase_start_us[p] = driver_now_us(d);
+        drv_set_ready(d, (long)last);
+    }
+    drv_job(d, ntasks, drv_run_one, NULL);
+    if (threaded)
+        pthread_join(phaser, NULL);
+}
+
+int64_t driver_phase_start_us(const driver *d, size_t p)
+{
+    return p < d->cfg.sched->nphases ? d->phase_start_us[p] : -1;
 }
 
 /* ---- final reads ---- */

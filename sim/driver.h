@@ -41,11 +41,22 @@ void driver_free(driver *d);
 /* Microseconds since driver_new on the monotonic clock. */
 int64_t driver_now_us(const driver *d);
 
-/* Issues the phase's tokens (GET /api/pay/token), concurrently. Failures are
- * recorded; tasks then send their requests without the token. */
-void driver_issue_tokens(driver *d, size_t phase);
-/* Runs the phase's tasks; returns when every task is done. */
-void driver_run_tasks(driver *d, size_t phase);
+/* Called by the driver when phase p is about to start (after its tokens
+ * are issued): applies the phase's mock config. Returns 0, or -1 to stop the
+ * run (the remaining tasks are skipped). */
+typedef int (*driver_phase_fn)(void *arg, size_t phase);
+
+/* Runs phases [first, last) as one segment and returns when all of their
+ * tasks are done. A phase's tokens are issued (GET /api/pay/token) just
+ * before it starts; tasks are released at the phase's start + start_ms. The
+ * first phase starts at once; each next one when the previous phase's budget
+ * is used up, while the previous phase's late clients finish under the new
+ * mock config. on_phase runs on the driver's phase thread. */
+void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on_phase,
+                        void *arg);
+
+/* When phase p started (driver_now_us), or -1 when it has not. */
+int64_t driver_phase_start_us(const driver *d, size_t p);
 
 /* Reads the orders idx[0..n) through GET /api/pay/orders/{no} into rows
  * (indexed by order, i.e. rows[idx[i]]), with a few retries each; a row that

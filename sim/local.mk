@@ -51,3 +51,4 @@ tests_unit_test_sim_report_SOURCES = tests/unit/test_sim_report.c
 tests_unit_test_sim_report_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_report_LDADD = $(sim_unit_ldadd)
 
+EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py

@@ -432,6 +432,35 @@ static int64_t sim_clock(void *arg)
     return driver_now_us((const driver *)arg);
 }
 
+/* ---- phases ---- */
+
+typedef struct {
+    const char *gateway;       /* NULL: no mock to configure (ping only) */
+    const sim_schedule *sched;
+    sim_progress *progress;
+    char *error;
+    size_t errlen;
+    int failed;
+} sim_phase_ctx;
+
+/* driver_phase_fn: the phase's mock config, before its requests. */
+static int sim_on_phase(void *arg, size_t phase)
+{
+    sim_phase_ctx *c = arg;
+    const sched_phase *ph = &c->sched->phases[phase];
+    char err[512];
+    c->progress->phase = phase;
+    if (c->gateway == NULL)
+        return 0;
+    if (mock_admin_configure(c->gateway, ph->mock_config, err, sizeof(err)) < 0) {
+        snprintf(c->error, c->errlen, "cannot configure the mock for phase %s/%s: %s",
+                 sched_scenario_name(ph->scenario), ph->label, err);
+        c->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- settling ---- */
 
 /* Orders still moving: PROCESSING, unreadable, or not matching the ledger. */
@@ -528,6 +557,7 @@ int main(int argc, char **argv)
     history_init(&hist);
     sim_row *api_rows = NULL, *db_rows = NULL;
     size_t *pending = NULL;
+    double *phase_s = NULL;
     sim_charge *charges = NULL;
     size_t ncharges = 0;
     long long notifications = -1;
@@ -611,23 +641,35 @@ int main(int argc, char **argv)
     if (show_progress && pthread_create(&prog.thread, NULL, sim_progress_main, &prog) != 0)
         show_progress = 0;
 
+    phase_s = calloc(s.nphases ? s.nphases : 1, sizeof(*phase_s));
+    if (phase_s == NULL) {
+        error = "out of memory";
+        goto finish;
+    }
+    rep.phase_s = phase_s;
+    sim_phase_ctx pctx = {.gateway = need_gateway ? a.gateway : NULL, .sched = &s,
+                          .progress = &prog, .error = errbuf, .errlen = sizeof(errbuf)};
     int64_t traffic_t0 = driver_now_us(d);
-    for (size_t p = 0; p < s.nphases && !sim_stop; p++) {
-        const sched_phase *ph = &s.phases[p];
-        prog.phase = p;
-        if (need_gateway && mock_admin_configure(a.gateway, ph->mock_config, err, sizeof(err)) < 0) {
-            snprintf(errbuf, sizeof(errbuf), "cannot configure the mock for phase %s/%s: %s",
-                     sched_scenario_name(ph->scenario), ph->label, err);
-            error = errbuf;
-            break;
-        }
-        driver_issue_tokens(d, p);
-        if (ph->chaos && ch != NULL)
+    for (size_t p = 0; p < s.nphases && !sim_stop && !pctx.failed;) {
+        size_t last = p + 1;
+        while (last < s.nphases && !s.phases[last].barrier)
+            last++;
+        int chaos_on = 0;
+        for (size_t k = p; k < last; k++)
+            chaos_on |= s.phases[k].chaos;
+        if (chaos_on && ch != NULL)
             chaos_start(ch);
-        driver_run_tasks(d, p);
+        driver_run_segment(d, p, last, sim_on_phase, &pctx);
         if (ch != NULL)
             chaos_stop(ch);
+        p = last;
     }
+    for (size_t p = 0; p < s.nphases; p++) {
+        int64_t at = driver_phase_start_us(d, p);
+        phase_s[p] = at < 0 ? -1.0 : (double)(at - traffic_t0) / 1e6;
+    }
+    if (pctx.failed)
+        error = errbuf;
     rep.traffic_s = (double)(driver_now_us(d) - traffic_t0) / 1e6;
     if (show_progress) {
         prog.stop = 1;
@@ -772,6 +814,7 @@ finish:
     free(api_rows);
     free(db_rows);
     free(pending);
+    free(phase_s);
     free(charges);
     free(replay);
     sched_free(&s);

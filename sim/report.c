@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_client.h"
 #include "money.h"
 
 static const char *const inv_short[INV_COUNT] = {
@@ -221,6 +222,43 @@ static const char *report_cell(const sim_report *r, int sc, int inv, char *buf, 
     return buf;
 }
 
+/* "pay answers: 200 x12, 202 x3, timeout x1" per request kind, from the history. */
+static void report_answers(const sim_report *r, FILE *out)
+{
+    if (r->obs == NULL || r->obs->nops == 0)
+        return;
+    for (int k = 0; k < OP_KIND_COUNT; k++) {
+        uint64_t code[600] = {0}, transport[8] = {0};
+        int any = 0;
+        for (size_t i = 0; i < r->obs->nops; i++) {
+            const sim_op *op = &r->obs->ops[i];
+            if (op->kind != k)
+                continue;
+            any = 1;
+            if (op->http_code > 0 && op->http_code < 600)
+                code[op->http_code]++;
+            else
+                transport[op->transport < 8 ? op->transport : 7]++;
+        }
+        if (!any)
+            continue;
+        fprintf(out, "%s answers:", history_kind_name(k));
+        const char *sep = " ";
+        for (int c = 0; c < 600; c++)
+            if (code[c]) {
+                fprintf(out, "%s%d x%llu", sep, c, (unsigned long long)code[c]);
+                sep = ", ";
+            }
+        for (int t = 0; t < 8; t++)
+            if (transport[t]) {
+                fprintf(out, "%s%s x%llu", sep, t == 0 ? "no-status" : http_status_name((http_status)t),
+                        (unsigned long long)transport[t]);
+                sep = ", ";
+            }
+        fprintf(out, "\n");
+    }
+}
+
 void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
 {
     const chk_result *c = r->chk;
@@ -290,6 +328,8 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
             hist_quantile(&all, 0.9) / 1e3, hist_quantile(&all, 0.99) / 1e3, all.max / 1e3,
             hist_mean(&all) / 1e3);
 
+    report_answers(r, out);
+
     uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
              unk = report_total(r, OUT_UNKNOWN);
     fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
@@ -300,6 +340,14 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
             r->settle_s);
     if (r->notifications_sent >= 0)
         fprintf(out, "gateway notifications sent: %lld\n", r->notifications_sent);
+    if (r->phase_s != NULL && r->sched->nphases > 0) {
+        fprintf(out, "phases started at:");
+        for (size_t p = 0; p < r->sched->nphases; p++)
+            fprintf(out, "%s %s/%s +%.1fs", p ? "," : "",
+                    sched_scenario_name(r->sched->phases[p].scenario), r->sched->phases[p].label,
+                    r->phase_s[p]);
+        fprintf(out, "\n");
+    }
     if (r->nchaos > 0) {
         fprintf(out, "chaos command ran %zu time(s):", r->nchaos);
         for (size_t i = 0; i < r->nchaos; i++)
@@ -512,6 +560,18 @@ int report_json(const sim_report *r, const char *path)
     json_object_set_new(root, "notifications_sent",
                         r->notifications_sent >= 0 ? json_integer(r->notifications_sent)
                                                    : json_null());
+    json_t *phases = json_array();
+    for (size_t p = 0; p < r->sched->nphases && phases; p++) {
+        const sched_phase *ph = &r->sched->phases[p];
+        json_array_append_new(phases, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:s}", "scenario",
+                                                sched_scenario_name(ph->scenario), "label",
+                                                ph->label, "tasks", (json_int_t)ph->ntasks,
+                                                "tokens", (json_int_t)ph->ntokens, "budget_s",
+                                                ph->budget_ms / 1e3, "start_s",
+                                                r->phase_s ? r->phase_s[p] : 0.0, "mock_config",
+                                                ph->mock_config));
+    }
+    json_object_set_new(root, "phases", phases);
     json_t *chaos = json_array();
     for (size_t i = 0; i < r->nchaos && chaos; i++)
         json_array_append_new(chaos, json_pack("{s:f,s:f,s:i}", "at_s",

@@ -37,6 +37,8 @@ typedef struct {
     double settle_s;           /* time spent settling */
     const sim_chaos_event *chaos;
     size_t nchaos;
+    const double *phase_s;     /* when each phase started, s from the traffic start
+                                  (-1 never; NULL unknown) */
     long long notifications_sent; /* from the ledger, -1 unknown */
     int exit_code;             /* 0, 1, 2 */
     const char *error;         /* why the run could not be carried out (exit 2) */

@@ -225,7 +225,10 @@ typedef struct {
     int min_attempts, max_attempts;
     uint32_t min_timeout_ms, max_timeout_ms;
     uint32_t min_backoff_ms, max_backoff_ms;
+    uint32_t patience_ms;     /* 0: the default */
 } gen_client;
+
+#define GEN_PATIENCE_MS 6000
 
 /* Fills the client fields of t from c. token is the order's slot or -1. */
 static void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem)
@@ -238,6 +241,7 @@ static void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int 
     t->max_attempts = (uint8_t)rng_range(&g->rng, c->min_attempts, c->max_attempts);
     t->timeout_ms = (uint32_t)rng_range(&g->rng, c->min_timeout_ms, c->max_timeout_ms);
     t->backoff_ms = (uint32_t)rng_range(&g->rng, c->min_backoff_ms, c->max_backoff_ms);
+    t->patience_ms = c->patience_ms ? c->patience_ms : GEN_PATIENCE_MS;
 }
 
 /* Token slot and key variant for a new order of a client. */
@@ -415,7 +419,7 @@ static void cs_defaults(cs_params *p, size_t orders, uint32_t budget_ms)
 {
     p->orders = orders;
     p->budget_ms = budget_ms;
-    p->phases = 3;
+    p->phases = 2;
     p->min_copies = 2;
     p->max_copies = 10;
     p->min_notify_concurrency = 16;
@@ -442,6 +446,7 @@ static int gen_callback_storm(gen_ctx *g, const cs_params *p)
         k.notify_delay_ms = rng_range(&g->rng, 0, p->max_notify_delay_ms);
         k.notify_retry_ms = rng_range(&g->rng, 50, 300);
         k.timeout_after_charge_rate = ph == 0 ? 0.0 : p->timeout_after_charge_rate;
+        k.latency_ms = ph == 0 ? k.latency_ms : rng_range(&g->rng, 20, 60);
         char label[32];
         snprintf(label, sizeof(label), "copies-%ld", k.notify_copies);
         uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * n / (p->orders ? p->orders : 1));
@@ -650,6 +655,9 @@ static int gen_forged_callback(gen_ctx *g, const fc_params *p)
     k.decline_rate = 1.0;
     if (gen_phase(g, "declined", &k, b, 0) < 0)
         return -1;
+    /* Alone: nobody else's request is declined by it, and the forgeries
+     * start only once every target's decline is known. */
+    g->s->phases[g->s->nphases - 1].exclusive = 1;
     int first_decl = -1;
     for (size_t i = 0; i < ndecl; i++) {
         int o = gen_order(g, ORD_DECLINE | ORD_FORGE_TARGET), tok, idem;
@@ -699,6 +707,7 @@ static int gen_forged_callback(gen_ctx *g, const fc_params *p)
                                      : fen + rng_range(&g->rng, 1, 500);
             t->timeout_ms = 5000;
             t->max_attempts = 1;
+            t->patience_ms = GEN_PATIENCE_MS;
         }
     }
     return 0;
@@ -773,25 +782,21 @@ static void gc_defaults(gc_params *p, size_t orders, uint32_t budget_ms)
 
 static int gen_gateway_chaos(gen_ctx *g, const gc_params *p)
 {
-    static const char *const labels[5] = {"errors", "declines", "resets", "latency", "mix"};
-    for (int ph = 0; ph < 5; ph++) {
-        size_t n = p->orders / 5 + ((size_t)ph < p->orders % 5);
+    static const char *const labels[3] = {"errors-declines", "resets-latency", "mix"};
+    for (int ph = 0; ph < 3; ph++) {
+        size_t n = p->orders / 3 + ((size_t)ph < p->orders % 3);
         sim_mock_knobs k;
         scenarios_mock_defaults(&k);
         switch (ph) {
         case 0:
-            k.error_rate = 0.3;
+            k.error_rate = 0.25;
+            k.decline_rate = 0.25;
             k.latency_ms = 5;
             break;
         case 1:
-            k.decline_rate = 0.3;
-            break;
-        case 2:
-            k.reset_rate = 0.25;
-            break;
-        case 3:
-            k.latency_ms = rng_range(&g->rng, 100, 300);
-            k.jitter_ms = 300;
+            k.reset_rate = 0.2;
+            k.latency_ms = rng_range(&g->rng, 50, 200);
+            k.jitter_ms = 200;
             break;
         default:
             k.error_rate = 0.1;
@@ -842,7 +847,8 @@ static void cr_defaults(cr_params *p, size_t orders, uint32_t budget_ms, double 
     p->client = (gen_client){.token_share = 0.3, .idem_share = 0.5, .poll_share = 0.5,
                              .retry_declined_share = 0.2, .min_attempts = 8, .max_attempts = 12,
                              .min_timeout_ms = 6000, .max_timeout_ms = 8000,
-                             .min_backoff_ms = 200, .max_backoff_ms = 600};
+                             .min_backoff_ms = 200, .max_backoff_ms = 600,
+                             .patience_ms = 20000};
 }
 
 static int gen_crash(gen_ctx *g, const cr_params *p)
@@ -998,5 +1004,6 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
             return -1;
     }
     sched_sort_tasks(s);
+    sched_mark_barriers(s);
     return 0;
 }

@@ -139,6 +139,18 @@ int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
     return 0;
 }
 
+void sched_mark_barriers(sim_schedule *s)
+{
+    for (size_t p = 0; p < s->nphases; p++) {
+        sched_phase *ph = &s->phases[p];
+        const sched_phase *prev = p > 0 ? &s->phases[p - 1] : NULL;
+        ph->barrier = (uint8_t)(prev == NULL || ph->budget_ms == 0 || prev->budget_ms == 0 ||
+                                ph->chaos || prev->chaos || ph->exclusive || prev->exclusive ||
+                                ph->scenario == SC_PING ||
+                                prev->scenario == SC_PING);
+    }
+}
+
 /* Orders tasks by release time; ties are resolved by the stable merge below. */
 static int sched_task_cmp(const sched_task *x, const sched_task *y)
 {
@@ -267,8 +279,10 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
     }
     for (size_t p = 0; p < s->nphases; p++) {
         const sched_phase *ph = &s->phases[p];
-        SCHED_EMIT("phase %zu sc=%s label=%s budget=%u chaos=%u tokens=%zu+%zu tasks=%zu+%zu mock=%s\n",
+        SCHED_EMIT("phase %zu sc=%s label=%s budget=%u chaos=%u excl=%u barrier=%u tokens=%zu+%zu "
+                   "tasks=%zu+%zu mock=%s\n",
                    p, sched_scenario_name(ph->scenario), ph->label, ph->budget_ms, ph->chaos,
+                   ph->exclusive, ph->barrier,
                    ph->first_token, ph->ntokens, ph->first_task, ph->ntasks, ph->mock_config);
         for (size_t k = ph->first_token; k < ph->first_token + ph->ntokens; k++)
             SCHED_EMIT("token %zu user=%lld sc=%s\n", k, (long long)s->tokens[k].user_id,
@@ -277,12 +291,12 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
             const sched_task *t = &s->tasks[k];
             SCHED_EMIT("task %zu kind=%u order=%d token=%d use=%u style=%u idem=%u poll=%u "
                        "att=%u copies=%u forge=%u rd=%u exp=%u copy=%u/%u aux=%d vu=%lld vf=%lld "
-                       "start=%u gap=%u to=%u bo=%u js=%llu\n",
+                       "start=%u gap=%u to=%u bo=%u pat=%u js=%llu\n",
                        k, t->kind, t->order, t->token, t->token_use, t->style, t->idem, t->poll,
                        t->max_attempts, t->copies, t->forge, t->retry_declined,
                        t->expect_expired, t->copy_index, t->copy_count, t->aux_order,
                        (long long)t->variant_user, (long long)t->variant_fen, t->start_ms,
-                       t->gap_ms, t->timeout_ms, t->backoff_ms,
+                       t->gap_ms, t->timeout_ms, t->backoff_ms, t->patience_ms,
                        (unsigned long long)t->jitter_seed);
         }
     }

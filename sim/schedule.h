@@ -99,12 +99,17 @@ typedef struct {
     uint32_t gap_ms;       /* BURST: between copies */
     uint32_t timeout_ms;   /* per request */
     uint32_t backoff_ms;   /* base of the exponential retry backoff */
+    uint32_t patience_ms;  /* the client gives up on the order after this */
     uint64_t jitter_seed;  /* seeds the task's own backoff jitter */
 } sched_task;
 
 typedef struct {
     uint8_t scenario;
     uint8_t chaos;         /* the chaos command runs during this phase */
+    uint8_t exclusive;     /* runs alone: barriers before and after it */
+    uint8_t barrier;       /* every earlier task finishes before this phase starts;
+                              otherwise it starts when the previous phase's budget
+                              is used up, and late clients finish meanwhile */
     char label[32];
     char mock_config[SCHED_MOCK_CONFIG_MAX]; /* JSON object for PUT /mock/config */
     uint32_t budget_ms;    /* intended length (releases are spread over it) */
@@ -150,6 +155,11 @@ sched_task *sched_add_task(sim_schedule *s, sched_task_kind kind);
  * mock_config is copied (truncated configs are refused: -1). Returns 0/-1. */
 int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
                       const char *mock_config, uint32_t budget_ms, int chaos);
+
+/* Sets every phase's barrier flag: the first phase, phases without a
+ * budget, exclusive, chaos and ping phases and the phase after each of them
+ * are barriers. */
+void sched_mark_barriers(sim_schedule *s);
 
 /* Sorts the tasks of every phase by start_ms (stable). */
 void sched_sort_tasks(sim_schedule *s);
