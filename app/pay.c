@@ -264,6 +264,21 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
             pay_paid(a, paid.order_no, paid.transaction_id, paid.amount_fen, true);
         return;
     }
+    /* Most requests that get here are new orders: try the INSERT first, and
+     * let the unique key say whether it is a repeat (then read it below).
+     * Without a gateway slot, go straight to reading. */
+    if (pay_slot_take(ctx->cfg)) {
+        r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
+        if (r == ORDER_STORE_OK)
+            pay_charge(ctx, pr, 1, a);
+        pay_slot_give();
+        if (r == ORDER_STORE_OK)
+            return;
+        if (r != ORDER_STORE_DUPLICATE) {
+            pay_unavailable(a);
+            return;
+        }
+    }
     for (int round = 0; round < PAY_MAX_ROUNDS; round++) {
         r = order_store_get(ctx, pr->order_no, &row);
         if (r == ORDER_STORE_ERROR) {
