@@ -26,7 +26,6 @@ What the article's code does under each scenario (docs/FIXTURE.md):
   asserts the duplicate callback records in idempay_seed, which no contract
   invariant can see.
 """
-import http.client as _httpclient
 import json
 import os
 import socket
@@ -35,13 +34,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lib  # noqa: E402
 from lib import *  # noqa: E402,F401,F403
-
-# lib.py's function http() shadows the http package inside lib; give the
-# function the attribute its body looks up (harmless once lib.py is fixed).
-if not hasattr(lib.http, "client"):
-    lib.http.client = _httpclient
 
 FIXTURE_PORT = HTTP_PORT + 2
 SIM = os.path.join(bin_dir(), "sim", "idempay-sim")
