@@ -746,7 +746,7 @@ static void drv_task_mismatch(worker *w, const sched_task *t, long task)
         for (int attempt = 1; attempt <= 3; attempt++) {
             sim_op op;
             http_reply rep;
-            drv_post_pay(w, t, task, &q, 100 + v * 3 + attempt, &op, &rep);
+            drv_post_pay(w, t, task, &q, attempt, &op, &rep);
             drv_op_end(w, &op, 1);
             if (op.outcome != OUT_UNKNOWN)
                 break;

@@ -29,7 +29,9 @@ sim_unit_tests = \
 	tests/unit/test_sim_histogram \
 	tests/unit/test_sim_schedule \
 	tests/unit/test_sim_checker \
-	tests/unit/test_sim_report
+	tests/unit/test_sim_report \
+	tests/unit/test_sim_mock_admin \
+	tests/unit/test_sim_driver
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -50,5 +52,13 @@ tests_unit_test_sim_checker_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_report_SOURCES = tests/unit/test_sim_report.c
 tests_unit_test_sim_report_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_report_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_mock_admin_SOURCES = tests/unit/test_sim_mock_admin.c
+tests_unit_test_sim_mock_admin_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_mock_admin_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_driver_SOURCES = tests/unit/test_sim_driver.c
+tests_unit_test_sim_driver_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
 
 EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py
