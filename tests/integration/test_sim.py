@@ -1,6 +1,6 @@
 """test_sim - the simulator as CI uses it: a short seeded run of every
-scenario against the service holds every invariant (exit 0, JSON and JUnit
-say so); the same seed gives the same schedule digest and another seed
+scenario against the service (also reading MariaDB, --db) holds every
+invariant (exit 0, JSON and JUnit say so); the same seed gives the same schedule digest and another seed
 another; bad arguments and a target or gateway that is down exit 2.
 
 Runnable alone: python3 tests/integration/test_sim.py (stack up first)."""
@@ -49,7 +49,7 @@ def closed_port():
 
 TMP = tempfile.mkdtemp(prefix="test_sim.")
 RUN_FLAGS = ["--scenario", "all", "--orders", "240", "--duration", "6", "--concurrency", "16",
-             "--seed", "20260101", "--settle", "30", "--quiet"]
+             "--seed", "20260101", "--settle", "30", "--quiet", "--db"]
 
 
 @test
