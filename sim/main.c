@@ -483,15 +483,18 @@ static size_t sim_unsettled(const sim_schedule *s, const sim_row *rows, const si
         if (r->state != ROW_PRESENT || r->status != OST_PAID)
             mark[o] = 1;
     }
+    /* A PAID order needs a charge with its transaction id: one pass over
+     * the ledger marks the orders that have it (value 2), the rest stay. */
+    for (size_t k = 0; k < nch; k++) {
+        long o = ch[k].order;
+        if (o >= 0 && rows[o].state == ROW_PRESENT && rows[o].status == OST_PAID &&
+            strcmp(ch[k].transaction_id, rows[o].transaction_id) == 0)
+            mark[o] |= 2;
+    }
     for (size_t i = 0; i < s->norders; i++) {
-        if (rows[i].state != ROW_PRESENT || rows[i].status != OST_PAID)
-            continue;
-        int found = 0;
-        for (size_t k = 0; k < nch && !found; k++)
-            found = ch[k].order == (long)i &&
-                    strcmp(ch[k].transaction_id, rows[i].transaction_id) == 0;
-        if (!found)
-            mark[i] = 1;
+        if (rows[i].state == ROW_PRESENT && rows[i].status == OST_PAID && !(mark[i] & 2))
+            mark[i] |= 1;
+        mark[i] &= 1;
     }
     for (size_t i = 0; i < s->norders; i++)
         if (mark[i])
