@@ -486,7 +486,7 @@ static int drv_json_str(char *buf, size_t len, size_t *used, const char *s)
 
 /* One POST /api/pay. Fills op (recorded by the caller through drv_op_end). */
 static void drv_post_pay(worker *w, const sched_task *t, long task, const drv_pay *p, int attempt,
-                         sim_op *op, http_reply *rep)
+                         long timeout_ms, sim_op *op, http_reply *rep)
 {
     driver *d = w->d;
     const sim_schedule *s = d->cfg.sched;
@@ -537,7 +537,7 @@ static void drv_post_pay(worker *w, const sched_task *t, long task, const drv_pa
     }
     snprintf(w->url, sizeof(w->url), "%s/api/pay", d->cfg.target);
     http_status hs = http_client_request(w->http, "POST", w->url, "application/json", w->body,
-                                         used, hdrs, t->timeout_ms ? t->timeout_ms : 10000, rep);
+                                         used, hdrs, timeout_ms, rep);
     drv_transport(op, hs, rep);
     if (hs == HTTP_OK) {
         drv_parse_reply(rep, op);
@@ -561,8 +561,10 @@ static void drv_post_pay(worker *w, const sched_task *t, long task, const drv_pa
     }
 }
 
-/* One GET /api/pay/orders/{no} by a client (recorded). Returns the status. */
-static int drv_client_query(worker *w, const sched_task *t, long task, int attempt)
+/* One GET /api/pay/orders/{no} by a client (recorded). Returns the status,
+ * OST_NONE when not found, -1 when unknown. */
+static int drv_client_query_within(worker *w, const sched_task *t, long task, int attempt,
+                                   long timeout_ms)
 {
     driver *d = w->d;
     const sim_schedule *s = d->cfg.sched;
@@ -573,8 +575,8 @@ static int drv_client_query(worker *w, const sched_task *t, long task, int attem
     drv_op_begin(w, &op, OP_QUERY, s->orders[t->order].scenario, t->order, task);
     op.attempt = (uint8_t)(attempt > 255 ? 255 : attempt);
     snprintf(w->url, sizeof(w->url), "%s/api/pay/orders/%s", d->cfg.target, no);
-    http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL,
-                                         t->timeout_ms ? t->timeout_ms : 10000, &rep);
+    http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL, timeout_ms,
+                                         &rep);
     drv_transport(&op, hs, &rep);
     int status = -1; /* -1 unknown, OST_NONE not found */
     if (hs == HTTP_OK) {
@@ -599,7 +601,22 @@ static int drv_client_query(worker *w, const sched_task *t, long task, int attem
     return status;
 }
 
+/* The same with the task's own request timeout. */
+static int drv_client_query(worker *w, const sched_task *t, long task, int attempt)
+{
+    return drv_client_query_within(w, t, task, attempt, t->timeout_ms ? t->timeout_ms : 10000);
+}
+
 typedef enum { SESS_PAID, SESS_DECLINED, SESS_REFUSED, SESS_GAVE_UP } drv_session_end;
+
+/* The task's request timeout, but no later than the client's deadline (plus
+ * a second: a request is never sent with less than that). */
+static long drv_timeout_within(const driver *d, const sched_task *t, int64_t deadline_us)
+{
+    long to = t->timeout_ms ? (long)t->timeout_ms : 10000;
+    int64_t left_ms = (deadline_us - driver_now_us(d)) / 1000 + 1000;
+    return left_ms < to ? (long)left_ms : to;
+}
 
 /* A client that wants the order paid: POST, then act on the answer until a
  * definite one, max_attempts POSTs, or the session time is up. The first
@@ -617,7 +634,7 @@ static drv_session_end drv_session(worker *w, const sched_task *t, long task, co
         sim_op op;
         http_reply rep;
         int attempt = first_attempt + i;
-        drv_post_pay(w, t, task, p, attempt, &op, &rep);
+        drv_post_pay(w, t, task, p, attempt, drv_timeout_within(d, t, deadline), &op, &rep);
         drv_op_end(w, &op, 1);
         int64_t wait;
         if (op.transport == HTTP_OK) {
@@ -635,7 +652,8 @@ static drv_session_end drv_session(worker *w, const sched_task *t, long task, co
                     while (queries < DRV_MAX_POLLS && driver_now_us(d) < deadline &&
                            !drv_stopped(d)) {
                         drv_sleep_ms(d, wait);
-                        st = drv_client_query(w, t, task, ++queries);
+                        st = drv_client_query_within(w, t, task, ++queries,
+                                                     drv_timeout_within(d, t, deadline));
                         if (st != OST_PROCESSING && st != -1)
                             break;
                         wait = wait < 500 ? wait + 100 : 500;
@@ -702,7 +720,7 @@ static void drv_task_burst(worker *w, const sched_task *t, long task)
         http_reply rep;
         if (c > 0 && t->gap_ms)
             drv_sleep_ms(d, t->gap_ms);
-        drv_post_pay(w, t, task, &p, c + 1, &op, &rep);
+        drv_post_pay(w, t, task, &p, c + 1, t->timeout_ms ? t->timeout_ms : 10000, &op, &rep);
         drv_op_end(w, &op, 1);
         if (op.transport == HTTP_OK && (op.http_code == 200 ||
                                         (op.http_code >= 400 && op.http_code < 500 &&
@@ -746,7 +764,7 @@ static void drv_task_mismatch(worker *w, const sched_task *t, long task)
         for (int attempt = 1; attempt <= 3; attempt++) {
             sim_op op;
             http_reply rep;
-            drv_post_pay(w, t, task, &q, attempt, &op, &rep);
+            drv_post_pay(w, t, task, &q, attempt, t->timeout_ms ? t->timeout_ms : 10000, &op, &rep);
             drv_op_end(w, &op, 1);
             if (op.outcome != OUT_UNKNOWN)
                 break;

@@ -47,6 +47,7 @@ typedef struct {
     double settle_s;
     const char *json_path;
     const char *junit_path;
+    const char *history_path;
     int quiet;
     const char *chaos_cmd;
     double chaos_every_s;
@@ -74,7 +75,7 @@ static void sim_usage(FILE *out)
             "                   [--settle S] [--json FILE] [--junit FILE] [--quiet]\n"
             "                   [--chaos-cmd CMD --chaos-every S] [--db]\n"
             "                   [--prefix P] [--mock-config JSON] [--print-schedule]\n"
-            "                   [--schedule-only] [--max-witnesses N]\n"
+            "                   [--schedule-only] [--max-witnesses N] [--history FILE]\n"
             "\n"
             "  --target URL       payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)\n"
             "  --gateway URL      mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081)\n"
@@ -99,6 +100,7 @@ static void sim_usage(FILE *out)
             "  --print-schedule   print the generated schedule (its canonical text form)\n"
             "  --schedule-only    print seed and schedule digest, contact nothing, exit 0\n"
             "  --max-witnesses N  full witnesses in the human report (default 10)\n"
+            "  --history FILE     every client operation as JSON lines, in time order\n"
             "\n"
             "exit status: 0 every invariant held; 1 an invariant was violated; 2 the run\n"
             "could not be carried out (target or gateway down, bad arguments)\n",
@@ -188,7 +190,7 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
 {
     enum { O_TARGET = 1000, O_GATEWAY, O_SCENARIO, O_ORDERS, O_CONC, O_DURATION, O_SEED,
            O_SETTLE, O_JSON, O_JUNIT, O_QUIET, O_CHAOS_CMD, O_CHAOS_EVERY, O_DB, O_PREFIX,
-           O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HELP, O_VERSION };
+           O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HISTORY, O_HELP, O_VERSION };
     static const struct option opts[] = {
         {"target", required_argument, NULL, O_TARGET},
         {"gateway", required_argument, NULL, O_GATEWAY},
@@ -209,6 +211,7 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         {"schedule-only", no_argument, NULL, O_SCHED_ONLY},
         {"mock-config", required_argument, NULL, O_MOCK},
         {"max-witnesses", required_argument, NULL, O_WITNESSES},
+        {"history", required_argument, NULL, O_HISTORY},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -310,6 +313,9 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
             break;
         case O_MOCK:
             a->mock_override = optarg;
+            break;
+        case O_HISTORY:
+            a->history_path = optarg;
             break;
         case O_WITNESSES:
             if (sim_parse_u64(optarg, 100000, &u) < 0)
@@ -806,6 +812,12 @@ finish:
     }
     if (a.junit_path != NULL && report_junit(&rep, a.junit_path) < 0) {
         fprintf(stderr, "idempay-sim: cannot write %s: %s\n", a.junit_path, strerror(errno));
+        if (rc == 0)
+            rc = 2;
+    }
+
+    if (a.history_path != NULL && report_history(&rep, a.history_path) < 0) {
+        fprintf(stderr, "idempay-sim: cannot write %s: %s\n", a.history_path, strerror(errno));
         if (rc == 0)
             rc = 2;
     }

@@ -669,3 +669,66 @@ int report_junit(const sim_report *r, const char *path)
     }
     return rc;
 }
+
+int report_history(const sim_report *r, const char *path)
+{
+    static const char *const fk[FORGE_KIND_COUNT] = {"bad-sign", "wrong-fee", "replayed-txn",
+                                                     "unknown-order", "wrong-mch"};
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    const sim_observations *o = r->obs;
+    for (size_t i = 0; o != NULL && i < o->nops; i++) {
+        const sim_op *op = &o->ops[i];
+        char no[64];
+        report_order_no(r, op->order, no, sizeof(no));
+        json_t *j = json_pack("{s:f,s:f,s:s,s:s,s:s,s:i,s:i,s:s,s:s}", "start_s",
+                              (double)op->start_us / 1e6, "end_s", (double)op->end_us / 1e6,
+                              "kind", history_kind_name(op->kind), "scenario",
+                              sched_scenario_name(op->scenario), "order_no", no, "task", op->task,
+                              "attempt", op->attempt, "outcome", history_outcome_name(op->outcome),
+                              "status", history_status_name(op->status));
+        if (j == NULL)
+            continue;
+        json_object_set_new(j, "http_code", op->http_code ? json_integer(op->http_code) : json_null());
+        if (op->user_id)
+            json_object_set_new(j, "user_id", json_integer((json_int_t)op->user_id));
+        if (op->amount_fen >= 0)
+            json_object_set_new(j, "amount_fen", json_integer((json_int_t)op->amount_fen));
+        if (op->token_use == TOK_SLOT)
+            json_object_set_new(j, "token_slot", json_integer(op->token));
+        else if (op->token_use == TOK_UNKNOWN)
+            json_object_set_new(j, "token_slot", json_string("made-up"));
+        if (op->idem)
+            json_object_set_new(j, "idempotency_key", json_integer(op->idem));
+        if (op->kind == OP_CALLBACK)
+            json_object_set_new(j, "forged", json_string(op->forge < FORGE_KIND_COUNT ? fk[op->forge] : "?"));
+        if (op->txn[0])
+            json_object_set_new(j, "transaction_id", json_string(op->txn));
+        if (op->error[0])
+            json_object_set_new(j, "error", json_string(op->error));
+        if (op->flags & OPF_REPLAYED)
+            json_object_set_new(j, "replayed", json_true());
+        if (op->flags & OPF_MISMATCH)
+            json_object_set_new(j, "mismatch", json_true());
+        if (op->flags & OPF_FOREIGN)
+            json_object_set_new(j, "foreign_token", json_true());
+        if (op->flags & OPF_EXPIRED)
+            json_object_set_new(j, "expired_token", json_true());
+        char *line = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(j);
+        if (line != NULL) {
+            fputs(line, f);
+            fputc('\n', f);
+            free(line);
+        }
+    }
+    int rc = ferror(f) ? -1 : 0;
+    if (f != stdout) {
+        if (fclose(f) != 0)
+            rc = -1;
+    } else {
+        fflush(f);
+    }
+    return rc;
+}

@@ -63,6 +63,10 @@ int report_json(const sim_report *r, const char *path);
 /* Writes the JUnit XML report to path ("-" = stdout). Returns 0 or -1. */
 int report_junit(const sim_report *r, const char *path);
 
+/* Writes every client operation of the history as one JSON object per line
+ * (time order) to path ("-" = stdout). Returns 0 or -1. */
+int report_history(const sim_report *r, const char *path);
+
 /* Appends s to out with the five XML special characters escaped and
  * characters XML 1.0 forbids (controls other than TAB/LF/CR) replaced by '?'. */
 void report_xml_escape(FILE *out, const char *s);
