@@ -55,7 +55,8 @@ RUN_FLAGS = ["--scenario", "all", "--orders", "240", "--duration", "6", "--concu
 @test
 def short_seeded_run_of_all_holds_every_invariant():
     jpath, xpath = os.path.join(TMP, "run.json"), os.path.join(TMP, "run.xml")
-    out = sim(*RUN_FLAGS, "--json", jpath, "--junit", xpath)
+    hpath = os.path.join(TMP, "run.jsonl")
+    out = sim(*RUN_FLAGS, "--json", jpath, "--junit", xpath, "--history", hpath)
     check(out.returncode == 0,
           f"simulator exit {out.returncode} (expected 0):\n{out.stdout[-6000:]}\n{out.stderr[-2000:]}")
     check("seed: 20260101" in out.stdout, "the seed is not printed")
@@ -72,6 +73,15 @@ def short_seeded_run_of_all_holds_every_invariant():
     req = report["requests"]
     check(req["total"] >= 240 and req["ok"] > 0, f"requests: {req}")
     check(report["latency"]["all"]["count"] == req["total"], "latency count != requests")
+    # --history: every client operation, in time order, with what was seen.
+    ops = [json.loads(line) for line in open(hpath)]
+    check(len(ops) == req["total"], f"history has {len(ops)} ops, the report {req['total']}")
+    check(all(a["start_s"] <= b["start_s"] for a, b in zip(ops, ops[1:])), "history not in time order")
+    check(all(o["outcome"] in ("ok", "fail", "unknown") for o in ops), "bad outcome in history")
+    check({o["kind"] for o in ops} >= {"pay", "token", "callback"}, "history lacks request kinds")
+    paid_ops = [o for o in ops if o["kind"] == "pay" and o["http_code"] == 200]
+    check(paid_ops and all(o["status"] == "PAID" and o.get("transaction_id") for o in paid_ops),
+          "a 200 answer to POST /api/pay without PAID and a transaction_id in the history")
     paid = sum(s["paid"] for s in report["scenarios"])
     check(paid > 100, f"only {paid} orders paid")
     check(sum(s["duplicates"] for s in report["scenarios"]) > 0, "no duplicates were sent")
