@@ -36,7 +36,22 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import *  # noqa: E402,F401,F403
 
-FIXTURE_PORT = HTTP_PORT + 2
+
+
+def _fixture_port():
+    """IDEMPAY_FIXTURE_PORT, else HTTP port + 2 when that is below the
+    kernel's ephemeral range (a client socket may hold a port up there),
+    else a port the kernel says is free."""
+    if os.environ.get("IDEMPAY_FIXTURE_PORT"):
+        return int(os.environ["IDEMPAY_FIXTURE_PORT"])
+    if HTTP_PORT + 2 < 32768:
+        return HTTP_PORT + 2
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+FIXTURE_PORT = _fixture_port()
 SIM = os.path.join(bin_dir(), "sim", "idempay-sim")
 FIXTURE_BIN = os.path.join(bin_dir(), "tests", "fixtures", "idempay-seed-fixture")
 SEED = os.environ.get("IDEMPAY_SEED_FIXTURE_SEED", "7")
