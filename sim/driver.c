@@ -853,7 +853,9 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
              wx_msg_set(&m, "time_end", timebuf) == 0;
     if (ok) {
         const char *key = t->forge == FORGE_BAD_SIGN ? "NotTheMerchantKey000000000000000" : d->cfg.key;
-        ok = wx_sign_msg(&m, key, WX_SIGN_MD5, 0) == 0;
+        /* Both signature types WeChat Pay v2 uses, chosen by the schedule. */
+        int hmac = (t->jitter_seed >> 7) & 1;
+        ok = wx_sign_msg(&m, key, hmac ? WX_SIGN_HMAC_SHA256 : WX_SIGN_MD5, hmac) == 0;
     }
     if (ok)
         xml = wx_xml_build(&m);

@@ -43,7 +43,7 @@ typedef enum {
 #define OPF_CALLBACK_SUCCESS 0x10u /* callback reply return_code SUCCESS */
 
 #define SIM_TXN_MAX 40
-#define SIM_ERR_MAX 32
+#define SIM_ERR_MAX 48
 
 typedef struct {
     int64_t start_us;      /* monotonic, from the run start */
