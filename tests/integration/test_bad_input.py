@@ -328,7 +328,7 @@ def nothing_changed():
     if rows != [[b["canary"], "3"]]:
         problems.append(f"bad requests wrote orders (only the FAILED canary expected): {rows}")
     recs = db_query("SELECT third_party_no, order_no FROM payment_callback_record "
-                    f"WHERE third_party_no LIKE '%{RUN}%' OR order_no LIKE '%{RUN}%'")
+                    f"WHERE third_party_no LIKE '%{RUN}%' OR order_no = '{b['canary']}'")
     if recs:
         problems.append(f"bad notifications left callback records: {recs}")
     o = get_order(b["canary"])
