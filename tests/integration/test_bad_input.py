@@ -117,8 +117,13 @@ def pay_rows():
     add("PUT", body(), 405, "method_not_allowed", method="PUT")
     add("DELETE", body(), 405, "method_not_allowed", method="DELETE")
     add("GET", None, 405, "method_not_allowed", headers={}, method="GET")
-    # Idempotency-Key: the body is valid, so only the header can refuse it
-    for name, key in [("empty", ""), ("256 characters", "k" * 256),
+    # Idempotency-Key: the body is valid, so only the header can refuse it.
+    # A header with an empty value is not here: lighttpd 1.4.69 drops blank
+    # header values while parsing the request (checked with mod_fastcgi and
+    # mod_magnet), so the service cannot tell it from no header at all and
+    # runs the request without a key (docs/API.md). The empty sf-string ""
+    # reaches the service and is refused below.
+    for name, key in [("256 characters", "k" * 256),
                       ("control character", "abc\x01def"), ("tab inside", "abc\tdef"),
                       ("DEL character", "abc\x7fdef"), ("space inside", "has space"),
                       ("non-ASCII", "cl\u00e9".encode("utf-8")),
