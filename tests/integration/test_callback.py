@@ -388,7 +388,7 @@ def method_and_reply_format():
     r = http("GET", CALLBACK)
     check(r.status == 405, f"GET on the callback: {r}")
     code, msg = reply_of(send_notification("<xml><return_code>SUCCESS</return_code></xml>"))
-    check(code == "FAIL", f"an unsigned stub: {code} {msg!r}")
+    check(code == "FAIL", f"an unsigned reply: {code} {msg!r}")
 
 
 @test

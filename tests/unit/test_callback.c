@@ -2,6 +2,7 @@
  * verdicts of callback_verify on notifications built and signed with
  * wx_xml_build / wx_sign_msg, the order check, and the reply format. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,30 +431,21 @@ static void test_reply(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("callback", suite_init, NULL);
-    if (s == NULL ||
-        !CU_add_test(s, "valid notification, MD5", test_valid_md5) ||
-        !CU_add_test(s, "valid notification, HMAC-SHA256", test_valid_hmac_sha256) ||
-        !CU_add_test(s, "sign_type honoured", test_sign_type_honoured) ||
-        !CU_add_test(s, "bad, tampered, missing signature", test_bad_signature) ||
-        !CU_add_test(s, "wrong appid / mch_id", test_wrong_merchant) ||
-        !CU_add_test(s, "return_code / result_code", test_result_codes) ||
-        !CU_add_test(s, "total_fee, not cash_fee", test_total_fee) ||
-        !CU_add_test(s, "required fields", test_required_fields) ||
-        !CU_add_test(s, "malformed, truncated, DOCTYPE", test_malformed) ||
-        !CU_add_test(s, "64 KiB body limit", test_body_limit) ||
-        !CU_add_test(s, "bare-text values", test_bare_text_values) ||
-        !CU_add_test(s, "order check", test_check_order) ||
-        !CU_add_test(s, "metric per verdict", test_verdict_metrics) ||
-        !CU_add_test(s, "WeChat reply", test_reply)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "valid notification, MD5", test_valid_md5 },
+        { "valid notification, HMAC-SHA256", test_valid_hmac_sha256 },
+        { "sign_type honoured", test_sign_type_honoured },
+        { "bad, tampered, missing signature", test_bad_signature },
+        { "wrong appid / mch_id", test_wrong_merchant },
+        { "return_code / result_code", test_result_codes },
+        { "total_fee, not cash_fee", test_total_fee },
+        { "required fields", test_required_fields },
+        { "malformed, truncated, DOCTYPE", test_malformed },
+        { "64 KiB body limit", test_body_limit },
+        { "bare-text values", test_bare_text_values },
+        { "order check", test_check_order },
+        { "metric per verdict", test_verdict_metrics },
+        { "WeChat reply", test_reply },
+    };
+    return CU_SUITE_RUN("callback", suite_init, NULL, tests);
 }

@@ -3,6 +3,7 @@
  * keep-alive reuse, the reply limit, and the mapping of connect failures,
  * resets and timeouts. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <curl/curl.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -448,19 +449,12 @@ static void test_failures(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("http_client", suite_init, suite_clean);
-    if (s == NULL || !CU_add_test(s, "status names", test_status_names) ||
-        !CU_add_test(s, "methods, bodies, headers", test_post_and_headers) ||
-        !CU_add_test(s, "keep-alive", test_keep_alive) || !CU_add_test(s, "reply limit", test_limits) ||
-        !CU_add_test(s, "failures", test_failures)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-    CU_cleanup_registry();
-    return failures ? 1 : 0;
+    static const cu_test tests[] = {
+        { "status names", test_status_names },
+        { "methods, bodies, headers", test_post_and_headers },
+        { "keep-alive", test_keep_alive },
+        { "reply limit", test_limits },
+        { "failures", test_failures },
+    };
+    return CU_SUITE_RUN("http_client", suite_init, suite_clean, tests);
 }

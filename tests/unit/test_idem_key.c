@@ -3,6 +3,7 @@
  * value. (The claim/replay protocol runs against MariaDB in
  * tests/integration/test_idempotency.py.) */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -80,23 +81,12 @@ static void test_limits(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned int failures;
-
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("idem_key", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "known vector", test_known_vector) ||
-        !CU_add_test(s, "same request, same print", test_same_request_same_print) ||
-        !CU_add_test(s, "every field counts", test_every_field_counts) ||
-        !CU_add_test(s, "amounts by value", test_amount_by_value) ||
-        !CU_add_test(s, "limits", test_limits)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "known vector", test_known_vector },
+        { "same request, same print", test_same_request_same_print },
+        { "every field counts", test_every_field_counts },
+        { "amounts by value", test_amount_by_value },
+        { "limits", test_limits },
+    };
+    return CU_SUITE_RUN("idem_key", NULL, NULL, tests);
 }

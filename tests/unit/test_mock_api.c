@@ -3,6 +3,7 @@
  * api_validate; every refusal maps to WeChat's answer; replies are signed
  * and verify with the shared verifier (MD5 and HMAC-SHA256). */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,26 +314,17 @@ static void test_reply_failures(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("mock_api", NULL, NULL);
-    if (s == NULL ||
-        CU_add_test(s, "endpoint routing", test_endpoint_of) == NULL ||
-        CU_add_test(s, "MD5 request round trip", test_round_trip_md5) == NULL ||
-        CU_add_test(s, "HMAC-SHA256 request round trip", test_round_trip_hmac) == NULL ||
-        CU_add_test(s, "bad signature is return_code FAIL", test_bad_signature) == NULL ||
-        CU_add_test(s, "bad XML is return_code FAIL", test_bad_xml) == NULL ||
-        CU_add_test(s, "each required field -> LACK_PARAMS", test_lack_params) == NULL ||
-        CU_add_test(s, "field rules -> PARAM_ERROR / APPID_MCHID_NOT_MATCH", test_param_errors) == NULL ||
-        CU_add_test(s, "orderquery and refund rules", test_query_and_refund_rules) == NULL ||
-        CU_add_test(s, "success reply signed (MD5, HMAC)", test_reply_success) == NULL ||
-        CU_add_test(s, "failure replies signed", test_reply_failures) == NULL) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "endpoint routing", test_endpoint_of },
+        { "MD5 request round trip", test_round_trip_md5 },
+        { "HMAC-SHA256 request round trip", test_round_trip_hmac },
+        { "bad signature is return_code FAIL", test_bad_signature },
+        { "bad XML is return_code FAIL", test_bad_xml },
+        { "each required field -> LACK_PARAMS", test_lack_params },
+        { "field rules -> PARAM_ERROR / APPID_MCHID_NOT_MATCH", test_param_errors },
+        { "orderquery and refund rules", test_query_and_refund_rules },
+        { "success reply signed (MD5, HMAC)", test_reply_success },
+        { "failure replies signed", test_reply_failures },
+    };
+    return CU_SUITE_RUN("mock_api", NULL, NULL, tests);
 }

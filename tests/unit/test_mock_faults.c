@@ -2,6 +2,7 @@
  * strict merging of partial JSON, the JSON round trip, reproducible fault
  * decisions for a seed, and the scaled WeChat retry schedule. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,25 +264,16 @@ static void test_retry_schedule(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("mock_faults", NULL, NULL);
-    if (s == NULL ||
-        CU_add_test(s, "defaults", test_defaults) == NULL ||
-        CU_add_test(s, "partial merge", test_merge_partial) == NULL ||
-        CU_add_test(s, "unknown knob / wrong type / range rejected", test_merge_rejects) == NULL ||
-        CU_add_test(s, "JSON round trip", test_json_round_trip) == NULL ||
-        CU_add_test(s, "same seed, same decisions", test_decisions_reproducible) == NULL ||
-        CU_add_test(s, "always five draws", test_always_five_draws) == NULL ||
-        CU_add_test(s, "precedence reset > error > decline > timeout", test_precedence) == NULL ||
-        CU_add_test(s, "state reseeds on set", test_state_reseed) == NULL ||
-        CU_add_test(s, "retry schedule scaling", test_retry_schedule) == NULL) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "defaults", test_defaults },
+        { "partial merge", test_merge_partial },
+        { "unknown knob / wrong type / range rejected", test_merge_rejects },
+        { "JSON round trip", test_json_round_trip },
+        { "same seed, same decisions", test_decisions_reproducible },
+        { "always five draws", test_always_five_draws },
+        { "precedence reset > error > decline > timeout", test_precedence },
+        { "state reseeds on set", test_state_reseed },
+        { "retry schedule scaling", test_retry_schedule },
+    };
+    return CU_SUITE_RUN("mock_faults", NULL, NULL, tests);
 }

@@ -2,6 +2,7 @@
  * the signed notification XML (exact field set and order, bare fees, CDATA
  * text, a signature the shared verifier accepts) and the merchant reply check. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,20 +117,11 @@ static void test_reply_ok(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("mock_notifier", NULL, NULL);
-    if (s == NULL ||
-        CU_add_test(s, "notification has exactly WeChat's 16 fields, signed", test_fields_exact) == NULL ||
-        CU_add_test(s, "fees bare, text in CDATA", test_bare_fees_and_cdata) == NULL ||
-        CU_add_test(s, "]]> in a value survives", test_cdata_split) == NULL ||
-        CU_add_test(s, "merchant reply SUCCESS detection", test_reply_ok) == NULL) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "notification has exactly WeChat's 16 fields, signed", test_fields_exact },
+        { "fees bare, text in CDATA", test_bare_fees_and_cdata },
+        { "]]> in a value survives", test_cdata_split },
+        { "merchant reply SUCCESS detection", test_reply_ok },
+    };
+    return CU_SUITE_RUN("mock_notifier", NULL, NULL, tests);
 }

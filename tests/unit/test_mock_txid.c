@@ -2,6 +2,7 @@
  * transaction, refund and prepay ids, their uniqueness (also across
  * threads), and the UTC+8 dates they carry. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,23 +122,14 @@ static void test_unique_threads(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("mock_txid", NULL, NULL);
-    if (s == NULL ||
-        CU_add_test(s, "transaction_id is 4200 + CST date + 16 digits", test_transaction_shape) == NULL ||
-        CU_add_test(s, "refund_id and prepay_id shapes", test_refund_and_prepay_shape) == NULL ||
-        CU_add_test(s, "txid_transaction_valid boundaries", test_valid_boundaries) == NULL ||
-        CU_add_test(s, "time_end is UTC+8", test_time_end) == NULL ||
-        CU_add_test(s, "200000 ids are unique", test_unique_many) == NULL ||
-        CU_add_test(s, "counter wrap keeps ids distinct", test_unique_wraps_counter) == NULL ||
-        CU_add_test(s, "ids from 4 threads are unique", test_unique_threads) == NULL) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "transaction_id is 4200 + CST date + 16 digits", test_transaction_shape },
+        { "refund_id and prepay_id shapes", test_refund_and_prepay_shape },
+        { "txid_transaction_valid boundaries", test_valid_boundaries },
+        { "time_end is UTC+8", test_time_end },
+        { "200000 ids are unique", test_unique_many },
+        { "counter wrap keeps ids distinct", test_unique_wraps_counter },
+        { "ids from 4 threads are unique", test_unique_threads },
+    };
+    return CU_SUITE_RUN("mock_txid", NULL, NULL, tests);
 }

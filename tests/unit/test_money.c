@@ -1,6 +1,7 @@
 /* test_money.c - CUnit suite for money: yuan/fen parsing boundaries and
  * formatting. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -125,19 +126,12 @@ static void test_round_trip(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("money", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "parse_yuan valid", test_parse_yuan_valid) ||
-        !CU_add_test(s, "parse_yuan invalid", test_parse_yuan_invalid) ||
-        !CU_add_test(s, "parse_fen", test_parse_fen) || !CU_add_test(s, "format", test_format) ||
-        !CU_add_test(s, "round trip", test_round_trip)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures ? 1 : 0;
+    static const cu_test tests[] = {
+        { "parse_yuan valid", test_parse_yuan_valid },
+        { "parse_yuan invalid", test_parse_yuan_invalid },
+        { "parse_fen", test_parse_fen },
+        { "format", test_format },
+        { "round trip", test_round_trip },
+    };
+    return CU_SUITE_RUN("money", NULL, NULL, tests);
 }

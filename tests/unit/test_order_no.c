@@ -1,5 +1,6 @@
 /* test_order_no.c - CUnit suite for the order number rule. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <string.h>
 
 #include "order_no.h"
@@ -61,17 +62,10 @@ static void test_null_empty(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("order_no", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "lengths", test_lengths) ||
-        !CU_add_test(s, "charset", test_charset) || !CU_add_test(s, "null and empty", test_null_empty)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures ? 1 : 0;
+    static const cu_test tests[] = {
+        { "lengths", test_lengths },
+        { "charset", test_charset },
+        { "null and empty", test_null_empty },
+    };
+    return CU_SUITE_RUN("order_no", NULL, NULL, tests);
 }

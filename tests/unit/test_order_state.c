@@ -1,6 +1,7 @@
 /* test_order_state.c - CUnit suite for order_state: names, the integer
  * mapping and every cell of the transition table. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <string.h>
 
 #include "order_state.h"
@@ -71,23 +72,12 @@ static void test_out_of_range(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned int failures;
-
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("order_state", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "names", test_names) ||
-        !CU_add_test(s, "seed numbers", test_seed_numbers) ||
-        !CU_add_test(s, "transition table", test_transition_table) ||
-        !CU_add_test(s, "PAID is terminal", test_paid_is_terminal) ||
-        !CU_add_test(s, "out of range", test_out_of_range)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "names", test_names },
+        { "seed numbers", test_seed_numbers },
+        { "transition table", test_transition_table },
+        { "PAID is terminal", test_paid_is_terminal },
+        { "out of range", test_out_of_range },
+    };
+    return CU_SUITE_RUN("order_state", NULL, NULL, tests);
 }

@@ -3,6 +3,7 @@
  * first requests, every compare-and-set move, the attempt fence, lease
  * expiry and the reconciler's listing. No database: the suite FAILS. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <mysql.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,27 +257,15 @@ static void test_write_after_server_dropped_connection(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned int failures;
-
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("order_store", suite_init, suite_clean);
-    if (s == NULL || !CU_add_test(s, "database reachable", test_database_reachable) ||
-        !CU_add_test(s, "insert and read", test_insert_and_read) ||
-        !CU_add_test(s, "amount limits", test_amount_limits) ||
-        !CU_add_test(s, "decline, fence and retry", test_decline_and_retry) ||
-        !CU_add_test(s, "PAID is terminal", test_paid_is_terminal) ||
-        !CU_add_test(s, "lease expiry", test_lease_expiry) ||
-        !CU_add_test(s, "reconnect after loss", test_reconnect_after_loss) ||
-        !CU_add_test(s, "write after the server dropped the connection",
-                     test_write_after_server_dropped_connection)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "database reachable", test_database_reachable },
+        { "insert and read", test_insert_and_read },
+        { "amount limits", test_amount_limits },
+        { "decline, fence and retry", test_decline_and_retry },
+        { "PAID is terminal", test_paid_is_terminal },
+        { "lease expiry", test_lease_expiry },
+        { "reconnect after loss", test_reconnect_after_loss },
+        { "write after the server dropped the connection", test_write_after_server_dropped_connection },
+    };
+    return CU_SUITE_RUN("order_store", suite_init, suite_clean, tests);
 }

@@ -1,6 +1,7 @@
 /* test_pay_request.c - CUnit suite for pay_request: the POST /api/pay body
  * and header rules at their boundaries, and the exact response bytes. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,29 +362,17 @@ static void test_response_bodies(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned int failures;
-
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("pay_request", NULL, NULL);
-    if (s == NULL ||
-        !CU_add_test(s, "amount boundaries", test_amount_boundaries) ||
-        !CU_add_test(s, "amount must be a JSON string", test_amount_must_be_string) ||
-        !CU_add_test(s, "order_no rule", test_order_no_rule) ||
-        !CU_add_test(s, "user_id rule", test_user_id_rule) ||
-        !CU_add_test(s, "body shape", test_body_shape) ||
-        !CU_add_test(s, "token field", test_token_field) ||
-        !CU_add_test(s, "Idempotency-Key header", test_idempotency_key) ||
-        !CU_add_test(s, "Content-Type", test_content_type) ||
-        !CU_add_test(s, "request status", test_request_status) ||
-        !CU_add_test(s, "response bodies", test_response_bodies)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "amount boundaries", test_amount_boundaries },
+        { "amount must be a JSON string", test_amount_must_be_string },
+        { "order_no rule", test_order_no_rule },
+        { "user_id rule", test_user_id_rule },
+        { "body shape", test_body_shape },
+        { "token field", test_token_field },
+        { "Idempotency-Key header", test_idempotency_key },
+        { "Content-Type", test_content_type },
+        { "request status", test_request_status },
+        { "response bodies", test_response_bodies },
+    };
+    return CU_SUITE_RUN("pay_request", NULL, NULL, tests);
 }

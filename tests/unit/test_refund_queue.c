@@ -1,6 +1,7 @@
 /* test_refund_queue.c - CUnit suite of the refund queue's database-free part:
  * the deterministic out_refund_no and the retry backoff. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <string.h>
 
 #include "refund_queue.h"
@@ -68,19 +69,10 @@ static void test_backoff(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("refund_queue", NULL, NULL);
-    if (s == NULL ||
-        !CU_add_test(s, "out_refund_no from the transaction", test_refund_no) ||
-        !CU_add_test(s, "out_refund_no refused", test_refund_no_refused) ||
-        !CU_add_test(s, "retry backoff", test_backoff)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures == 0 ? 0 : 1;
+    static const cu_test tests[] = {
+        { "out_refund_no from the transaction", test_refund_no },
+        { "out_refund_no refused", test_refund_no_refused },
+        { "retry backoff", test_backoff },
+    };
+    return CU_SUITE_RUN("refund_queue", NULL, NULL, tests);
 }

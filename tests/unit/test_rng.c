@@ -1,5 +1,6 @@
 /* test_rng.c - CUnit suite for rng: determinism, known values, bounds. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -148,21 +149,14 @@ static void test_unit_and_chance(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("rng", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "splitmix64 known values", test_splitmix_known) ||
-        !CU_add_test(s, "same seed, same sequence", test_same_seed_same_sequence) ||
-        !CU_add_test(s, "different seeds differ", test_different_seeds_differ) ||
-        !CU_add_test(s, "known sequence", test_known_sequence) ||
-        !CU_add_test(s, "below", test_below) || !CU_add_test(s, "range", test_range) ||
-        !CU_add_test(s, "unit and chance", test_unit_and_chance)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures ? 1 : 0;
+    static const cu_test tests[] = {
+        { "splitmix64 known values", test_splitmix_known },
+        { "same seed, same sequence", test_same_seed_same_sequence },
+        { "different seeds differ", test_different_seeds_differ },
+        { "known sequence", test_known_sequence },
+        { "below", test_below },
+        { "range", test_range },
+        { "unit and chance", test_unit_and_chance },
+    };
+    return CU_SUITE_RUN("rng", NULL, NULL, tests);
 }

@@ -2,6 +2,7 @@
  * histories: a clean history passes, and each invariant is violated by a
  * history made to violate it (the checker must be able to fail). */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -386,26 +387,18 @@ static void test_unreadable_not_judged(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("sim_checker", setup, teardown);
-    if (s == NULL || !CU_add_test(s, "clean history passes", test_clean_passes) ||
-        !CU_add_test(s, "double charge", test_double_charge) ||
-        !CU_add_test(s, "PAID without charge", test_paid_without_charge) ||
-        !CU_add_test(s, "charge without PAID order", test_charge_without_paid_order) ||
-        !CU_add_test(s, "client PAID not final", test_client_paid_not_final) ||
-        !CU_add_test(s, "token reuse", test_token_reuse) ||
-        !CU_add_test(s, "forged callback effect", test_forged_callback_effect) ||
-        !CU_add_test(s, "order mismatch", test_mismatch) ||
-        !CU_add_test(s, "all settled", test_all_settled) ||
-        !CU_add_test(s, "database view", test_db_view) ||
-        !CU_add_test(s, "unreadable rows not judged", test_unreadable_not_judged)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const cu_test tests[] = {
+        { "clean history passes", test_clean_passes },
+        { "double charge", test_double_charge },
+        { "PAID without charge", test_paid_without_charge },
+        { "charge without PAID order", test_charge_without_paid_order },
+        { "client PAID not final", test_client_paid_not_final },
+        { "token reuse", test_token_reuse },
+        { "forged callback effect", test_forged_callback_effect },
+        { "order mismatch", test_mismatch },
+        { "all settled", test_all_settled },
+        { "database view", test_db_view },
+        { "unreadable rows not judged", test_unreadable_not_judged },
+    };
+    return CU_SUITE_RUN("sim_checker", setup, teardown, tests);
 }

@@ -3,6 +3,7 @@
  * segment without a reachable target records every client operation with
  * an unknown outcome and finishes (no hang, no crash). */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,17 +113,9 @@ static void test_segment_against_nothing(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("sim_driver", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "parse order bodies", test_parse_order) ||
-        !CU_add_test(s, "segment against a closed port", test_segment_against_nothing)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const cu_test tests[] = {
+        { "parse order bodies", test_parse_order },
+        { "segment against a closed port", test_segment_against_nothing },
+    };
+    return CU_SUITE_RUN("sim_driver", NULL, NULL, tests);
 }

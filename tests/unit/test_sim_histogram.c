@@ -1,6 +1,7 @@
 /* test_sim_histogram.c - CUnit suite for the simulator's log-bucketed
  * latency histogram: bucket bounds, relative error, quantiles, merge. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdint.h>
 
 #include "histogram.h"
@@ -115,21 +116,13 @@ static void test_sum_saturates(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("sim_histogram", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "empty", test_empty) ||
-        !CU_add_test(s, "bucket bounds", test_bucket_bounds) ||
-        !CU_add_test(s, "quantiles of a uniform run", test_quantiles_uniform) ||
-        !CU_add_test(s, "quantiles clamped to max", test_quantile_clamped_to_max) ||
-        !CU_add_test(s, "merge", test_merge) ||
-        !CU_add_test(s, "sum saturates", test_sum_saturates)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const cu_test tests[] = {
+        { "empty", test_empty },
+        { "bucket bounds", test_bucket_bounds },
+        { "quantiles of a uniform run", test_quantiles_uniform },
+        { "quantiles clamped to max", test_quantile_clamped_to_max },
+        { "merge", test_merge },
+        { "sum saturates", test_sum_saturates },
+    };
+    return CU_SUITE_RUN("sim_histogram", NULL, NULL, tests);
 }

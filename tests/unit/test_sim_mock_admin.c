@@ -2,6 +2,7 @@
  * gateway's ledger: only this run's charges are kept, each mapped to its
  * schedule order; refunded flags, fees as numbers or strings; bad bodies. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,17 +90,9 @@ static void test_empty_and_bad(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("sim_mock_admin", setup, teardown);
-    if (s == NULL || !CU_add_test(s, "filter and map", test_filter_and_map) ||
-        !CU_add_test(s, "empty and bad bodies", test_empty_and_bad)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const cu_test tests[] = {
+        { "filter and map", test_filter_and_map },
+        { "empty and bad bodies", test_empty_and_bad },
+    };
+    return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
 }

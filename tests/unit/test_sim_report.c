@@ -3,6 +3,7 @@
  * JSON report has the documented shape; the JUnit file is well-formed XML
  * with one testcase per scenario x invariant and escaped failure text. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <jansson.h>
 #include <mxml.h>
 #include <stdio.h>
@@ -261,21 +262,14 @@ static void test_error_run(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("sim_report", setup, teardown);
-    if (s == NULL || !CU_add_test(s, "checker found the double charge", test_checker_found_it) ||
-        !CU_add_test(s, "witness", test_witness) || !CU_add_test(s, "human report", test_human) ||
-        !CU_add_test(s, "JSON shape", test_json_shape) ||
-        !CU_add_test(s, "JUnit shape", test_junit_shape) ||
-        !CU_add_test(s, "XML escaping", test_xml_escape) ||
-        !CU_add_test(s, "error run", test_error_run)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const cu_test tests[] = {
+        { "checker found the double charge", test_checker_found_it },
+        { "witness", test_witness },
+        { "human report", test_human },
+        { "JSON shape", test_json_shape },
+        { "JUnit shape", test_junit_shape },
+        { "XML escaping", test_xml_escape },
+        { "error run", test_error_run },
+    };
+    return CU_SUITE_RUN("sim_report", setup, teardown, tests);
 }

@@ -3,6 +3,7 @@
  * digest; order numbers follow the rule and map back to their index; the
  * digest ignores the run prefix; amounts print in both styles. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,22 +203,14 @@ static void test_mock_json(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("sim_schedule", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "same seed, same digest", test_same_seed_same_digest) ||
-        !CU_add_test(s, "same seed, same schedule", test_same_seed_same_schedule) ||
-        !CU_add_test(s, "every scenario present", test_every_scenario_present) ||
-        !CU_add_test(s, "order numbers", test_order_numbers) ||
-        !CU_add_test(s, "amount text", test_amount_text) ||
-        !CU_add_test(s, "scenario names", test_scenario_names) ||
-        !CU_add_test(s, "mock config JSON", test_mock_json)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const cu_test tests[] = {
+        { "same seed, same digest", test_same_seed_same_digest },
+        { "same seed, same schedule", test_same_seed_same_schedule },
+        { "every scenario present", test_every_scenario_present },
+        { "order numbers", test_order_numbers },
+        { "amount text", test_amount_text },
+        { "scenario names", test_scenario_names },
+        { "mock config JSON", test_mock_json },
+    };
+    return CU_SUITE_RUN("sim_schedule", NULL, NULL, tests);
 }

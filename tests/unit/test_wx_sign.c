@@ -1,6 +1,7 @@
 /* test_wx_sign.c - CUnit suite for wx_sign: WeChat Pay's published vectors
  * (MD5 and HMAC-SHA256), field selection and order, verification, nonces. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,21 +231,13 @@ static void test_nonce(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("wx_sign", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "published vectors", test_vectors) ||
-        !CU_add_test(s, "selection and order", test_selection_and_order) ||
-        !CU_add_test(s, "type_of", test_type_of) ||
-        !CU_add_test(s, "sign and verify", test_sign_and_verify) ||
-        !CU_add_test(s, "round trip through XML", test_round_trip_xml) ||
-        !CU_add_test(s, "nonce", test_nonce)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures ? 1 : 0;
+    static const cu_test tests[] = {
+        { "published vectors", test_vectors },
+        { "selection and order", test_selection_and_order },
+        { "type_of", test_type_of },
+        { "sign and verify", test_sign_and_verify },
+        { "round trip through XML", test_round_trip_xml },
+        { "nonce", test_nonce },
+    };
+    return CU_SUITE_RUN("wx_sign", NULL, NULL, tests);
 }

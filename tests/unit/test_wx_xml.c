@@ -1,6 +1,7 @@
 /* test_wx_xml.c - CUnit suite for wx_xml: the message container, strict
  * parsing of hostile input, and serialisation round trips. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -586,25 +587,19 @@ static void test_threads(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("wx_xml", NULL, NULL);
-    if (s == NULL || !CU_add_test(s, "msg basics", test_msg_basics) ||
-        !CU_add_test(s, "msg limits", test_msg_limits) ||
-        !CU_add_test(s, "parse notification", test_parse_notification) ||
-        !CU_add_test(s, "parse text forms", test_parse_text_forms) ||
-        !CU_add_test(s, "refuse structure", test_refuse_structure) ||
-        !CU_add_test(s, "refuse declarations and PIs", test_refuse_declarations) ||
-        !CU_add_test(s, "refuse bytes", test_refuse_bytes) ||
-        !CU_add_test(s, "limits", test_limits) || !CU_add_test(s, "err buffer", test_err_buffer) ||
-        !CU_add_test(s, "build", test_build) || !CU_add_test(s, "notify reply", test_notify_reply) ||
-        !CU_add_test(s, "threads", test_threads)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned int failures = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failures ? 1 : 0;
+    static const cu_test tests[] = {
+        { "msg basics", test_msg_basics },
+        { "msg limits", test_msg_limits },
+        { "parse notification", test_parse_notification },
+        { "parse text forms", test_parse_text_forms },
+        { "refuse structure", test_refuse_structure },
+        { "refuse declarations and PIs", test_refuse_declarations },
+        { "refuse bytes", test_refuse_bytes },
+        { "limits", test_limits },
+        { "err buffer", test_err_buffer },
+        { "build", test_build },
+        { "notify reply", test_notify_reply },
+        { "threads", test_threads },
+    };
+    return CU_SUITE_RUN("wx_xml", NULL, NULL, tests);
 }
