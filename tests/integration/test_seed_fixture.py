@@ -25,6 +25,12 @@ What the article's code does under each scenario (docs/FIXTURE.md):
   callback-storm's copies do race the article's check-then-insert: the test
   asserts the duplicate callback records in idempay_seed, which no contract
   invariant can see.
+- double-click and retry-storm against the state-machine reading of the
+  article (IDEMPAY_SEED_FAILED_RETRY=recharge: its PaymentStateMachine lets a
+  FAILED order go back to PROCESSING "允许重试", here by an unconditional
+  update and a new gateway call, as the brief describes the seed's bug):
+  a charge that timed out is marked FAILED, the retry or a concurrent copy
+  charges again: no_double_charge. The service holds under the same faults.
 """
 import json
 import os
@@ -99,14 +105,36 @@ def fixture():
     return _variant.base
 
 
+_sm_variant = None
+
+
+def fixture_state_machine():
+    """A second fixture that retries a FAILED order the way the article's
+    state machine allows (3 -> 1, unconditional update, pay again) instead
+    of the literal insert recursion (IDEMPAY_SEED_FAILED_RETRY=recharge)."""
+    global _sm_variant
+    if _sm_variant is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        v = Variant("seed-sm", port, program=FIXTURE_BIN,
+                    env={"IDEMPAY_WX_KEY": KEY, "IDEMPAY_GATEWAY_URL": MOCK,
+                         "IDEMPAY_SEED_FAILED_RETRY": "recharge",
+                         "IDEMPAY_SEED_LOG": os.path.join(STATE, "log", "seed-fixture-sm.log")})
+        v.__enter__()
+        _sm_variant = v
+    return _sm_variant.base
+
+
 def stop_fixture():
-    global _variant
-    if _variant is not None:
-        _variant.__exit__(None, None, None)
-        _variant = None
+    global _variant, _sm_variant
+    for v in (_variant, _sm_variant):
+        if v is not None:
+            v.__exit__(None, None, None)
+    _variant = _sm_variant = None
 
 
-def simulate(target, scenario, chaos_cmd=None, settle=15):
+def simulate(target, scenario, chaos_cmd=None, settle=15, extra=None):
     """One short seeded simulator run. Returns (exit status, JSON report,
     output). The settle period ends early once every order is settled; an
     order the fixture left wrong for good (e.g. PAID by a forged callback)
@@ -116,7 +144,7 @@ def simulate(target, scenario, chaos_cmd=None, settle=15):
         report_file = os.path.join(d, "report.json")
         cmd = [SIM, "--target", target, "--gateway", MOCK, "--scenario", scenario,
                "--seed", SEED, "--duration", "4", "--settle", str(settle), "--concurrency", "16",
-               "--quiet", "--json", report_file, *RUNS[scenario]]
+               "--quiet", "--json", report_file, *(extra or RUNS[scenario])]
         if chaos_cmd:
             cmd += ["--chaos-cmd", chaos_cmd]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
@@ -147,9 +175,10 @@ def ledger_counts(prefix):
     return counts
 
 
-def expect_caught(scenario, invariant, chaos_cmd=None):
+def expect_caught(scenario, invariant, chaos_cmd=None, base=None, extra=None):
     """Runs scenario against the fixture: exit 1 and invariant violated."""
-    rc, report, text = simulate(fixture(), scenario, chaos_cmd, settle=FIXTURE_SETTLE)
+    rc, report, text = simulate(base or fixture(), scenario, chaos_cmd, settle=FIXTURE_SETTLE,
+                                extra=extra)
     found = violations(report, scenario)
     print(f"  fixture {scenario}: exit {rc}, violated {found}", flush=True)
     check(rc == 1, f"{scenario} against the seed fixture: exit {rc}, expected 1:\n{text[-3000:]}")
@@ -204,6 +233,29 @@ def fixture_order_mismatch_is_caught():
     expect_caught("order-mismatch", "mismatch_no_effect")
 
 
+# The seed's FAILED-on-timeout bug with its state machine's retry (3 -> 1):
+# a charge that timed out is marked FAILED, the retry (or a concurrent copy
+# of the click) moves it back to PROCESSING without a compare-and-set and
+# charges again. Gateway dedupe off, a share of charges answered too late.
+TIMEOUT_NODEDUPE = '{"dedupe":false,"timeout_after_charge_rate":0.3,"hold_max_ms":3500}'
+
+
+@test
+def fixture_state_machine_double_click_is_caught():
+    report = expect_caught("double-click", "no_double_charge", base=fixture_state_machine(),
+                           extra=["--orders", "30", "--mock-config", TIMEOUT_NODEDUPE])
+    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
+    check(twice, "the checker reported a double charge but the ledger shows none")
+
+
+@test
+def fixture_state_machine_retry_storm_is_caught():
+    report = expect_caught("retry-storm", "no_double_charge", base=fixture_state_machine(),
+                           extra=["--orders", "24", "--mock-config", TIMEOUT_NODEDUPE])
+    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
+    check(twice, "the checker reported a double charge but the ledger shows none")
+
+
 # --- what the article's code does get right, and what no invariant sees -------
 
 @test
@@ -231,8 +283,8 @@ def fixture_callback_storm_duplicates_callback_records():
 
 # --- the same runs against the real service hold every invariant ------------
 
-def expect_service_passes(scenario, chaos_cmd=None):
-    rc, report, text = simulate(SERVICE, scenario, chaos_cmd)
+def expect_service_passes(scenario, chaos_cmd=None, extra=None):
+    rc, report, text = simulate(SERVICE, scenario, chaos_cmd, extra=extra)
     found = violations(report, scenario)
     print(f"  service {scenario}: exit {rc}", flush=True)
     check(rc == 0 and not found, f"{scenario} against the service: exit {rc}, violated {found}:\n"
@@ -242,6 +294,12 @@ def expect_service_passes(scenario, chaos_cmd=None):
 @test
 def service_double_click_holds():
     expect_service_passes("double-click")
+
+
+@test
+def service_holds_where_the_state_machine_fixture_charged_twice():
+    for scenario, orders in (("double-click", "30"), ("retry-storm", "24")):
+        expect_service_passes(scenario, extra=["--orders", orders, "--mock-config", TIMEOUT_NODEDUPE])
 
 
 @test
