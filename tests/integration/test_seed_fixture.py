@@ -25,7 +25,7 @@ What the article's code does under each scenario (docs/FIXTURE.md):
   callback-storm's copies do race the article's check-then-insert: the test
   asserts the duplicate callback records in idempay_seed, which no contract
   invariant can see.
-- double-click and retry-storm against the state-machine reading of the
+- double-click, token-replay and retry-storm against the state-machine reading of the
   article (IDEMPAY_SEED_FAILED_RETRY=recharge: its PaymentStateMachine lets a
   FAILED order go back to PROCESSING "允许重试", here by an unconditional
   update and a new gateway call, as the brief describes the seed's bug):
@@ -249,6 +249,16 @@ def fixture_state_machine_double_click_is_caught():
 
 
 @test
+def fixture_state_machine_token_replay_is_caught():
+    # one token for many copies of one order: GET-then-DELETE lets them all
+    # through, and the ones that find the order FAILED charge it again
+    report = expect_caught("token-replay", "no_double_charge", base=fixture_state_machine(),
+                           extra=["--orders", "40", "--mock-config", TIMEOUT_NODEDUPE])
+    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
+    check(twice, "the checker reported a double charge but the ledger shows none")
+
+
+@test
 def fixture_state_machine_retry_storm_is_caught():
     report = expect_caught("retry-storm", "no_double_charge", base=fixture_state_machine(),
                            extra=["--orders", "24", "--mock-config", TIMEOUT_NODEDUPE])
@@ -298,7 +308,7 @@ def service_double_click_holds():
 
 @test
 def service_holds_where_the_state_machine_fixture_charged_twice():
-    for scenario, orders in (("double-click", "30"), ("retry-storm", "24")):
+    for scenario, orders in (("double-click", "30"), ("token-replay", "40"), ("retry-storm", "24")):
         expect_service_passes(scenario, extra=["--orders", orders, "--mock-config", TIMEOUT_NODEDUPE])
 
 
