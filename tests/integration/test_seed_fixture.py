@@ -240,30 +240,30 @@ def fixture_order_mismatch_is_caught():
 TIMEOUT_NODEDUPE = '{"dedupe":false,"timeout_after_charge_rate":0.3,"hold_max_ms":3500}'
 
 
+def expect_state_machine_double_charge(scenario, orders):
+    """Runs scenario against the state-machine fixture under timeouts with
+    dedupe off: the checker reports no_double_charge and the ledger agrees."""
+    report = expect_caught(scenario, "no_double_charge", base=fixture_state_machine(),
+                           extra=["--orders", orders, "--mock-config", TIMEOUT_NODEDUPE])
+    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
+    check(twice, f"{scenario}: the checker reported a double charge but the ledger shows none")
+
+
 @test
 def fixture_state_machine_double_click_is_caught():
-    report = expect_caught("double-click", "no_double_charge", base=fixture_state_machine(),
-                           extra=["--orders", "30", "--mock-config", TIMEOUT_NODEDUPE])
-    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
-    check(twice, "the checker reported a double charge but the ledger shows none")
+    expect_state_machine_double_charge("double-click", "30")
 
 
 @test
 def fixture_state_machine_token_replay_is_caught():
     # one token for many copies of one order: GET-then-DELETE lets them all
     # through, and the ones that find the order FAILED charge it again
-    report = expect_caught("token-replay", "no_double_charge", base=fixture_state_machine(),
-                           extra=["--orders", "40", "--mock-config", TIMEOUT_NODEDUPE])
-    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
-    check(twice, "the checker reported a double charge but the ledger shows none")
+    expect_state_machine_double_charge("token-replay", "40")
 
 
 @test
 def fixture_state_machine_retry_storm_is_caught():
-    report = expect_caught("retry-storm", "no_double_charge", base=fixture_state_machine(),
-                           extra=["--orders", "24", "--mock-config", TIMEOUT_NODEDUPE])
-    twice = {o: n for o, n in ledger_counts(report["prefix"]).items() if n > 1}
-    check(twice, "the checker reported a double charge but the ledger shows none")
+    expect_state_machine_double_charge("retry-storm", "24")
 
 
 # --- what the article's code does get right, and what no invariant sees -------
