@@ -285,6 +285,40 @@ def notification_races_pay_reply():
 
 
 @test
+def late_charge_of_failed_order_becomes_paid():
+    """A charge the gateway makes after the order went FAILED (a unifiedorder
+    still queued at the gateway when orderquery said NOTPAY, or a payer who
+    paid late): its notification takes the order FAILED -> PAID with that
+    transaction_id, nothing is refunded, and a retry of the order then
+    answers the stored result without charging again."""
+    mock_config(decline_rate=1.0)
+    order_no = unique("CBL")
+    r = pay(order_no, USER, AMOUNT)
+    check(r.status == 402, f"pay {order_no} with every call declined: {r}")
+    check(order_of(order_no)["status"] == "FAILED", f"{order_no} should be FAILED")
+    check(charges_for(order_no) == [], "a declined payment must not charge")
+
+    mock_config(decline_rate=0.0, notify_enabled=True, notify_delay_ms=0, notify_copies=2)
+    late = mock_unifiedorder(order_no, FEE)
+    check(late.get("result_code") == "SUCCESS" and late.get("transaction_id"),
+          f"late charge: {late}")
+    txn = late["transaction_id"]
+    wait_until(lambda: order_of(order_no)["status"] == "PAID", 15, 0.2,
+               f"the late charge's notification to make {order_no} PAID")
+    body = order_of(order_no)
+    check(body["transaction_id"] == txn and body["amount"] == AMOUNT, f"{order_no}: {body}")
+    recs = wait_until(lambda: records_for(txn), 15, 0.2, "the callback record")
+    check(recs == [[order_no, "0", str(FEE)]], f"expected one applied record: {recs}")
+    check(refunds_for(txn) == [], "the order's only charge must not be refunded")
+
+    again = pay(order_no, USER, AMOUNT)
+    check(again.status == 200 and again.json()["status"] == "PAID"
+          and again.json()["transaction_id"] == txn, f"retry after the late charge: {again}")
+    check(again.header("Idempotent-Replayed") == "true", f"the retry must be a replay: {again}")
+    check(len(charges_for(order_no)) == 1, f"{order_no}: charges {charges_for(order_no)}")
+
+
+@test
 def second_charge_detected_and_refunded_once():
     mock_config(dedupe=False, notify_copies=5, notify_delay_ms=0, notify_enabled=True)
     sent0 = mock_ledger()["notifications_sent"]
