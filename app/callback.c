@@ -200,16 +200,23 @@ static const char SQL_ORDER_AMOUNT[] =
     "SELECT amount FROM payment_order WHERE order_no = ?";
 /* The first write of the transaction claims the transaction_id: the unique
  * key on third_party_no serialises concurrent copies of one notification
- * (the seed's select-then-insert race is gone: there is no select). */
+ * (the seed's select-then-insert race is gone: there is no select before
+ * it). The same round trip checks the order: a record is inserted only when
+ * the order exists with this amount in fen (DECIMAL arithmetic is exact);
+ * no row inserted sends the caller to cb_check_order for the reason. Under
+ * READ COMMITTED the SELECT part is a consistent read: no lock on the
+ * order until the CAS. */
 static const char SQL_RECORD_INSERT[] =
     "INSERT INTO payment_callback_record (third_party_no, order_no, total_fee, outcome, raw_xml) "
-    "VALUES (?, ?, ?, 0, ?)";
+    "SELECT ?, order_no, ?, 0, ? FROM payment_order WHERE order_no = ? AND amount * 100 = ?";
 /* A CAS, not the seed's unconditional status update: only ORDER_PENDING (0),
  * ORDER_PROCESSING (1) and ORDER_FAILED (3) become ORDER_PAID (2); a PAID
  * order is never rewritten, so another transaction_id can never replace the
- * one it has. */
+ * one it has. FORCE INDEX: the row is found by its unique order_no; without
+ * the hint the range optimizer also sizes the three status ranges of
+ * idx_status_lease on every call (measured in docs/PERFORMANCE.md). */
 static const char SQL_ORDER_CAS[] =
-    "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL "
+    "UPDATE payment_order FORCE INDEX (uk_order_no) SET status = 2, transaction_id = ?, lease_until = NULL "
     "WHERE order_no = ? AND status IN (0, 1, 3)";
 static const char SQL_ORDER_LOCK[] =
     "SELECT status, transaction_id FROM payment_order WHERE order_no = ? FOR UPDATE";
@@ -308,13 +315,6 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
     unsigned int e;
 
     *verdict = CB_VERDICT_OK;
-    cb_txn_status s = cb_check_order(ctx, n, verdict);
-    if (s != CB_TXN_DONE)
-        return s;
-    if (*verdict != CB_VERDICT_OK) {
-        *effect = CB_REJECTED;
-        return CB_TXN_DONE;
-    }
 
     /* This module's statements are prepared before the transaction starts.
      * (refund_queue_enqueue may prepare its own inside it: a failure there
@@ -332,7 +332,8 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
 
     /* 1. Record first (the seed updated the order, then recorded: a crash or
      *    a concurrent copy in between applied the notification twice). */
-    if (db_stmt_exec(ins, "ssls", n->transaction_id, n->order_no, n->total_fee, raw) != 0) {
+    if (db_stmt_exec(ins, "slssl", n->transaction_id, n->total_fee, raw, n->order_no,
+                     n->total_fee) != 0) {
         e = cb_errno(ctx, ins);
         if (e != 1062)
             return cb_fail(ctx, e);
@@ -355,6 +356,19 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
             return CB_TXN_DONE;
         }
         *effect = CB_ALREADY_APPLIED;
+        return CB_TXN_DONE;
+    }
+
+    if (mysql_stmt_affected_rows(ins) != 1) {
+        /* No order with this number and amount: say which (a plain read;
+         * an order's amount never changes once it exists). */
+        cb_rollback(ctx);
+        cb_txn_status s = cb_check_order(ctx, n, verdict);
+        if (s != CB_TXN_DONE)
+            return s;
+        if (*verdict == CB_VERDICT_OK)
+            return CB_TXN_RETRY; /* created meanwhile: try again */
+        *effect = CB_REJECTED;
         return CB_TXN_DONE;
     }
 
