@@ -27,14 +27,7 @@ app_ctx *app_ctx_new(const app_config *cfg, int thread_index)
 
 static void db_close(app_ctx *c)
 {
-    for (int i = 0; i < STMT_MAX; i++) {
-        if (c->stmt[i])
-            mysql_stmt_close(c->stmt[i]);
-        c->stmt[i] = NULL;
-    }
-    if (c->db)
-        mysql_close(c->db);
-    c->db = NULL;
+    db_conn_close(&c->db, c->stmt, STMT_MAX);
 }
 
 void app_ctx_free(app_ctx *c)
@@ -62,26 +55,15 @@ int app_ctx_db(app_ctx *c)
 MYSQL_STMT *app_ctx_stmt(app_ctx *c, int id, const char *sql)
 {
     MYSQL_STMT *st;
+    unsigned int e;
 
     if (id < 0 || id >= STMT_MAX)
         return NULL;
     if (app_ctx_db(c) != 0)
         return NULL;
-    if (c->stmt[id])
-        return c->stmt[id];
-    st = mysql_stmt_init(c->db);
-    if (!st) {
-        snprintf(c->err, sizeof c->err, "mysql_stmt_init: out of memory");
-        return NULL;
-    }
-    if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql))) {
-        unsigned int e = mysql_stmt_errno(st);
-        snprintf(c->err, sizeof c->err, "prepare: %s", mysql_stmt_error(st));
-        mysql_stmt_close(st);
+    st = db_stmt_slot(c->db, &c->stmt[id], sql, &e, c->err, sizeof c->err);
+    if (st == NULL)
         app_ctx_db_error(c, e);
-        return NULL;
-    }
-    c->stmt[id] = st;
     return st;
 }
 

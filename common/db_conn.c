@@ -199,3 +199,39 @@ int db_exec_simple(MYSQL *db, const char *sql)
 {
     return mysql_real_query(db, sql, (unsigned long)strlen(sql)) ? -1 : 0;
 }
+
+MYSQL_STMT *db_stmt_slot(MYSQL *db, MYSQL_STMT **slot, const char *sql, unsigned int *err_no,
+                         char *err, size_t errlen)
+{
+    MYSQL_STMT *st;
+
+    *err_no = 0;
+    if (*slot != NULL)
+        return *slot;
+    st = mysql_stmt_init(db);
+    if (st == NULL) {
+        *err_no = mysql_errno(db) ? mysql_errno(db) : CR_OUT_OF_MEMORY;
+        snprintf(err, errlen, "mysql_stmt_init: %s (%u)", mysql_error(db), *err_no);
+        return NULL;
+    }
+    if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
+        *err_no = mysql_stmt_errno(st);
+        snprintf(err, errlen, "prepare: %s (%u)", mysql_stmt_error(st), *err_no);
+        mysql_stmt_close(st);
+        return NULL;
+    }
+    *slot = st;
+    return st;
+}
+
+void db_conn_close(MYSQL **db, MYSQL_STMT **slots, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (slots[i] != NULL)
+            mysql_stmt_close(slots[i]);
+        slots[i] = NULL;
+    }
+    if (*db != NULL)
+        mysql_close(*db);
+    *db = NULL;
+}

@@ -41,6 +41,19 @@ int db_stmt_fetch(MYSQL_STMT *st, const char *types, ...);
 /* Frees st's pending result, if any. NULL accepted. */
 void db_stmt_done(MYSQL_STMT *st);
 
+/* A connection's prepared-statement cache is an array of slots, one per
+ * statement, owned by one thread.
+ * db_stmt_slot: the statement in *slot, preparing sql on db the first time
+ * (a slot is always used with the same sql). NULL when that fails, with
+ * "prepare: <reason> (<errno>)" in err and the MariaDB error number in
+ * *err_no; the caller decides (db_conn_lost) whether to drop the
+ * connection. */
+MYSQL_STMT *db_stmt_slot(MYSQL *db, MYSQL_STMT **slot, const char *sql, unsigned int *err_no,
+                         char *err, size_t errlen);
+/* Closes the n statements in slots, then *db; all become NULL. Used to drop
+ * a lost connection (the next use reconnects and prepares again). */
+void db_conn_close(MYSQL **db, MYSQL_STMT **slots, int n);
+
 /* Runs a statement without parameters or results (BEGIN, COMMIT, ROLLBACK).
  * Returns 0 or -1 (mysql_errno(db)). */
 int db_exec_simple(MYSQL *db, const char *sql);

@@ -165,14 +165,7 @@ static void ledger_set_err(ledger *l, unsigned int no, const char *what, const c
 
 static void ledger_disconnect(ledger *l)
 {
-    for (int i = 0; i < S_COUNT; i++) {
-        if (l->stmt[i] != NULL)
-            mysql_stmt_close(l->stmt[i]);
-        l->stmt[i] = NULL;
-    }
-    if (l->db != NULL)
-        mysql_close(l->db);
-    l->db = NULL;
+    db_conn_close(&l->db, l->stmt, S_COUNT);
 }
 
 ledger *ledger_new(void)
@@ -208,21 +201,7 @@ static int ledger_connect(ledger *l)
 
 static MYSQL_STMT *ledger_stmt(ledger *l, int sid)
 {
-    if (l->stmt[sid] != NULL)
-        return l->stmt[sid];
-    MYSQL_STMT *st = mysql_stmt_init(l->db);
-    if (st == NULL) {
-        ledger_set_err(l, mysql_errno(l->db), "stmt_init", mysql_error(l->db));
-        return NULL;
-    }
-    const char *sql = ledger_sql[sid];
-    if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
-        ledger_set_err(l, mysql_stmt_errno(st), "prepare", mysql_stmt_error(st));
-        mysql_stmt_close(st);
-        return NULL;
-    }
-    l->stmt[sid] = st;
-    return st;
+    return db_stmt_slot(l->db, &l->stmt[sid], ledger_sql[sid], &l->err_no, l->err, sizeof(l->err));
 }
 
 /* Executes statement sid with params; when cols is non-NULL binds them and
