@@ -28,6 +28,7 @@ int app_config_load(app_config *c)
     c->gateway_timeout_ms = env_int("IDEMPAY_GATEWAY_TIMEOUT_MS", 3000);
     c->lease_ms = env_int("IDEMPAY_LEASE_MS", 10000);
     c->reconcile_interval_ms = env_int("IDEMPAY_RECONCILE_INTERVAL_MS", 2000);
+    c->failed_recheck_ms = env_int("IDEMPAY_FAILED_RECHECK_MS", 60000);
     c->retry_after_s = env_int("IDEMPAY_RETRY_AFTER", 1);
     c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
     c->idempotency_ttl_s = env_int("IDEMPAY_IDEMPOTENCY_TTL", 86400);
@@ -56,7 +57,7 @@ int app_config_load(app_config *c)
     }
     if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 || c->gateway_timeout_ms < 1 ||
         c->lease_ms <= c->gateway_timeout_ms || c->token_ttl_s < 1 ||
-        c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10) {
+        c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 || c->failed_recheck_ms < 1) {
         fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; lease > gateway timeout)\n");
         return -1;
     }

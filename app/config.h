@@ -19,6 +19,8 @@ typedef struct {
     long gateway_timeout_ms;       /* IDEMPAY_GATEWAY_TIMEOUT_MS, 3000: total per gateway call */
     long lease_ms;                 /* IDEMPAY_LEASE_MS, 10000: PROCESSING lease; > gateway_timeout_ms */
     long reconcile_interval_ms;    /* IDEMPAY_RECONCILE_INTERVAL_MS, 2000 */
+    long failed_recheck_ms;        /* IDEMPAY_FAILED_RECHECK_MS, 60000: a FAILED order is
+                                      asked about once more this long after failing */
     long retry_after_s;            /* IDEMPAY_RETRY_AFTER, 1: Retry-After on 202/409/503 */
     token_mode token_mode;         /* IDEMPAY_TOKEN_MODE off|optional|required */
     long token_ttl_s;              /* IDEMPAY_TOKEN_TTL, 900 */

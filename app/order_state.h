@@ -1,6 +1,10 @@
 /* order_state - the payment order's states (the seed article's numbers) and
- * the only transitions between them: PENDING->PROCESSING, PROCESSING->PAID,
- * PROCESSING->FAILED, FAILED->PROCESSING (a retry). PAID is terminal. */
+ * the transitions a request may make: PENDING->PROCESSING, PROCESSING->PAID,
+ * PROCESSING->FAILED, FAILED->PROCESSING (a retry). PAID is terminal.
+ * Outside this table, FAILED->PAID happens only on the gateway's proof that
+ * the order was charged after it failed (a verified notification in
+ * callback.c, the reconciler's recheck in order_store_recheck_paid): the
+ * money was taken, so the order is paid. */
 #ifndef IDEMPAY_ORDER_STATE_H
 #define IDEMPAY_ORDER_STATE_H
 

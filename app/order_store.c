@@ -3,6 +3,7 @@
  * requests, and the compare-and-set moves of the state table. */
 #include "order_store.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,10 @@ enum {
     ORDER_SQL_FAILED,
     ORDER_SQL_EXPIRED,
     ORDER_SQL_RELEASE,
+    ORDER_SQL_RECHECK_DUE,
+    ORDER_SQL_RECHECK_TAKE,
+    ORDER_SQL_RECHECK_PAID,
+    ORDER_SQL_RECHECK_DONE,
     ORDER_SQL_COUNT
 };
 
@@ -46,13 +51,31 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_PAID] =
         "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
         " WHERE order_no = ? AND status = 1",
+    /* On a FAILED order lease_until is when to ask the gateway once more
+     * (NULL: final); see order_store_mark_failed. */
     [ORDER_SQL_FAILED] =
-        "UPDATE payment_order SET status = 3, lease_until = NULL"
+        "UPDATE payment_order SET status = 3,"
+        " lease_until = IF(? > 0, NOW(3) + INTERVAL ? MICROSECOND, NULL)"
         " WHERE order_no = ? AND status = 1 AND attempts = ?",
     [ORDER_SQL_EXPIRED] =
         "SELECT order_no, attempts FROM payment_order"
         " WHERE status = 1 AND (lease_until IS NULL OR lease_until <= NOW(3))"
         " ORDER BY lease_until LIMIT ?",
+    [ORDER_SQL_RECHECK_DUE] =
+        "SELECT order_no, attempts FROM payment_order"
+        " WHERE status = 3 AND lease_until <= NOW(3)"
+        " ORDER BY lease_until LIMIT ?",
+    [ORDER_SQL_RECHECK_TAKE] =
+        "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
+        " WHERE order_no = ? AND status = 3 AND attempts = ? AND lease_until <= NOW(3)",
+    /* FAILED -> PAID: only on the gateway's proof of a charge (as a verified
+     * notification does in callback.c): the money was taken. */
+    [ORDER_SQL_RECHECK_PAID] =
+        "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
+        " WHERE order_no = ? AND status = 3 AND attempts = ?",
+    [ORDER_SQL_RECHECK_DONE] =
+        "UPDATE payment_order SET lease_until = NULL"
+        " WHERE order_no = ? AND status = 3 AND attempts = ?",
     [ORDER_SQL_RELEASE] =
         "UPDATE payment_order SET lease_until = NOW(3)"
         " WHERE order_no = ? AND status = 1 AND attempts = ? AND lease_until > NOW(3)",
@@ -99,6 +122,48 @@ static order_store_result order_cas_result(MYSQL_STMT *st, int rc)
 static void order_log_error(app_ctx *ctx, const char *what, const char *order_no)
 {
     log_msg(LOG_ERROR, "order_store %s order=%s: %s", what, order_no, ctx->err);
+}
+
+/* PAID needs a transaction_id that fits the column; false (logged) when not. */
+static bool order_txid_usable(app_ctx *ctx, const char *what, const char *order_no,
+                              const char *transaction_id)
+{
+    if (transaction_id != NULL && transaction_id[0] != '\0' &&
+        strlen(transaction_id) <= ORDER_TXID_MAX)
+        return true;
+    snprintf(ctx->err, sizeof(ctx->err), "refusing PAID without a usable transaction_id");
+    order_log_error(ctx, what, order_no);
+    return false;
+}
+
+/* Runs the compare-and-set statement which with parameters by types (as
+ * db_stmt_exec), retried as order_store_should_retry says. OK (one row
+ * changed), MISS (none: the row is not in the expected state), ERROR
+ * (logged as `what` of order_no). */
+static order_store_result order_cas(app_ctx *ctx, int which, const char *what,
+                                    const char *order_no, const char *types, ...)
+{
+    MYSQL_STMT *st;
+    int tries = 0, rc;
+    unsigned int err;
+    va_list ap;
+
+    for (;;) {
+        st = order_stmt(ctx, which);
+        if (st != NULL) {
+            va_start(ap, types);
+            rc = db_stmt_vexec(st, types, ap);
+            va_end(ap);
+        } else {
+            rc = -1;
+        }
+        if (rc == 0)
+            return order_cas_result(st, rc);
+        if (!order_store_should_retry(ctx, st, &tries, &err))
+            break;
+    }
+    order_log_error(ctx, what, order_no);
+    return ORDER_STORE_ERROR;
 }
 
 order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row *row)
@@ -169,48 +234,21 @@ order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long l
 order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
                                             long long attempts, long lease_ms)
 {
-    MYSQL_STMT *st;
-    int tries = 0, rc;
-    unsigned int err;
-
-    for (;;) {
-        st = order_stmt(ctx, ORDER_SQL_TAKE_EXPIRED);
-        rc = st != NULL ? db_stmt_exec(st, "lsl", (long long)lease_ms * 1000, order_no, attempts)
-                        : -1;
-        if (rc == 0)
-            return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, &tries, &err))
-            break;
-    }
-    order_log_error(ctx, "take lease", order_no);
-    return ORDER_STORE_ERROR;
+    return order_cas(ctx, ORDER_SQL_TAKE_EXPIRED, "take lease", order_no, "lsl",
+                     (long long)lease_ms * 1000, order_no, attempts);
 }
 
 order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_status from,
                                      long long attempts, long lease_ms)
 {
-    MYSQL_STMT *st;
-    int tries = 0, rc;
-    unsigned int err;
-
     if (!order_state_can_transition(from, ORDER_PROCESSING)) {
         snprintf(ctx->err, sizeof(ctx->err), "no transition %s -> PROCESSING",
                  order_state_name(from));
         order_log_error(ctx, "retry", order_no);
         return ORDER_STORE_ERROR;
     }
-    for (;;) {
-        st = order_stmt(ctx, ORDER_SQL_RETRY);
-        rc = st != NULL ? db_stmt_exec(st, "lsll", (long long)lease_ms * 1000, order_no,
-                                       (long long)from, attempts)
-                        : -1;
-        if (rc == 0)
-            return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, &tries, &err))
-            break;
-    }
-    order_log_error(ctx, "retry", order_no);
-    return ORDER_STORE_ERROR;
+    return order_cas(ctx, ORDER_SQL_RETRY, "retry", order_no, "lsll", (long long)lease_ms * 1000,
+                     order_no, (long long)from, attempts);
 }
 
 order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
@@ -220,12 +258,8 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
     int tries = 0, rc;
     unsigned int err;
 
-    if (transaction_id == NULL || transaction_id[0] == '\0' ||
-        strlen(transaction_id) > ORDER_TXID_MAX) {
-        snprintf(ctx->err, sizeof(ctx->err), "refusing PAID without a usable transaction_id");
-        order_log_error(ctx, "mark paid", order_no);
+    if (!order_txid_usable(ctx, "mark paid", order_no, transaction_id))
         return ORDER_STORE_ERROR;
-    }
     for (;;) {
         st = order_stmt(ctx, ORDER_SQL_PAID);
         rc = st != NULL ? db_stmt_exec(st, "ss", transaction_id, order_no) : -1;
@@ -244,45 +278,46 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
 }
 
 order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
-                                           long long attempts)
+                                           long long attempts, long recheck_ms)
 {
-    MYSQL_STMT *st;
-    int tries = 0, rc;
-    unsigned int err;
+    long long us = recheck_ms > 0 ? (long long)recheck_ms * 1000 : 0;
 
-    for (;;) {
-        st = order_stmt(ctx, ORDER_SQL_FAILED);
-        rc = st != NULL ? db_stmt_exec(st, "sl", order_no, attempts) : -1;
-        if (rc == 0)
-            return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, &tries, &err))
-            break;
-    }
-    order_log_error(ctx, "mark failed", order_no);
-    return ORDER_STORE_ERROR;
+    return order_cas(ctx, ORDER_SQL_FAILED, "mark failed", order_no, "llsl", us, us, order_no,
+                     attempts);
 }
 
 order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,
                                              long long attempts)
 {
-    MYSQL_STMT *st;
-    int tries = 0, rc;
-    unsigned int err;
-
-    for (;;) {
-        st = order_stmt(ctx, ORDER_SQL_RELEASE);
-        rc = st != NULL ? db_stmt_exec(st, "sl", order_no, attempts) : -1;
-        if (rc == 0)
-            return order_cas_result(st, rc);
-        if (!order_store_should_retry(ctx, st, &tries, &err))
-            break;
-    }
-    order_log_error(ctx, "release lease", order_no);
-    return ORDER_STORE_ERROR;
+    return order_cas(ctx, ORDER_SQL_RELEASE, "release lease", order_no, "sl", order_no, attempts);
 }
 
-int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
-                        long long *attempts, int max)
+order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no,
+                                            long long attempts, long lease_ms)
+{
+    return order_cas(ctx, ORDER_SQL_RECHECK_TAKE, "take recheck", order_no, "lsl",
+                     (long long)lease_ms * 1000, order_no, attempts);
+}
+
+order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no,
+                                            long long attempts, const char *transaction_id)
+{
+    if (!order_txid_usable(ctx, "recheck paid", order_no, transaction_id))
+        return ORDER_STORE_ERROR;
+    return order_cas(ctx, ORDER_SQL_RECHECK_PAID, "recheck paid", order_no, "ssl", transaction_id,
+                     order_no, attempts);
+}
+
+order_store_result order_store_recheck_done(app_ctx *ctx, const char *order_no,
+                                            long long attempts)
+{
+    return order_cas(ctx, ORDER_SQL_RECHECK_DONE, "recheck done", order_no, "sl", order_no,
+                     attempts);
+}
+
+/* Up to max (order_no, attempts) rows of the listing query sql_id. */
+static int order_store_list(app_ctx *ctx, int sql_id, char (*order_nos)[ORDER_NO_MAX + 1],
+                            long long *attempts, int max)
 {
     MYSQL_STMT *st;
     int tries = 0, rc, n;
@@ -290,7 +325,7 @@ int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
 
     for (;;) {
         n = 0;
-        st = order_stmt(ctx, ORDER_SQL_EXPIRED);
+        st = order_stmt(ctx, sql_id);
         rc = st != NULL ? db_stmt_exec(st, "l", (long long)max) : -1;
         while (rc == 0) {
             char no[ORDER_NO_MAX + 1];
@@ -310,6 +345,18 @@ int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
         if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
-    log_msg(LOG_ERROR, "order_store expired orders: %s", ctx->err);
+    log_msg(LOG_ERROR, "order_store: listing orders: %s", ctx->err);
     return -1;
+}
+
+int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
+                        long long *attempts, int max)
+{
+    return order_store_list(ctx, ORDER_SQL_EXPIRED, order_nos, attempts, max);
+}
+
+int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
+                            long long *attempts, int max)
+{
+    return order_store_list(ctx, ORDER_SQL_RECHECK_DUE, order_nos, attempts, max);
 }

@@ -74,9 +74,36 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
                                          const char *transaction_id);
 
 /* PROCESSING at attempt `attempts` -> FAILED (a definitive decline seen by
- * that attempt's holder). OK, MISS, ERROR. */
+ * that attempt's holder, or orderquery's "not charged"). With recheck_ms > 0
+ * the order stays due for one more orderquery that long from now (its
+ * lease_until says when): an earlier attempt's unifiedorder may still be
+ * queued at the gateway and charge after this answer. 0: final.
+ * OK, MISS, ERROR. */
 order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
-                                           long long attempts);
+                                           long long attempts, long recheck_ms);
+
+/* The recheck of a FAILED order at attempt `attempts` whose recheck is due:
+ * take it (by CAS, its lease_until pushed lease_ms ahead, so one process
+ * asks and a crash only delays the next ask); the order stays FAILED
+ * meanwhile. OK, MISS (taken, retried or paid meanwhile), ERROR. */
+order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no,
+                                            long long attempts, long lease_ms);
+
+/* The recheck found the charge: FAILED at `attempts` -> PAID with its
+ * transaction_id (the gateway's proof that the money was taken; the same
+ * edge a verified notification takes). OK, MISS, ERROR. */
+order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no,
+                                            long long attempts, const char *transaction_id);
+
+/* FAILED at attempt `attempts`, rechecked and still not charged: final (no
+ * more rechecks). OK, MISS (retried or paid meanwhile), ERROR. */
+order_store_result order_store_recheck_done(app_ctx *ctx, const char *order_no,
+                                            long long attempts);
+
+/* Up to max FAILED orders whose recheck is due (oldest first), with their
+ * attempts, for the reconciler. Returns how many, or -1. */
+int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
+                            long long *attempts, int max);
 
 /* PROCESSING at attempt `attempts` -> the same, with its lease ended now:
  * the holder's gateway call is over without a known outcome, so the next

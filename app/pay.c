@@ -194,7 +194,11 @@ static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay
         }
         break;
     case GW_NOT_CHARGED:
-        switch (order_store_mark_failed(ctx, pr->order_no, fence)) {
+        /* Final after a first attempt; after earlier attempts, one of whose
+         * unifiedorder may still be queued at the gateway, asked about once
+         * more later (the reconciler's recheck). */
+        switch (order_store_mark_failed(ctx, pr->order_no, fence,
+                                        fence > 1 ? ctx->cfg->failed_recheck_ms : 0)) {
         case ORDER_STORE_OK:
             pay_answer_set(a, 402, pay_body_declined(pr->order_no, gw.message),
                            MET_PAY_DECLINED);

@@ -1,11 +1,13 @@
 /* reconciler.c - the background settle loop: expired PROCESSING leases are
- * taken by CAS, resolved with orderquery, and moved to PAID or FAILED; the
- * Idempotency-Key table is purged in bounded batches. */
+ * taken by CAS, resolved with orderquery, and moved to PAID or FAILED;
+ * FAILED orders are asked about once more after IDEMPAY_FAILED_RECHECK_MS;
+ * the Idempotency-Key table is purged in bounded batches. */
 #include "reconciler.h"
 
 #include <errno.h>
 #include <mysql.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -22,30 +24,39 @@ enum {
 /* The thread's index in logs and app_ctx (FastCGI workers are 0..N-1). */
 #define RECONCILER_THREAD_INDEX 1000
 
-/* Settles one expired order at attempts. 1 settled, 0 not (lost the lease
- * or outcome unknown), -1 database failure. */
-static int reconciler_settle(app_ctx *ctx, const char *order_no, long long attempts)
+/* true when the charge orderquery found is of the order's amount (or the
+ * reply did not say); otherwise logs it as an error, with what happens to
+ * the order, and counts an unknown outcome. */
+static bool reconciler_amount_matches(const char *order_no, const gw_result *gw,
+                                      const order_row *row, const char *what_now)
+{
+    if (gw->total_fee < 0 || gw->total_fee == row->amount_fen)
+        return true;
+    log_msg(LOG_ERROR, "reconciler order=%s: charge of %lld fen, order is %lld fen; %s", order_no,
+            gw->total_fee, (long long)row->amount_fen, what_now);
+    metrics_inc(MET_RECON_UNKNOWN);
+    return false;
+}
+
+/* Resolves an order this thread holds at attempt `fence` (PROCESSING,
+ * leased) with orderquery: a charge of the order's amount -> PAID; not
+ * charged -> FAILED, due for one recheck after recheck_ms (0: final);
+ * unknown -> left PROCESSING until the lease runs out. 1 settled, 0 not,
+ * -1 database failure. */
+static int reconciler_resolve(app_ctx *ctx, const char *order_no, long long fence,
+                              long recheck_ms)
 {
     order_row row;
     gw_result gw;
-    long long fence = attempts + 1;
-    order_store_result r;
+    order_store_result r = order_store_get(ctx, order_no, &row);
 
-    r = order_store_take_expired(ctx, order_no, attempts, ctx->cfg->lease_ms);
-    if (r != ORDER_STORE_OK)
-        return r == ORDER_STORE_MISS ? 0 : -1;
-    r = order_store_get(ctx, order_no, &row);
     if (r != ORDER_STORE_OK)
         return r == ORDER_STORE_MISS ? 0 : -1;
 
     switch (gateway_orderquery(ctx, order_no, &gw)) {
     case GW_CHARGED:
-        if (gw.total_fee >= 0 && gw.total_fee != row.amount_fen) {
-            log_msg(LOG_ERROR, "reconciler order=%s: charge of %lld fen, order is %lld fen;"
-                    " left PROCESSING", order_no, gw.total_fee, (long long)row.amount_fen);
-            metrics_inc(MET_RECON_UNKNOWN);
+        if (!reconciler_amount_matches(order_no, &gw, &row, "left PROCESSING"))
             return 0;
-        }
         r = order_store_mark_paid(ctx, order_no, gw.transaction_id);
         if (r == ORDER_STORE_OK) {
             log_msg(LOG_INFO, "reconciler order=%s: PAID (%s)", order_no, gw.transaction_id);
@@ -54,9 +65,10 @@ static int reconciler_settle(app_ctx *ctx, const char *order_no, long long attem
         }
         break;
     case GW_NOT_CHARGED:
-        r = order_store_mark_failed(ctx, order_no, fence);
+        r = order_store_mark_failed(ctx, order_no, fence, recheck_ms);
         if (r == ORDER_STORE_OK) {
-            log_msg(LOG_INFO, "reconciler order=%s: FAILED (%s)", order_no, gw.err_code);
+            log_msg(LOG_INFO, "reconciler order=%s: FAILED (%s)%s", order_no, gw.err_code,
+                    recheck_ms > 0 ? "; will ask again" : "; final");
             metrics_inc(MET_RECON_FAILED);
             return 1;
         }
@@ -69,21 +81,92 @@ static int reconciler_settle(app_ctx *ctx, const char *order_no, long long attem
     return r == ORDER_STORE_ERROR ? -1 : 0;
 }
 
-int reconciler_run_once(app_ctx *ctx)
+/* Settles one expired PROCESSING order at attempts: takes its lease by CAS
+ * and resolves it. "Not charged" is not final yet: the expired attempt's
+ * own unifiedorder may still be queued at the gateway and charge after
+ * this orderquery, so the order is asked about once more later. */
+static int reconciler_settle(app_ctx *ctx, const char *order_no, long long attempts)
+{
+    order_store_result r = order_store_take_expired(ctx, order_no, attempts, ctx->cfg->lease_ms);
+
+    if (r != ORDER_STORE_OK)
+        return r == ORDER_STORE_MISS ? 0 : -1;
+    return reconciler_resolve(ctx, order_no, attempts + 1, ctx->cfg->failed_recheck_ms);
+}
+
+/* The recheck of a FAILED order whose recheck is due: taken by CAS on its
+ * lease (the order stays FAILED), then one orderquery. A charge of the
+ * order's amount that landed after the order failed makes it PAID, even
+ * when that charge's notification never arrives; still not charged is
+ * final; unknown is asked again when the lease runs out. */
+static int reconciler_recheck(app_ctx *ctx, const char *order_no, long long attempts)
+{
+    order_row row;
+    gw_result gw;
+    order_store_result r = order_store_recheck_take(ctx, order_no, attempts, ctx->cfg->lease_ms);
+
+    if (r == ORDER_STORE_OK)
+        r = order_store_get(ctx, order_no, &row);
+    if (r != ORDER_STORE_OK)
+        return r == ORDER_STORE_MISS ? 0 : -1;
+
+    switch (gateway_orderquery(ctx, order_no, &gw)) {
+    case GW_CHARGED:
+        if (!reconciler_amount_matches(order_no, &gw, &row, "left FAILED, asked again later"))
+            return 0;
+        r = order_store_recheck_paid(ctx, order_no, attempts, gw.transaction_id);
+        if (r == ORDER_STORE_OK) {
+            log_msg(LOG_WARN, "reconciler recheck order=%s: charged after it FAILED; PAID (%s)",
+                    order_no, gw.transaction_id);
+            metrics_inc(MET_RECON_PAID);
+            return 1;
+        }
+        break;
+    case GW_NOT_CHARGED:
+        r = order_store_recheck_done(ctx, order_no, attempts);
+        if (r == ORDER_STORE_OK) {
+            log_msg(LOG_INFO, "reconciler recheck order=%s: still not charged (%s); final",
+                    order_no, gw.err_code);
+            return 0;
+        }
+        break;
+    case GW_ORDERPAID:
+    case GW_UNKNOWN:
+        metrics_inc(MET_RECON_UNKNOWN);
+        return 0;
+    }
+    return r == ORDER_STORE_ERROR ? -1 : 0;
+}
+
+typedef int (*recon_list_fn)(app_ctx *, char (*)[ORDER_NO_MAX + 1], long long *, int);
+typedef int (*recon_work_fn)(app_ctx *, const char *, long long);
+
+/* Lists up to RECONCILER_BATCH orders with list and works each with work.
+ * Adds the orders settled to *settled; 0, or -1 when MariaDB failed. */
+static int reconciler_batch(app_ctx *ctx, recon_list_fn list, recon_work_fn work, int *settled)
 {
     char order_nos[RECONCILER_BATCH][ORDER_NO_MAX + 1];
     long long attempts[RECONCILER_BATCH];
-    int n, settled = 0, rc;
+    int n = list(ctx, order_nos, attempts, RECONCILER_BATCH);
 
-    n = order_store_expired(ctx, order_nos, attempts, RECONCILER_BATCH);
     if (n < 0)
         return -1;
     for (int i = 0; i < n; i++) {
-        rc = reconciler_settle(ctx, order_nos[i], attempts[i]);
+        int rc = work(ctx, order_nos[i], attempts[i]);
         if (rc < 0)
             return -1;
-        settled += rc;
+        *settled += rc;
     }
+    return 0;
+}
+
+int reconciler_run_once(app_ctx *ctx)
+{
+    int settled = 0;
+
+    if (reconciler_batch(ctx, order_store_expired, reconciler_settle, &settled) < 0 ||
+        reconciler_batch(ctx, order_store_recheck_due, reconciler_recheck, &settled) < 0)
+        return -1;
     if (idem_key_purge(ctx, RECON_SQL_PURGE, RECONCILER_PURGE_BATCH) < 0)
         return -1;
     return settled;

@@ -5,7 +5,11 @@
  * at once), asks the gateway with orderquery, and settles them: a verified
  * charge of the order's amount -> PAID with its transaction_id; not charged
  * -> FAILED; unknown -> left for the next round. So an order charged just
- * before its worker crashed ends PAID without any client help. The same
+ * before its worker crashed ends PAID without any client help. A FAILED
+ * order that such a round (or a declined retry) left is asked about once
+ * more IDEMPAY_FAILED_RECHECK_MS later: a unifiedorder still queued at the
+ * gateway when orderquery said "not charged" charges late, and the order
+ * must end PAID even if that charge's notification is lost. The same
  * thread purges expired Idempotency-Key records. */
 #ifndef IDEMPAY_RECONCILER_H
 #define IDEMPAY_RECONCILER_H
@@ -23,7 +27,8 @@
 int reconciler_start(const app_config *cfg);
 
 /* One reconciliation round on ctx (the thread calls this; tests may too):
- * settles up to RECONCILER_BATCH expired orders and purges expired
+ * settles up to RECONCILER_BATCH expired orders, rechecks up to
+ * RECONCILER_BATCH FAILED orders whose recheck is due and purges expired
  * Idempotency-Key records. Returns the number of orders settled (PAID or
  * FAILED), or -1 when MariaDB failed. */
 int reconciler_run_once(app_ctx *ctx);

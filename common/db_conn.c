@@ -72,18 +72,27 @@ bool db_conn_retryable(unsigned int e)
 
 int db_stmt_exec(MYSQL_STMT *st, const char *types, ...)
 {
+    va_list ap;
+    int rc;
+
+    va_start(ap, types);
+    rc = db_stmt_vexec(st, types, ap);
+    va_end(ap);
+    return rc;
+}
+
+int db_stmt_vexec(MYSQL_STMT *st, const char *types, va_list ap)
+{
     MYSQL_BIND b[DB_MAX_BINDS];
     long long ints[DB_MAX_BINDS];
     unsigned long lens[DB_MAX_BINDS];
     my_bool nulls[DB_MAX_BINDS];
     size_t n = strlen(types);
-    va_list ap;
 
     if (n > DB_MAX_BINDS)
         return -1;
     mysql_stmt_free_result(st);
     memset(b, 0, sizeof b);
-    va_start(ap, types);
     for (size_t i = 0; i < n; i++) {
         if (types[i] == 's') {
             const char *s = va_arg(ap, const char *);
@@ -101,11 +110,9 @@ int db_stmt_exec(MYSQL_STMT *st, const char *types, ...)
             b[i].buffer = &ints[i];
             b[i].is_null = &nulls[i];
         } else {
-            va_end(ap);
             return -1;
         }
     }
-    va_end(ap);
     if (n && mysql_stmt_bind_param(st, b))
         return -1;
     if (mysql_stmt_execute(st))

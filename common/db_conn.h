@@ -9,6 +9,7 @@
 #ifndef IDEMPAY_DB_CONN_H
 #define IDEMPAY_DB_CONN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <mysql.h>
@@ -27,6 +28,8 @@ bool db_conn_retryable(unsigned int mysql_errno);
  * is freed first. Returns 0, or -1 (mysql_stmt_errno(st) tells why).
  * Affected rows: mysql_stmt_affected_rows(st). */
 int db_stmt_exec(MYSQL_STMT *st, const char *types, ...);
+/* The same with the parameters in ap (the caller va_starts and va_ends it). */
+int db_stmt_vexec(MYSQL_STMT *st, const char *types, va_list ap);
 
 /* Fetches the next row of an executed SELECT into variables by letters:
  *   's' char *buf, size_t cap       (NULL column gives "")

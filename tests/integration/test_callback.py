@@ -15,9 +15,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import (MOCK, SERVICE, APPID, MCHID, KEY, Variant, check, charges_for,  # noqa: E402
+from lib import (MOCK, SERVICE, KEY, Variant, check, charges_for,  # noqa: E402
                  db_query, get_order, http, metric, mock_config, mock_ledger, mock_reset,
-                 notification, pay, parallel, random_token, run_tests, send_notification,
+                 mock_unifiedorder,
+                 notification, pay, parallel, run_tests, send_notification,
                  stack, test, unique, wait_healthy, wait_until, wx_parse, wx_sign, wx_xml)
 
 CALLBACK = SERVICE + "/api/pay/callback/wechat"
@@ -88,18 +89,6 @@ def resigned(fields, **changes):
     f = {k: v for k, v in f.items() if v is not None}
     f["sign"] = wx_sign(f, KEY, f.get("sign_type", "MD5"))
     return f
-
-
-def mock_unifiedorder(order_no, total_fee):
-    """Calls the mock's unifiedorder directly (as a second payer would cause),
-    with the service's callback as notify_url. Returns the reply's fields."""
-    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "body": "second charge",
-         "out_trade_no": order_no, "total_fee": str(total_fee), "spbill_create_ip": "127.0.0.1",
-         "notify_url": CALLBACK, "trade_type": "NATIVE"}
-    f["sign"] = wx_sign(f)
-    r = http("POST", MOCK + "/pay/unifiedorder", wx_xml(f), {"Content-Type": "text/xml"})
-    check(r.status == 200, f"mock unifiedorder: {r}")
-    return wx_parse(r.text)
 
 
 @test

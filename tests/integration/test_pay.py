@@ -242,6 +242,65 @@ def worker_killed_between_charge_and_commit_is_settled_by_reconciler():
           "PAID with another transaction_id than the charge")
 
 
+def failed_by_orderquery(prefix, user, amount):
+    """An order the reconciler failed on orderquery's "not charged": the
+    gateway reset the pay call's connection (outcome unknown, 202), then
+    said NOTPAY. Returns (order_no, attempts); the order is FAILED with its
+    recheck pending (lease_until set)."""
+    no = unique(prefix)
+    mock_config(reset_rate=1.0, notify_enabled=False)
+    r = pay(no, user, amount)
+    check(r.status == 202, f"a reset connection must answer 202: {r}")
+    mock_config(reset_rate=0.0)
+    wait_until(lambda: order_state(no) == "FAILED", 30, 0.2, f"the reconciler to fail {no}")
+    [[attempts, pending]] = db_query("SELECT attempts, lease_until IS NOT NULL FROM payment_order "
+                                     f"WHERE order_no = '{no}'")
+    check(pending == "1", f"{no}: FAILED by orderquery must stay due for a recheck")
+    return no, int(attempts)
+
+
+def recheck_due_now(no):
+    """Makes the order's recheck due now, as if IDEMPAY_FAILED_RECHECK_MS had
+    passed (the reconciler asks at its next round)."""
+    db_query("UPDATE payment_order SET lease_until = NOW(3) "
+             f"WHERE order_no = '{no}' AND status = 3 AND lease_until IS NOT NULL")
+
+
+@test
+def charge_landing_after_failed_is_found_by_the_recheck():
+    # The CI race: a unifiedorder still queued at the gateway when the
+    # reconciler's orderquery said NOTPAY charges after the order went
+    # FAILED. Here its notification is lost (notifications off): the
+    # recheck alone must find the money and make the order PAID.
+    user = uid()
+    no, _ = failed_by_orderquery("PLATE", user, "4.56")
+    late = mock_unifiedorder(no, 456)
+    check(late.get("result_code") == "SUCCESS", f"late charge: {late}")
+    check(order_state(no) == "FAILED", "nothing told the service about the late charge yet")
+    recheck_due_now(no)
+    wait_until(lambda: settled_paid(no), 20, 0.2, f"the recheck to find the late charge of {no}")
+    charge = assert_one_charge(no, 456)
+    check(get_order(no).json()["transaction_id"] == late["transaction_id"] == charge["transaction_id"],
+          f"{no} PAID with another transaction_id than the late charge")
+    r = pay(no, user, "4.56")
+    check(r.status == 200 and r.header("Idempotent-Replayed") == "true", f"repeat after the recheck: {r}")
+    assert_one_charge(no, 456)
+
+
+@test
+def recheck_without_a_charge_makes_failed_final():
+    no, attempts = failed_by_orderquery("PNOCH", uid(), "6.54")
+    recheck_due_now(no)
+
+    def final():
+        rows = db_query(f"SELECT status, attempts, lease_until IS NULL FROM payment_order WHERE order_no = '{no}'")
+        return rows == [["3", str(attempts), "1"]]
+    wait_until(final, 20, 0.2, f"the recheck of {no} (still FAILED, nothing pending)")
+    check(charges_for(no) == [], f"{no}: the recheck charged")
+    time.sleep(2.5)  # a reconciler round or more: a final FAILED is not asked about again
+    check(final(), f"{no} changed after its recheck was final")
+
+
 def restore_mock():
     mock_config(**MOCK_DEFAULTS)
 

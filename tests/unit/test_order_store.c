@@ -5,6 +5,7 @@
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
 #include <mysql.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,9 +120,9 @@ static void test_decline_and_retry(void)
     order_no(4, no);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
     /* a stale attempt cannot record a decline */
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 2), ORDER_STORE_MISS);
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 2, 0), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
     CU_ASSERT_FALSE(row.lease_live);
@@ -135,7 +136,69 @@ static void test_decline_and_retry(void)
     CU_ASSERT_EQUAL(row.attempts, 2);
     CU_ASSERT_TRUE(row.lease_live);
     /* the first attempt's late decline is fenced off */
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_MISS);
+}
+
+static bool listed(const char *no, char (*nos)[ORDER_NO_MAX + 1], int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(nos[i], no) == 0)
+            return true;
+    return false;
+}
+
+static void test_failed_recheck(void)
+{
+    char no[ORDER_NO_MAX + 1], nos[64][ORDER_NO_MAX + 1], txid[ORDER_TXID_MAX + 3];
+    long long att[64];
+    order_row row;
+    int n;
+
+    order_no(10, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    /* FAILED with a recheck a minute away: held (lease_until set), not due */
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
+    CU_ASSERT_TRUE(row.lease_live);
+    n = order_store_recheck_due(ctx, nos, att, 64);
+    CU_ASSERT_TRUE(n >= 0);
+    CU_ASSERT_FALSE(listed(no, nos, n));
+    /* only the current attempt ends the recheck, once */
+    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 2), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
+    CU_ASSERT_FALSE(row.lease_live);
+    /* a recheck is taken only when due, at its attempt */
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000), ORDER_STORE_MISS); /* FAILED already */
+    CU_ASSERT_EQUAL(order_store_recheck_take(ctx, no, 1, 10000), ORDER_STORE_MISS); /* final */
+
+    order_no(11, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_recheck_take(ctx, no, 1, 10000), ORDER_STORE_MISS); /* not due */
+    snprintf(txid, sizeof(txid), "TR%.30s", no);
+    /* the charge found by the recheck: FAILED -> PAID at the same attempt only */
+    CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 2, txid), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, ""), ORDER_STORE_ERROR);
+    CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, txid), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, txid), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_PAID);
+    CU_ASSERT_STRING_EQUAL(row.transaction_id, txid);
+    CU_ASSERT_FALSE(row.lease_live);
+    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_MISS);
+
+    /* a client's retry takes a FAILED order with a pending recheck back to
+     * PROCESSING; the recheck is then fenced off */
+    order_no(12, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, txid), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_MISS);
 }
 
 static void test_paid_is_terminal(void)
@@ -149,7 +212,7 @@ static void test_paid_is_terminal(void)
     CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, ""), ORDER_STORE_ERROR);
     CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_MISS);
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_PAID, 1, 10000), ORDER_STORE_ERROR);
     CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_MISS);
@@ -249,7 +312,7 @@ static void test_write_after_server_dropped_connection(void)
     kill_store_connection();
     CU_ASSERT_EQUAL(order_store_insert(ctx, no, 42, 900, 10000), ORDER_STORE_OK);
     kill_store_connection();
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_OK);
     kill_store_connection();
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
@@ -262,6 +325,7 @@ int main(void)
         { "insert and read", test_insert_and_read },
         { "amount limits", test_amount_limits },
         { "decline, fence and retry", test_decline_and_retry },
+        { "FAILED recheck", test_failed_recheck },
         { "PAID is terminal", test_paid_is_terminal },
         { "lease expiry", test_lease_expiry },
         { "reconnect after loss", test_reconnect_after_loss },
