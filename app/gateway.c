@@ -35,7 +35,7 @@ static void gw_copy(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
-static void gw_result_init(gw_result *out)
+void gateway_result_init(gw_result *out)
 {
     memset(out, 0, sizeof(*out));
     out->outcome = GW_UNKNOWN;
@@ -68,8 +68,27 @@ static bool gw_is(const char *v, const char *want)
     return v != NULL && strcmp(v, want) == 0;
 }
 
+int gateway_reply_trusted(const wx_msg *reply, const char *key, const char *appid,
+                          const char *mch_id, gw_result *out)
+{
+    if (!gw_is(wx_msg_get(reply, "return_code"), "SUCCESS")) {
+        const char *msg = wx_msg_get(reply, "return_msg");
+        gw_set(out, GW_UNKNOWN, "return_fail", gw_printable(msg) ? msg : "return_code not SUCCESS");
+        return -1;
+    }
+    if (wx_sign_verify(reply, key, WX_SIGN_MD5) != 1) {
+        gw_set(out, GW_UNKNOWN, "bad_signature", "the reply's signature does not verify");
+        return -1;
+    }
+    if (!gw_is(wx_msg_get(reply, "appid"), appid) || !gw_is(wx_msg_get(reply, "mch_id"), mch_id)) {
+        gw_set(out, GW_UNKNOWN, "merchant_mismatch", "the reply names another appid or mch_id");
+        return -1;
+    }
+    return 0;
+}
+
 /* Signs req, POSTs it to path and checks the reply: HTTP 200, well-formed
- * XML, return_code SUCCESS, a valid signature, our appid and mch_id. Returns
+ * XML, then gateway_reply_trusted. Returns
  * 0 with *reply filled, or -1 with out set to GW_UNKNOWN and the reason. */
 static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *req,
                        wx_msg *reply, gw_result *out)
@@ -111,20 +130,8 @@ static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *r
         gw_set(out, GW_UNKNOWN, "bad_xml", err);
         goto done;
     }
-    if (!gw_is(wx_msg_get(reply, "return_code"), "SUCCESS")) {
-        const char *msg = wx_msg_get(reply, "return_msg");
-        gw_set(out, GW_UNKNOWN, "return_fail", gw_printable(msg) ? msg : "return_code not SUCCESS");
+    if (gateway_reply_trusted(reply, cfg->key, cfg->appid, cfg->mch_id, out) != 0)
         goto done;
-    }
-    if (wx_sign_verify(reply, cfg->key, WX_SIGN_MD5) != 1) {
-        gw_set(out, GW_UNKNOWN, "bad_signature", "the reply's signature does not verify");
-        goto done;
-    }
-    if (!gw_is(wx_msg_get(reply, "appid"), cfg->appid) ||
-        !gw_is(wx_msg_get(reply, "mch_id"), cfg->mch_id)) {
-        gw_set(out, GW_UNKNOWN, "merchant_mismatch", "the reply names another appid or mch_id");
-        goto done;
-    }
     out->answered = 1;
     rc = 0;
 
@@ -133,9 +140,7 @@ done:
     return rc;
 }
 
-/* Copies transaction_id and total_fee of a reply that reports a charge.
- * Returns 0, or -1 (outcome set to GW_UNKNOWN) when they are unusable. */
-static int gw_take_charge(const wx_msg *reply, gw_result *out)
+int gateway_reply_charge(const wx_msg *reply, gw_result *out)
 {
     const char *txid = wx_msg_get(reply, "transaction_id");
     const char *fee = wx_msg_get(reply, "total_fee");
@@ -198,7 +203,7 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
     wx_msg req, reply;
     const char *result;
 
-    gw_result_init(out);
+    gateway_result_init(out);
     wx_msg_init(&req);
     wx_msg_init(&reply);
     if (wx_msg_set(&req, "body", "idempay order") != 0 ||
@@ -216,7 +221,7 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
 
     result = wx_msg_get(&reply, "result_code");
     if (gw_is(result, "SUCCESS")) {
-        if (gw_take_charge(&reply, out) != 0)
+        if (gateway_reply_charge(&reply, out) != 0)
             goto done;
         if (out->total_fee >= 0 && out->total_fee != total_fee) {
             gw_set(out, GW_UNKNOWN, "amount_mismatch", "the charge's total_fee differs");
@@ -251,7 +256,7 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
     wx_msg req, reply;
     const char *result, *state, *echoed;
 
-    gw_result_init(out);
+    gateway_result_init(out);
     wx_msg_init(&req);
     wx_msg_init(&reply);
     if (wx_msg_set(&req, "out_trade_no", order_no) != 0) {
@@ -279,7 +284,7 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
     state = wx_msg_get(&reply, "trade_state");
     gw_copy(out->trade_state, sizeof(out->trade_state), gw_printable(state) ? state : "");
     if (gw_is(state, "SUCCESS") || gw_is(state, "REFUND")) {
-        if (gw_take_charge(&reply, out) == 0)
+        if (gateway_reply_charge(&reply, out) == 0)
             gw_set(out, GW_CHARGED, NULL, "charged");
     } else if (gw_is(state, "NOTPAY") || gw_is(state, "PAYERROR") || gw_is(state, "CLOSED") ||
                gw_is(state, "REVOKED")) {
@@ -301,7 +306,7 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
     wx_msg req, reply;
     const char *result;
 
-    gw_result_init(out);
+    gateway_result_init(out);
     wx_msg_init(&req);
     wx_msg_init(&reply);
     if (wx_msg_set(&req, "transaction_id", transaction_id) != 0 ||

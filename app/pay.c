@@ -249,6 +249,23 @@ static void pay_resolve(app_ctx *ctx, const pay_request *pr, long long fence, pa
     pay_processing(a, pr->order_no, false);
 }
 
+/* A new order: INSERT it as PROCESSING (the unique key decides between
+ * concurrent first requests) and, when this request inserted it, charge it
+ * (attempt 1). Call holding a gateway slot; gives it back. Returns
+ * order_store_insert's result: OK (answered), DUPLICATE (a repeat: read
+ * the order), ERROR. */
+static order_store_result pay_insert_and_charge(app_ctx *ctx, const pay_request *pr,
+                                                pay_answer *a)
+{
+    order_store_result r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen,
+                                              ctx->cfg->lease_ms);
+
+    if (r == ORDER_STORE_OK)
+        pay_charge(ctx, pr, 1, a);
+    pay_slot_give();
+    return r;
+}
+
 /* Reads the order and acts on its state (the seed's pay(), without its
  * recursion and its transaction around the gateway call). */
 static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
@@ -272,10 +289,7 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
      * let the unique key say whether it is a repeat (then read it below).
      * Without a gateway slot, go straight to reading. */
     if (pay_slot_take(ctx->cfg)) {
-        r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
-        if (r == ORDER_STORE_OK)
-            pay_charge(ctx, pr, 1, a);
-        pay_slot_give();
+        r = pay_insert_and_charge(ctx, pr, a);
         if (r == ORDER_STORE_OK)
             return;
         if (r != ORDER_STORE_DUPLICATE) {
@@ -294,10 +308,7 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
                 pay_busy(a);
                 return;
             }
-            r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
-            if (r == ORDER_STORE_OK)
-                pay_charge(ctx, pr, 1, a);
-            pay_slot_give();
+            r = pay_insert_and_charge(ctx, pr, a);
             if (r == ORDER_STORE_OK)
                 return;
             if (r == ORDER_STORE_DUPLICATE)

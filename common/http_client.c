@@ -11,6 +11,7 @@
 
 #include <curl/curl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ struct http_client {
     long timeout_ms;
     char *buf;          /* reply body, always NUL-terminated */
     size_t len;
-    size_t cap;         /* allocated bytes, at most HTTP_CLIENT_MAX_REPLY + 1 */
+    size_t cap;         /* allocated bytes, at most max_reply + 1 */
+    size_t max_reply;   /* longer replies are HTTP_ERR_TOO_LARGE */
     bool too_large;
     http_reply *reply;  /* the reply being filled by the header callback */
     const char *upload; /* request body being sent, and how much went out */
@@ -43,7 +45,7 @@ static size_t http_client_write_cb(char *data, size_t size, size_t nmemb, void *
     http_client *c = userp;
     size_t n = size * nmemb;
 
-    if (n > HTTP_CLIENT_MAX_REPLY - c->len) {
+    if (n > c->max_reply - c->len) {
         c->too_large = true;
         return 0; /* makes curl abort the transfer */
     }
@@ -51,8 +53,8 @@ static size_t http_client_write_cb(char *data, size_t size, size_t nmemb, void *
         size_t cap = c->cap;
         while (cap < c->len + n + 1)
             cap *= 2;
-        if (cap > HTTP_CLIENT_MAX_REPLY + 1)
-            cap = HTTP_CLIENT_MAX_REPLY + 1;
+        if (cap > c->max_reply + 1)
+            cap = c->max_reply + 1;
         char *grown = realloc(c->buf, cap);
         if (grown == NULL)
             return 0;
@@ -141,6 +143,7 @@ http_client *http_client_new(long connect_timeout_ms, long timeout_ms)
         return NULL;
     c->connect_timeout_ms = connect_timeout_ms > 0 ? connect_timeout_ms : 1000;
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+    c->max_reply = HTTP_CLIENT_MAX_REPLY;
     c->cap = HTTP_CLIENT_INITIAL_BUF;
     c->buf = malloc(c->cap);
     c->easy = curl_easy_init();
@@ -158,7 +161,7 @@ http_client *http_client_new(long connect_timeout_ms, long timeout_ms)
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms) != CURLE_OK ||
         curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
-        curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HTTP_CLIENT_MAX_REPLY) != CURLE_OK ||
+        curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_reply) != CURLE_OK ||
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_client_write_cb) != CURLE_OK ||
         curl_easy_setopt(e, CURLOPT_WRITEDATA, c) != CURLE_OK ||
         curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, http_client_header_cb) != CURLE_OK ||
@@ -174,6 +177,15 @@ http_client *http_client_new(long connect_timeout_ms, long timeout_ms)
 fail:
     http_client_free(c);
     return NULL;
+}
+
+int http_client_set_max_reply(http_client *c, size_t max_reply)
+{
+    if (max_reply == 0 || max_reply >= SIZE_MAX / 2 ||
+        curl_easy_setopt(c->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_reply) != CURLE_OK)
+        return -1;
+    c->max_reply = max_reply;
+    return 0;
 }
 
 void http_client_free(http_client *c)
@@ -311,8 +323,8 @@ http_status http_client_request(http_client *c, const char *method, const char *
         out->body_len = c->len;
     } else {
         if (status == HTTP_ERR_TOO_LARGE)
-            snprintf(out->error, sizeof(out->error), "reply larger than %d bytes",
-                     HTTP_CLIENT_MAX_REPLY);
+            snprintf(out->error, sizeof(out->error), "reply larger than %zu bytes",
+                     c->max_reply);
         else
             snprintf(out->error, sizeof(out->error), "%s",
                      c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));

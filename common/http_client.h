@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define HTTP_CLIENT_MAX_REPLY (1024 * 1024)  /* larger replies are an error */
+#define HTTP_CLIENT_MAX_REPLY (1024 * 1024)  /* default: larger replies are an error */
 #define HTTP_CLIENT_MAX_HEADERS 8
 
 typedef enum {
@@ -16,7 +16,7 @@ typedef enum {
     HTTP_ERR_TIMEOUT,     /* no complete answer in time: the outcome is unknown */
     HTTP_ERR_CONNECT,     /* could not connect: the request was not sent */
     HTTP_ERR_RESET,       /* connection closed/reset mid-way: outcome unknown */
-    HTTP_ERR_TOO_LARGE,   /* reply over HTTP_CLIENT_MAX_REPLY */
+    HTTP_ERR_TOO_LARGE,   /* reply over the client's limit (HTTP_CLIENT_MAX_REPLY) */
     HTTP_ERR_OTHER
 } http_status;
 
@@ -39,6 +39,9 @@ int http_client_global_init(void);
 http_client *http_client_new(long connect_timeout_ms, long timeout_ms);
 /* NULL is accepted. */
 void http_client_free(http_client *c);
+/* Raises (or lowers) the reply limit of c from HTTP_CLIENT_MAX_REPLY to
+ * max_reply bytes, for a caller that expects large replies. 0 or -1. */
+int http_client_set_max_reply(http_client *c, size_t max_reply);
 
 /* Performs one request. method "GET"/"POST"/"PUT"/...; body may be NULL;
  * content_type may be NULL; headers is NULL or a NULL-terminated list of

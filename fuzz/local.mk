@@ -31,7 +31,8 @@ fuzz_units_notify = fuzz/fuzz_notify app/callback common/wx_xml common/wx_sign \
 fuzz_units_pay_request = fuzz/fuzz_pay_request app/pay_request common/http_msg \
 	common/money common/order_no
 fuzz_units_amount = fuzz/fuzz_amount common/money
-fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply common/wx_xml common/wx_sign common/money
+fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply app/gateway common/wx_xml common/wx_sign \
+	common/money
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 

@@ -1,9 +1,7 @@
-/* mock_admin.c - admin calls to the mock gateway. Small calls go through
- * http_client; the ledger, which grows with the run, through its own curl
- * handle with a larger bounded buffer (MOCK_LEDGER_MAX). */
+/* mock_admin.c - admin calls to the mock gateway, through http_client; the
+ * ledger, which grows with the run, with a reply limit of MOCK_LEDGER_MAX. */
 #include "mock_admin.h"
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,32 +22,39 @@ static void mock_pause(int attempt)
     nanosleep(&ts, NULL);
 }
 
+/* method url with body (JSON, or none) on c, up to MOCK_ATTEMPTS times
+ * while the mock cannot be reached or answers 5xx. 0 with *rep holding the
+ * 2xx reply (its body valid until c's next call), or -1 with err set. */
+static int mock_call_on(http_client *c, const char *method, const char *url, const char *body,
+                        long timeout_ms, http_reply *rep, char *err, size_t errlen)
+{
+    for (int attempt = 1; attempt <= MOCK_ATTEMPTS; attempt++) {
+        http_status hs = http_client_request(c, method, url, body ? "application/json" : NULL,
+                                             body, body ? strlen(body) : 0, NULL, timeout_ms, rep);
+        if (hs == HTTP_OK && rep->code >= 200 && rep->code < 300)
+            return 0;
+        if (hs == HTTP_OK)
+            snprintf(err, errlen, "%s %s: HTTP %ld %.200s", method, url, rep->code, rep->body);
+        else
+            snprintf(err, errlen, "%s %s: %s (%s)", method, url, http_status_name(hs), rep->error);
+        if (hs == HTTP_OK && rep->code >= 400 && rep->code < 500)
+            break; /* the mock refused the request itself: retrying will not help */
+        if (attempt < MOCK_ATTEMPTS)
+            mock_pause(attempt);
+    }
+    return -1;
+}
+
 static int mock_call(const char *method, const char *url, const char *body, char *err,
                      size_t errlen)
 {
+    http_reply rep;
     http_client *c = http_client_new(2000, 10000);
     if (c == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = -1;
-    for (int attempt = 1; attempt <= MOCK_ATTEMPTS; attempt++) {
-        http_reply rep;
-        http_status hs = http_client_request(c, method, url, body ? "application/json" : NULL,
-                                             body, body ? strlen(body) : 0, NULL, 10000, &rep);
-        if (hs == HTTP_OK && rep.code >= 200 && rep.code < 300) {
-            rc = 0;
-            break;
-        }
-        if (hs == HTTP_OK)
-            snprintf(err, errlen, "%s %s: HTTP %ld %.200s", method, url, rep.code, rep.body);
-        else
-            snprintf(err, errlen, "%s %s: %s (%s)", method, url, http_status_name(hs), rep.error);
-        if (hs == HTTP_OK && rep.code >= 400 && rep.code < 500)
-            break; /* the mock refused the request itself: retrying will not help */
-        if (attempt < MOCK_ATTEMPTS)
-            mock_pause(attempt);
-    }
+    int rc = mock_call_on(c, method, url, body, 10000, &rep, err, errlen);
     http_client_free(c);
     return rc;
 }
@@ -131,76 +136,27 @@ int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
     return 0;
 }
 
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int too_large;
-} mock_buf;
-
-static size_t mock_write(char *data, size_t size, size_t nmemb, void *userp)
-{
-    mock_buf *b = userp;
-    size_t n = size * nmemb;
-    if (n > MOCK_LEDGER_MAX - b->len) {
-        b->too_large = 1;
-        return 0;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->buf, cap);
-        if (p == NULL)
-            return 0;
-        b->buf = p;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, data, n);
-    b->len += n;
-    b->buf[b->len] = '\0';
-    return n;
-}
-
 int mock_admin_ledger(const char *gateway, const sim_schedule *s, const char *prefix,
                       sim_charge **out, size_t *n, long long *notifications, char *err,
                       size_t errlen)
 {
     char url[512];
+    http_reply rep;
+    int rc = -1;
+
     snprintf(url, sizeof(url), "%s/mock/ledger", gateway);
     *out = NULL;
     *n = 0;
     *notifications = -1;
-    CURL *e = curl_easy_init();
-    if (e == NULL) {
+    http_client *c = http_client_new(2000, 60000);
+    if (c == NULL || http_client_set_max_reply(c, MOCK_LEDGER_MAX) != 0) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        goto done;
     }
-    int rc = -1;
-    for (int attempt = 1; attempt <= MOCK_ATTEMPTS && rc < 0; attempt++) {
-        mock_buf b = {0};
-        long code = 0;
-        curl_easy_setopt(e, CURLOPT_URL, url);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 60000L);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, mock_write);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-        CURLcode cc = curl_easy_perform(e);
-        if (cc == CURLE_OK)
-            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
-        if (cc == CURLE_OK && code == 200 && b.buf != NULL) {
-            rc = mock_admin_parse_ledger(b.buf, b.len, s, prefix, out, n, notifications, err,
-                                         errlen);
-        } else if (cc != CURLE_OK) {
-            snprintf(err, errlen, "GET %s: %s", url,
-                     b.too_large ? "ledger larger than the limit" : curl_easy_strerror(cc));
-        } else {
-            snprintf(err, errlen, "GET %s: HTTP %ld", url, code);
-        }
-        free(b.buf);
-        if (rc < 0 && attempt < MOCK_ATTEMPTS)
-            mock_pause(attempt);
-    }
-    curl_easy_cleanup(e);
+    if (mock_call_on(c, "GET", url, NULL, 60000, &rep, err, errlen) == 0)
+        rc = mock_admin_parse_ledger(rep.body, rep.body_len, s, prefix, out, n, notifications, err,
+                                     errlen);
+done:
+    http_client_free(c);
     return rc;
 }

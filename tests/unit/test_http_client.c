@@ -374,6 +374,20 @@ static void test_limits(void)
     url(u, sizeof(u), "/ok");
     CU_ASSERT_EQUAL(http_client_request(c, "POST", u, NULL, "again", 5, NULL, 0, &r), HTTP_OK);
     CU_ASSERT_STRING_EQUAL(r.body, "again");
+
+    /* A raised limit takes both oversized replies whole; a lowered one
+     * refuses the reply that fitted the default. */
+    CU_ASSERT_EQUAL(http_client_set_max_reply(c, 0), -1);
+    CU_ASSERT_EQUAL_FATAL(http_client_set_max_reply(c, HTTP_CLIENT_MAX_REPLY + 1), 0);
+    url(u, sizeof(u), "/big-length");
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_OK);
+    CU_ASSERT_EQUAL(r.body_len, HTTP_CLIENT_MAX_REPLY + 1);
+    url(u, sizeof(u), "/big-stream");
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_OK);
+    CU_ASSERT_EQUAL(r.body_len, HTTP_CLIENT_MAX_REPLY + 1);
+    CU_ASSERT_EQUAL_FATAL(http_client_set_max_reply(c, HTTP_CLIENT_MAX_REPLY - 1), 0);
+    url(u, sizeof(u), "/exact");
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_ERR_TOO_LARGE);
     http_client_free(c);
 }
 
