@@ -10,14 +10,19 @@ noinst_LIBRARIES += sim/libidempay_sim.a
 sim_libidempay_sim_a_SOURCES = \
 	sim/histogram.c sim/histogram.h \
 	sim/schedule.c sim/schedule.h \
+	sim/windows.c sim/windows.h \
+	sim/gen.c sim/gen.h \
 	sim/scenarios.c sim/scenarios.h \
+	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
 	sim/checker.c sim/checker.h \
 	sim/report.c sim/report.h \
 	sim/driver.c sim/driver.h \
 	sim/mock_admin.c sim/mock_admin.h \
 	sim/dbread.c sim/dbread.h \
-	sim/chaos.c sim/chaos.h
+	sim/chaos.c sim/chaos.h \
+	sim/settle.c sim/settle.h \
+	sim/run.c sim/run.h
 sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim

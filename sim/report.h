@@ -17,6 +17,8 @@ typedef struct {
     int64_t at_us;        /* when it started, from the run start */
     int64_t duration_us;
     int exit_status;      /* exit code, or 128+signal, or -1 when it could not run */
+    uint8_t action;       /* sched_chaos_action */
+    uint32_t phase;       /* the phase that planned it */
 } sim_chaos_event;
 
 typedef struct {
@@ -40,6 +42,8 @@ typedef struct {
     const double *phase_s;     /* when each phase started, s from the traffic start
                                   (-1 never; NULL unknown) */
     long long notifications_sent; /* from the ledger, -1 unknown */
+    const char *windows;       /* the service windows the nemesis aimed at (NULL: no nemesis) */
+    const char *mock_missing;  /* optional knobs the mock did not know ("" / NULL: none) */
     int exit_code;             /* 0, 1, 2 */
     const char *error;         /* why the run could not be carried out (exit 2) */
 } sim_report;
