@@ -17,6 +17,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/history.c sim/history.h \
 	sim/checker.c sim/checker.h \
 	sim/report.c sim/report.h \
+	sim/witness.c sim/witness.h \
 	sim/driver.c sim/driver.h \
 	sim/mock_admin.c sim/mock_admin.h \
 	sim/dbread.c sim/dbread.h \

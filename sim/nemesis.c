@@ -14,7 +14,7 @@
 #define NM_HELD_MIN 8             /* held orders per episode (each holds a mock thread) */
 #define NM_HELD_MAX 12
 #define NM_AFTER_MIN 6
-#define NM_AFTER_MAX 60
+#define NM_AFTER_MAX 2000
 #define NM_RETURNS_MAX (2 * NM_HELD_MAX)
 #define NM_STRAYS_PER_EPISODE 2
 #define NM_STRAY_PHASE_MS 2000
@@ -531,8 +531,20 @@ static int nm_after_order(gen_ctx *g, const nm_params *p, uint32_t at)
 
 /* ---- episodes ---- */
 
+/* Orders for the aftermath of episode e: what is left of the nemesis'
+ * share (made orders counted from first_order), spread over the episodes
+ * still to come. */
+static size_t nm_after_count(const gen_ctx *g, const nm_params *p, size_t first_order, int e,
+                             int episodes)
+{
+    size_t made = g->s->norders - first_order;
+    size_t left = p->orders > made ? p->orders - made : 0;
+    size_t n = (left + (size_t)(episodes - e) - 1) / (size_t)(episodes - e);
+    return n < NM_AFTER_MIN ? NM_AFTER_MIN : n > NM_AFTER_MAX ? NM_AFTER_MAX : n;
+}
+
 static int nm_episode_emit(gen_ctx *g, const nm_params *p, const nm_episode *ep, int e,
-                           size_t after_orders, int *strays, size_t *nstrays)
+                           int episodes, size_t first_order, int *strays, size_t *nstrays)
 {
     nm_return ret[NM_RETURNS_MAX];
     size_t nret = 0;
@@ -545,6 +557,7 @@ static int nm_episode_emit(gen_ctx *g, const nm_params *p, const nm_episode *ep,
             return -1;
     if (nm_after_phase(g, ep, e) < 0 || nm_returns(g, p, ep, ret, nret) < 0)
         return -1;
+    size_t after_orders = nm_after_count(g, p, first_order, e, episodes);
     /* The aftermath's own orders are sent in its first 60 %, so that they
      * settle before the episode ends. */
     uint32_t spread = (uint32_t)(ep->after_ms * 6 / 10);
@@ -602,13 +615,10 @@ int nemesis_generate(gen_ctx *g, const nm_params *p)
     if (p->chaos && !kill_seen) /* every run kills a service process once */
         ep[(forced + 1) % episodes].chaos = CHAOS_KILL_WORKER;
 
-    size_t held_est = (size_t)episodes * (NM_HELD_MIN + NM_HELD_MAX) / 2;
-    size_t after = p->orders > held_est ? (p->orders - held_est) / (size_t)episodes : 0;
-    after = after < NM_AFTER_MIN ? NM_AFTER_MIN : after > NM_AFTER_MAX ? NM_AFTER_MAX : after;
     int strays[NM_MAX_EPISODES * NM_STRAYS_PER_EPISODE];
-    size_t nstrays = 0;
+    size_t nstrays = 0, first_order = g->s->norders;
     for (int e = 0; e < episodes; e++)
-        if (nm_episode_emit(g, p, &ep[e], e, after, strays, &nstrays) < 0)
+        if (nm_episode_emit(g, p, &ep[e], e, episodes, first_order, strays, &nstrays) < 0)
             return -1;
     return nm_stray_phase(g, strays, nstrays);
 }

@@ -51,12 +51,6 @@ typedef struct {
 /* A zeroed report with empty histograms. */
 void report_init(sim_report *r);
 
-/* The minimal witness of v as text: the invariant, the order and its
- * scenario, the seed, the order's ledger charges, its final row(s) and the
- * client operations on it (or on the token) in time order. malloc'd, caller
- * frees; NULL on OOM. */
-char *report_witness(const sim_report *r, const chk_violation *v);
-
 /* The human report. Prints at most max_witnesses full witnesses (the rest
  * as one line each, up to 100). */
 void report_human(const sim_report *r, FILE *out, size_t max_witnesses);

@@ -559,6 +559,7 @@ int sim_run(const sim_args *a)
     for (size_t p = 0; starts != NULL && c->d != NULL && p < c->s.nphases; p++)
         starts[p] = driver_phase_start_us(c->d, p);
     obs.phase_start_us = starts;
+    obs.service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
     c->rep.obs = &obs;
     c->rep.notifications_sent = c->notifications;
     rc = run_report(c, run_judge(c, &obs));
