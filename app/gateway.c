@@ -87,16 +87,16 @@ int gateway_reply_trusted(const wx_msg *reply, const char *key, const char *appi
     return 0;
 }
 
-/* Signs req, POSTs it to path and checks the reply: HTTP 200, well-formed
- * XML, then gateway_reply_trusted. Returns
- * 0 with *reply filled, or -1 with out set to GW_UNKNOWN and the reason. */
-static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *req,
-                       wx_msg *reply, gw_result *out)
+/* Signs req (adding appid, mch_id, nonce_str) and POSTs it to path within
+ * the gateway timeout. Returns 0 with *hr holding an HTTP answer (any
+ * status; out->http_code set), or -1 with out set to GW_UNKNOWN and the
+ * reason (no answer: the request may or may not have arrived). */
+static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, http_reply *hr,
+                   gw_result *out)
 {
     const app_config *cfg = ctx->cfg;
-    char nonce[33], url[512], err[128];
+    char nonce[33], url[512];
     char *xml = NULL;
-    http_reply hr;
     http_status hs;
     double started;
     int rc = -1;
@@ -114,30 +114,44 @@ static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *r
 
     started = gw_now();
     hs = http_client_request(ctx->gateway, "POST", url, "text/xml; charset=utf-8", xml,
-                             strlen(xml), NULL, cfg->gateway_timeout_ms, &hr);
+                             strlen(xml), NULL, cfg->gateway_timeout_ms, hr);
     metrics_gateway(op, gw_now() - started);
-
     if (hs != HTTP_OK) {
-        gw_set(out, GW_UNKNOWN, http_status_name(hs), hr.error);
+        gw_set(out, GW_UNKNOWN, http_status_name(hs), hr->error);
         goto done;
     }
-    if (hr.code != 200) {
-        snprintf(err, sizeof(err), "http_%ld", hr.code);
-        gw_set(out, GW_UNKNOWN, err, "the gateway answered with an HTTP error");
-        goto done;
-    }
-    if (wx_xml_parse(hr.body, hr.body_len, reply, err, sizeof(err)) != 0) {
-        gw_set(out, GW_UNKNOWN, "bad_xml", err);
-        goto done;
-    }
-    if (gateway_reply_trusted(reply, cfg->key, cfg->appid, cfg->mch_id, out) != 0)
-        goto done;
-    out->answered = 1;
+    out->http_code = hr->code;
     rc = 0;
 
 done:
     free(xml);
     return rc;
+}
+
+/* gw_post, then checks the reply: HTTP 200, well-formed XML, then
+ * gateway_reply_trusted. Returns 0 with *reply filled, or -1 with out set
+ * to GW_UNKNOWN and the reason. */
+static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *req,
+                       wx_msg *reply, gw_result *out)
+{
+    char err[128];
+    http_reply hr;
+
+    if (gw_post(ctx, op, path, req, &hr, out) != 0)
+        return -1;
+    if (hr.code != 200) {
+        snprintf(err, sizeof(err), "http_%ld", hr.code);
+        gw_set(out, GW_UNKNOWN, err, "the gateway answered with an HTTP error");
+        return -1;
+    }
+    if (wx_xml_parse(hr.body, hr.body_len, reply, err, sizeof(err)) != 0) {
+        gw_set(out, GW_UNKNOWN, "bad_xml", err);
+        return -1;
+    }
+    if (gateway_reply_trusted(reply, ctx->cfg->key, ctx->cfg->appid, ctx->cfg->mch_id, out) != 0)
+        return -1;
+    out->answered = 1;
+    return 0;
 }
 
 int gateway_reply_charge(const wx_msg *reply, gw_result *out)
@@ -190,7 +204,8 @@ static bool gw_uncertain_code(const char *code)
 
 static void gw_log(const char *op, const char *order_no, const gw_result *out)
 {
-    static const char *const names[] = {"charged", "not_charged", "orderpaid", "unknown"};
+    static const char *const names[] = {"charged", "not_charged", "orderpaid", "unknown",
+                                        "closed", "unsupported"};
     log_level lvl = out->outcome == GW_UNKNOWN ? LOG_WARN : LOG_DEBUG;
 
     log_msg(lvl, "gateway %s order=%s outcome=%s err=%s msg=%s", op, order_no,
@@ -223,16 +238,15 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
     if (gw_is(result, "SUCCESS")) {
         if (gateway_reply_charge(&reply, out) != 0)
             goto done;
-        if (out->total_fee >= 0 && out->total_fee != total_fee) {
-            gw_set(out, GW_UNKNOWN, "amount_mismatch", "the charge's total_fee differs");
-            goto done;
-        }
         gw_set(out, GW_CHARGED, NULL, "charged");
     } else if (gw_is(result, "FAIL")) {
         const char *code = wx_msg_get(&reply, "err_code");
         if (gw_is(code, "ORDERPAID")) {
             gw_take_error(&reply, "charged before", out);
             out->outcome = GW_ORDERPAID;
+        } else if (gw_is(code, "ORDERCLOSED")) {
+            gw_take_error(&reply, "the order is closed at the gateway", out);
+            out->outcome = GW_CLOSED;
         } else if (gw_uncertain_code(gw_printable(code) ? code : "")) {
             gw_take_error(&reply, "the gateway could not tell the outcome", out);
             out->outcome = GW_UNKNOWN;
@@ -286,8 +300,9 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
     if (gw_is(state, "SUCCESS") || gw_is(state, "REFUND")) {
         if (gateway_reply_charge(&reply, out) == 0)
             gw_set(out, GW_CHARGED, NULL, "charged");
-    } else if (gw_is(state, "NOTPAY") || gw_is(state, "PAYERROR") || gw_is(state, "CLOSED") ||
-               gw_is(state, "REVOKED")) {
+    } else if (gw_is(state, "CLOSED")) {
+        gw_set(out, GW_CLOSED, state, "the order is closed at the gateway");
+    } else if (gw_is(state, "NOTPAY") || gw_is(state, "PAYERROR") || gw_is(state, "REVOKED")) {
         gw_set(out, GW_NOT_CHARGED, state, "the order was not charged");
     } else {
         gw_set(out, GW_UNKNOWN, "trade_state", "the trade is not settled yet");
@@ -298,6 +313,119 @@ done:
     wx_msg_free(&req);
     wx_msg_free(&reply);
     return out->outcome;
+}
+
+gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out)
+{
+    wx_msg req, reply;
+    const char *result, *code;
+
+    gateway_result_init(out);
+    wx_msg_init(&req);
+    wx_msg_init(&reply);
+    if (wx_msg_set(&req, "out_trade_no", order_no) != 0) {
+        gw_set(out, GW_UNKNOWN, "local_error", "could not build the request");
+        goto done;
+    }
+    if (gw_exchange(ctx, "closeorder", "/pay/closeorder", &req, &reply, out) != 0) {
+        if (out->http_code == 404)
+            gw_set(out, GW_UNSUPPORTED, "http_404", "the gateway has no closeorder");
+        goto done;
+    }
+    result = wx_msg_get(&reply, "result_code");
+    code = wx_msg_get(&reply, "err_code");
+    if (gw_is(result, "SUCCESS")) {
+        gw_set(out, GW_CLOSED, "", "closed");
+    } else if (gw_is(result, "FAIL") && gw_is(code, "ORDERCLOSED")) {
+        gw_take_error(&reply, "closed before", out);
+        out->outcome = GW_CLOSED;
+    } else if (gw_is(result, "FAIL") && gw_is(code, "ORDERPAID")) {
+        gw_take_error(&reply, "charged before the close", out);
+        out->outcome = GW_ORDERPAID;
+    } else if (gw_is(result, "FAIL")) {
+        gw_take_error(&reply, "the gateway did not close the order", out);
+        out->outcome = GW_UNKNOWN;
+    } else {
+        gw_set(out, GW_UNKNOWN, "bad_result_code", "result_code is neither SUCCESS nor FAIL");
+    }
+
+done:
+    gw_log("closeorder", order_no, out);
+    wx_msg_free(&req);
+    wx_msg_free(&reply);
+    return out->outcome;
+}
+
+/* A downloadbill answer that is XML: WeChat's "No Bill Exist" (an empty
+ * day, 0) or an error (-1, out says which). */
+static int gw_bill_xml(const http_reply *hr, gw_result *out)
+{
+    wx_msg reply;
+    char err[128];
+    const char *msg;
+    int rc = -1;
+
+    wx_msg_init(&reply);
+    if (wx_xml_parse(hr->body, hr->body_len, &reply, err, sizeof(err)) != 0) {
+        gw_set(out, GW_UNKNOWN, "bad_xml", err);
+        goto done;
+    }
+    msg = wx_msg_get(&reply, "return_msg");
+    if (gw_is(wx_msg_get(&reply, "return_code"), "FAIL") && gw_is(msg, "No Bill Exist")) {
+        rc = 0;
+        goto done;
+    }
+    gw_set(out, GW_UNKNOWN, "bill_error", gw_printable(msg) ? msg : "downloadbill failed");
+
+done:
+    wx_msg_free(&reply);
+    return rc;
+}
+
+int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin, const char *end,
+                         char **text, size_t *len, gw_result *out)
+{
+    wx_msg req;
+    http_reply hr;
+    int rc = -1;
+
+    *text = NULL;
+    *len = 0;
+    gateway_result_init(out);
+    wx_msg_init(&req);
+    if (wx_msg_set(&req, "bill_date", bill_date) != 0 ||
+        wx_msg_set(&req, "bill_type", "ALL") != 0 ||
+        (begin != NULL && wx_msg_set(&req, "begin_time", begin) != 0) ||
+        (end != NULL && wx_msg_set(&req, "end_time", end) != 0)) {
+        gw_set(out, GW_UNKNOWN, "local_error", "could not build the request");
+        goto done;
+    }
+    if (gw_post(ctx, "downloadbill", "/pay/downloadbill", &req, &hr, out) != 0)
+        goto done;
+    if (hr.code != 200) {
+        snprintf(out->err_code, sizeof(out->err_code), "http_%ld", hr.code);
+        gw_set(out, GW_UNKNOWN, NULL, "the gateway answered with an HTTP error");
+        goto done;
+    }
+    if (hr.body_len >= 5 && memcmp(hr.body, "<xml>", 5) == 0) {
+        if (gw_bill_xml(&hr, out) == 0 && (*text = calloc(1, 1)) != NULL)
+            rc = 0;
+        goto done;
+    }
+    if ((*text = malloc(hr.body_len + 1)) == NULL) {
+        gw_set(out, GW_UNKNOWN, "local_error", "out of memory");
+        goto done;
+    }
+    memcpy(*text, hr.body, hr.body_len);
+    (*text)[hr.body_len] = '\0';
+    *len = hr.body_len;
+    rc = 0;
+
+done:
+    if (rc != 0)
+        log_msg(LOG_WARN, "gateway downloadbill %s: %s %s", bill_date, out->err_code, out->message);
+    wx_msg_free(&req);
+    return rc;
 }
 
 gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *out_refund_no,
