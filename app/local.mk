@@ -91,6 +91,7 @@ app_more_unit_tests = \
 	tests/unit/test_token \
 	tests/unit/test_callback \
 	tests/unit/test_callback_apply \
+	tests/unit/test_statement \
 	tests/unit/test_refund_queue
 check_PROGRAMS += $(app_more_unit_tests)
 TESTS += $(app_more_unit_tests)
@@ -106,6 +107,10 @@ tests_unit_test_callback_LDADD = $(app_unit_ldadd)
 tests_unit_test_callback_apply_SOURCES = tests/unit/test_callback_apply.c
 tests_unit_test_callback_apply_CFLAGS = $(app_unit_cflags)
 tests_unit_test_callback_apply_LDADD = $(app_unit_ldadd) -lpthread
+
+tests_unit_test_statement_SOURCES = tests/unit/test_statement.c
+tests_unit_test_statement_CFLAGS = $(app_unit_cflags)
+tests_unit_test_statement_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_refund_queue_SOURCES = tests/unit/test_refund_queue.c
 tests_unit_test_refund_queue_CFLAGS = $(app_unit_cflags)

@@ -493,7 +493,8 @@ answer:
 
 void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *resp)
 {
-    const char *order_no;
+    const char *segment;
+    char order_no[ORDER_NO_MAX + 1];
     order_row row;
     char secs[24];
     char *body;
@@ -502,10 +503,11 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
         http_response_error(resp, 405, "method_not_allowed", "use GET");
         return;
     }
-    order_no = strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0
-                   ? req->path + strlen(PAY_ORDERS_PREFIX)
-                   : "";
-    if (!order_no_valid(order_no)) {
+    segment = strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0
+                  ? req->path + strlen(PAY_ORDERS_PREFIX)
+                  : "";
+    /* The path arrives as sent: "ORDER%7C1" is the order "ORDER|1". */
+    if (http_path_decode(segment, order_no, sizeof(order_no)) != 0 || !order_no_valid(order_no)) {
         http_response_error(resp, 400, "invalid_request",
                             "order_no must be 6 to 32 characters of [0-9A-Za-z_|*-]");
         return;

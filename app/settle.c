@@ -42,8 +42,9 @@ static settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row
 }
 
 /* Queues the refund of a charge that is not its order's (why: for the log).
- * Counted once, when this call queued it. */
-static void settle_refund(app_ctx *ctx, const char *order_no, const char *transaction_id,
+ * Counted once, when this call queued it. Returns refund_queue_enqueue's
+ * result: 1 queued now, 0 queued before, -1 not queued (logged). */
+static int settle_refund(app_ctx *ctx, const char *order_no, const char *transaction_id,
                           long long total_fee, const char *why, const char *source)
 {
     unsigned int e = 0;
@@ -58,6 +59,7 @@ static void settle_refund(app_ctx *ctx, const char *order_no, const char *transa
                 " the statement job will find it again", source, order_no, transaction_id,
                 total_fee, why, ctx->err);
     }
+    return q;
 }
 
 /* A charge of another amount than the order's: refunded, and the order can
@@ -66,10 +68,11 @@ static settle_result settle_wrong_amount(app_ctx *ctx, const char *order_no,
                                          const char *transaction_id, long long total_fee,
                                          const char *source, order_row *row)
 {
-    metrics_inc(MET_AMOUNT_MISMATCH);
-    log_msg(LOG_ERROR, "%s order=%s: the gateway charged %lld fen, the order is %lld fen", source,
-            order_no, total_fee, (long long)row->amount_fen);
-    settle_refund(ctx, order_no, transaction_id, total_fee, "of another amount", source);
+    if (settle_refund(ctx, order_no, transaction_id, total_fee, "of another amount", source) == 1) {
+        metrics_inc(MET_AMOUNT_MISMATCH);
+        log_msg(LOG_ERROR, "%s order=%s: the gateway charged %lld fen, the order is %lld fen",
+                source, order_no, total_fee, (long long)row->amount_fen);
+    }
     if (row->status == ORDER_PAID ||
         (row->status == ORDER_FAILED && row->final_reason != ORDER_RETRYABLE))
         return settle_of_row(row);
@@ -90,11 +93,10 @@ static settle_result settle_charge_row(app_ctx *ctx, const char *order_no,
         return settle_wrong_amount(ctx, order_no, transaction_id, total_fee, source, row);
     switch (row->status) {
     case ORDER_PAID:
-        if (strcmp(row->transaction_id, transaction_id) != 0) {
-            metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
+        if (strcmp(row->transaction_id, transaction_id) != 0 &&
             settle_refund(ctx, order_no, transaction_id, row->amount_fen,
-                          "a second charge of a PAID order", source);
-        }
+                          "a second charge of a PAID order", source) == 1)
+            metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
         return SETTLE_PAID;
     case ORDER_FAILED:
         if (row->final_reason != ORDER_RETRYABLE) {

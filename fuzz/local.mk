@@ -22,7 +22,7 @@ fuzz_include_flags = -I$(top_srcdir)/common -I$(top_srcdir)/app -I$(top_srcdir)/
 fuzz_link_flags = -Wl,--gc-sections -Wl,-z,start-stop-gc
 fuzz_libs = $(MXML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 
-FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply
+FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply fuzz_statement
 FUZZ_PROGS = $(FUZZ_HARNESSES:%=fuzz/%)
 
 # The sources each harness tests (compiled once each, with coverage).
@@ -33,6 +33,7 @@ fuzz_units_pay_request = fuzz/fuzz_pay_request app/pay_request common/http_msg \
 fuzz_units_amount = fuzz/fuzz_amount common/money
 fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply app/gateway common/wx_xml common/wx_sign \
 	common/money
+fuzz_units_statement = fuzz/fuzz_statement app/statement_parse common/money common/order_no
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 
@@ -51,6 +52,9 @@ fuzz/fuzz_amount: $(fuzz_units_amount:%=fuzz/out/obj/%.o)
 fuzz/fuzz_gateway_reply: $(fuzz_units_gateway_reply:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 
+fuzz/fuzz_statement: $(fuzz_units_statement:%=fuzz/out/obj/%.o)
+	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
+
 fuzz-build: $(FUZZ_PROGS)
 
 fuzz: $(FUZZ_PROGS)
@@ -64,5 +68,5 @@ fuzz-clean:
 
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += fuzz/local.mk fuzz/run-fuzzers fuzz/harness.h fuzz/fuzz_notify.c \
-	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c \
+	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c fuzz/fuzz_statement.c \
 	fuzz/gen_corpus.py fuzz/corpus fuzz/dict fuzz/regressions
