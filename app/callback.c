@@ -16,175 +16,8 @@
 #include "money.h"
 #include "order_state.h"
 #include "refund_queue.h"
-#include "wx_sign.h"
-#include "wx_xml.h"
 
 #define CB_TXN_ATTEMPTS 5   /* tries of the whole transaction on deadlock / lock wait */
-
-/* ---- verification (no database) ---------------------------------------- */
-
-static void cb_reason(callback_notification *n, const char *reason)
-{
-    snprintf(n->reason, sizeof(n->reason), "%s", reason);
-}
-
-static int cb_txn_valid(const char *s)
-{
-    size_t len = 0;
-    if (s == NULL)
-        return 0;
-    for (; s[len] != '\0'; len++) {
-        char c = s[len];
-        int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                 c == '_' || c == '-';
-        if (!ok || len >= CALLBACK_TXN_MAX)
-            return 0;
-    }
-    return len > 0;
-}
-
-static int cb_equal(const char *a, const char *b)
-{
-    return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
-
-callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
-                                 int too_large, callback_notification *out)
-{
-    wx_msg m;
-    char err[CALLBACK_REASON_MAX];
-    callback_verdict v = CB_VERDICT_MALFORMED;
-
-    memset(out, 0, sizeof(*out));
-    out->total_fee = -1;
-    wx_msg_init(&m);
-
-    if (too_large || len > WX_XML_MAX_BODY) {
-        cb_reason(out, "body too large");
-        goto done;
-    }
-    if (body == NULL || wx_xml_parse(body, len, &m, err, sizeof(err)) != 0) {
-        cb_reason(out, body == NULL || err[0] == '\0' ? "malformed XML" : err);
-        goto done;
-    }
-
-    /* out_trade_no first, only so that failures can name the order in logs;
-     * nothing is trusted before the signature is checked. */
-    const char *order_no = wx_msg_get(&m, "out_trade_no");
-    if (order_no_valid(order_no))
-        snprintf(out->order_no, sizeof(out->order_no), "%s", order_no);
-
-    v = CB_VERDICT_RESULT;
-    if (!cb_equal(wx_msg_get(&m, "return_code"), "SUCCESS")) {
-        cb_reason(out, "return_code is not SUCCESS");
-        goto done;
-    }
-    if (!cb_equal(wx_msg_get(&m, "result_code"), "SUCCESS")) {
-        cb_reason(out, "result_code is not SUCCESS");
-        goto done;
-    }
-
-    v = CB_VERDICT_MERCHANT;
-    if (!cb_equal(wx_msg_get(&m, "appid"), cfg->appid)) {
-        cb_reason(out, "appid mismatch");
-        goto done;
-    }
-    if (!cb_equal(wx_msg_get(&m, "mch_id"), cfg->mch_id)) {
-        cb_reason(out, "mch_id mismatch");
-        goto done;
-    }
-
-    v = CB_VERDICT_SIGNATURE;
-    wx_sign_type type;
-    if (wx_sign_type_of(&m, WX_SIGN_MD5, &type) != 0) {
-        cb_reason(out, "unsupported sign_type");
-        goto done;
-    }
-    if (!wx_sign_verify(&m, cfg->key, WX_SIGN_MD5)) {
-        cb_reason(out, wx_msg_get(&m, "sign") == NULL ? "missing sign" : "invalid sign");
-        goto done;
-    }
-
-    v = CB_VERDICT_MALFORMED;
-    if (out->order_no[0] == '\0') {
-        cb_reason(out, "missing or invalid out_trade_no");
-        goto done;
-    }
-    const char *txn = wx_msg_get(&m, "transaction_id");
-    if (!cb_txn_valid(txn)) {
-        cb_reason(out, "missing or invalid transaction_id");
-        goto done;
-    }
-    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", txn);
-
-    v = CB_VERDICT_AMOUNT;
-    int64_t fee;
-    if (money_parse_fen(wx_msg_get(&m, "total_fee"), &fee) != 0) {
-        cb_reason(out, "missing or invalid total_fee");
-        goto done;
-    }
-    const char *fee_type = wx_msg_get(&m, "fee_type");
-    if (fee_type != NULL && fee_type[0] != '\0' && strcmp(fee_type, "CNY") != 0) {
-        cb_reason(out, "fee_type is not CNY");
-        goto done;
-    }
-    out->total_fee = (long long)fee;
-    v = CB_VERDICT_OK;
-    out->reason[0] = '\0';
-
-done:
-    wx_msg_free(&m);
-    return v;
-}
-
-callback_verdict callback_check_order(callback_notification *n, int found, const char *order_amount)
-{
-    int64_t fen;
-
-    if (!found) {
-        cb_reason(n, "unknown order");
-        return CB_VERDICT_UNKNOWN_ORDER;
-    }
-    if (money_parse_yuan(order_amount, &fen) != 0 || (long long)fen != n->total_fee) {
-        cb_reason(n, "total_fee does not match the order");
-        return CB_VERDICT_AMOUNT;
-    }
-    return CB_VERDICT_OK;
-}
-
-int callback_verdict_metric(callback_verdict v)
-{
-    switch (v) {
-    case CB_VERDICT_OK: return -1;
-    case CB_VERDICT_MALFORMED: return MET_CB_FAIL_MALFORMED;
-    case CB_VERDICT_RESULT: return MET_CB_FAIL_RESULT;
-    case CB_VERDICT_MERCHANT: return MET_CB_FAIL_MERCHANT;
-    case CB_VERDICT_SIGNATURE: return MET_CB_FAIL_SIGNATURE;
-    case CB_VERDICT_AMOUNT: return MET_CB_FAIL_AMOUNT;
-    case CB_VERDICT_UNKNOWN_ORDER: return MET_CB_FAIL_UNKNOWN_ORDER;
-    case CB_VERDICT_UNAVAILABLE: return MET_CB_UNAVAILABLE;
-    }
-    return MET_CB_FAIL_MALFORMED;
-}
-
-void callback_reply(http_response *resp, int success, const char *msg)
-{
-    static const char oom_reply[] =
-        "<xml><return_code><![CDATA[FAIL]]></return_code>"
-        "<return_msg><![CDATA[out of memory]]></return_msg></xml>";
-    char *xml = wx_xml_notify_reply(success, msg);
-
-    if (xml == NULL || http_response_set(resp, 200, "text/xml; charset=utf-8", xml, strlen(xml)) != 0) {
-        free(xml);
-        xml = NULL;
-        /* A constant body still needs a copy; if even that fails the adapter
-         * answers with whatever status is set. */
-        resp->status = 200;
-        (void)http_response_set(resp, 200, "text/xml; charset=utf-8", oom_reply, sizeof(oom_reply) - 1);
-        return;
-    }
-    free(xml);
-}
 
 /* ---- applying (one MariaDB transaction) -------------------------------- */
 
@@ -336,7 +169,7 @@ static cb_txn_status cb_recorded_before(app_ctx *ctx, callback_notification *n,
     if (strcmp(rec_order, n->order_no) != 0) {
         *effect = CB_REJECTED;
         *verdict = CB_VERDICT_UNKNOWN_ORDER;
-        cb_reason(n, "transaction_id belongs to another order");
+        callback_set_reason(n, "transaction_id belongs to another order");
         return CB_TXN_DONE;
     }
     *effect = CB_ALREADY_APPLIED;
@@ -369,7 +202,7 @@ static cb_txn_status cb_not_payable(app_ctx *ctx, callback_notification *n, cb_e
         cb_rollback(ctx);
         *effect = CB_REJECTED;
         *verdict = CB_VERDICT_UNKNOWN_ORDER;
-        cb_reason(n, "unknown order");
+        callback_set_reason(n, "unknown order");
         return CB_TXN_DONE;
     }
     bool paid = status == ORDER_PAID && paid_txn[0] != '\0';
@@ -462,7 +295,7 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
         cb_rollback(ctx);
         *effect = CB_REJECTED;
         *verdict = CB_VERDICT_UNKNOWN_ORDER;
-        cb_reason(n, "transaction_id belongs to another order");
+        callback_set_reason(n, "transaction_id belongs to another order");
         return CB_TXN_DONE;
     }
     if (mysql_stmt_affected_rows(cas) == 1) {
@@ -502,7 +335,7 @@ void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     raw = cb_raw_copy(req->body, req->body_len);
     if (raw == NULL) {
         v = CB_VERDICT_UNAVAILABLE;
-        cb_reason(&n, "out of memory");
+        callback_set_reason(&n, "out of memory");
         goto reply;
     }
 
@@ -516,7 +349,7 @@ void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
         log_msg(LOG_WARN, "callback: order %s transaction %s not applied, database unavailable: %s",
                 n.order_no, n.transaction_id, ctx->err);
         v = CB_VERDICT_UNAVAILABLE;
-        cb_reason(&n, "unavailable");
+        callback_set_reason(&n, "unavailable");
     }
 
 reply:

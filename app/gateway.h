@@ -7,43 +7,7 @@
 #define IDEMPAY_GATEWAY_H
 
 #include "app_ctx.h"
-#include "wx_xml.h"
-
-typedef enum {
-    GW_CHARGED = 0,   /* the order is charged (unifiedorder SUCCESS, orderquery SUCCESS/REFUND) */
-    GW_NOT_CHARGED,   /* definitively not charged (declined; NOTPAY/PAYERROR/CLOSED/ORDERNOTEXIST) */
-    GW_ORDERPAID,     /* unifiedorder/closeorder: already charged; ask orderquery for the transaction */
-    GW_UNKNOWN,       /* timeout, reset, 5xx, SYSTEMERROR, bad XML or signature: outcome not known */
-    GW_CLOSED,        /* the out_trade_no is closed: it can never be charged (closeorder SUCCESS or
-                       * ORDERCLOSED, unifiedorder ORDERCLOSED, orderquery trade_state CLOSED) */
-    GW_UNSUPPORTED    /* closeorder: the gateway has no such API (HTTP 404): nothing happened */
-} gw_outcome;
-
-typedef struct {
-    gw_outcome outcome;
-    char transaction_id[40];   /* when charged */
-    long long total_fee;       /* fen, when the reply carries it; else -1 */
-    char trade_state[24];      /* orderquery */
-    char err_code[40];         /* WeChat err_code or transport reason */
-    char message[160];         /* human text for logs / 402 bodies */
-    int answered;              /* 1 when a complete, verified reply came back: the call is
-                                * over at the gateway (not in flight), whatever it said */
-    long http_code;            /* the reply's HTTP status, 0 when none came */
-} gw_result;
-
-/* An empty result: GW_UNKNOWN, no transaction, total_fee -1. */
-void gateway_result_init(gw_result *out);
-/* The checks every reply must pass before anything in it is believed:
- * return_code SUCCESS, a valid signature with key (MD5 or the sign_type it
- * names), our appid and mch_id. 0, or -1 with out set to GW_UNKNOWN and the
- * reason. (Pure: the fuzz harness fuzz_gateway_reply calls it too.) */
-int gateway_reply_trusted(const wx_msg *reply, const char *key, const char *appid,
-                          const char *mch_id, gw_result *out);
-/* transaction_id and total_fee (when present) of a trusted reply that
- * reports a charge, into out. 0, or -1 (GW_UNKNOWN) when the transaction_id
- * is not printable ASCII of at most 32 characters or total_fee is not a
- * valid amount in fen. */
-int gateway_reply_charge(const wx_msg *reply, gw_result *out);
+#include "gateway_reply.h"
 
 /* unifiedorder for order_no (= out_trade_no) and total_fee fen (NATIVE,
  * notify_url from the config). GW_CHARGED only with a transaction_id; the

@@ -34,12 +34,16 @@ app_libidempay_app_a_SOURCES = \
 	app/idem_key.h \
 	app/gateway.c \
 	app/gateway.h \
+	app/gateway_reply.c \
+	app/gateway_reply.h \
 	app/reconciler.c \
 	app/reconciler.h \
 	app/token.c \
 	app/token.h \
 	app/callback.c \
 	app/callback.h \
+	app/callback_verify.c \
+	app/callback_verify.h \
 	app/refund_queue.c \
 	app/refund_queue.h \
 	app/settle.c \

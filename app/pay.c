@@ -238,32 +238,120 @@ static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay
     pay_answer_settled(a, pr, s, &row);
 }
 
-/* A new order: INSERT it as PROCESSING (the unique key decides between
- * concurrent first requests) and, when this request inserted it, charge it
- * (attempt 1). Call holding a gateway slot; gives it back. Returns
- * order_store_insert's result: OK (answered), DUPLICATE (a repeat: read
- * the order), ERROR. */
-static order_store_result pay_insert_and_charge(app_ctx *ctx, const pay_request *pr,
-                                                pay_answer *a)
-{
-    order_store_result r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen,
-                                              ctx->cfg->lease_ms);
+/* The three steps that may call the gateway, each begun by the write that
+ * gives this request the order's current attempt. */
+typedef enum {
+    PAY_STEP_NEW,      /* INSERT the order (attempt 1), then charge */
+    PAY_STEP_RESOLVE,  /* take an expired lease, then end that attempt (settle_resolve) */
+    PAY_STEP_RETRY     /* take a declined (retryable FAILED) order back, then charge */
+} pay_step;
 
-    if (r == ORDER_STORE_OK)
-        pay_charge(ctx, pr, 1, a);
+typedef enum {
+    PAY_STEP_ANSWERED = 0, /* *a holds the answer */
+    PAY_STEP_READ_AGAIN,   /* another request moved the order first, or it failed without a
+                            * close: read it again */
+    PAY_STEP_NO_SLOT,      /* every gateway slot of this process is taken: nothing written */
+    PAY_STEP_DB_ERROR      /* MariaDB failed before the gateway was called: nothing charged */
+} pay_step_result;
+
+/* Runs one step holding a gateway slot: the one place the pay flow takes
+ * and gives back a slot. row is the order as read (for RESOLVE and RETRY). */
+static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay_step step,
+                                        order_row *row, pay_answer *a)
+{
+    const long lease_ms = ctx->cfg->lease_ms;
+    order_store_result r;
+    settle_result s = SETTLE_PENDING;
+
+    if (!pay_slot_take(ctx->cfg))
+        return PAY_STEP_NO_SLOT;
+    switch (step) {
+    case PAY_STEP_NEW:
+        /* the unique key decides between concurrent first requests */
+        r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
+        if (r == ORDER_STORE_OK)
+            pay_charge(ctx, pr, 1, a);
+        break;
+    case PAY_STEP_RESOLVE:
+        r = order_store_take_expired(ctx, pr->order_no, row->attempts, lease_ms);
+        if (r == ORDER_STORE_OK) {
+            s = settle_resolve(ctx, pr->order_no, row->attempts + 1, ctx->cfg->failed_recheck_ms,
+                               "pay", row);
+            if (s != SETTLE_FAILED)
+                pay_answer_settled(a, pr, s, row);
+        }
+        break;
+    case PAY_STEP_RETRY:
+    default:
+        r = order_store_retry(ctx, pr->order_no, row->status, row->attempts, lease_ms);
+        if (r == ORDER_STORE_OK)
+            pay_charge(ctx, pr, row->attempts + 1, a);
+        break;
+    }
     pay_slot_give();
-    return r;
+    if (r == ORDER_STORE_ERROR)
+        return PAY_STEP_DB_ERROR;
+    return r == ORDER_STORE_OK && s != SETTLE_FAILED ? PAY_STEP_ANSWERED : PAY_STEP_READ_AGAIN;
+}
+
+/* Acts on the order as read: returns true when *a holds the answer, false
+ * to read the order again. */
+static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_answer *a)
+{
+    pay_step step;
+
+    if (row->user_id != pr->user_id || row->amount_fen != pr->amount_fen) {
+        pay_mismatch(a);
+        return true;
+    }
+    switch (row->status) {
+    case ORDER_PAID:
+        paid_cache_put(row->order_no, row->user_id, row->amount_fen, row->transaction_id);
+        pay_paid(a, row->order_no, row->transaction_id, row->amount_fen, true);
+        return true;
+    case ORDER_PROCESSING:
+        if (row->lease_live) {
+            pay_processing(a, row->order_no, true);
+            return true;
+        }
+        step = PAY_STEP_RESOLVE; /* its holder's lease ran out: end that attempt first */
+        break;
+    case ORDER_FAILED:
+        if (row->final_reason != ORDER_RETRYABLE) {
+            pay_closed(a, row, true);
+            return true;
+        }
+        step = PAY_STEP_RETRY; /* a declined order may be tried again */
+        break;
+    case ORDER_PENDING:
+    default:
+        step = PAY_STEP_RETRY;
+        break;
+    }
+    switch (pay_gateway_step(ctx, pr, step, row, a)) {
+    case PAY_STEP_ANSWERED:
+        return true;
+    case PAY_STEP_NO_SLOT:
+        if (step == PAY_STEP_RESOLVE)
+            pay_processing(a, row->order_no, true);
+        else
+            pay_busy(a);
+        return true;
+    case PAY_STEP_DB_ERROR:
+        pay_unavailable(a);
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* Reads the order and acts on its state (the seed's pay(), without its
  * recursion and its transaction around the gateway call). */
 static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
 {
-    const long lease_ms = ctx->cfg->lease_ms;
     order_row row;
-    order_store_result r;
-    settle_result settled = SETTLE_PENDING;
     paid_entry paid;
+    pay_step_result st;
 
     /* A repeat of an order already seen PAID: answered from memory (PAID is
      * terminal, so the cached row is the row). */
@@ -277,88 +365,31 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     /* Most requests that get here are new orders: try the INSERT first, and
      * let the unique key say whether it is a repeat (then read it below).
      * Without a gateway slot, go straight to reading. */
-    if (pay_slot_take(ctx->cfg)) {
-        r = pay_insert_and_charge(ctx, pr, a);
-        if (r == ORDER_STORE_OK)
-            return;
-        if (r != ORDER_STORE_DUPLICATE) {
-            pay_unavailable(a);
-            return;
-        }
-    }
+    st = pay_gateway_step(ctx, pr, PAY_STEP_NEW, NULL, a);
     for (int round = 0; round < PAY_MAX_ROUNDS; round++) {
-        r = order_store_get(ctx, pr->order_no, &row);
-        if (r == ORDER_STORE_ERROR) {
+        if (st == PAY_STEP_ANSWERED)
+            return;
+        if (st == PAY_STEP_DB_ERROR) {
             pay_unavailable(a);
             return;
         }
-        if (r == ORDER_STORE_MISS) {
-            if (!pay_slot_take(ctx->cfg)) {
-                pay_busy(a);
+        switch (order_store_get(ctx, pr->order_no, &row)) {
+        case ORDER_STORE_OK:
+            if (pay_act_on(ctx, pr, &row, a))
                 return;
-            }
-            r = pay_insert_and_charge(ctx, pr, a);
-            if (r == ORDER_STORE_OK)
-                return;
-            if (r == ORDER_STORE_DUPLICATE)
-                continue; /* a concurrent first request inserted it: this is a repeat */
-            pay_unavailable(a);
-            return;
-        }
-
-        if (row.user_id != pr->user_id || row.amount_fen != pr->amount_fen) {
-            pay_mismatch(a);
-            return;
-        }
-
-        switch (row.status) {
-        case ORDER_PAID:
-            paid_cache_put(row.order_no, row.user_id, row.amount_fen, row.transaction_id);
-            pay_paid(a, row.order_no, row.transaction_id, row.amount_fen, true);
-            return;
-        case ORDER_PROCESSING:
-            if (row.lease_live) {
-                pay_processing(a, row.order_no, true);
-                return;
-            }
-            if (!pay_slot_take(ctx->cfg)) {
-                pay_processing(a, row.order_no, true);
-                return;
-            }
-            r = order_store_take_expired(ctx, pr->order_no, row.attempts, lease_ms);
-            if (r == ORDER_STORE_OK)
-                settled = settle_resolve(ctx, pr->order_no, row.attempts + 1,
-                                         ctx->cfg->failed_recheck_ms, "pay", &row);
-            pay_slot_give();
-            if (r == ORDER_STORE_OK && settled != SETTLE_FAILED) {
-                pay_answer_settled(a, pr, settled, &row);
-                return;
-            }
-            break; /* lost the lease, or failed without a close: read again */
-        case ORDER_FAILED:
-            if (row.final_reason != ORDER_RETRYABLE) {
-                pay_closed(a, &row, true);
-                return;
-            }
-            /* fall through - a declined order may be tried again */
-        case ORDER_PENDING:
-            if (!pay_slot_take(ctx->cfg)) {
-                pay_busy(a);
-                return;
-            }
-            r = order_store_retry(ctx, pr->order_no, row.status, row.attempts, lease_ms);
-            if (r == ORDER_STORE_OK)
-                pay_charge(ctx, pr, row.attempts + 1, a);
-            pay_slot_give();
-            if (r == ORDER_STORE_OK)
-                return;
+            st = PAY_STEP_READ_AGAIN;
             break;
-        }
-        if (r == ORDER_STORE_ERROR) {
+        case ORDER_STORE_MISS:
+            st = pay_gateway_step(ctx, pr, PAY_STEP_NEW, NULL, a);
+            if (st == PAY_STEP_NO_SLOT) {
+                pay_busy(a);
+                return;
+            }
+            break;
+        default:
             pay_unavailable(a);
             return;
         }
-        /* Lost the CAS: someone else moved the order; read it again. */
     }
     pay_processing(a, pr->order_no, true);
 }
