@@ -5,7 +5,9 @@
 noinst_LIBRARIES += gateway-mock/libidempay_mock.a
 gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/mock.h \
-	gateway-mock/api.c gateway-mock/api.h \
+	gateway-mock/api.c gateway-mock/api_handle.c gateway-mock/api.h \
+	gateway-mock/bill.c gateway-mock/bill.h \
+	gateway-mock/journal.c gateway-mock/journal.h \
 	gateway-mock/admin.c gateway-mock/admin.h \
 	gateway-mock/notifier.c gateway-mock/notifier.h \
 	gateway-mock/ledger.c gateway-mock/ledger.h \

@@ -454,7 +454,7 @@ def admin_api():
     check(cfg["latency_ms"] == 0 and cfg["notify_retry_ms"] == 1000 and cfg["hold_max_ms"] == 30000,
           f"defaults after reset: {cfg}")
     led = mock_ledger()
-    check(led == {"charges": [], "notifications_sent": 0}, f"empty after reset: {led}")
+    check(led == {"charges": [], "notifications_sent": 0, "closed": []}, f"empty after reset: {led}")
 
 
 def restart_mock():

@@ -39,12 +39,12 @@ static void test_dedupe_first_charge_wins(void)
     char o[33];
     ledger_attempt_result r1, r2, r3;
     otn("first", o);
-    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1230, "NATIVE", true, true, &r1), 0);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1230, "NATIVE", NULL, true, true, &r1), 0);
     CU_ASSERT_EQUAL(r1.outcome, LEDGER_CHARGED);
     CU_ASSERT_TRUE(txid_transaction_valid(r1.transaction_id));
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 1230, "NATIVE", true, true, &r2), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 1230, "NATIVE", NULL, true, true, &r2), 0);
     CU_ASSERT_EQUAL(r2.outcome, LEDGER_ORDERPAID);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 999, "NATIVE", true, true, &r3), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 999, "NATIVE", NULL, true, true, &r3), 0);
     CU_ASSERT_EQUAL(r3.outcome, LEDGER_MISMATCH);
     CU_ASSERT_EQUAL(count_charges(o), 1);
 
@@ -66,19 +66,19 @@ static void test_decline_then_charge(void)
     ledger_attempt_result r;
     ledger_order q;
     otn("decline", o);
-    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 500, "JSAPI", false, true, &r), 0);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 500, "JSAPI", NULL, false, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_DECLINED);
     CU_ASSERT_EQUAL(ledger_query(L, o, NULL, &q), 0);
     CU_ASSERT_TRUE(q.found);
     CU_ASSERT_STRING_EQUAL(q.trade_state, "PAYERROR");
     CU_ASSERT_EQUAL(q.transaction_id[0], '\0');
     /* Declined again, then charged: dedupe only remembers charges. */
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", false, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", NULL, false, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_DECLINED);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", true, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", NULL, true, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_CHARGED);
     /* A decline after the charge is ORDERPAID. */
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", false, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", NULL, false, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_ORDERPAID);
     CU_ASSERT_EQUAL(ledger_query(L, o, NULL, &q), 0);
     CU_ASSERT_STRING_EQUAL(q.trade_state, "SUCCESS");
@@ -105,9 +105,9 @@ static void test_trusting_charges_every_time(void)
     char o[33];
     ledger_attempt_result a, b, c;
     otn("nodedupe", o);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", true, false, &a), 0);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", true, false, &b), 0);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 200, "APP", true, false, &c), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", NULL, true, false, &a), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", NULL, true, false, &b), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 200, "APP", NULL, true, false, &c), 0);
     CU_ASSERT_EQUAL(a.outcome, LEDGER_CHARGED);
     CU_ASSERT_EQUAL(b.outcome, LEDGER_CHARGED);
     CU_ASSERT_EQUAL(c.outcome, LEDGER_CHARGED);
@@ -133,7 +133,7 @@ static void test_refunds(void)
     otn("refund", o);
     snprintf(rno, sizeof(rno), "R1%s", o);
     snprintf(rno2, sizeof(rno2), "R2%s", o);
-    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1000, "NATIVE", true, true, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1000, "NATIVE", NULL, true, true, &a), 0);
 
     CU_ASSERT_EQUAL(ledger_refund(L, a.transaction_id, NULL, rno, 999, 10, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, REFUND_FEE_MISMATCH);
@@ -185,7 +185,7 @@ static void *racer(void *arg)
     long long dummy;
     ledger_counter_get(l, &dummy);
     pthread_barrier_wait(&race_barrier);
-    race_rc[i] = ledger_attempt(l, race_otn, 777, "NATIVE", i % 4 != 3, true, &r);
+    race_rc[i] = ledger_attempt(l, race_otn, 777, "NATIVE", NULL, i % 4 != 3, true, &r);
     race_outcome[i] = (int)r.outcome;
     ledger_free(l);
     mysql_thread_end();
