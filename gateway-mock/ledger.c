@@ -128,7 +128,8 @@ static const char *const ledger_sql[S_COUNT] = {
     [S_CLOSED_OTN] =
         "SELECT out_trade_no, DATE_FORMAT(closed_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_trade "
         "WHERE out_trade_no = ? AND closed_at IS NOT NULL",
-    /* Charges, then refunds, in [from, to) (UTC), by time, transaction_id. */
+    /* Charges and refunds in [from, to) (UTC), by the time shown (China
+     * time, to the second), transaction_id, charges first, refund_id. */
     [S_BILL] =
         "SELECT 0 AS kind, c.charged_at AS at, "
         "DATE_FORMAT(c.charged_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s') AS cst, "
@@ -141,7 +142,7 @@ static const char *const ledger_sql[S_COUNT] = {
         "COALESCE(c.openid, ''), r.refund_id, r.out_refund_no, r.refund_fee "
         "FROM mock_refund r LEFT JOIN mock_charge c ON c.transaction_id = r.transaction_id "
         "WHERE ? <> 0 AND r.refunded_at >= ? AND r.refunded_at < ? "
-        "ORDER BY at, txid, kind, refund_id",
+        "ORDER BY cst, txid, kind, refund_id",
     [S_COUNTER_GET] = "SELECT value FROM mock_counter WHERE name = 'notifications_sent'",
     [S_COUNTER_ADD] =
         "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', ?) "

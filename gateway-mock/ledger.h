@@ -147,8 +147,9 @@ typedef struct {
 
 /* Calls row(arg, r) for every charge with from <= charged_at < to (when
  * charges) and every refund with from <= refunded_at < to (when refunds),
- * ordered by that time, then transaction_id, charges before refunds; from
- * and to are UTC seconds. Rows are streamed, not buffered. restart(arg) is
+ * ordered by that time as shown (China time, to the second), then
+ * transaction_id, charges before refunds, then refund_id; from and to are
+ * UTC seconds. Rows are streamed, not buffered. restart(arg) is
  * called before the first row and again if the query has to be run again
  * (a lost connection): the caller then forgets the rows it got. A row
  * returning non-zero stops the listing; ledger_bill then returns 1. Returns
