@@ -19,6 +19,7 @@ enum {
     STMT_RECON_BASE = 56,     /* reconciler: 56..71 */
     STMT_REFUND_BASE = 72,    /* refund_queue: 72..87 */
     STMT_HEALTH_BASE = 88,    /* health: 88..91 */
+    STMT_STATEMENT_BASE = 92, /* statement: 92..95 */
     STMT_MAX = 96
 };
 

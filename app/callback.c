@@ -4,6 +4,7 @@
 #include "callback.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,175 +16,8 @@
 #include "money.h"
 #include "order_state.h"
 #include "refund_queue.h"
-#include "wx_sign.h"
-#include "wx_xml.h"
 
 #define CB_TXN_ATTEMPTS 5   /* tries of the whole transaction on deadlock / lock wait */
-
-/* ---- verification (no database) ---------------------------------------- */
-
-static void cb_reason(callback_notification *n, const char *reason)
-{
-    snprintf(n->reason, sizeof(n->reason), "%s", reason);
-}
-
-static int cb_txn_valid(const char *s)
-{
-    size_t len = 0;
-    if (s == NULL)
-        return 0;
-    for (; s[len] != '\0'; len++) {
-        char c = s[len];
-        int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                 c == '_' || c == '-';
-        if (!ok || len >= CALLBACK_TXN_MAX)
-            return 0;
-    }
-    return len > 0;
-}
-
-static int cb_equal(const char *a, const char *b)
-{
-    return a != NULL && b != NULL && strcmp(a, b) == 0;
-}
-
-callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
-                                 int too_large, callback_notification *out)
-{
-    wx_msg m;
-    char err[CALLBACK_REASON_MAX];
-    callback_verdict v = CB_VERDICT_MALFORMED;
-
-    memset(out, 0, sizeof(*out));
-    out->total_fee = -1;
-    wx_msg_init(&m);
-
-    if (too_large || len > WX_XML_MAX_BODY) {
-        cb_reason(out, "body too large");
-        goto done;
-    }
-    if (body == NULL || wx_xml_parse(body, len, &m, err, sizeof(err)) != 0) {
-        cb_reason(out, body == NULL || err[0] == '\0' ? "malformed XML" : err);
-        goto done;
-    }
-
-    /* out_trade_no first, only so that failures can name the order in logs;
-     * nothing is trusted before the signature is checked. */
-    const char *order_no = wx_msg_get(&m, "out_trade_no");
-    if (order_no_valid(order_no))
-        snprintf(out->order_no, sizeof(out->order_no), "%s", order_no);
-
-    v = CB_VERDICT_RESULT;
-    if (!cb_equal(wx_msg_get(&m, "return_code"), "SUCCESS")) {
-        cb_reason(out, "return_code is not SUCCESS");
-        goto done;
-    }
-    if (!cb_equal(wx_msg_get(&m, "result_code"), "SUCCESS")) {
-        cb_reason(out, "result_code is not SUCCESS");
-        goto done;
-    }
-
-    v = CB_VERDICT_MERCHANT;
-    if (!cb_equal(wx_msg_get(&m, "appid"), cfg->appid)) {
-        cb_reason(out, "appid mismatch");
-        goto done;
-    }
-    if (!cb_equal(wx_msg_get(&m, "mch_id"), cfg->mch_id)) {
-        cb_reason(out, "mch_id mismatch");
-        goto done;
-    }
-
-    v = CB_VERDICT_SIGNATURE;
-    wx_sign_type type;
-    if (wx_sign_type_of(&m, WX_SIGN_MD5, &type) != 0) {
-        cb_reason(out, "unsupported sign_type");
-        goto done;
-    }
-    if (!wx_sign_verify(&m, cfg->key, WX_SIGN_MD5)) {
-        cb_reason(out, wx_msg_get(&m, "sign") == NULL ? "missing sign" : "invalid sign");
-        goto done;
-    }
-
-    v = CB_VERDICT_MALFORMED;
-    if (out->order_no[0] == '\0') {
-        cb_reason(out, "missing or invalid out_trade_no");
-        goto done;
-    }
-    const char *txn = wx_msg_get(&m, "transaction_id");
-    if (!cb_txn_valid(txn)) {
-        cb_reason(out, "missing or invalid transaction_id");
-        goto done;
-    }
-    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", txn);
-
-    v = CB_VERDICT_AMOUNT;
-    int64_t fee;
-    if (money_parse_fen(wx_msg_get(&m, "total_fee"), &fee) != 0) {
-        cb_reason(out, "missing or invalid total_fee");
-        goto done;
-    }
-    const char *fee_type = wx_msg_get(&m, "fee_type");
-    if (fee_type != NULL && fee_type[0] != '\0' && strcmp(fee_type, "CNY") != 0) {
-        cb_reason(out, "fee_type is not CNY");
-        goto done;
-    }
-    out->total_fee = (long long)fee;
-    v = CB_VERDICT_OK;
-    out->reason[0] = '\0';
-
-done:
-    wx_msg_free(&m);
-    return v;
-}
-
-callback_verdict callback_check_order(callback_notification *n, int found, const char *order_amount)
-{
-    int64_t fen;
-
-    if (!found) {
-        cb_reason(n, "unknown order");
-        return CB_VERDICT_UNKNOWN_ORDER;
-    }
-    if (money_parse_yuan(order_amount, &fen) != 0 || (long long)fen != n->total_fee) {
-        cb_reason(n, "total_fee does not match the order");
-        return CB_VERDICT_AMOUNT;
-    }
-    return CB_VERDICT_OK;
-}
-
-int callback_verdict_metric(callback_verdict v)
-{
-    switch (v) {
-    case CB_VERDICT_OK: return -1;
-    case CB_VERDICT_MALFORMED: return MET_CB_FAIL_MALFORMED;
-    case CB_VERDICT_RESULT: return MET_CB_FAIL_RESULT;
-    case CB_VERDICT_MERCHANT: return MET_CB_FAIL_MERCHANT;
-    case CB_VERDICT_SIGNATURE: return MET_CB_FAIL_SIGNATURE;
-    case CB_VERDICT_AMOUNT: return MET_CB_FAIL_AMOUNT;
-    case CB_VERDICT_UNKNOWN_ORDER: return MET_CB_FAIL_UNKNOWN_ORDER;
-    case CB_VERDICT_UNAVAILABLE: return MET_CB_UNAVAILABLE;
-    }
-    return MET_CB_FAIL_MALFORMED;
-}
-
-void callback_reply(http_response *resp, int success, const char *msg)
-{
-    static const char oom_reply[] =
-        "<xml><return_code><![CDATA[FAIL]]></return_code>"
-        "<return_msg><![CDATA[out of memory]]></return_msg></xml>";
-    char *xml = wx_xml_notify_reply(success, msg);
-
-    if (xml == NULL || http_response_set(resp, 200, "text/xml; charset=utf-8", xml, strlen(xml)) != 0) {
-        free(xml);
-        xml = NULL;
-        /* A constant body still needs a copy; if even that fails the adapter
-         * answers with whatever status is set. */
-        resp->status = 200;
-        (void)http_response_set(resp, 200, "text/xml; charset=utf-8", oom_reply, sizeof(oom_reply) - 1);
-        return;
-    }
-    free(xml);
-}
 
 /* ---- applying (one MariaDB transaction) -------------------------------- */
 
@@ -210,16 +44,16 @@ static const char SQL_RECORD_INSERT[] =
     "INSERT INTO payment_callback_record (third_party_no, order_no, total_fee, outcome, raw_xml) "
     "SELECT ?, order_no, ?, 0, ? FROM payment_order WHERE order_no = ? AND amount * 100 = ?";
 /* A CAS, not the seed's unconditional status update: only ORDER_PENDING (0),
- * ORDER_PROCESSING (1) and ORDER_FAILED (3) become ORDER_PAID (2); a PAID
- * order is never rewritten, so another transaction_id can never replace the
- * one it has. FORCE INDEX: the row is found by its unique order_no; without
+ * ORDER_PROCESSING (1) and a retryable ORDER_FAILED (3) become ORDER_PAID
+ * (2); a PAID order is never rewritten, so another transaction_id can never
+ * replace the one it has, and a closed order (final_reason) is never paid. FORCE INDEX: the row is found by its unique order_no; without
  * the hint the range optimizer also sizes the three status ranges of
  * idx_status_lease on every call (measured in docs/PERFORMANCE.md). */
 static const char SQL_ORDER_CAS[] =
     "UPDATE payment_order FORCE INDEX (uk_order_no) SET status = 2, transaction_id = ?, lease_until = NULL "
-    "WHERE order_no = ? AND status IN (0, 1, 3)";
+    "WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0";
 static const char SQL_ORDER_LOCK[] =
-    "SELECT status, transaction_id FROM payment_order WHERE order_no = ? FOR UPDATE";
+    "SELECT status, transaction_id, final_reason FROM payment_order WHERE order_no = ? FOR UPDATE";
 static const char SQL_RECORD_DUPLICATE[] =
     "UPDATE payment_callback_record SET outcome = 1 WHERE third_party_no = ?";
 static const char SQL_RECORD_ORDER[] =
@@ -230,6 +64,7 @@ typedef enum {
     CB_ALREADY_APPLIED,    /* seen before, or the order is PAID with this transaction */
     CB_DOUBLE_CHARGE,      /* second charge of a PAID order: recorded, refund queued now */
     CB_DOUBLE_CHARGE_KNOWN,/* second charge whose refund someone else had queued */
+    CB_STRAY_CHARGE,       /* charge of a closed order: recorded, refund queued now */
     CB_REJECTED            /* a check against the database failed: verdict says which */
 } cb_effect;
 
@@ -306,6 +141,107 @@ static cb_txn_status cb_check_order(app_ctx *ctx, callback_notification *n,
     return CB_TXN_DONE;
 }
 
+/* The record INSERT met 1062: a committed transaction recorded this
+ * transaction_id before. Rolls back, makes sure that record is about this
+ * order, and changes nothing. The rollback may lose the connection, which
+ * closes every prepared statement: statements are fetched after it. */
+static cb_txn_status cb_recorded_before(app_ctx *ctx, callback_notification *n,
+                                        cb_effect *effect, callback_verdict *verdict)
+{
+    char rec_order[ORDER_NO_MAX + 8] = "";
+    MYSQL_STMT *rec;
+    int got;
+
+    cb_rollback(ctx);
+    if (ctx->db == NULL)
+        return CB_TXN_RETRY; /* the rollback lost the connection: start over */
+    rec = app_ctx_stmt(ctx, CB_STMT_RECORD_ORDER, SQL_RECORD_ORDER);
+    if (rec == NULL)
+        return CB_TXN_DOWN;
+    if (db_stmt_exec(rec, "s", n->transaction_id) != 0)
+        return cb_fail(ctx, cb_errno(ctx, rec));
+    got = db_stmt_fetch(rec, "s", rec_order, sizeof(rec_order));
+    if (got < 0)
+        return cb_fail(ctx, cb_errno(ctx, rec));
+    db_stmt_done(rec);
+    if (got == 0)
+        return CB_TXN_RETRY; /* the record vanished: cannot happen, try again */
+    if (strcmp(rec_order, n->order_no) != 0) {
+        *effect = CB_REJECTED;
+        *verdict = CB_VERDICT_UNKNOWN_ORDER;
+        callback_set_reason(n, "transaction_id belongs to another order");
+        return CB_TXN_DONE;
+    }
+    *effect = CB_ALREADY_APPLIED;
+    return CB_TXN_DONE;
+}
+
+/* The CAS changed nothing: the order is PAID already, or FAILED for good
+ * (closed at the gateway). Re-read it under lock; the same charge confirms,
+ * any other charge is recorded as a duplicate and queued for refund in the
+ * same transaction (a charge of a closed order too: it can never be paid). */
+static cb_txn_status cb_not_payable(app_ctx *ctx, callback_notification *n, cb_effect *effect,
+                                    callback_verdict *verdict)
+{
+    MYSQL_STMT *lock = app_ctx_stmt(ctx, CB_STMT_ORDER_LOCK, SQL_ORDER_LOCK);
+    MYSQL_STMT *dup = app_ctx_stmt(ctx, CB_STMT_RECORD_DUPLICATE, SQL_RECORD_DUPLICATE);
+    long long status = -1, final_reason = 0;
+    char paid_txn[CALLBACK_TXN_MAX + 8] = "";
+    unsigned int e;
+    int got, q;
+
+    if (lock == NULL || dup == NULL)
+        return cb_fail(ctx, cb_errno(ctx, NULL));
+    if (db_stmt_exec(lock, "s", n->order_no) != 0)
+        return cb_fail(ctx, cb_errno(ctx, lock));
+    got = db_stmt_fetch(lock, "lsl", &status, paid_txn, sizeof(paid_txn), &final_reason);
+    if (got < 0)
+        return cb_fail(ctx, cb_errno(ctx, lock));
+    db_stmt_done(lock);
+    if (got == 0) {
+        cb_rollback(ctx);
+        *effect = CB_REJECTED;
+        *verdict = CB_VERDICT_UNKNOWN_ORDER;
+        callback_set_reason(n, "unknown order");
+        return CB_TXN_DONE;
+    }
+    bool paid = status == ORDER_PAID && paid_txn[0] != '\0';
+    if (!paid && !(status == ORDER_FAILED && final_reason != ORDER_RETRYABLE)) {
+        /* The CAS covers every other state; seeing this means the row
+         * changed under us. */
+        log_msg(LOG_ERROR, "callback: order %s in status %lld (transaction '%s') after the CAS",
+                n->order_no, status, paid_txn);
+        cb_rollback(ctx);
+        return CB_TXN_RETRY;
+    }
+    if (paid && strcmp(paid_txn, n->transaction_id) == 0) {
+        /* PAID by the synchronous pay flow with this very charge: keep the
+         * record (it is the first notification of it) and confirm. */
+        if (db_exec_simple(ctx->db, "COMMIT") != 0)
+            return cb_fail(ctx, cb_errno(ctx, NULL));
+        *effect = CB_ALREADY_APPLIED;
+        return CB_TXN_DONE;
+    }
+    /* A second charge of a PAID order, or a charge of a closed one: record
+     * it as such and queue its refund, atomically. */
+    if (db_stmt_exec(dup, "s", n->transaction_id) != 0)
+        return cb_fail(ctx, cb_errno(ctx, dup));
+    q = refund_queue_enqueue(ctx, n->transaction_id, n->order_no, n->total_fee, &e);
+    if (q < 0)
+        return cb_fail(ctx, e);
+    if (db_exec_simple(ctx->db, "COMMIT") != 0)
+        return cb_fail(ctx, cb_errno(ctx, NULL));
+    log_msg(LOG_ERROR, "%s: order %s %s %s; charge %s (%lld fen) %s",
+            paid ? "double charge detected" : "charge of a closed order", n->order_no,
+            paid ? "is PAID by transaction" : "can no longer be paid", paid_txn,
+            n->transaction_id, n->total_fee,
+            q == 1 ? "queued for refund" : "was already queued for refund");
+    if (q == 1)
+        metrics_inc(MET_REFUND_QUEUED);
+    *effect = q != 1 ? CB_DOUBLE_CHARGE_KNOWN : paid ? CB_DOUBLE_CHARGE : CB_STRAY_CHARGE;
+    return CB_TXN_DONE;
+}
+
 /* One attempt of the whole transaction. On CB_TXN_DONE, *effect (and for
  * CB_REJECTED *verdict and n->reason) tell the outcome; anything else means
  * the transaction was rolled back (or the connection is gone). */
@@ -316,15 +252,12 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
 
     *verdict = CB_VERDICT_OK;
 
-    /* This module's statements are prepared before the transaction starts.
-     * (refund_queue_enqueue may prepare its own inside it: a failure there
-     * drops the connection, which rolls the transaction back.) */
+    /* The first statements are prepared before the transaction starts (the
+     * others may prepare inside it: a failure there drops the connection,
+     * which rolls the transaction back). */
     MYSQL_STMT *ins = app_ctx_stmt(ctx, CB_STMT_RECORD_INSERT, SQL_RECORD_INSERT);
     MYSQL_STMT *cas = app_ctx_stmt(ctx, CB_STMT_ORDER_CAS, SQL_ORDER_CAS);
-    MYSQL_STMT *lock = app_ctx_stmt(ctx, CB_STMT_ORDER_LOCK, SQL_ORDER_LOCK);
-    MYSQL_STMT *dup = app_ctx_stmt(ctx, CB_STMT_RECORD_DUPLICATE, SQL_RECORD_DUPLICATE);
-    MYSQL_STMT *rec = app_ctx_stmt(ctx, CB_STMT_RECORD_ORDER, SQL_RECORD_ORDER);
-    if (ins == NULL || cas == NULL || lock == NULL || dup == NULL || rec == NULL)
+    if (ins == NULL || cas == NULL)
         return CB_TXN_DOWN;
 
     if (db_exec_simple(ctx->db, "START TRANSACTION") != 0)
@@ -337,26 +270,7 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
         e = cb_errno(ctx, ins);
         if (e != 1062)
             return cb_fail(ctx, e);
-        /* Already recorded by a committed transaction: applied before. Make
-         * sure that record is about this order, then change nothing. */
-        cb_rollback(ctx);
-        char rec_order[ORDER_NO_MAX + 8] = "";
-        if (db_stmt_exec(rec, "s", n->transaction_id) != 0)
-            return cb_fail(ctx, cb_errno(ctx, rec));
-        int got = db_stmt_fetch(rec, "s", rec_order, sizeof(rec_order));
-        if (got < 0)
-            return cb_fail(ctx, cb_errno(ctx, rec));
-        db_stmt_done(rec);
-        if (got == 0)
-            return CB_TXN_RETRY; /* the record vanished: cannot happen, try again */
-        if (strcmp(rec_order, n->order_no) != 0) {
-            *effect = CB_REJECTED;
-            *verdict = CB_VERDICT_UNKNOWN_ORDER;
-            cb_reason(n, "transaction_id belongs to another order");
-            return CB_TXN_DONE;
-        }
-        *effect = CB_ALREADY_APPLIED;
-        return CB_TXN_DONE;
+        return cb_recorded_before(ctx, n, effect, verdict);
     }
 
     if (mysql_stmt_affected_rows(ins) != 1) {
@@ -381,7 +295,7 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
         cb_rollback(ctx);
         *effect = CB_REJECTED;
         *verdict = CB_VERDICT_UNKNOWN_ORDER;
-        cb_reason(n, "transaction_id belongs to another order");
+        callback_set_reason(n, "transaction_id belongs to another order");
         return CB_TXN_DONE;
     }
     if (mysql_stmt_affected_rows(cas) == 1) {
@@ -391,55 +305,8 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
         return CB_TXN_DONE;
     }
 
-    /* 3. Not changed: the order is PAID already. Re-read it under lock. */
-    long long status = -1;
-    char paid_txn[CALLBACK_TXN_MAX + 8] = "";
-    if (db_stmt_exec(lock, "s", n->order_no) != 0)
-        return cb_fail(ctx, cb_errno(ctx, lock));
-    int got = db_stmt_fetch(lock, "ls", &status, paid_txn, sizeof(paid_txn));
-    if (got < 0)
-        return cb_fail(ctx, cb_errno(ctx, lock));
-    db_stmt_done(lock);
-    if (got == 0) {
-        cb_rollback(ctx);
-        *effect = CB_REJECTED;
-        *verdict = CB_VERDICT_UNKNOWN_ORDER;
-        cb_reason(n, "unknown order");
-        return CB_TXN_DONE;
-    }
-    if (status != ORDER_PAID || paid_txn[0] == '\0') {
-        /* The CAS covers every other status and PAID always carries its
-         * transaction_id; seeing this means the row changed under us. */
-        log_msg(LOG_ERROR, "callback: order %s in status %lld (transaction '%s') after the CAS",
-                n->order_no, status, paid_txn);
-        cb_rollback(ctx);
-        return CB_TXN_RETRY;
-    }
-    if (strcmp(paid_txn, n->transaction_id) == 0) {
-        /* PAID by the synchronous pay flow with this very charge: keep the
-         * record (it is the first notification of it) and confirm. */
-        if (db_exec_simple(ctx->db, "COMMIT") != 0)
-            return cb_fail(ctx, cb_errno(ctx, NULL));
-        *effect = CB_ALREADY_APPLIED;
-        return CB_TXN_DONE;
-    }
-
-    /* 4. PAID with another transaction_id: this notification is a second
-     *    charge. Record it as such and queue its refund, atomically. */
-    if (db_stmt_exec(dup, "s", n->transaction_id) != 0)
-        return cb_fail(ctx, cb_errno(ctx, dup));
-    int q = refund_queue_enqueue(ctx, n->transaction_id, n->order_no, n->total_fee, &e);
-    if (q < 0)
-        return cb_fail(ctx, e);
-    if (db_exec_simple(ctx->db, "COMMIT") != 0)
-        return cb_fail(ctx, cb_errno(ctx, NULL));
-    log_msg(LOG_ERROR,
-            "double charge detected: order %s is PAID by transaction %s; second charge %s "
-            "(%lld fen) %s",
-            n->order_no, paid_txn, n->transaction_id, n->total_fee,
-            q == 1 ? "queued for refund" : "was already queued for refund");
-    *effect = q == 1 ? CB_DOUBLE_CHARGE : CB_DOUBLE_CHARGE_KNOWN;
-    return CB_TXN_DONE;
+    /* 3. Not changed: PAID already, or closed for good. */
+    return cb_not_payable(ctx, n, effect, verdict);
 }
 
 /* Short randomised pause between attempts after a deadlock. */
@@ -468,7 +335,7 @@ void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     raw = cb_raw_copy(req->body, req->body_len);
     if (raw == NULL) {
         v = CB_VERDICT_UNAVAILABLE;
-        cb_reason(&n, "out of memory");
+        callback_set_reason(&n, "out of memory");
         goto reply;
     }
 
@@ -482,7 +349,7 @@ void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
         log_msg(LOG_WARN, "callback: order %s transaction %s not applied, database unavailable: %s",
                 n.order_no, n.transaction_id, ctx->err);
         v = CB_VERDICT_UNAVAILABLE;
-        cb_reason(&n, "unavailable");
+        callback_set_reason(&n, "unavailable");
     }
 
 reply:
@@ -499,6 +366,7 @@ reply:
         case CB_DOUBLE_CHARGE:
             metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
             break;
+        case CB_STRAY_CHARGE:
         case CB_ALREADY_APPLIED:
         case CB_DOUBLE_CHARGE_KNOWN:
         case CB_REJECTED:

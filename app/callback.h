@@ -3,7 +3,7 @@
  * scheme without its races; see docs/CALLBACKS.md).
  *
  * A notification is first verified without touching the database
- * (callback_verify: size, XML, return/result codes, merchant, signature,
+ * (callback_verify.h: size, XML, return/result codes, merchant, signature,
  * fields), then checked against its order (callback_check_order), then
  * applied in one MariaDB transaction. Every failed check answers WeChat's
  * FAIL reply with the reason and changes nothing; every reply is HTTP 200
@@ -11,60 +11,8 @@
 #ifndef IDEMPAY_CALLBACK_H
 #define IDEMPAY_CALLBACK_H
 
-#include <stddef.h>
 #include "app_ctx.h"
-#include "http_msg.h"
-#include "order_no.h"
-
-#define CALLBACK_TXN_MAX 32        /* transaction_id: 1..32 of [0-9A-Za-z_-] */
-#define CALLBACK_REASON_MAX 128    /* return_msg of a FAIL reply */
-#define CALLBACK_RAW_XML_MAX 16384 /* bytes of the raw body kept in the record */
-
-typedef enum {
-    CB_VERDICT_OK = 0,          /* all checks passed */
-    CB_VERDICT_MALFORMED,       /* too large, bad XML, DOCTYPE, missing/invalid field */
-    CB_VERDICT_RESULT,          /* return_code or result_code is not SUCCESS */
-    CB_VERDICT_MERCHANT,        /* appid or mch_id is not ours */
-    CB_VERDICT_SIGNATURE,       /* missing, unsupported or wrong signature */
-    CB_VERDICT_AMOUNT,          /* total_fee / fee_type does not match the order */
-    CB_VERDICT_UNKNOWN_ORDER,   /* no such order, or the transaction_id belongs to another order */
-    CB_VERDICT_UNAVAILABLE      /* MariaDB down or failing: WeChat retries later */
-} callback_verdict;
-
-/* The verified content of one notification. */
-typedef struct {
-    char order_no[ORDER_NO_MAX + 1];            /* out_trade_no */
-    char transaction_id[CALLBACK_TXN_MAX + 1];
-    long long total_fee;                        /* fen */
-    char reason[CALLBACK_REASON_MAX];           /* "" when the verdict is OK */
-} callback_notification;
-
-/* Verifies a notification body without any database access: body size
- * (too_large set or len > WX_XML_MAX_BODY), strict parse (wx_xml_parse),
- * return_code and result_code SUCCESS, appid and mch_id equal to cfg's, the
- * signature with cfg->key (sign_type honoured, MD5 by default), out_trade_no
- * by the order number rule, transaction_id present and well-formed, total_fee
- * a positive integer of fen (money_parse_fen; cash_fee is ignored), fee_type
- * CNY when present. Fills *out on CB_VERDICT_OK; otherwise out->reason says
- * why (and out->order_no is set when out_trade_no was readable, for logs). */
-callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
-                                 int too_large, callback_notification *out);
-
-/* Checks a verified notification against its order: found is 0 when the
- * order does not exist; order_amount is the order's DECIMAL amount text
- * ("12.30"). Returns CB_VERDICT_OK when total_fee equals the amount in fen,
- * otherwise UNKNOWN_ORDER or AMOUNT with n->reason set. */
-callback_verdict callback_check_order(callback_notification *n, int found,
-                                      const char *order_amount);
-
-/* The metric counted for a failed verdict (MET_CB_FAIL_*, MET_CB_UNAVAILABLE);
- * -1 for CB_VERDICT_OK. */
-int callback_verdict_metric(callback_verdict v);
-
-/* Fills resp with WeChat's notification reply: HTTP 200, text/xml,
- * <xml><return_code>SUCCESS|FAIL</return_code><return_msg>msg</return_msg></xml>.
- * On OOM resp is a 200 with a constant FAIL body. */
-void callback_reply(http_response *resp, int success, const char *msg);
+#include "callback_verify.h"
 
 /* POST /api/pay/callback/wechat. Verifies, then applies in one transaction:
  * record the transaction_id (unique), CAS the order to PAID; a second

@@ -8,6 +8,11 @@
 
 #define DEV_KEY "idempaydevkey0123456789abcdefABC"
 
+long app_config_lease_min_ms(const app_config *c)
+{
+    return CONFIG_GATEWAY_CALLS_PER_LEASE * c->gateway_timeout_ms + 1000;
+}
+
 int app_config_load(app_config *c)
 {
     const char *mode = env_str("IDEMPAY_TOKEN_MODE", "optional");
@@ -29,6 +34,8 @@ int app_config_load(app_config *c)
     c->lease_ms = env_int("IDEMPAY_LEASE_MS", 10000);
     c->reconcile_interval_ms = env_int("IDEMPAY_RECONCILE_INTERVAL_MS", 2000);
     c->failed_recheck_ms = env_int("IDEMPAY_FAILED_RECHECK_MS", 60000);
+    c->statement_interval_ms = env_int("IDEMPAY_STATEMENT_INTERVAL_MS", 300000);
+    c->statement_overlap_ms = env_int("IDEMPAY_STATEMENT_OVERLAP_MS", 120000);
     c->retry_after_s = env_int("IDEMPAY_RETRY_AFTER", 1);
     c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
     c->idempotency_ttl_s = env_int("IDEMPAY_IDEMPOTENCY_TTL", 86400);
@@ -56,9 +63,18 @@ int app_config_load(app_config *c)
         return -1;
     }
     if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 || c->gateway_timeout_ms < 1 ||
-        c->lease_ms <= c->gateway_timeout_ms || c->token_ttl_s < 1 ||
-        c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 || c->failed_recheck_ms < 1) {
-        fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; lease > gateway timeout)\n");
+        c->token_ttl_s < 1 || c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 ||
+        c->failed_recheck_ms < 1 || c->statement_interval_ms < 100 || c->statement_overlap_ms < 0) {
+        fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; intervals and timeouts > 0)\n");
+        return -1;
+    }
+    if (c->lease_ms < app_config_lease_min_ms(c)) {
+        fprintf(stderr,
+                "IDEMPAY_LEASE_MS=%ld is too short: one lease holder may wait on %d gateway"
+                " calls of up to IDEMPAY_GATEWAY_TIMEOUT_MS=%ld each (orderquery, closeorder,"
+                " orderquery); set IDEMPAY_LEASE_MS to at least %ld\n",
+                c->lease_ms, CONFIG_GATEWAY_CALLS_PER_LEASE, c->gateway_timeout_ms,
+                app_config_lease_min_ms(c));
         return -1;
     }
     return 0;

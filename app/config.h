@@ -17,10 +17,14 @@ typedef struct {
     char notify_url[256];          /* IDEMPAY_NOTIFY_URL, default http://127.0.0.1:$IDEMPAY_HTTP_PORT/api/pay/callback/wechat */
     long gateway_connect_timeout_ms; /* IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS, 1000 */
     long gateway_timeout_ms;       /* IDEMPAY_GATEWAY_TIMEOUT_MS, 3000: total per gateway call */
-    long lease_ms;                 /* IDEMPAY_LEASE_MS, 10000: PROCESSING lease; > gateway_timeout_ms */
+    long lease_ms;                 /* IDEMPAY_LEASE_MS, 10000: PROCESSING lease; longer than the
+                                      gateway calls one holder makes (config_lease_min_ms) */
     long reconcile_interval_ms;    /* IDEMPAY_RECONCILE_INTERVAL_MS, 2000 */
     long failed_recheck_ms;        /* IDEMPAY_FAILED_RECHECK_MS, 60000: a FAILED order is
                                       asked about once more this long after failing */
+    long statement_interval_ms;    /* IDEMPAY_STATEMENT_INTERVAL_MS, 300000: the statement job's period */
+    long statement_overlap_ms;     /* IDEMPAY_STATEMENT_OVERLAP_MS, 120000: each run re-reads this much
+                                      of the last one's window (charges committed late) */
     long retry_after_s;            /* IDEMPAY_RETRY_AFTER, 1: Retry-After on 202/409/503 */
     token_mode token_mode;         /* IDEMPAY_TOKEN_MODE off|optional|required */
     long token_ttl_s;              /* IDEMPAY_TOKEN_TTL, 900 */
@@ -33,6 +37,15 @@ typedef struct {
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
 } app_config;
+
+/* Gateway calls one lease holder may make in a row: orderquery, closeorder,
+ * orderquery (settle_resolve), or unifiedorder, orderquery (the pay flow). */
+#define CONFIG_GATEWAY_CALLS_PER_LEASE 3
+
+/* The shortest lease c accepts: CONFIG_GATEWAY_CALLS_PER_LEASE gateway
+ * timeouts plus a second for the database writes around them. A shorter
+ * lease could run out while its holder still waits on the gateway. */
+long app_config_lease_min_ms(const app_config *c);
 
 /* Fills c from the environment (defaults above). Returns 0, or -1 when a
  * value is invalid (message on stderr). */

@@ -34,14 +34,24 @@ app_libidempay_app_a_SOURCES = \
 	app/idem_key.h \
 	app/gateway.c \
 	app/gateway.h \
+	app/gateway_reply.c \
+	app/gateway_reply.h \
 	app/reconciler.c \
 	app/reconciler.h \
 	app/token.c \
 	app/token.h \
 	app/callback.c \
 	app/callback.h \
+	app/callback_verify.c \
+	app/callback_verify.h \
 	app/refund_queue.c \
-	app/refund_queue.h
+	app/refund_queue.h \
+	app/settle.c \
+	app/settle.h \
+	app/statement.c \
+	app/statement.h \
+	app/statement_parse.c \
+	app/statement_parse.h
 app_libidempay_app_a_CFLAGS = $(app_cflags)
 
 bin_PROGRAMS += app/idempay-fcgi
@@ -84,6 +94,8 @@ tests_unit_test_order_store_LDADD = $(app_unit_ldadd)
 app_more_unit_tests = \
 	tests/unit/test_token \
 	tests/unit/test_callback \
+	tests/unit/test_callback_apply \
+	tests/unit/test_statement \
 	tests/unit/test_refund_queue
 check_PROGRAMS += $(app_more_unit_tests)
 TESTS += $(app_more_unit_tests)
@@ -95,6 +107,14 @@ tests_unit_test_token_LDADD = $(app_unit_ldadd)
 tests_unit_test_callback_SOURCES = tests/unit/test_callback.c
 tests_unit_test_callback_CFLAGS = $(app_unit_cflags)
 tests_unit_test_callback_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_callback_apply_SOURCES = tests/unit/test_callback_apply.c
+tests_unit_test_callback_apply_CFLAGS = $(app_unit_cflags)
+tests_unit_test_callback_apply_LDADD = $(app_unit_ldadd) -lpthread
+
+tests_unit_test_statement_SOURCES = tests/unit/test_statement.c
+tests_unit_test_statement_CFLAGS = $(app_unit_cflags)
+tests_unit_test_statement_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_refund_queue_SOURCES = tests/unit/test_refund_queue.c
 tests_unit_test_refund_queue_CFLAGS = $(app_unit_cflags)

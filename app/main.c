@@ -15,6 +15,7 @@
 #include "reconciler.h"
 #include "refund_queue.h"
 #include "router.h"
+#include "statement.h"
 
 static app_config config;
 
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
     metrics_init(config.metrics_path);
     reconciler_start(&config);
     refund_queue_start(&config);
+    statement_start(&config);
     log_msg(LOG_INFO, "starting: %d threads, gateway %s, token mode %d", config.threads,
             config.gateway_url, (int)config.token_mode);
     return fcgi_adapter_run(&app, config.threads, listen_spec) == 0 ? 0 : 1;

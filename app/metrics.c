@@ -16,7 +16,7 @@
 
 #include "log.h"
 
-#define METRICS_MAGIC 0x69647031u  /* "idp1": bump when the layout changes */
+#define METRICS_MAGIC 0x69647032u  /* "idp2": bump when the layout changes */
 
 static const char *const route_names[] = {
     "GET /api/ping", "GET /healthz", "GET /metrics", "POST /api/pay",
@@ -28,7 +28,8 @@ static const int status_codes[] = { 200, 202, 400, 402, 403, 404, 405, 409, 413,
                                     500, 502, 503, 0 /* other */ };
 #define STATUSES (sizeof status_codes / sizeof status_codes[0])
 
-static const char *const gw_ops[] = { "unifiedorder", "orderquery", "refund" };
+static const char *const gw_ops[] = { "unifiedorder", "orderquery", "refund", "closeorder",
+                                      "downloadbill" };
 #define GW_OPS (sizeof gw_ops / sizeof gw_ops[0])
 
 static const double gw_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -69,6 +70,20 @@ static const struct {
     [MET_RECON_UNKNOWN] = { "idempay_reconciler_settled_total", "unknown" },
     [MET_TOKEN_ISSUED] = { "idempay_tokens_total", "issued" },
     [MET_TOKEN_REJECTED] = { "idempay_tokens_total", "rejected" },
+    [MET_PAY_CLOSED] = { "idempay_payments_total", "closed" },
+    [MET_CLOSE_CLOSED] = { "idempay_gateway_closes_total", "closed" },
+    [MET_CLOSE_ORDERPAID] = { "idempay_gateway_closes_total", "orderpaid" },
+    [MET_CLOSE_UNSUPPORTED] = { "idempay_gateway_closes_total", "unsupported" },
+    [MET_CLOSE_UNKNOWN] = { "idempay_gateway_closes_total", "unknown" },
+    [MET_REFUND_QUEUED] = { "idempay_refunds_queued_total", NULL },
+    [MET_AMOUNT_MISMATCH] = { "idempay_charge_amount_mismatch_total", NULL },
+    [MET_STMT_RUN_OK] = { "idempay_statement_runs_total", "ok" },
+    [MET_STMT_RUN_FAILED] = { "idempay_statement_runs_total", "failed" },
+    [MET_STMT_MATCHED] = { "idempay_statement_charges_total", "matched" },
+    [MET_STMT_PAID] = { "idempay_statement_charges_total", "made_paid" },
+    [MET_STMT_REFUND] = { "idempay_statement_charges_total", "refund_queued" },
+    [MET_STMT_REFUNDED] = { "idempay_statement_charges_total", "already_refunded" },
+    [MET_STMT_UNMATCHED] = { "idempay_statement_charges_total", "unmatched" },
 };
 
 typedef struct {

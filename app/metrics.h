@@ -37,13 +37,33 @@ typedef enum {
     /* idempay_refunds_total{outcome=...} */
     MET_REFUND_DONE,
     MET_REFUND_RETRY,
-    /* idempay_reconciler_total{outcome=...} */
+    /* idempay_reconciler_settled_total{outcome=...} */
     MET_RECON_PAID,
     MET_RECON_FAILED,
     MET_RECON_UNKNOWN,
     /* idempay_tokens_total{outcome=...} */
     MET_TOKEN_ISSUED,
     MET_TOKEN_REJECTED,
+    /* POST /api/pay: 402 payment_closed */
+    MET_PAY_CLOSED,
+    /* idempay_gateway_closes_total{outcome=...}: closeorder of an uncertain attempt */
+    MET_CLOSE_CLOSED,
+    MET_CLOSE_ORDERPAID,
+    MET_CLOSE_UNSUPPORTED,
+    MET_CLOSE_UNKNOWN,
+    /* idempay_refunds_queued_total: charges queued for refund (any path) */
+    MET_REFUND_QUEUED,
+    /* idempay_charge_amount_mismatch_total: a charge of another amount than its order */
+    MET_AMOUNT_MISMATCH,
+    /* idempay_statement_runs_total{outcome=ok|failed} */
+    MET_STMT_RUN_OK,
+    MET_STMT_RUN_FAILED,
+    /* idempay_statement_charges_total{outcome=...}: each charge line judged */
+    MET_STMT_MATCHED,        /* its order is PAID with it */
+    MET_STMT_PAID,           /* it made its PROCESSING/FAILED order PAID */
+    MET_STMT_REFUND,         /* not its order's transaction: refund queued now */
+    MET_STMT_REFUNDED,       /* refunded already (in the statement or our queue) */
+    MET_STMT_UNMATCHED,      /* no order of that out_trade_no: logged for a human */
     MET__COUNT
 } metric_counter;
 
@@ -53,7 +73,8 @@ int metrics_init(const char *path);
 void metrics_inc(metric_counter m);
 /* One request served: route label (e.g. "POST /api/pay"), status code. */
 void metrics_request(const char *route, int status, double seconds);
-/* One gateway call of op ("unifiedorder", "orderquery", "refund"). */
+/* One gateway call of op ("unifiedorder", "orderquery", "refund", "closeorder",
+ * "downloadbill"). */
 void metrics_gateway(const char *op, double seconds);
 /* The Prometheus text of all metrics into resp (200 text/plain). */
 void metrics_handle(http_response *resp);

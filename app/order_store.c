@@ -29,13 +29,15 @@ enum {
     ORDER_SQL_RECHECK_TAKE,
     ORDER_SQL_RECHECK_PAID,
     ORDER_SQL_RECHECK_DONE,
+    ORDER_SQL_FINAL,
+    ORDER_SQL_WRONG_AMOUNT,
     ORDER_SQL_COUNT
 };
 
 static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_GET] =
         "SELECT order_no, user_id, CAST(amount * 100 AS SIGNED), status, transaction_id,"
-        " lease_until IS NOT NULL AND lease_until > NOW(3), attempts, " ORDER_TIME_SQL(
+        " lease_until IS NOT NULL AND lease_until > NOW(3), attempts, final_reason, " ORDER_TIME_SQL(
             "create_time") ", " ORDER_TIME_SQL("update_time") " FROM payment_order WHERE order_no = ?",
     [ORDER_SQL_INSERT] =
         "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts)"
@@ -47,7 +49,8 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
         " AND (lease_until IS NULL OR lease_until <= NOW(3))",
     [ORDER_SQL_RETRY] =
         "UPDATE payment_order SET status = 1, lease_until = NOW(3) + INTERVAL ? MICROSECOND,"
-        " attempts = attempts + 1 WHERE order_no = ? AND status = ? AND attempts = ?",
+        " attempts = attempts + 1 WHERE order_no = ? AND status = ? AND attempts = ?"
+        " AND final_reason = 0",
     [ORDER_SQL_PAID] =
         "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
         " WHERE order_no = ? AND status = 1",
@@ -72,10 +75,16 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
      * notification does in callback.c): the money was taken. */
     [ORDER_SQL_RECHECK_PAID] =
         "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
-        " WHERE order_no = ? AND status = 3 AND attempts = ?",
+        " WHERE order_no = ? AND status = 3 AND attempts = ? AND final_reason = 0",
     [ORDER_SQL_RECHECK_DONE] =
         "UPDATE payment_order SET lease_until = NULL"
         " WHERE order_no = ? AND status = 3 AND attempts = ?",
+    [ORDER_SQL_FINAL] =
+        "UPDATE payment_order SET status = 3, final_reason = ?, lease_until = NULL"
+        " WHERE order_no = ? AND status = 1 AND attempts = ?",
+    [ORDER_SQL_WRONG_AMOUNT] =
+        "UPDATE payment_order SET status = 3, final_reason = 2, lease_until = NULL"
+        " WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0",
     [ORDER_SQL_RELEASE] =
         "UPDATE payment_order SET lease_until = NOW(3)"
         " WHERE order_no = ? AND status = 1 AND attempts = ? AND lease_until > NOW(3)",
@@ -169,7 +178,7 @@ static order_store_result order_cas(app_ctx *ctx, int which, const char *what,
 order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row *row)
 {
     MYSQL_STMT *st;
-    long long fen = 0, status = 0, live = 0;
+    long long fen = 0, status = 0, live = 0, final_reason = 0;
     int txid_null = 1, tries = 0, rc;
     unsigned int err;
 
@@ -178,10 +187,10 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
         rc = st != NULL ? db_stmt_exec(st, "s", order_no) : -1;
         if (rc == 0) {
             memset(row, 0, sizeof(*row));
-            rc = db_stmt_fetch(st, "slllSllss", row->order_no, sizeof(row->order_no),
+            rc = db_stmt_fetch(st, "slllSlllss", row->order_no, sizeof(row->order_no),
                                &row->user_id, &fen, &status, row->transaction_id,
                                sizeof(row->transaction_id), &txid_null, &live, &row->attempts,
-                               row->created_at, sizeof(row->created_at), row->updated_at,
+                               &final_reason, row->created_at, sizeof(row->created_at), row->updated_at,
                                sizeof(row->updated_at));
         }
         if (rc >= 0)
@@ -201,6 +210,9 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
     }
     row->amount_fen = fen;
     row->lease_live = live != 0;
+    row->final_reason = final_reason == ORDER_FINAL_CLOSED       ? ORDER_FINAL_CLOSED
+                        : final_reason == ORDER_FINAL_WRONG_AMOUNT ? ORDER_FINAL_WRONG_AMOUNT
+                                                                   : ORDER_RETRYABLE;
     if (txid_null)
         row->transaction_id[0] = '\0';
     return ORDER_STORE_OK;
@@ -284,6 +296,18 @@ order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
 
     return order_cas(ctx, ORDER_SQL_FAILED, "mark failed", order_no, "llsl", us, us, order_no,
                      attempts);
+}
+
+order_store_result order_store_mark_final(app_ctx *ctx, const char *order_no,
+                                          long long attempts, order_final_reason reason)
+{
+    return order_cas(ctx, ORDER_SQL_FINAL, "mark final", order_no, "lsl", (long long)reason,
+                     order_no, attempts);
+}
+
+order_store_result order_store_mark_wrong_amount(app_ctx *ctx, const char *order_no)
+{
+    return order_cas(ctx, ORDER_SQL_WRONG_AMOUNT, "mark wrong amount", order_no, "s", order_no);
 }
 
 order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,

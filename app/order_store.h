@@ -13,7 +13,9 @@
  * current attempt, so a stale worker can never mark FAILED an order a newer
  * attempt charged. A verified charge (PROCESSING -> PAID) needs no fence.
  *
- * Statements use the app_ctx slots STMT_ORDER_BASE..STMT_ORDER_BASE+23. */
+ * Statements use the app_ctx slots STMT_ORDER_BASE..STMT_ORDER_BASE+23.
+ * The fence against late charges (an uncertain attempt is closed at the
+ * gateway before the order may move on) is docs/FENCE.md. */
 #ifndef IDEMPAY_ORDER_STORE_H
 #define IDEMPAY_ORDER_STORE_H
 
@@ -34,6 +36,7 @@ typedef struct {
     char transaction_id[ORDER_TXID_MAX + 1];  /* "" while NULL */
     bool lease_live;                 /* lease_until > NOW(3) (database clock) */
     long long attempts;              /* the fence of the current lease */
+    order_final_reason final_reason; /* FAILED: ORDER_RETRYABLE or why it is final */
     char created_at[ORDER_TIME_MAX]; /* UTC, ISO-8601 with milliseconds */
     char updated_at[ORDER_TIME_MAX];
 } order_row;
@@ -61,8 +64,8 @@ order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long l
 order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
                                             long long attempts, long lease_ms);
 
-/* FAILED (or PENDING) at attempt `attempts` -> PROCESSING, leased for
- * lease_ms at attempt attempts+1. from must be ORDER_FAILED or
+/* FAILED (retryable only) or PENDING at attempt `attempts` -> PROCESSING,
+ * leased for lease_ms at attempt attempts+1. from must be ORDER_FAILED or
  * ORDER_PENDING. OK, MISS, ERROR. */
 order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_status from,
                                      long long attempts, long lease_ms);
@@ -82,6 +85,18 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
 order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
                                            long long attempts, long recheck_ms);
 
+/* PROCESSING at attempt `attempts` -> FAILED for good with reason (the
+ * attempt was closed at the gateway): never retried, never PAID, no
+ * recheck. OK, MISS (no longer this attempt's), ERROR. */
+order_store_result order_store_mark_final(app_ctx *ctx, const char *order_no,
+                                          long long attempts, order_final_reason reason);
+
+/* The gateway charged another amount than the order's (that charge is
+ * being refunded): a PENDING, PROCESSING or retryable FAILED order becomes
+ * FAILED for good (ORDER_FINAL_WRONG_AMOUNT), whatever its attempt.
+ * OK, MISS (PAID or final already), ERROR. */
+order_store_result order_store_mark_wrong_amount(app_ctx *ctx, const char *order_no);
+
 /* The recheck of a FAILED order at attempt `attempts` whose recheck is due:
  * take it (by CAS, its lease_until pushed lease_ms ahead, so one process
  * asks and a crash only delays the next ask); the order stays FAILED
@@ -89,9 +104,10 @@ order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
 order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no,
                                             long long attempts, long lease_ms);
 
-/* The recheck found the charge: FAILED at `attempts` -> PAID with its
- * transaction_id (the gateway's proof that the money was taken; the same
- * edge a verified notification takes). OK, MISS, ERROR. */
+/* A charge of a retryable FAILED order was found (the recheck, the
+ * statement): FAILED at `attempts` -> PAID with its transaction_id (the
+ * gateway's proof that the money was taken; the same edge a verified
+ * notification takes). A final order never matches. OK, MISS, ERROR. */
 order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no,
                                             long long attempts, const char *transaction_id);
 

@@ -18,6 +18,7 @@
 #include "order_store.h"
 #include "paid_cache.h"
 #include "pay_request.h"
+#include "settle.h"
 #include "token.h"
 
 /* Re-reads after a lost insert or CAS before answering "in flight". */
@@ -138,41 +139,66 @@ static void pay_answer_write(app_ctx *ctx, const pay_answer *a, http_response *r
 
 /* ---- the order flow ----------------------------------------------------- */
 
-/* The gateway reported a charge (gw->transaction_id): record PAID. The
- * charge's amount, when reported, must be the order's. */
-static void pay_settle_charged(app_ctx *ctx, const pay_request *pr, const gw_result *gw,
-                               pay_answer *a)
+/* 402 payment_closed: the order can never be paid (docs/FENCE.md). */
+static void pay_closed(pay_answer *a, const order_row *row, bool repeat)
 {
-    order_row row;
+    const char *why = row->final_reason == ORDER_FINAL_WRONG_AMOUNT
+                          ? "the gateway charged another amount; that charge is being refunded"
+                            " and this order can no longer be paid; use a new order_no"
+                          : "an uncertain payment attempt was closed at the gateway, so this"
+                            " order can no longer be paid and nothing was charged; use a new"
+                            " order_no";
 
-    if (gw->total_fee >= 0 && gw->total_fee != pr->amount_fen) {
-        log_msg(LOG_ERROR, "pay order=%s: gateway reports a charge of %lld fen, order is %lld fen;"
-                " left PROCESSING", pr->order_no, gw->total_fee, (long long)pr->amount_fen);
+    pay_answer_set(a, 402, pay_body_failed(row->order_no, "payment_closed", why), MET_PAY_CLOSED);
+    a->replayed = repeat;
+    a->absorbed = repeat;
+}
+
+/* The answer for where settle left the order. A charge was (possibly)
+ * involved, so nothing here may say "nothing was charged" unless the order
+ * is closed: not known is 202, never 503. */
+static void pay_answer_settled(pay_answer *a, const pay_request *pr, settle_result s,
+                               const order_row *row)
+{
+    switch (s) {
+    case SETTLE_PAID:
+        pay_paid(a, pr->order_no, row->transaction_id, row->amount_fen, false);
+        return;
+    case SETTLE_CLOSED:
+        pay_closed(a, row, false);
+        return;
+    default:
         pay_processing(a, pr->order_no, false);
         return;
     }
-    switch (order_store_mark_paid(ctx, pr->order_no, gw->transaction_id)) {
+}
+
+/* A definitive decline seen by the holder of attempt `fence`: FAILED, and
+ * a later POST may try again (every earlier attempt of the order ended
+ * definitively too: the fence). The recheck after an attempt > 1 is for a
+ * gateway without closeorder, whose earlier attempts were not fenced. */
+static void pay_declined(app_ctx *ctx, const pay_request *pr, long long fence,
+                         const gw_result *gw, pay_answer *a)
+{
+    order_row row;
+
+    switch (order_store_mark_failed(ctx, pr->order_no, fence,
+                                    fence > 1 ? ctx->cfg->failed_recheck_ms : 0)) {
     case ORDER_STORE_OK:
-        pay_paid(a, pr->order_no, gw->transaction_id, pr->amount_fen, false);
+        pay_answer_set(a, 402, pay_body_failed(pr->order_no, "payment_declined", gw->message),
+                       MET_PAY_DECLINED);
         return;
     case ORDER_STORE_MISS:
-        /* Not PROCESSING any more: the callback (or the reconciler) settled it first. */
-        if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK &&
-            row.status == ORDER_PAID) {
-            if (strcmp(row.transaction_id, gw->transaction_id) != 0)
-                log_msg(LOG_WARN, "pay order=%s: PAID with %s, gateway reported %s",
-                        pr->order_no, row.transaction_id, gw->transaction_id);
-            pay_paid(a, pr->order_no, row.transaction_id, row.amount_fen, false);
-            return;
-        }
-        break;
+        /* Our attempt is no longer the current one: answer what the row says. */
+        if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK)
+            pay_answer_settled(a, pr, settle_of_row(&row), &row);
+        else
+            pay_processing(a, pr->order_no, false);
+        return;
     default:
-        /* Charged but not recorded: the reconciler settles it from orderquery. */
-        log_msg(LOG_ERROR, "pay order=%s: charged (%s) but PAID not recorded; left to the"
-                " reconciler", pr->order_no, gw->transaction_id);
-        break;
+        pay_unavailable(a); /* declined, so nothing was charged */
+        return;
     }
-    pay_processing(a, pr->order_no, false);
 }
 
 /* Calls unifiedorder once, holding the order's lease at attempt `fence`,
@@ -181,100 +207,151 @@ static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay
 {
     gw_result gw;
     order_row row;
+    settle_result s = SETTLE_PENDING;
 
     switch (gateway_unifiedorder(ctx, pr->order_no, pr->amount_fen, &gw)) {
     case GW_CHARGED:
-        pay_settle_charged(ctx, pr, &gw, a);
-        return;
+        s = settle_charge(ctx, pr->order_no, gw.transaction_id, gw.total_fee, "pay", &row);
+        break;
     case GW_ORDERPAID:
         /* Charged by an earlier attempt: fetch that charge. */
-        if (gateway_orderquery(ctx, pr->order_no, &gw) == GW_CHARGED) {
-            pay_settle_charged(ctx, pr, &gw, a);
-            return;
-        }
+        if (gateway_orderquery(ctx, pr->order_no, &gw) == GW_CHARGED)
+            s = settle_charge(ctx, pr->order_no, gw.transaction_id, gw.total_fee, "pay", &row);
         break;
     case GW_NOT_CHARGED:
-        /* Final after a first attempt; after earlier attempts, one of whose
-         * unifiedorder may still be queued at the gateway, asked about once
-         * more later (the reconciler's recheck). */
-        switch (order_store_mark_failed(ctx, pr->order_no, fence,
-                                        fence > 1 ? ctx->cfg->failed_recheck_ms : 0)) {
-        case ORDER_STORE_OK:
-            pay_answer_set(a, 402, pay_body_declined(pr->order_no, gw.message),
-                           MET_PAY_DECLINED);
-            return;
-        case ORDER_STORE_MISS:
-            /* Our attempt is no longer the current one: answer what the row says. */
-            if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK &&
-                row.status == ORDER_PAID) {
-                pay_paid(a, pr->order_no, row.transaction_id, row.amount_fen, false);
-                return;
-            }
-            break;
-        default:
-            pay_unavailable(a); /* declined, so nothing was charged */
-            return;
-        }
+        pay_declined(ctx, pr, fence, &gw, a);
+        return;
+    case GW_CLOSED:
+        /* Closed at the gateway (by a resolver whose own write was lost). */
+        s = settle_closed(ctx, pr->order_no, fence, "pay", &row);
         break;
     case GW_UNKNOWN:
+    case GW_UNSUPPORTED:
         /* A verified reply without a known outcome (SYSTEMERROR...): the call
          * is over at the gateway, so the next request or the reconciler may
-         * ask orderquery at once. A timeout or reset keeps the lease: the
-         * request may still be on its way. */
+         * resolve it (orderquery, then close) at once. A timeout or reset
+         * keeps the lease: the request may still be on its way. */
         if (gw.answered && strcmp(gw.err_code, "USERPAYING") != 0)
             order_store_release_lease(ctx, pr->order_no, fence);
         break;
     }
-    pay_processing(a, pr->order_no, false);
+    pay_answer_settled(a, pr, s, &row);
 }
 
-/* A PROCESSING order whose holder's lease expired and which this request
- * now holds at attempt `fence`: an earlier unifiedorder may have charged,
- * so ask orderquery before anything else. */
-static void pay_resolve(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a)
-{
-    gw_result gw;
+/* The three steps that may call the gateway, each begun by the write that
+ * gives this request the order's current attempt. */
+typedef enum {
+    PAY_STEP_NEW,      /* INSERT the order (attempt 1), then charge */
+    PAY_STEP_RESOLVE,  /* take an expired lease, then end that attempt (settle_resolve) */
+    PAY_STEP_RETRY     /* take a declined (retryable FAILED) order back, then charge */
+} pay_step;
 
-    switch (gateway_orderquery(ctx, pr->order_no, &gw)) {
-    case GW_CHARGED:
-        pay_settle_charged(ctx, pr, &gw, a);
-        return;
-    case GW_NOT_CHARGED:
-        pay_charge(ctx, pr, fence, a); /* same out_trade_no: the gateway dedupes it too */
-        return;
-    case GW_ORDERPAID:
-    case GW_UNKNOWN:
+typedef enum {
+    PAY_STEP_ANSWERED = 0, /* *a holds the answer */
+    PAY_STEP_READ_AGAIN,   /* another request moved the order first, or it failed without a
+                            * close: read it again */
+    PAY_STEP_NO_SLOT,      /* every gateway slot of this process is taken: nothing written */
+    PAY_STEP_DB_ERROR      /* MariaDB failed before the gateway was called: nothing charged */
+} pay_step_result;
+
+/* Runs one step holding a gateway slot: the one place the pay flow takes
+ * and gives back a slot. row is the order as read (for RESOLVE and RETRY). */
+static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay_step step,
+                                        order_row *row, pay_answer *a)
+{
+    const long lease_ms = ctx->cfg->lease_ms;
+    order_store_result r;
+    settle_result s = SETTLE_PENDING;
+
+    if (!pay_slot_take(ctx->cfg))
+        return PAY_STEP_NO_SLOT;
+    switch (step) {
+    case PAY_STEP_NEW:
+        /* the unique key decides between concurrent first requests */
+        r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
+        if (r == ORDER_STORE_OK)
+            pay_charge(ctx, pr, 1, a);
+        break;
+    case PAY_STEP_RESOLVE:
+        r = order_store_take_expired(ctx, pr->order_no, row->attempts, lease_ms);
+        if (r == ORDER_STORE_OK) {
+            s = settle_resolve(ctx, pr->order_no, row->attempts + 1, ctx->cfg->failed_recheck_ms,
+                               "pay", row);
+            if (s != SETTLE_FAILED)
+                pay_answer_settled(a, pr, s, row);
+        }
+        break;
+    case PAY_STEP_RETRY:
+    default:
+        r = order_store_retry(ctx, pr->order_no, row->status, row->attempts, lease_ms);
+        if (r == ORDER_STORE_OK)
+            pay_charge(ctx, pr, row->attempts + 1, a);
         break;
     }
-    pay_processing(a, pr->order_no, false);
+    pay_slot_give();
+    if (r == ORDER_STORE_ERROR)
+        return PAY_STEP_DB_ERROR;
+    return r == ORDER_STORE_OK && s != SETTLE_FAILED ? PAY_STEP_ANSWERED : PAY_STEP_READ_AGAIN;
 }
 
-/* A new order: INSERT it as PROCESSING (the unique key decides between
- * concurrent first requests) and, when this request inserted it, charge it
- * (attempt 1). Call holding a gateway slot; gives it back. Returns
- * order_store_insert's result: OK (answered), DUPLICATE (a repeat: read
- * the order), ERROR. */
-static order_store_result pay_insert_and_charge(app_ctx *ctx, const pay_request *pr,
-                                                pay_answer *a)
+/* Acts on the order as read: returns true when *a holds the answer, false
+ * to read the order again. */
+static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_answer *a)
 {
-    order_store_result r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen,
-                                              ctx->cfg->lease_ms);
+    pay_step step;
 
-    if (r == ORDER_STORE_OK)
-        pay_charge(ctx, pr, 1, a);
-    pay_slot_give();
-    return r;
+    if (row->user_id != pr->user_id || row->amount_fen != pr->amount_fen) {
+        pay_mismatch(a);
+        return true;
+    }
+    switch (row->status) {
+    case ORDER_PAID:
+        paid_cache_put(row->order_no, row->user_id, row->amount_fen, row->transaction_id);
+        pay_paid(a, row->order_no, row->transaction_id, row->amount_fen, true);
+        return true;
+    case ORDER_PROCESSING:
+        if (row->lease_live) {
+            pay_processing(a, row->order_no, true);
+            return true;
+        }
+        step = PAY_STEP_RESOLVE; /* its holder's lease ran out: end that attempt first */
+        break;
+    case ORDER_FAILED:
+        if (row->final_reason != ORDER_RETRYABLE) {
+            pay_closed(a, row, true);
+            return true;
+        }
+        step = PAY_STEP_RETRY; /* a declined order may be tried again */
+        break;
+    case ORDER_PENDING:
+    default:
+        step = PAY_STEP_RETRY;
+        break;
+    }
+    switch (pay_gateway_step(ctx, pr, step, row, a)) {
+    case PAY_STEP_ANSWERED:
+        return true;
+    case PAY_STEP_NO_SLOT:
+        if (step == PAY_STEP_RESOLVE)
+            pay_processing(a, row->order_no, true);
+        else
+            pay_busy(a);
+        return true;
+    case PAY_STEP_DB_ERROR:
+        pay_unavailable(a);
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* Reads the order and acts on its state (the seed's pay(), without its
  * recursion and its transaction around the gateway call). */
 static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
 {
-    const long lease_ms = ctx->cfg->lease_ms;
     order_row row;
-    order_store_result r;
-
     paid_entry paid;
+    pay_step_result st;
 
     /* A repeat of an order already seen PAID: answered from memory (PAID is
      * terminal, so the cached row is the row). */
@@ -288,80 +365,31 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     /* Most requests that get here are new orders: try the INSERT first, and
      * let the unique key say whether it is a repeat (then read it below).
      * Without a gateway slot, go straight to reading. */
-    if (pay_slot_take(ctx->cfg)) {
-        r = pay_insert_and_charge(ctx, pr, a);
-        if (r == ORDER_STORE_OK)
-            return;
-        if (r != ORDER_STORE_DUPLICATE) {
-            pay_unavailable(a);
-            return;
-        }
-    }
+    st = pay_gateway_step(ctx, pr, PAY_STEP_NEW, NULL, a);
     for (int round = 0; round < PAY_MAX_ROUNDS; round++) {
-        r = order_store_get(ctx, pr->order_no, &row);
-        if (r == ORDER_STORE_ERROR) {
+        if (st == PAY_STEP_ANSWERED)
+            return;
+        if (st == PAY_STEP_DB_ERROR) {
             pay_unavailable(a);
             return;
         }
-        if (r == ORDER_STORE_MISS) {
-            if (!pay_slot_take(ctx->cfg)) {
+        switch (order_store_get(ctx, pr->order_no, &row)) {
+        case ORDER_STORE_OK:
+            if (pay_act_on(ctx, pr, &row, a))
+                return;
+            st = PAY_STEP_READ_AGAIN;
+            break;
+        case ORDER_STORE_MISS:
+            st = pay_gateway_step(ctx, pr, PAY_STEP_NEW, NULL, a);
+            if (st == PAY_STEP_NO_SLOT) {
                 pay_busy(a);
                 return;
             }
-            r = pay_insert_and_charge(ctx, pr, a);
-            if (r == ORDER_STORE_OK)
-                return;
-            if (r == ORDER_STORE_DUPLICATE)
-                continue; /* a concurrent first request inserted it: this is a repeat */
+            break;
+        default:
             pay_unavailable(a);
             return;
         }
-
-        if (row.user_id != pr->user_id || row.amount_fen != pr->amount_fen) {
-            pay_mismatch(a);
-            return;
-        }
-
-        switch (row.status) {
-        case ORDER_PAID:
-            paid_cache_put(row.order_no, row.user_id, row.amount_fen, row.transaction_id);
-            pay_paid(a, row.order_no, row.transaction_id, row.amount_fen, true);
-            return;
-        case ORDER_PROCESSING:
-            if (row.lease_live) {
-                pay_processing(a, row.order_no, true);
-                return;
-            }
-            if (!pay_slot_take(ctx->cfg)) {
-                pay_processing(a, row.order_no, true);
-                return;
-            }
-            r = order_store_take_expired(ctx, pr->order_no, row.attempts, lease_ms);
-            if (r == ORDER_STORE_OK)
-                pay_resolve(ctx, pr, row.attempts + 1, a);
-            pay_slot_give();
-            if (r == ORDER_STORE_OK)
-                return;
-            break;
-        case ORDER_FAILED:
-        case ORDER_PENDING:
-            if (!pay_slot_take(ctx->cfg)) {
-                pay_busy(a);
-                return;
-            }
-            r = order_store_retry(ctx, pr->order_no, row.status, row.attempts, lease_ms);
-            if (r == ORDER_STORE_OK)
-                pay_charge(ctx, pr, row.attempts + 1, a);
-            pay_slot_give();
-            if (r == ORDER_STORE_OK)
-                return;
-            break;
-        }
-        if (r == ORDER_STORE_ERROR) {
-            pay_unavailable(a);
-            return;
-        }
-        /* Lost the CAS: someone else moved the order; read it again. */
     }
     pay_processing(a, pr->order_no, true);
 }
@@ -403,6 +431,19 @@ static long pay_claim_lease_ms(const app_config *cfg)
     return cfg->lease_ms > need ? cfg->lease_ms : need;
 }
 
+/* An Idempotency-Key replay of a stored 402: true (with *a the PAID
+ * answer, marked replayed) when the order is PAID now. */
+static bool pay_replay_paid(app_ctx *ctx, const pay_request *pr, pay_answer *a)
+{
+    order_row row;
+
+    if (order_store_get(ctx, pr->order_no, &row) != ORDER_STORE_OK || row.status != ORDER_PAID)
+        return false;
+    pay_paid(a, row.order_no, row.transaction_id, row.amount_fen, true);
+    a->outcome = MET_PAY_IDEM_REPLAYED;
+    return true;
+}
+
 void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     pay_answer a = {0};
@@ -438,6 +479,10 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
                 pay_unavailable(&a);
                 goto answer;
             }
+            /* A stored decline is not the last word once a late charge made
+             * the order PAID (a gateway without closeorder): say so. */
+            if (stored.status == 402 && pay_replay_paid(ctx, &pr, &a))
+                goto answer;
             /* Byte-for-byte what the first request answered. */
             http_response_set(resp, stored.status, "application/json", stored.body,
                               stored.body_len);
@@ -479,7 +524,8 @@ answer:
 
 void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *resp)
 {
-    const char *order_no;
+    const char *segment;
+    char order_no[ORDER_NO_MAX + 1];
     order_row row;
     char secs[24];
     char *body;
@@ -488,10 +534,11 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
         http_response_error(resp, 405, "method_not_allowed", "use GET");
         return;
     }
-    order_no = strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0
-                   ? req->path + strlen(PAY_ORDERS_PREFIX)
-                   : "";
-    if (!order_no_valid(order_no)) {
+    segment = strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0
+                  ? req->path + strlen(PAY_ORDERS_PREFIX)
+                  : "";
+    /* The path arrives as sent: "ORDER%7C1" is the order "ORDER|1". */
+    if (http_path_decode(segment, order_no, sizeof(order_no)) != 0 || !order_no_valid(order_no)) {
         http_response_error(resp, 400, "invalid_request",
                             "order_no must be 6 to 32 characters of [0-9A-Za-z_|*-]");
         return;

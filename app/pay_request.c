@@ -259,11 +259,10 @@ char *pay_body_processing(const char *order_no)
     return pay_body_dump(json_pack("{s:s, s:s}", "order_no", order_no, "status", "PROCESSING"));
 }
 
-char *pay_body_declined(const char *order_no, const char *message)
+char *pay_body_failed(const char *order_no, const char *code, const char *message)
 {
     return pay_body_dump(json_pack("{s:s, s:s, s:s, s:s}", "order_no", order_no, "status",
-                                   "FAILED", "error", "payment_declined", "message",
-                                   message));
+                                   "FAILED", "error", code, "message", message));
 }
 
 char *pay_body_error(const char *code, const char *message)

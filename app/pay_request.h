@@ -73,8 +73,10 @@ const char *pay_req_status_code(pay_req_status s);
 char *pay_body_paid(const char *order_no, const char *transaction_id, int64_t fen);
 /* {"order_no","status":"PROCESSING"} */
 char *pay_body_processing(const char *order_no);
-/* {"order_no","status":"FAILED","error":"payment_declined","message"} */
-char *pay_body_declined(const char *order_no, const char *message);
+/* {"order_no","status":"FAILED","error":code,"message"}: code is
+ * "payment_declined" (a later POST may try again) or "payment_closed" (the
+ * order can never be paid). */
+char *pay_body_failed(const char *order_no, const char *code, const char *message);
 /* {"error","message"} */
 char *pay_body_error(const char *code, const char *message);
 /* GET /api/pay/orders/{no}: {"order_no","user_id","amount","status",

@@ -1,6 +1,8 @@
 /* reconciler.c - the background settle loop: expired PROCESSING leases are
- * taken by CAS, resolved with orderquery, and moved to PAID or FAILED;
- * FAILED orders are asked about once more after IDEMPAY_FAILED_RECHECK_MS;
+ * taken by CAS and their attempt ended with orderquery, then closeorder
+ * (settle.c): PAID, or FAILED for good once closed; retryable FAILED orders
+ * (a gateway without closeorder) are asked about once more after
+ * IDEMPAY_FAILED_RECHECK_MS;
  * the Idempotency-Key table is purged in bounded batches. */
 #include "reconciler.h"
 
@@ -16,6 +18,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "order_store.h"
+#include "settle.h"
 
 enum {
     RECON_SQL_PURGE = STMT_RECON_BASE + 0,
@@ -24,118 +27,71 @@ enum {
 /* The thread's index in logs and app_ctx (FastCGI workers are 0..N-1). */
 #define RECONCILER_THREAD_INDEX 1000
 
-/* true when the charge orderquery found is of the order's amount (or the
- * reply did not say); otherwise logs it as an error, with what happens to
- * the order, and counts an unknown outcome. */
-static bool reconciler_amount_matches(const char *order_no, const gw_result *gw,
-                                      const order_row *row, const char *what_now)
+/* Counts where settle left an order the reconciler worked; 1 settled, 0
+ * not (ask again later), -1 MariaDB failed. */
+static int reconciler_count(settle_result s)
 {
-    if (gw->total_fee < 0 || gw->total_fee == row->amount_fen)
-        return true;
-    log_msg(LOG_ERROR, "reconciler order=%s: charge of %lld fen, order is %lld fen; %s", order_no,
-            gw->total_fee, (long long)row->amount_fen, what_now);
-    metrics_inc(MET_RECON_UNKNOWN);
-    return false;
-}
-
-/* Resolves an order this thread holds at attempt `fence` (PROCESSING,
- * leased) with orderquery: a charge of the order's amount -> PAID; not
- * charged -> FAILED, due for one recheck after recheck_ms (0: final);
- * unknown -> left PROCESSING until the lease runs out. 1 settled, 0 not,
- * -1 database failure. */
-static int reconciler_resolve(app_ctx *ctx, const char *order_no, long long fence,
-                              long recheck_ms)
-{
-    order_row row;
-    gw_result gw;
-    order_store_result r = order_store_get(ctx, order_no, &row);
-
-    if (r != ORDER_STORE_OK)
-        return r == ORDER_STORE_MISS ? 0 : -1;
-
-    switch (gateway_orderquery(ctx, order_no, &gw)) {
-    case GW_CHARGED:
-        if (!reconciler_amount_matches(order_no, &gw, &row, "left PROCESSING"))
-            return 0;
-        r = order_store_mark_paid(ctx, order_no, gw.transaction_id);
-        if (r == ORDER_STORE_OK) {
-            log_msg(LOG_INFO, "reconciler order=%s: PAID (%s)", order_no, gw.transaction_id);
-            metrics_inc(MET_RECON_PAID);
-            return 1;
-        }
-        break;
-    case GW_NOT_CHARGED:
-        r = order_store_mark_failed(ctx, order_no, fence, recheck_ms);
-        if (r == ORDER_STORE_OK) {
-            log_msg(LOG_INFO, "reconciler order=%s: FAILED (%s)%s", order_no, gw.err_code,
-                    recheck_ms > 0 ? "; will ask again" : "; final");
-            metrics_inc(MET_RECON_FAILED);
-            return 1;
-        }
-        break;
-    case GW_ORDERPAID:
-    case GW_UNKNOWN:
+    switch (s) {
+    case SETTLE_PAID:
+        metrics_inc(MET_RECON_PAID);
+        return 1;
+    case SETTLE_CLOSED:
+    case SETTLE_FAILED:
+        metrics_inc(MET_RECON_FAILED);
+        return 1;
+    case SETTLE_ERROR:
+        return -1;
+    default:
         metrics_inc(MET_RECON_UNKNOWN);
-        return 0; /* our lease runs out; the next round asks again */
+        return 0;
     }
-    return r == ORDER_STORE_ERROR ? -1 : 0;
 }
 
 /* Settles one expired PROCESSING order at attempts: takes its lease by CAS
- * and resolves it. "Not charged" is not final yet: the expired attempt's
- * own unifiedorder may still be queued at the gateway and charge after
- * this orderquery, so the order is asked about once more later. */
+ * (attempt attempts+1) and ends the expired attempt with settle_resolve:
+ * orderquery, then closeorder, so that an attempt still queued at the
+ * gateway can never charge after the order moved on (docs/FENCE.md). */
 static int reconciler_settle(app_ctx *ctx, const char *order_no, long long attempts)
 {
+    order_row row;
     order_store_result r = order_store_take_expired(ctx, order_no, attempts, ctx->cfg->lease_ms);
 
     if (r != ORDER_STORE_OK)
         return r == ORDER_STORE_MISS ? 0 : -1;
-    return reconciler_resolve(ctx, order_no, attempts + 1, ctx->cfg->failed_recheck_ms);
+    return reconciler_count(settle_resolve(ctx, order_no, attempts + 1,
+                                           ctx->cfg->failed_recheck_ms, "reconciler", &row));
 }
 
-/* The recheck of a FAILED order whose recheck is due: taken by CAS on its
- * lease (the order stays FAILED), then one orderquery. A charge of the
- * order's amount that landed after the order failed makes it PAID, even
- * when that charge's notification never arrives; still not charged is
- * final; unknown is asked again when the lease runs out. */
+/* The recheck of a retryable FAILED order whose recheck is due (after a
+ * failure without a close: a gateway without closeorder): taken by CAS on
+ * its lease (the order stays FAILED), then one orderquery. A charge that
+ * landed after the order failed is settled (PAID, or refunded when it is
+ * not the order's), even when its notification never arrives; still not
+ * charged is final; unknown is asked again when the lease runs out. */
 static int reconciler_recheck(app_ctx *ctx, const char *order_no, long long attempts)
 {
     order_row row;
     gw_result gw;
     order_store_result r = order_store_recheck_take(ctx, order_no, attempts, ctx->cfg->lease_ms);
 
-    if (r == ORDER_STORE_OK)
-        r = order_store_get(ctx, order_no, &row);
     if (r != ORDER_STORE_OK)
         return r == ORDER_STORE_MISS ? 0 : -1;
 
     switch (gateway_orderquery(ctx, order_no, &gw)) {
     case GW_CHARGED:
-        if (!reconciler_amount_matches(order_no, &gw, &row, "left FAILED, asked again later"))
-            return 0;
-        r = order_store_recheck_paid(ctx, order_no, attempts, gw.transaction_id);
-        if (r == ORDER_STORE_OK) {
-            log_msg(LOG_WARN, "reconciler recheck order=%s: charged after it FAILED; PAID (%s)",
-                    order_no, gw.transaction_id);
-            metrics_inc(MET_RECON_PAID);
-            return 1;
-        }
-        break;
+        return reconciler_count(settle_charge(ctx, order_no, gw.transaction_id, gw.total_fee,
+                                              "recheck", &row));
     case GW_NOT_CHARGED:
+    case GW_CLOSED:
         r = order_store_recheck_done(ctx, order_no, attempts);
-        if (r == ORDER_STORE_OK) {
+        if (r == ORDER_STORE_OK)
             log_msg(LOG_INFO, "reconciler recheck order=%s: still not charged (%s); final",
                     order_no, gw.err_code);
-            return 0;
-        }
-        break;
-    case GW_ORDERPAID:
-    case GW_UNKNOWN:
+        return r == ORDER_STORE_ERROR ? -1 : 0;
+    default:
         metrics_inc(MET_RECON_UNKNOWN);
         return 0;
     }
-    return r == ORDER_STORE_ERROR ? -1 : 0;
 }
 
 typedef int (*recon_list_fn)(app_ctx *, char (*)[ORDER_NO_MAX + 1], long long *, int);

@@ -2,14 +2,15 @@
  * background thread per service process, with its own app_ctx: every
  * IDEMPAY_RECONCILE_INTERVAL_MS it takes PROCESSING orders whose lease has
  * expired (by CAS on the lease, so several processes never work one order
- * at once), asks the gateway with orderquery, and settles them: a verified
- * charge of the order's amount -> PAID with its transaction_id; not charged
- * -> FAILED; unknown -> left for the next round. So an order charged just
- * before its worker crashed ends PAID without any client help. A FAILED
- * order that such a round (or a declined retry) left is asked about once
- * more IDEMPAY_FAILED_RECHECK_MS later: a unifiedorder still queued at the
- * gateway when orderquery said "not charged" charges late, and the order
- * must end PAID even if that charge's notification is lost. The same
+ * at once) and ends the expired attempt (settle_resolve): orderquery, and
+ * when it says "not charged", closeorder, so an attempt still queued at the
+ * gateway can never charge later; a charge -> PAID (or refunded when it is
+ * not the order's), closed -> FAILED for good, unknown -> left for the next
+ * round. So an order charged just before its worker crashed ends PAID
+ * without any client help. With a gateway that has no closeorder the order
+ * fails retryably instead and is asked about once more
+ * IDEMPAY_FAILED_RECHECK_MS later (a late charge makes it PAID; the
+ * statement job refunds any second one). The same
  * thread purges expired Idempotency-Key records. */
 #ifndef IDEMPAY_RECONCILER_H
 #define IDEMPAY_RECONCILER_H

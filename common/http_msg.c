@@ -93,9 +93,10 @@ static int hexval(int c)
     return -1;
 }
 
-/* URL-decodes src[0..len) into out. Returns 0, or -2 when it does not fit
- * or an escape is malformed. */
-static int url_decode(const char *src, size_t len, char *out, size_t outlen)
+/* URL-decodes src[0..len) into out ('+' is a space in a query, itself in
+ * a path). Returns 0, or -2 when it does not fit, an escape is malformed
+ * or it decodes to NUL. */
+static int url_decode(const char *src, size_t len, int plus_is_space, char *out, size_t outlen)
 {
     size_t o = 0;
 
@@ -111,7 +112,7 @@ static int url_decode(const char *src, size_t len, char *out, size_t outlen)
                 return -2;
             c = hi * 16 + lo;
             i += 2;
-        } else if (c == '+') {
+        } else if (c == '+' && plus_is_space) {
             c = ' ';
         }
         if (c == 0 || o + 1 >= outlen)
@@ -122,6 +123,11 @@ static int url_decode(const char *src, size_t len, char *out, size_t outlen)
         return -2;
     out[o] = '\0';
     return 0;
+}
+
+int http_path_decode(const char *segment, char *out, size_t outlen)
+{
+    return url_decode(segment, strlen(segment), 0, out, outlen) == 0 ? 0 : -1;
 }
 
 int http_query_param(const char *query, const char *name, char *out, size_t outlen)
@@ -136,7 +142,7 @@ int http_query_param(const char *query, const char *name, char *out, size_t outl
         if (plen > nlen && p[nlen] == '=' && !memcmp(p, name, nlen)) {
             if (found)
                 return -2;
-            if (url_decode(p + nlen + 1, plen - nlen - 1, out, outlen) != 0)
+            if (url_decode(p + nlen + 1, plen - nlen - 1, 1, out, outlen) != 0)
                 return -2;
             found = 1;
         } else if (plen == nlen && !memcmp(p, name, nlen)) {

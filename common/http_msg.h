@@ -45,6 +45,11 @@ int http_response_json(http_response *r, int status, json_t *obj);
 /* {"error": code, "message": message} with status. Returns 0 or -1. */
 int http_response_error(http_response *r, int status, const char *code, const char *message);
 
+/* Percent-decodes a path segment (segment is NUL-terminated, '+' stays '+')
+ * into out. Returns 0, or -1 when it does not fit, an escape is malformed
+ * or it decodes to a NUL byte. */
+int http_path_decode(const char *segment, char *out, size_t outlen);
+
 /* The value of query parameter name, URL-decoded into out. Returns 0, -1
  * when absent, -2 when it does not fit or is repeated. */
 int http_query_param(const char *query, const char *name, char *out, size_t outlen);

@@ -1,6 +1,6 @@
 /* fuzz_gateway_reply.c - libFuzzer harness for what the service trusts in a
  * gateway reply (unifiedorder / orderquery / refund): wx_xml_parse on the
- * reply body, then app/gateway.c's own acceptance (gateway_reply_trusted:
+ * reply body, then app/gateway_reply.c's own acceptance (gateway_reply_trusted:
  * return_code, signature, appid/mch_id; gateway_reply_charge:
  * transaction_id, total_fee) after unifiedorder's result_code SUCCESS.
  * Properties: a verdict is
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway.h"
+#include "gateway_reply.h"
 #include "harness.h"
 #include "money.h"
 #include "wx_sign.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callback.h"
+#include "callback_verify.h"
 #include "config.h"
 #include "harness.h"
 #include "money.h"

@@ -88,7 +88,7 @@ static void check_accepted(const pay_request *r)
     check_json_string_member(body, "amount", amount);
     check_json_string_member(body, "transaction_id", other);
     free(body);
-    body = pay_body_declined(r->order_no, other);
+    body = pay_body_failed(r->order_no, "payment_declined", other);
     FUZZ_CHECK(body != NULL);
     check_json_string_member(body, "message", other);
     for (const char *p = body; *p; p++)

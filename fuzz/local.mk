@@ -11,28 +11,27 @@ FUZZ_CC = clang
 FUZZ_SECONDS = 60
 fuzz_compile_flags = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-ffunction-sections -fdata-sections -Wall -Wextra -Wno-unused-parameter
+	-Wall -Wextra -Wno-unused-parameter
 # app headers include mysql.h / hiredis.h for their types: headers only.
 fuzz_include_flags = -I$(top_srcdir)/common -I$(top_srcdir)/app -I$(top_srcdir)/fuzz \
 	$(JANSSON_CFLAGS) $(MXML_CFLAGS) $(CRYPTO_CFLAGS) $(MARIADB_CFLAGS) $(HIREDIS_CFLAGS)
-# A module's functions the harness does not call (callback.c's database half)
-# are dropped by the linker, so their MariaDB/metrics references need not
-# resolve; -z start-stop-gc lets it drop them despite the coverage sections
-# (GNU ld >= 2.37).
-fuzz_link_flags = -Wl,--gc-sections -Wl,-z,start-stop-gc
+# Each harness links only pure modules (callback_verify.c, gateway_reply.c,
+# pay_request.c, statement_parse.c, common/): no MariaDB, Redis or FastCGI.
+fuzz_link_flags =
 fuzz_libs = $(MXML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 
-FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply
+FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply fuzz_statement
 FUZZ_PROGS = $(FUZZ_HARNESSES:%=fuzz/%)
 
 # The sources each harness tests (compiled once each, with coverage).
-fuzz_units_notify = fuzz/fuzz_notify app/callback common/wx_xml common/wx_sign \
+fuzz_units_notify = fuzz/fuzz_notify app/callback_verify common/http_msg common/wx_xml common/wx_sign \
 	common/money common/order_no
 fuzz_units_pay_request = fuzz/fuzz_pay_request app/pay_request common/http_msg \
 	common/money common/order_no
 fuzz_units_amount = fuzz/fuzz_amount common/money
-fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply app/gateway common/wx_xml common/wx_sign \
+fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply app/gateway_reply common/wx_xml common/wx_sign \
 	common/money
+fuzz_units_statement = fuzz/fuzz_statement app/statement_parse common/money common/order_no
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 
@@ -51,6 +50,9 @@ fuzz/fuzz_amount: $(fuzz_units_amount:%=fuzz/out/obj/%.o)
 fuzz/fuzz_gateway_reply: $(fuzz_units_gateway_reply:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 
+fuzz/fuzz_statement: $(fuzz_units_statement:%=fuzz/out/obj/%.o)
+	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
+
 fuzz-build: $(FUZZ_PROGS)
 
 fuzz: $(FUZZ_PROGS)
@@ -64,5 +66,5 @@ fuzz-clean:
 
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += fuzz/local.mk fuzz/run-fuzzers fuzz/harness.h fuzz/fuzz_notify.c \
-	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c \
+	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c fuzz/fuzz_statement.c \
 	fuzz/gen_corpus.py fuzz/corpus fuzz/dict fuzz/regressions

@@ -1,6 +1,6 @@
-/* admin.c - the /mock/ admin API: ledger listing, knobs, reset. Config
- * changes are written to the ledger before they take effect, so a restart
- * of the mock keeps them. */
+/* admin.c - the /mock/ admin API: ledger listing, journal, knobs, reset.
+ * Config changes are written to the ledger before they take effect, so a
+ * restart of the mock keeps them. */
 #include "admin.h"
 
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "faults.h"
+#include "journal.h"
 #include "log.h"
 #include "notifier.h"
 #include "order_no.h"
@@ -48,14 +49,54 @@ static void admin_ledger(mock_app *app, ledger *l, const http_request *req, http
     if (q == 0)
         filter = otn;
     json_t *charges = ledger_charges_json(l, filter);
-    if (charges == NULL || notifier_count(app->notifier, l, &sent) != 0) {
+    json_t *closed = charges != NULL ? ledger_closed_json(l, filter) : NULL;
+    if (closed == NULL || notifier_count(app->notifier, l, &sent) != 0) {
         json_decref(charges);
+        json_decref(closed);
         admin_unavailable(resp, l);
         return;
     }
-    json_t *o = json_pack("{s:o, s:I}", "charges", charges, "notifications_sent", (json_int_t)sent);
+    json_t *o = json_pack("{s:o, s:I, s:o}", "charges", charges, "notifications_sent",
+                          (json_int_t)sent, "closed", closed);
     if (o == NULL) {
         http_response_error(resp, 500, "internal", "out of memory");
+        return;
+    }
+    http_response_json(resp, 200, o);
+}
+
+/* GET /mock/requests[?out_trade_no=X][&limit=N] */
+static void admin_requests(mock_app *app, const http_request *req, http_response *resp)
+{
+    char otn[64], lim[24], err[256];
+    long long limit = JOURNAL_DEFAULT_LIMIT;
+
+    int q = http_query_param(req->query, "out_trade_no", otn, sizeof(otn));
+    if (q == -2 || (q == 0 && !order_no_valid(otn))) {
+        http_response_error(resp, 400, "invalid_request",
+                            "out_trade_no must be 6-32 characters of [0-9A-Za-z_|*-]");
+        return;
+    }
+    int ql = http_query_param(req->query, "limit", lim, sizeof(lim));
+    if (ql == 0) {
+        char *end = NULL;
+        limit = strtoll(lim, &end, 10);
+        if (lim[0] < '0' || lim[0] > '9' || *end != '\0' || limit < 1 || limit > JOURNAL_MAX_LIMIT)
+            ql = -2;
+    }
+    if (ql == -2) {
+        http_response_error(resp, 400, "invalid_request", "limit must be an integer from 1 to 1000000");
+        return;
+    }
+    if (app->journal == NULL) {
+        http_response_error(resp, 503, "unavailable", "this mock keeps no journal");
+        return;
+    }
+    json_t *o = journal_json(app->journal, q == 0 ? otn : NULL, limit, err, sizeof(err));
+    if (o == NULL) {
+        log_msg(LOG_ERROR, "admin: journal unavailable: %s", err);
+        http_response_header(resp, "Retry-After", "1");
+        http_response_error(resp, 503, "unavailable", "the mock's journal (MariaDB) is unavailable");
         return;
     }
     http_response_json(resp, 200, o);
@@ -121,7 +162,9 @@ static void admin_reset(mock_app *app, ledger *l, http_response *resp)
     }
     pthread_mutex_lock(&admin_config_mu);
     notifier_reset_begin(app->notifier);
+    journal_reset_begin(app->journal);
     int rc = ledger_reset(l, text);
+    journal_reset_end(app->journal);
     notifier_reset_end(app->notifier);
     if (rc == 0)
         faults_set(&app->faults, &dflt, 1);
@@ -165,6 +208,11 @@ void admin_handle(mock_app *app, ledger *l, const http_request *req, http_respon
             admin_put_config(app, l, req, resp);
         else
             admin_method(resp, "GET, PUT");
+    } else if (strcmp(req->path, "/mock/requests") == 0) {
+        if (strcmp(m, "GET") == 0)
+            admin_requests(app, req, resp);
+        else
+            admin_method(resp, "GET");
     } else if (strcmp(req->path, "/mock/reset") == 0) {
         if (strcmp(m, "POST") == 0)
             admin_reset(app, l, resp);

@@ -1,8 +1,9 @@
 /* admin - the mock's JSON admin API under /mock/:
- *   GET  /mock/ledger[?out_trade_no=X]  charges and notifications_sent
+ *   GET  /mock/ledger[?out_trade_no=X]  charges, notifications_sent, closed trades
+ *   GET  /mock/requests[?out_trade_no=X][&limit=N]  the journal
  *   GET  /mock/config                   every knob
  *   PUT  /mock/config                   merge a partial JSON object of knobs
- *   POST /mock/reset                    defaults, empty ledger, no pending notifications
+ *   POST /mock/reset                    defaults, empty ledger and journal, no pending notifications
  * Errors are {"error","message"} with 400 (bad knob or JSON), 404, 405, 503
  * (ledger unavailable). */
 #ifndef IDEMPAY_MOCK_ADMIN_H

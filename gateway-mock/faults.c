@@ -1,6 +1,6 @@
 /* faults.c - the mock's knobs, their JSON form, and the seeded decisions.
  * A knob table drives validation, merging and printing, so a knob is added
- * in one place. */
+ * in one place; the per-endpoint knobs have a small table of their own. */
 #include "faults.h"
 
 #include <stdio.h>
@@ -21,8 +21,8 @@ typedef struct {
 #define KNOB_B(f) { #f, KNOB_BOOL, offsetof(faults_config, f), 0, 0 }
 
 static const knob faults_knobs[] = {
-    KNOB_I(latency_ms, 0, 60000),
-    KNOB_I(jitter_ms, 0, 60000),
+    KNOB_I(latency_ms, 0, FAULTS_MAX_LATENCY_MS),
+    KNOB_I(jitter_ms, 0, FAULTS_MAX_LATENCY_MS),
     KNOB_R(error_rate),
     KNOB_R(decline_rate),
     KNOB_R(timeout_after_charge_rate),
@@ -35,8 +35,42 @@ static const knob faults_knobs[] = {
     KNOB_B(notify_enabled),
     KNOB_I(hold_max_ms, 0, 600000),
     KNOB_I(seed, 0, INT64_MAX),
+    KNOB_B(closeorder_enabled),
+    KNOB_B(journal),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
+
+/* The knobs of one endpoint: latency and jitter may also be null (inherit). */
+#define EP_KNOB_I(f) { #f, KNOB_INT, offsetof(faults_endpoint_config, f), 0, FAULTS_MAX_LATENCY_MS }
+#define EP_KNOB_R(f) { #f, KNOB_RATE, offsetof(faults_endpoint_config, f), 0, 0 }
+
+static const knob faults_ep_knobs[] = {
+    EP_KNOB_I(latency_ms),
+    EP_KNOB_I(jitter_ms),
+    EP_KNOB_R(error_rate),
+    EP_KNOB_R(reset_rate),
+};
+#define FAULTS_NEPKNOBS (sizeof(faults_ep_knobs) / sizeof(faults_ep_knobs[0]))
+
+static const char *const faults_ep_names[FAULTS_EP_COUNT] = {
+    [FAULTS_EP_ORDERQUERY] = "orderquery",
+    [FAULTS_EP_CLOSEORDER] = "closeorder",
+    [FAULTS_EP_REFUND] = "refund",
+    [FAULTS_EP_DOWNLOADBILL] = "downloadbill",
+};
+
+const char *faults_endpoint_name(faults_endpoint ep)
+{
+    return (unsigned)ep < FAULTS_EP_COUNT ? faults_ep_names[ep] : "?";
+}
+
+static void faults_endpoint_defaults(faults_endpoint_config *e)
+{
+    e->latency_ms = FAULTS_INHERIT;
+    e->jitter_ms = FAULTS_INHERIT;
+    e->error_rate = 0.0;
+    e->reset_rate = 0.0;
+}
 
 void faults_config_defaults(faults_config *cfg)
 {
@@ -49,14 +83,110 @@ void faults_config_defaults(faults_config *cfg)
     cfg->notify_enabled = true;
     cfg->hold_max_ms = 30000;
     cfg->seed = FAULTS_DEFAULT_SEED;
+    cfg->closeorder_enabled = true;
+    cfg->journal = true;
+    for (int i = 0; i < FAULTS_EP_COUNT; i++)
+        faults_endpoint_defaults(&cfg->endpoints[i]);
 }
 
-static const knob *faults_knob(const char *name)
+static const knob *faults_knob(const knob *table, size_t n, const char *name)
 {
-    for (size_t i = 0; i < FAULTS_NKNOBS; i++)
-        if (strcmp(faults_knobs[i].name, name) == 0)
-            return &faults_knobs[i];
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(table[i].name, name) == 0)
+            return &table[i];
     return NULL;
+}
+
+/* Stores val into the field of k at base (checked against k's type and
+ * range; null for an integer when null_ok, stored as FAULTS_INHERIT).
+ * Returns 0 or -1 with the reason in err; where names the knob. */
+static int faults_set_knob(const knob *k, const json_t *val, char *base, bool null_ok,
+                           const char *where, char *err, size_t errlen)
+{
+    char *field = base + k->offset;
+    switch (k->type) {
+    case KNOB_INT: {
+        long long v = FAULTS_INHERIT;
+        if (!(null_ok && json_is_null(val))) {
+            if (!json_is_integer(val)) {
+                snprintf(err, errlen, "%s must be an integer%s", where, null_ok ? " or null" : "");
+                return -1;
+            }
+            v = json_integer_value(val);
+            if (v < k->min || v > k->max) {
+                snprintf(err, errlen, "%s must be between %lld and %lld", where, k->min, k->max);
+                return -1;
+            }
+        }
+        memcpy(field, &v, sizeof(v));
+        return 0;
+    }
+    case KNOB_RATE: {
+        double v = json_is_number(val) ? json_number_value(val) : -1.0;
+        if (!(v >= 0.0 && v <= 1.0)) {
+            snprintf(err, errlen, "%s must be a number between 0 and 1", where);
+            return -1;
+        }
+        memcpy(field, &v, sizeof(v));
+        return 0;
+    }
+    case KNOB_BOOL: {
+        if (!json_is_boolean(val)) {
+            snprintf(err, errlen, "%s must be true or false", where);
+            return -1;
+        }
+        bool v = json_is_true(val);
+        memcpy(field, &v, sizeof(v));
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* Merges the "endpoints" object obj into next. 0 or -1 (err set). */
+static int faults_merge_endpoints(const json_t *obj, faults_config *next, char *err, size_t errlen)
+{
+    const char *name, *key;
+    json_t *eobj, *val;
+
+    if (!json_is_object(obj)) {
+        snprintf(err, errlen, "endpoints must be an object of endpoint names "
+                              "(orderquery, closeorder, refund, downloadbill)");
+        return -1;
+    }
+    json_object_foreach((json_t *)obj, name, eobj) {
+        int ep = -1;
+        for (int i = 0; i < FAULTS_EP_COUNT; i++)
+            if (strcmp(faults_ep_names[i], name) == 0)
+                ep = i;
+        if (ep < 0) {
+            snprintf(err, errlen, "unknown endpoint \"%.32s\" in endpoints "
+                                  "(orderquery, closeorder, refund, downloadbill)", name);
+            return -1;
+        }
+        faults_endpoint_config *e = &next->endpoints[ep];
+        if (json_is_null(eobj)) {
+            faults_endpoint_defaults(e);
+            continue;
+        }
+        if (!json_is_object(eobj)) {
+            snprintf(err, errlen, "endpoints.%s must be an object or null", name);
+            return -1;
+        }
+        json_object_foreach(eobj, key, val) {
+            char where[96];
+            const knob *k = faults_knob(faults_ep_knobs, FAULTS_NEPKNOBS, key);
+            snprintf(where, sizeof(where), "endpoints.%s.%.32s", name, key);
+            if (k == NULL) {
+                snprintf(err, errlen, "unknown knob \"%s\" (latency_ms, jitter_ms, error_rate, "
+                                      "reset_rate)", where);
+                return -1;
+            }
+            if (faults_set_knob(k, val, (char *)e, true, where, err, errlen) != 0)
+                return -1;
+        }
+    }
+    return 0;
 }
 
 int faults_config_merge(const faults_config *base, const json_t *obj, faults_config *out,
@@ -74,51 +204,20 @@ int faults_config_merge(const faults_config *base, const json_t *obj, faults_con
         return -1;
     }
     json_object_foreach((json_t *)obj, key, val) {
-        const knob *k = faults_knob(key);
+        if (strcmp(key, "endpoints") == 0) {
+            if (faults_merge_endpoints(val, &next, err, errlen) != 0)
+                return -1;
+            continue;
+        }
+        const knob *k = faults_knob(faults_knobs, FAULTS_NKNOBS, key);
         if (k == NULL) {
             snprintf(err, errlen, "unknown knob \"%.64s\"", key);
             return -1;
         }
-        char *field = (char *)&next + k->offset;
-        switch (k->type) {
-        case KNOB_INT: {
-            if (!json_is_integer(val)) {
-                snprintf(err, errlen, "%s must be an integer", k->name);
-                return -1;
-            }
-            long long v = json_integer_value(val);
-            if (v < k->min || v > k->max) {
-                snprintf(err, errlen, "%s must be between %lld and %lld", k->name, k->min, k->max);
-                return -1;
-            }
-            memcpy(field, &v, sizeof(v));
-            if (strcmp(k->name, "seed") == 0)
-                seeded = 1;
-            break;
-        }
-        case KNOB_RATE: {
-            if (!json_is_number(val)) {
-                snprintf(err, errlen, "%s must be a number between 0 and 1", k->name);
-                return -1;
-            }
-            double v = json_number_value(val);
-            if (!(v >= 0.0 && v <= 1.0)) {
-                snprintf(err, errlen, "%s must be a number between 0 and 1", k->name);
-                return -1;
-            }
-            memcpy(field, &v, sizeof(v));
-            break;
-        }
-        case KNOB_BOOL: {
-            if (!json_is_boolean(val)) {
-                snprintf(err, errlen, "%s must be true or false", k->name);
-                return -1;
-            }
-            bool v = json_is_true(val);
-            memcpy(field, &v, sizeof(v));
-            break;
-        }
-        }
+        if (faults_set_knob(k, val, (char *)&next, false, k->name, err, errlen) != 0)
+            return -1;
+        if (strcmp(k->name, "seed") == 0)
+            seeded = 1;
     }
     *out = next;
     if (seed_given != NULL)
@@ -126,41 +225,63 @@ int faults_config_merge(const faults_config *base, const json_t *obj, faults_con
     return 0;
 }
 
+/* The value of knob k at base as new JSON (an integer FAULTS_INHERIT as
+ * null when null_ok), or NULL on OOM. */
+static json_t *faults_knob_json(const knob *k, const char *base, bool null_ok)
+{
+    const char *field = base + k->offset;
+    switch (k->type) {
+    case KNOB_INT: {
+        long long x;
+        memcpy(&x, field, sizeof(x));
+        return null_ok && x == FAULTS_INHERIT ? json_null() : json_integer(x);
+    }
+    case KNOB_RATE: {
+        double x;
+        memcpy(&x, field, sizeof(x));
+        return json_real(x);
+    }
+    case KNOB_BOOL: {
+        bool x;
+        memcpy(&x, field, sizeof(x));
+        return json_boolean(x);
+    }
+    }
+    return NULL;
+}
+
+/* Sets every knob of table at base into o. 0 or -1 (OOM). */
+static int faults_knobs_json(json_t *o, const knob *table, size_t n, const char *base, bool null_ok)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = faults_knob_json(&table[i], base, null_ok);
+        if (v == NULL || json_object_set_new(o, table[i].name, v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 json_t *faults_config_to_json(const faults_config *cfg)
 {
     json_t *o = json_object();
-    if (o == NULL)
-        return NULL;
-    for (size_t i = 0; i < FAULTS_NKNOBS; i++) {
-        const knob *k = &faults_knobs[i];
-        const char *field = (const char *)cfg + k->offset;
-        json_t *v = NULL;
-        switch (k->type) {
-        case KNOB_INT: {
-            long long x;
-            memcpy(&x, field, sizeof(x));
-            v = json_integer(x);
-            break;
-        }
-        case KNOB_RATE: {
-            double x;
-            memcpy(&x, field, sizeof(x));
-            v = json_real(x);
-            break;
-        }
-        case KNOB_BOOL: {
-            bool x;
-            memcpy(&x, field, sizeof(x));
-            v = json_boolean(x);
-            break;
-        }
-        }
-        if (v == NULL || json_object_set_new(o, k->name, v) != 0) {
-            json_decref(o);
-            return NULL;
-        }
+    json_t *eps = json_object();
+    if (o == NULL || eps == NULL ||
+        faults_knobs_json(o, faults_knobs, FAULTS_NKNOBS, (const char *)cfg, false) != 0)
+        goto fail;
+    for (int i = 0; i < FAULTS_EP_COUNT; i++) {
+        json_t *e = json_object();
+        if (e == NULL || json_object_set_new(eps, faults_ep_names[i], e) != 0 ||
+            faults_knobs_json(e, faults_ep_knobs, FAULTS_NEPKNOBS,
+                              (const char *)&cfg->endpoints[i], true) != 0)
+            goto fail;
     }
-    return o;
+    if (json_object_set_new(o, "endpoints", eps) == 0)
+        return o;
+    eps = NULL;  /* set_new stole it even on failure */
+fail:
+    json_decref(eps);
+    json_decref(o);
+    return NULL;
 }
 
 char *faults_config_dump(const faults_config *cfg)
@@ -195,6 +316,22 @@ void faults_decide(rng_t *r, const faults_config *cfg, fault_decision *out)
         out->kind = FAULT_TIMEOUT_AFTER_CHARGE;
     else
         out->kind = FAULT_NONE;
+}
+
+void faults_decide_endpoint(rng_t *r, const faults_config *cfg, faults_endpoint ep,
+                            fault_decision *out)
+{
+    const faults_endpoint_config *e = &cfg->endpoints[ep];
+    long long latency = e->latency_ms == FAULTS_INHERIT ? cfg->latency_ms : e->latency_ms;
+    long long jitter_max = e->jitter_ms == FAULTS_INHERIT ? cfg->jitter_ms : e->jitter_ms;
+    /* Three draws, always, in this order. */
+    uint64_t j = rng_next(r);
+    long long jitter = jitter_max > 0 ? (long long)(j % (uint64_t)(jitter_max + 1)) : 0;
+    int reset = rng_chance(r, e->reset_rate);
+    int error = rng_chance(r, e->error_rate);
+
+    out->delay_ms = latency + jitter;
+    out->kind = reset ? FAULT_RESET : error ? FAULT_ERROR : FAULT_NONE;
 }
 
 long long faults_retry_delay_ms(int retry, long long step_ms)
@@ -246,10 +383,9 @@ void faults_draw_order(faults_state *st, fault_decision *out)
     pthread_mutex_unlock(&st->mu);
 }
 
-long long faults_draw_latency(faults_state *st)
+void faults_draw_endpoint(faults_state *st, faults_endpoint ep, fault_decision *out)
 {
     pthread_mutex_lock(&st->mu);
-    long long d = st->cfg.latency_ms + rng_range(&st->aux_rng, 0, st->cfg.jitter_ms);
+    faults_decide_endpoint(&st->aux_rng, &st->cfg, ep, out);
     pthread_mutex_unlock(&st->mu);
-    return d;
 }

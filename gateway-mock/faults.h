@@ -1,12 +1,19 @@
-/* faults - the mock's knobs (fault injection and notification settings) and
- * the seeded PRNG that decides each unifiedorder's fate.
+/* faults - the mock's knobs (fault injection, notification settings, the
+ * closeorder and journal switches) and the seeded PRNGs that decide each
+ * call's fate.
  *
  * Every unifiedorder draws exactly five values from the main PRNG, always in
  * this order: jitter, reset, error, decline, timeout_after_charge. So the same
  * seed and the same order of unifiedorder requests give the same decisions,
- * whatever else happens meanwhile (other endpoints take their jitter from a
- * second PRNG derived from the same seed). Precedence when several fire:
- * reset > error > decline > timeout_after_charge. */
+ * whatever else happens meanwhile. Precedence when several fire:
+ * reset > error > decline > timeout_after_charge.
+ *
+ * The other endpoints (orderquery, closeorder, refund, downloadbill) draw
+ * from a second, auxiliary PRNG derived from the same seed, three values per
+ * call in this order: jitter, reset, error (reset wins). Their knobs live in
+ * cfg->endpoints[]: latency_ms / jitter_ms may be FAULTS_INHERIT (the
+ * top-level unifiedorder value applies, as before per-endpoint faults
+ * existed); error_rate and reset_rate default to 0. */
 #ifndef IDEMPAY_MOCK_FAULTS_H
 #define IDEMPAY_MOCK_FAULTS_H
 
@@ -20,6 +27,28 @@
 
 #define FAULTS_DEFAULT_SEED 1
 #define FAULTS_MAX_NOTIFY_CONCURRENCY 64
+#define FAULTS_MAX_LATENCY_MS 60000
+/* An endpoint's latency_ms / jitter_ms that takes the top-level value (JSON null). */
+#define FAULTS_INHERIT (-1LL)
+
+/* The endpoints with knobs of their own (unifiedorder's are the top-level ones). */
+typedef enum {
+    FAULTS_EP_ORDERQUERY = 0,
+    FAULTS_EP_CLOSEORDER,
+    FAULTS_EP_REFUND,
+    FAULTS_EP_DOWNLOADBILL,
+    FAULTS_EP_COUNT
+} faults_endpoint;
+
+/* The endpoint's name in the config JSON ("orderquery", ...). */
+const char *faults_endpoint_name(faults_endpoint ep);
+
+typedef struct {
+    long long latency_ms;   /* 0..60000, or FAULTS_INHERIT */
+    long long jitter_ms;    /* 0..60000, or FAULTS_INHERIT */
+    double error_rate;      /* SYSTEMERROR, nothing done */
+    double reset_rate;      /* connection cut without a reply, nothing done */
+} faults_endpoint_config;
 
 typedef struct {
     long long latency_ms;              /* added to every WeChat reply, 0..60000 */
@@ -36,6 +65,9 @@ typedef struct {
     bool notify_enabled;
     long long hold_max_ms;             /* longest withheld reply, 0..600000 */
     long long seed;                    /* 0..2^63-1 */
+    bool closeorder_enabled;           /* false: /pay/closeorder is 404 */
+    bool journal;                      /* append every call to the journal */
+    faults_endpoint_config endpoints[FAULTS_EP_COUNT];
 } faults_config;
 
 typedef enum {
@@ -55,22 +87,29 @@ typedef struct {
     pthread_mutex_t mu;
     faults_config cfg;
     rng_t order_rng;      /* unifiedorder decisions */
-    rng_t aux_rng;        /* jitter of the other endpoints */
+    rng_t aux_rng;        /* decisions of the other endpoints */
 } faults_state;
 
 /* The defaults: no latency, no faults, dedupe on, one notification copy,
  * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,
- * seed FAULTS_DEFAULT_SEED. */
+ * seed FAULTS_DEFAULT_SEED, closeorder on, journal on, every endpoint
+ * inheriting the top-level latency and jitter with no errors or resets. */
 void faults_config_defaults(faults_config *cfg);
 
 /* Merges the JSON object obj over *base into *out (base and out may alias).
- * Every key must be a known knob of the right type and range. Returns 0, or
- * -1 with *out untouched and an English reason in err. *seed_given is set to
- * 1 when obj names "seed" (may be NULL). Does not steal obj. */
+ * Every key must be a known knob of the right type and range. "endpoints" is
+ * an object whose keys are endpoint names; each value is null (back to the
+ * defaults: inherit latency and jitter, no errors, no resets) or an object
+ * merged over that endpoint's knobs (latency_ms and jitter_ms: an integer
+ * 0..60000 or null for the top-level value; error_rate, reset_rate: 0..1).
+ * Returns 0, or -1 with *out untouched and an English reason in err.
+ * *seed_given is set to 1 when obj names "seed" (may be NULL). Does not steal
+ * obj. */
 int faults_config_merge(const faults_config *base, const json_t *obj, faults_config *out,
                         int *seed_given, char *err, size_t errlen);
 
-/* The config as a new JSON object (every knob), or NULL on OOM. */
+/* The config as a new JSON object (every knob, and "endpoints" with all four
+ * endpoints, an inherited latency or jitter as null), or NULL on OOM. */
 json_t *faults_config_to_json(const faults_config *cfg);
 
 /* The config as compact JSON text (rates with 15 significant digits), malloc'd;
@@ -79,6 +118,11 @@ char *faults_config_dump(const faults_config *cfg);
 
 /* Draws one unifiedorder decision from r under cfg: always five draws. */
 void faults_decide(rng_t *r, const faults_config *cfg, fault_decision *out);
+
+/* Draws one decision for endpoint ep from r under cfg: always three draws
+ * (jitter, reset, error); kind is FAULT_NONE, FAULT_RESET or FAULT_ERROR. */
+void faults_decide_endpoint(rng_t *r, const faults_config *cfg, faults_endpoint ep,
+                            fault_decision *out);
 
 /* The retry delay in ms before delivery attempt number `retry` (1-based: the
  * first retry is 1) for a schedule step of step_ms: WeChat's 15s/15s/30s/3m/
@@ -95,8 +139,8 @@ void faults_get(faults_state *st, faults_config *out);
 void faults_set(faults_state *st, const faults_config *cfg, int reseed);
 /* One unifiedorder decision (five draws from the main PRNG, under the lock). */
 void faults_draw_order(faults_state *st, fault_decision *out);
-/* Latency for another WeChat endpoint: latency_ms plus jitter from the
- * auxiliary PRNG. */
-long long faults_draw_latency(faults_state *st);
+/* One decision for another endpoint (three draws from the auxiliary PRNG,
+ * under the lock). */
+void faults_draw_endpoint(faults_state *st, faults_endpoint ep, fault_decision *out);
 
 #endif

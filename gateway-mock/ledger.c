@@ -1,6 +1,7 @@
 /* ledger.c - the mock's MariaDB ledger through prepared statements only.
  * Dedupe is decided by primary keys (INSERT, then a conditional UPDATE on a
- * duplicate), so concurrent duplicates lose atomically in any process. */
+ * duplicate), so concurrent duplicates lose atomically in any process; a
+ * close is one more conditional write on the same mock_trade row. */
 #include "ledger.h"
 
 #include <errno.h>
@@ -24,6 +25,9 @@ enum {
     S_TRADE_UPSERT_CHARGE,
     S_TRADE_UPSERT_DECLINE,
     S_TRADE_UPSERT_UNPAID,
+    S_TRADE_LOCK_CLOSED,
+    S_CLOSE_INSERT,
+    S_CLOSE_CAS,
     S_CHARGE_INSERT,
     S_CHARGE_BY_TXID,
     S_CHARGE_BY_OTN,
@@ -33,12 +37,16 @@ enum {
     S_REFUND_INSERT,
     S_LIST_ALL,
     S_LIST_OTN,
+    S_CLOSED_ALL,
+    S_CLOSED_OTN,
+    S_BILL,
     S_COUNTER_GET,
     S_COUNTER_ADD,
     S_COUNTER_ZERO,
     S_DEL_REFUNDS,
     S_DEL_CHARGES,
     S_DEL_TRADES,
+    S_DEL_JOURNAL,
     S_CONFIG_GET,
     S_CONFIG_PUT,
     S_COUNT
@@ -54,12 +62,15 @@ static const char *const ledger_sql[S_COUNT] = {
         "created_at, updated_at) VALUES (?, ?, ?, ?, 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
     [S_TRADE_CAS_CHARGE] =
         "UPDATE mock_trade SET transaction_id = ?, last_result = 'SUCCESS', attempts = attempts + 1, "
-        "updated_at = UTC_TIMESTAMP(6) WHERE out_trade_no = ? AND total_fee = ? AND transaction_id IS NULL",
+        "updated_at = UTC_TIMESTAMP(6) WHERE out_trade_no = ? AND total_fee = ? AND transaction_id IS NULL "
+        "AND closed_at IS NULL",
     [S_TRADE_CAS_DECLINE] =
         "UPDATE mock_trade SET last_result = 'PAYERROR', attempts = attempts + 1, "
-        "updated_at = UTC_TIMESTAMP(6) WHERE out_trade_no = ? AND total_fee = ? AND transaction_id IS NULL",
+        "updated_at = UTC_TIMESTAMP(6) WHERE out_trade_no = ? AND total_fee = ? AND transaction_id IS NULL "
+        "AND closed_at IS NULL",
     [S_TRADE_GET] =
-        "SELECT total_fee, transaction_id, last_result FROM mock_trade WHERE out_trade_no = ?",
+        "SELECT total_fee, transaction_id, last_result, closed_at IS NOT NULL FROM mock_trade "
+        "WHERE out_trade_no = ?",
     [S_TRADE_UPSERT_CHARGE] =
         "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
         "created_at, updated_at) VALUES (?, ?, ?, 'SUCCESS', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)) "
@@ -75,9 +86,19 @@ static const char *const ledger_sql[S_COUNT] = {
         "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
         "created_at, updated_at) VALUES (?, ?, NULL, 'NOTPAY', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)) "
         "ON DUPLICATE KEY UPDATE attempts = attempts + 1, updated_at = UTC_TIMESTAMP(6)",
+    /* Read under the row lock the caller's upsert took: the latest state. */
+    [S_TRADE_LOCK_CLOSED] =
+        "SELECT closed_at IS NOT NULL FROM mock_trade WHERE out_trade_no = ? FOR UPDATE",
+    [S_CLOSE_INSERT] =
+        "INSERT INTO mock_trade (out_trade_no, total_fee, transaction_id, last_result, attempts, "
+        "created_at, updated_at, closed_at) VALUES (?, 0, NULL, 'CLOSED', 0, UTC_TIMESTAMP(6), "
+        "UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+    [S_CLOSE_CAS] =
+        "UPDATE mock_trade SET closed_at = UTC_TIMESTAMP(6), updated_at = UTC_TIMESTAMP(6) "
+        "WHERE out_trade_no = ? AND transaction_id IS NULL AND closed_at IS NULL",
     [S_CHARGE_INSERT] =
-        "INSERT INTO mock_charge (transaction_id, out_trade_no, total_fee, trade_type, charged_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO mock_charge (transaction_id, out_trade_no, total_fee, trade_type, charged_at, openid) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
     [S_CHARGE_BY_TXID] =
         "SELECT " CHARGE_COLS " FROM mock_charge WHERE transaction_id = ?",
     [S_CHARGE_BY_OTN] =
@@ -101,6 +122,27 @@ static const char *const ledger_sql[S_COUNT] = {
         "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
         "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge "
         "WHERE out_trade_no = ? ORDER BY seq",
+    [S_CLOSED_ALL] =
+        "SELECT out_trade_no, DATE_FORMAT(closed_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_trade "
+        "WHERE closed_at IS NOT NULL ORDER BY closed_at, out_trade_no",
+    [S_CLOSED_OTN] =
+        "SELECT out_trade_no, DATE_FORMAT(closed_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_trade "
+        "WHERE out_trade_no = ? AND closed_at IS NOT NULL",
+    /* Charges and refunds in [from, to) (UTC), by the time shown (China
+     * time, to the second), transaction_id, charges first, refund_id. */
+    [S_BILL] =
+        "SELECT 0 AS kind, c.charged_at AS at, "
+        "DATE_FORMAT(c.charged_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s') AS cst, "
+        "c.transaction_id AS txid, c.out_trade_no, c.total_fee, c.trade_type, "
+        "COALESCE(c.openid, '') AS openid, '' AS refund_id, '' AS out_refund_no, 0 AS refund_fee "
+        "FROM mock_charge c WHERE ? <> 0 AND c.charged_at >= ? AND c.charged_at < ? "
+        "UNION ALL "
+        "SELECT 1, r.refunded_at, DATE_FORMAT(r.refunded_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s'), "
+        "r.transaction_id, r.out_trade_no, r.total_fee, COALESCE(c.trade_type, ''), "
+        "COALESCE(c.openid, ''), r.refund_id, r.out_refund_no, r.refund_fee "
+        "FROM mock_refund r LEFT JOIN mock_charge c ON c.transaction_id = r.transaction_id "
+        "WHERE ? <> 0 AND r.refunded_at >= ? AND r.refunded_at < ? "
+        "ORDER BY cst, txid, kind, refund_id",
     [S_COUNTER_GET] = "SELECT value FROM mock_counter WHERE name = 'notifications_sent'",
     [S_COUNTER_ADD] =
         "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', ?) "
@@ -111,6 +153,7 @@ static const char *const ledger_sql[S_COUNT] = {
     [S_DEL_REFUNDS] = "DELETE FROM mock_refund",
     [S_DEL_CHARGES] = "DELETE FROM mock_charge",
     [S_DEL_TRADES] = "DELETE FROM mock_trade",
+    [S_DEL_JOURNAL] = "DELETE FROM mock_journal",
     [S_CONFIG_GET] = "SELECT config FROM mock_config WHERE id = 1",
     [S_CONFIG_PUT] =
         "INSERT INTO mock_config (id, config, updated_at) VALUES (1, ?, UTC_TIMESTAMP(6)) "
@@ -395,6 +438,7 @@ typedef struct {
     const char *out_trade_no;
     long long total_fee;
     const char *trade_type;
+    const char *openid;            /* NULL: none */
     bool charge;
     bool dedupe;
     char when[32];                 /* charged_at as DATETIME(6) text */
@@ -415,24 +459,29 @@ static void ledger_draw_charge(attempt_arg *a)
 static int ledger_insert_charge(ledger *l, attempt_arg *a)
 {
     lp p[] = { P_STR(a->out->transaction_id), P_STR(a->out_trade_no), P_INT(a->total_fee),
-               P_STR(a->trade_type), P_STR(a->when) };
-    return ledger_exec(l, S_CHARGE_INSERT, p, 5, NULL, 0, NULL, NULL);
+               P_STR(a->trade_type), P_STR(a->when),
+               a->openid != NULL && a->openid[0] != '\0' ? P_STR(a->openid) : P_NULL };
+    return ledger_exec(l, S_CHARGE_INSERT, p, 6, NULL, 0, NULL, NULL);
 }
 
 /* Once the out_trade_no exists and the conditional update missed: why?
- * Returns 0 with out->outcome ORDERPAID / MISMATCH, 1 when the row changed
- * under us (try again), -1 on failure. */
+ * Returns 0 with out->outcome ORDERCLOSED / ORDERPAID / MISMATCH, 1 when the
+ * row changed under us (try again), -1 on failure. */
 static int ledger_explain_miss(ledger *l, attempt_arg *a)
 {
-    long long fee = 0;
+    long long fee = 0, closed = 0;
     char txid[TXID_BUF], last[16];
     bool found = false;
     lp p[] = { P_STR(a->out_trade_no) };
-    lc c[] = { C_INT(&fee), C_STR(txid), C_STR(last) };
-    if (ledger_exec(l, S_TRADE_GET, p, 1, c, 3, &found, NULL) != 0)
+    lc c[] = { C_INT(&fee), C_STR(txid), C_STR(last), C_INT(&closed) };
+    if (ledger_exec(l, S_TRADE_GET, p, 1, c, 4, &found, NULL) != 0)
         return -1;
     if (!found)
         return 1;  /* reset meanwhile */
+    if (closed) {
+        a->out->outcome = LEDGER_ORDERCLOSED;
+        return 0;
+    }
     if (fee != a->total_fee) {
         a->out->outcome = LEDGER_MISMATCH;
         return 0;
@@ -513,25 +562,45 @@ static int ledger_attempt_dedupe(ledger *l, void *arg)
     return -1;
 }
 
+/* In the transaction of a trusting attempt, after its upsert locked the
+ * mock_trade row: is the order closed? 0 open, 1 closed (rolled back,
+ * outcome ORDERCLOSED), -1 failure. */
+static int ledger_closed_under_lock(ledger *l, attempt_arg *a)
+{
+    long long closed = 0;
+    bool found = false;
+    lp p[] = { P_STR(a->out_trade_no) };
+    lc c[] = { C_INT(&closed) };
+    if (ledger_exec(l, S_TRADE_LOCK_CLOSED, p, 1, c, 1, &found, NULL) != 0)
+        return -1;
+    if (!found || !closed)
+        return 0;
+    ledger_rollback(l);
+    a->out->outcome = LEDGER_ORDERCLOSED;
+    return 1;
+}
+
+/* Without dedupe: every attempt is recorded, unless the order is closed.
+ * The upsert takes the row's lock first, so a close either committed before
+ * (seen here) or waits for this transaction (and then sees the charge). */
 static int ledger_attempt_trusting(ledger *l, void *arg)
 {
     attempt_arg *a = arg;
 
-    if (!a->charge) {
-        lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee) };
-        if (ledger_write1(l, S_TRADE_UPSERT_DECLINE, p, 2) != 0)
-            return -1;
-        a->out->outcome = LEDGER_DECLINED;
-        return 0;
-    }
     for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
-        ledger_draw_charge(a);
+        if (a->charge)
+            ledger_draw_charge(a);
         if (ledger_begin(l) != 0)
             return -1;
         lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee), P_STR(a->out->transaction_id) };
-        if (ledger_exec(l, S_TRADE_UPSERT_CHARGE, p, 3, NULL, 0, NULL, NULL) != 0)
+        int rc = a->charge ? ledger_exec(l, S_TRADE_UPSERT_CHARGE, p, 3, NULL, 0, NULL, NULL)
+                           : ledger_exec(l, S_TRADE_UPSERT_DECLINE, p, 2, NULL, 0, NULL, NULL);
+        if (rc != 0)
             return -1;
-        int rc = ledger_finish_attempt(l, a);
+        rc = ledger_closed_under_lock(l, a);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+        rc = ledger_finish_attempt(l, a);
         if (rc <= 0)
             return rc;
     }
@@ -540,10 +609,10 @@ static int ledger_attempt_trusting(ledger *l, void *arg)
 }
 
 int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee,
-                   const char *trade_type, bool charge, bool dedupe,
+                   const char *trade_type, const char *openid, bool charge, bool dedupe,
                    ledger_attempt_result *out)
 {
-    attempt_arg a = { out_trade_no, total_fee, trade_type, charge, dedupe, "", out };
+    attempt_arg a = { out_trade_no, total_fee, trade_type, openid, charge, dedupe, "", out };
     memset(out, 0, sizeof(*out));
     return ledger_run(l, dedupe ? ledger_attempt_dedupe : ledger_attempt_trusting, &a);
 }
@@ -564,6 +633,82 @@ int ledger_note_unpaid(ledger *l, const char *out_trade_no, long long total_fee)
 {
     unpaid_arg a = { out_trade_no, total_fee };
     return ledger_run(l, ledger_unpaid_op, &a);
+}
+
+/* ---- closes ------------------------------------------------------------ */
+
+typedef struct {
+    const char *out_trade_no;
+    ledger_close_outcome *out;
+} close_arg;
+
+/* Why did the close's conditional update miss? 0 with *out set, 1 when the
+ * row is gone (a reset: try again), -1 on failure. */
+static int ledger_close_explain(ledger *l, close_arg *a)
+{
+    long long fee = 0, closed = 0;
+    char txid[TXID_BUF], last[16];
+    bool found = false;
+    lp p[] = { P_STR(a->out_trade_no) };
+    lc c[] = { C_INT(&fee), C_STR(txid), C_STR(last), C_INT(&closed) };
+    if (ledger_exec(l, S_TRADE_GET, p, 1, c, 4, &found, NULL) != 0)
+        return -1;
+    if (!found)
+        return 1;
+    if (!c[1].is_null) {
+        *a->out = CLOSE_PAID;
+        return 0;
+    }
+    if (closed) {
+        *a->out = CLOSE_ALREADY;
+        return 0;
+    }
+    return 1;
+}
+
+/* The first sight of an out_trade_no creates its row closed; otherwise one
+ * conditional UPDATE closes it only while it has no charge. Either write
+ * waits for the row lock a charging transaction holds, then sees its
+ * outcome, so a close and a charge never both succeed. */
+static int ledger_close_op(ledger *l, void *arg)
+{
+    close_arg *a = arg;
+    unsigned long long n = 0;
+    lp p[] = { P_STR(a->out_trade_no) };
+
+    for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
+        if (ledger_begin(l) != 0)
+            return -1;
+        if (ledger_exec(l, S_CLOSE_INSERT, p, 1, NULL, 0, NULL, NULL) == 0) {
+            if (ledger_commit(l) != 0)
+                return -1;
+            *a->out = CLOSE_DONE;
+            return 0;
+        }
+        if (l->err_no != 1062)
+            return -1;
+        ledger_rollback(l);
+        if (ledger_begin(l) != 0 || ledger_exec(l, S_CLOSE_CAS, p, 1, NULL, 0, NULL, &n) != 0)
+            return -1;
+        if (n == 1) {
+            if (ledger_commit(l) != 0)
+                return -1;
+            *a->out = CLOSE_DONE;
+            return 0;
+        }
+        ledger_rollback(l);
+        int rc = ledger_close_explain(l, a);
+        if (rc <= 0)
+            return rc;
+    }
+    ledger_set_err(l, LEDGER_ERR_LOGIC, "close", "the order kept changing");
+    return -1;
+}
+
+int ledger_close(ledger *l, const char *out_trade_no, ledger_close_outcome *out)
+{
+    close_arg a = { out_trade_no, out };
+    return ledger_run(l, ledger_close_op, &a);
 }
 
 /* ---- queries ----------------------------------------------------------- */
@@ -599,15 +744,19 @@ static int ledger_query_op(ledger *l, void *arg)
     if (by_txid)
         return 0;
     char txid[TXID_BUF], last[16];
-    lc t[] = { C_INT(&o->total_fee), C_STR(txid), C_STR(last) };
-    if (ledger_exec(l, S_TRADE_GET, p, 1, t, 3, &found, NULL) != 0)
+    long long closed = 0;
+    lc t[] = { C_INT(&o->total_fee), C_STR(txid), C_STR(last), C_INT(&closed) };
+    if (ledger_exec(l, S_TRADE_GET, p, 1, t, 4, &found, NULL) != 0)
         return -1;
     if (found) {
         o->found = true;
         snprintf(o->out_trade_no, sizeof(o->out_trade_no), "%s", a->out_trade_no);
-        /* A charge row always exists when the trade has a transaction_id. */
+        /* A charge row always exists when the trade has a transaction_id,
+         * and a closed trade never has one. */
         snprintf(o->trade_state, sizeof(o->trade_state), "%s",
-                 strcmp(last, "PAYERROR") == 0 ? "PAYERROR" : "NOTPAY");
+                 closed                          ? "CLOSED"
+                 : strcmp(last, "PAYERROR") == 0 ? "PAYERROR"
+                                                 : "NOTPAY");
     }
     return 0;
 }
@@ -829,6 +978,143 @@ json_t *ledger_charges_json(ledger *l, const char *out_trade_no)
     return a.charges;
 }
 
+typedef struct {
+    const char *out_trade_no;
+    json_t *closed;
+} closed_arg;
+
+static int ledger_closed_op(ledger *l, void *arg)
+{
+    closed_arg *a = arg;
+    char otn[33], at[40];
+    int f;
+
+    json_decref(a->closed);
+    a->closed = json_array();
+    if (a->closed == NULL) {
+        ledger_set_err(l, LEDGER_ERR_LOGIC, "closed", "out of memory");
+        return -1;
+    }
+    int sid = a->out_trade_no != NULL ? S_CLOSED_OTN : S_CLOSED_ALL;
+    lp p[] = { P_STR(a->out_trade_no != NULL ? a->out_trade_no : "") };
+    if (ledger_exec(l, sid, p, a->out_trade_no != NULL ? 1 : 0, NULL, 0, NULL, NULL) != 0)
+        return -1;
+    MYSQL_STMT *st = l->stmt[sid];
+    while ((f = db_stmt_fetch(st, "ss", otn, sizeof(otn), at, sizeof(at))) == 1) {
+        json_t *c = json_pack("{s:s, s:s}", "out_trade_no", otn, "closed_at", at);
+        if (c == NULL || json_array_append_new(a->closed, c) != 0) {
+            db_stmt_done(st);
+            mysql_stmt_reset(st);
+            ledger_set_err(l, LEDGER_ERR_LOGIC, "closed", "out of memory");
+            return -1;
+        }
+    }
+    if (f < 0) {
+        ledger_set_err(l, mysql_stmt_errno(st), "closed", mysql_stmt_error(st));
+        db_stmt_done(st);
+        mysql_stmt_reset(st);
+        return -1;
+    }
+    return 0;
+}
+
+json_t *ledger_closed_json(ledger *l, const char *out_trade_no)
+{
+    closed_arg a = { out_trade_no, NULL };
+    if (ledger_run(l, ledger_closed_op, &a) != 0) {
+        json_decref(a.closed);
+        return NULL;
+    }
+    return a.closed;
+}
+
+/* ---- the statement ------------------------------------------------------- */
+
+typedef struct {
+    char from[32], to[32];     /* UTC DATETIME text */
+    bool charges, refunds;
+    void (*restart)(void *arg);
+    int (*row)(void *arg, const ledger_bill_record *r);
+    void *arg;
+    bool stopped;
+} bill_arg;
+
+/* Fetches the next statement row into r: 1 row, 0 done, -1 error. */
+static int ledger_bill_fetch(MYSQL_STMT *st, ledger_bill_record *r)
+{
+    char at[40];
+    long long kind = 0;
+    int rc = db_stmt_fetch(st, "lsssslssssl", &kind, at, sizeof(at), r->time, sizeof(r->time),
+                           r->transaction_id, sizeof(r->transaction_id), r->out_trade_no,
+                           sizeof(r->out_trade_no), &r->total_fee, r->trade_type,
+                           sizeof(r->trade_type), r->openid, sizeof(r->openid), r->refund_id,
+                           sizeof(r->refund_id), r->out_refund_no, sizeof(r->out_refund_no),
+                           &r->refund_fee);
+    r->refund = kind != 0;
+    return rc;
+}
+
+static int ledger_bill_op(ledger *l, void *arg)
+{
+    bill_arg *a = arg;
+    ledger_bill_record r;
+    int f;
+
+    a->stopped = false;
+    a->restart(a->arg);
+    lp p[] = { P_INT(a->charges), P_STR(a->from), P_STR(a->to),
+               P_INT(a->refunds), P_STR(a->from), P_STR(a->to) };
+    if (ledger_exec(l, S_BILL, p, 6, NULL, 0, NULL, NULL) != 0)
+        return -1;
+    MYSQL_STMT *st = l->stmt[S_BILL];
+    memset(&r, 0, sizeof(r));
+    while ((f = ledger_bill_fetch(st, &r)) == 1) {
+        if (a->row(a->arg, &r) != 0) {
+            a->stopped = true;
+            db_stmt_done(st);
+            mysql_stmt_reset(st);
+            return 0;
+        }
+    }
+    if (f < 0) {
+        ledger_set_err(l, mysql_stmt_errno(st), "bill", mysql_stmt_error(st));
+        db_stmt_done(st);
+        mysql_stmt_reset(st);
+        return -1;
+    }
+    return 0;
+}
+
+/* UTC seconds as DATETIME text; "" when t is out of range. */
+static void ledger_datetime(time_t t, char out[32])
+{
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        out[0] = '\0';
+}
+
+int ledger_bill(ledger *l, time_t from, time_t to, bool charges, bool refunds,
+                void (*restart)(void *arg), int (*row)(void *arg, const ledger_bill_record *r),
+                void *arg)
+{
+    bill_arg a;
+    memset(&a, 0, sizeof(a));
+    ledger_datetime(from, a.from);
+    ledger_datetime(to, a.to);
+    if (a.from[0] == '\0' || a.to[0] == '\0') {
+        ledger_set_err(l, LEDGER_ERR_LOGIC, "bill", "time out of range");
+        return -1;
+    }
+    a.charges = charges;
+    a.refunds = refunds;
+    a.restart = restart;
+    a.row = row;
+    a.arg = arg;
+    if (ledger_run(l, ledger_bill_op, &a) != 0)
+        return -1;
+    return a.stopped ? 1 : 0;
+}
+
 /* ---- counter, reset, config -------------------------------------------- */
 
 static int ledger_counter_get_op(ledger *l, void *arg)
@@ -869,6 +1155,7 @@ static int ledger_reset_op(ledger *l, void *arg)
     if (ledger_exec(l, S_DEL_REFUNDS, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
         ledger_exec(l, S_DEL_CHARGES, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
         ledger_exec(l, S_DEL_TRADES, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
+        ledger_exec(l, S_DEL_JOURNAL, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
         ledger_exec(l, S_COUNTER_ZERO, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
         ledger_exec(l, S_CONFIG_PUT, p, 1, NULL, 0, NULL, NULL) != 0)
         return -1;

@@ -1,12 +1,15 @@
 /* ledger - the mock gateway's ledger in MariaDB (database idempay_mock):
- * charges, the per-out_trade_no dedupe record, refunds, the notification
- * counter and the persisted config.
+ * charges, the per-out_trade_no dedupe record (which also carries the
+ * close), refunds, the notification counter and the persisted config.
  *
  * Correct under any number of threads and processes: the first charge of an
  * out_trade_no wins by the primary key of mock_trade (INSERT, and on a
  * duplicate a conditional UPDATE; never check-then-insert); refunds are
- * idempotent by the primary key of mock_refund. Everything survives a restart
- * of the mock.
+ * idempotent by the primary key of mock_refund. A close and a charge of one
+ * out_trade_no serialize on the same mock_trade row: every charge (dedupe on
+ * or off) holds that row's lock when it checks closed_at, and a close only
+ * sets closed_at on a row without a charge, under the same lock, so at most
+ * one of them wins. Everything survives a restart of the mock.
  *
  * One ledger per thread (never shared). It connects lazily, prepares each
  * statement once per connection, reconnects after a lost connection and
@@ -41,7 +44,8 @@ typedef enum {
     LEDGER_CHARGED = 0,   /* a new charge was recorded */
     LEDGER_DECLINED,      /* the decline was recorded, nothing charged */
     LEDGER_ORDERPAID,     /* dedupe: the out_trade_no was charged before */
-    LEDGER_MISMATCH       /* dedupe: the out_trade_no was seen with another total_fee */
+    LEDGER_MISMATCH,      /* dedupe: the out_trade_no was seen with another total_fee */
+    LEDGER_ORDERCLOSED    /* the out_trade_no was closed: nothing charged or recorded */
 } ledger_outcome;
 
 typedef struct {
@@ -51,13 +55,25 @@ typedef struct {
 } ledger_attempt_result;
 
 /* Records one payment attempt of out_trade_no for total_fee fen: a charge
- * (charge true) or a decline. With dedupe, the out_trade_no's first charge
- * wins and a repeat gets ORDERPAID (or MISMATCH when total_fee differs from
- * the first attempt's), with no charge; without dedupe every charge is
- * recorded. */
+ * (charge true) or a decline. A closed out_trade_no gets ORDERCLOSED, dedupe
+ * on or off, decided inside the transaction that would charge. With dedupe,
+ * the out_trade_no's first charge wins and a repeat gets ORDERPAID (or
+ * MISMATCH when total_fee differs from the first attempt's), with no charge;
+ * without dedupe every charge is recorded. openid (may be NULL) is the
+ * payer's, kept with the charge for the statement. */
 int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee,
-                   const char *trade_type, bool charge, bool dedupe,
+                   const char *trade_type, const char *openid, bool charge, bool dedupe,
                    ledger_attempt_result *out);
+
+typedef enum {
+    CLOSE_DONE = 0,      /* closed now (the row was created when unseen) */
+    CLOSE_ALREADY,       /* closed before: nothing changed */
+    CLOSE_PAID           /* a charge exists (refunded or not): nothing changed */
+} ledger_close_outcome;
+
+/* Closes out_trade_no unless it was charged: afterwards no unifiedorder of
+ * it charges. Atomic with ledger_attempt on the same mock_trade row. */
+int ledger_close(ledger *l, const char *out_trade_no, ledger_close_outcome *out);
 
 /* Notes that out_trade_no was seen without any outcome (a SYSTEMERROR):
  * orderquery then says NOTPAY until it is charged or declined. */
@@ -65,7 +81,7 @@ int ledger_note_unpaid(ledger *l, const char *out_trade_no, long long total_fee)
 
 typedef struct {
     bool found;                       /* false: ORDERNOTEXIST */
-    char trade_state[16];             /* SUCCESS, REFUND, NOTPAY, PAYERROR */
+    char trade_state[16];             /* SUCCESS, REFUND, NOTPAY, PAYERROR, CLOSED */
     char transaction_id[TXID_BUF];    /* "" unless charged */
     char out_trade_no[33];
     long long total_fee;
@@ -110,12 +126,44 @@ int ledger_refund(ledger *l, const char *transaction_id, const char *out_trade_n
  * only those of out_trade_no when it is non-NULL. NULL on failure. */
 json_t *ledger_charges_json(ledger *l, const char *out_trade_no);
 
+/* The closed trades in close order as a new JSON array of {out_trade_no,
+ * closed_at} (closed_at UTC like charged_at), only out_trade_no's when it is
+ * non-NULL. NULL on failure. */
+json_t *ledger_closed_json(ledger *l, const char *out_trade_no);
+
+/* One line of the statement: a charge, or a refund of one. */
+typedef struct {
+    bool refund;
+    char time[20];                    /* yyyy-MM-dd HH:mm:ss, China Standard Time */
+    char transaction_id[TXID_BUF];
+    char out_trade_no[33];
+    long long total_fee;              /* the charge's, fen */
+    char trade_type[16];
+    char openid[129];                 /* "" when the charge has none */
+    char refund_id[TXID_BUF];         /* refunds only */
+    char out_refund_no[65];           /* refunds only */
+    long long refund_fee;             /* refunds only, fen */
+} ledger_bill_record;
+
+/* Calls row(arg, r) for every charge with from <= charged_at < to (when
+ * charges) and every refund with from <= refunded_at < to (when refunds),
+ * ordered by that time as shown (China time, to the second), then
+ * transaction_id, charges before refunds, then refund_id; from and to are
+ * UTC seconds. Rows are streamed, not buffered. restart(arg) is
+ * called before the first row and again if the query has to be run again
+ * (a lost connection): the caller then forgets the rows it got. A row
+ * returning non-zero stops the listing; ledger_bill then returns 1. Returns
+ * 0 when every row was passed, -1 on failure. */
+int ledger_bill(ledger *l, time_t from, time_t to, bool charges, bool refunds,
+                void (*restart)(void *arg), int (*row)(void *arg, const ledger_bill_record *r),
+                void *arg);
+
 /* notifications_sent: read, and add n. */
 int ledger_counter_get(ledger *l, long long *value);
 int ledger_counter_add(ledger *l, long long n);
 
-/* Empties charges, trades and refunds, zeroes the counter and stores
- * config_json, in one transaction. */
+/* Empties charges, trades (and so closes), refunds and the journal, zeroes
+ * the counter and stores config_json, in one transaction. */
 int ledger_reset(ledger *l, const char *config_json);
 
 /* The persisted config: 0 with a malloc'd copy in *json_out (caller frees),

@@ -5,7 +5,9 @@
 noinst_LIBRARIES += gateway-mock/libidempay_mock.a
 gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/mock.h \
-	gateway-mock/api.c gateway-mock/api.h \
+	gateway-mock/api.c gateway-mock/api_handle.c gateway-mock/api.h \
+	gateway-mock/bill.c gateway-mock/bill.h \
+	gateway-mock/journal.c gateway-mock/journal.h \
 	gateway-mock/admin.c gateway-mock/admin.h \
 	gateway-mock/notifier.c gateway-mock/notifier.h \
 	gateway-mock/ledger.c gateway-mock/ledger.h \
@@ -23,10 +25,13 @@ gateway_mock_idempay_gateway_mock_CFLAGS = $(gateway_mock_cflags)
 gateway_mock_idempay_gateway_mock_LDADD = $(gateway_mock_ldadd)
 
 # Unit tests: one CUnit suite per module. None needs FastCGI; only the ledger
-# suite needs MariaDB (the stack's; it exits 77, skipped, without one).
+# and journal suites need MariaDB (the stack's; they exit 77, skipped,
+# without one).
 mock_unit_tests = \
 	tests/unit/test_mock_api \
+	tests/unit/test_mock_bill \
 	tests/unit/test_mock_ledger \
+	tests/unit/test_mock_journal \
 	tests/unit/test_mock_txid \
 	tests/unit/test_mock_faults \
 	tests/unit/test_mock_notifier
@@ -38,6 +43,10 @@ mock_unit_ldadd = $(gateway_mock_ldadd) $(CUNIT_LIBS)
 tests_unit_test_mock_api_SOURCES = tests/unit/test_mock_api.c
 tests_unit_test_mock_api_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_api_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_bill_SOURCES = tests/unit/test_mock_bill.c
+tests_unit_test_mock_bill_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_bill_LDADD = $(mock_unit_ldadd)
 
 tests_unit_test_mock_txid_SOURCES = tests/unit/test_mock_txid.c
 tests_unit_test_mock_txid_CFLAGS = $(mock_unit_cflags)
@@ -54,3 +63,7 @@ tests_unit_test_mock_notifier_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_ledger_SOURCES = tests/unit/test_mock_ledger.c
 tests_unit_test_mock_ledger_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_ledger_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_journal_SOURCES = tests/unit/test_mock_journal.c
+tests_unit_test_mock_journal_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_journal_LDADD = $(mock_unit_ldadd)

@@ -1,6 +1,6 @@
 /* main.c - idempay-gateway-mock: the mock WeChat Pay v2 gateway as a FastCGI
- * program (lighttpd spawns it). Wires credentials, knobs, notifier and
- * ledger, and routes each request to the WeChat API or the admin API. */
+ * program (lighttpd spawns it). Wires credentials, knobs, journal, notifier
+ * and ledger, and routes each request to the WeChat API or the admin API. */
 #include <mysql.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -14,6 +14,7 @@
 #include "env.h"
 #include "fcgi_adapter.h"
 #include "http_client.h"
+#include "journal.h"
 #include "ledger.h"
 #include "log.h"
 #include "mock.h"
@@ -115,6 +116,11 @@ int main(int argc, char **argv)
                 l != NULL ? ledger_error(l) : "out of memory");
     ledger_free(l);
 
+    mock.journal = journal_start(&mock.faults);
+    if (mock.journal == NULL) {
+        log_msg(LOG_ERROR, "cannot start the journal");
+        return 1;
+    }
     mock.notifier = notifier_start(&mock);
     if (mock.notifier == NULL) {
         log_msg(LOG_ERROR, "cannot start the notifier");

@@ -1,5 +1,6 @@
 /* mock - what the mock gateway's modules share: the merchant credentials it
- * checks against, and the process-wide state (knobs, PRNG, notifier). */
+ * checks against, and the process-wide state (knobs, PRNG, notifier,
+ * journal). */
 #ifndef IDEMPAY_MOCK_H
 #define IDEMPAY_MOCK_H
 
@@ -17,11 +18,13 @@ typedef struct {
 } mock_creds;
 
 struct notifier;
+struct journal;
 
 typedef struct {
     mock_creds creds;
     faults_state faults;
     struct notifier *notifier;   /* NULL in unit tests: no notifications */
+    struct journal *journal;     /* NULL in unit tests: nothing journaled */
     int max_holds;               /* withheld replies at once (each holds a request thread) */
 } mock_app;
 

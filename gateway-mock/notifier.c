@@ -13,6 +13,7 @@
 
 #include "env.h"
 #include "http_client.h"
+#include "journal.h"
 #include "log.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
@@ -146,6 +147,43 @@ done:
     return doc;
 }
 
+/* The merchant's return_code and return_msg into e ("" when the body is not
+ * WeChat XML). */
+static void notifier_reply_codes(const char *body, size_t len, journal_entry *e)
+{
+    wx_msg m;
+    char err[128];
+
+    wx_msg_init(&m);
+    if (body != NULL && len > 0 && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
+        const char *rc = wx_msg_get(&m, "return_code");
+        const char *msg = wx_msg_get(&m, "return_msg");
+        snprintf(e->return_code, sizeof(e->return_code), "%s", rc != NULL ? rc : "");
+        snprintf(e->return_msg, sizeof(e->return_msg), "%s", msg != NULL ? msg : "");
+    }
+    wx_msg_free(&m);
+}
+
+/* The journal entry of one delivery attempt (appended without waiting). */
+static void notifier_journal(notifier *n, const delivery *d, journal_entry *e, http_status st,
+                             const http_reply *reply)
+{
+    const notifier_charge *c = &d->charge;
+    snprintf(e->out_trade_no, sizeof(e->out_trade_no), "%s", c->out_trade_no);
+    snprintf(e->transaction_id, sizeof(e->transaction_id), "%s", c->transaction_id);
+    snprintf(e->notify_url, sizeof(e->notify_url), "%s", c->notify_url);
+    e->copy = d->copy;
+    e->attempt = d->attempt + 1;
+    if (st == HTTP_OK) {
+        e->http_status = reply->code;
+        notifier_reply_codes(reply->body, reply->body_len, e);
+    } else {
+        snprintf(e->error, sizeof(e->error), "%s: %.200s", http_status_name(st), reply->error);
+    }
+    e->latency_ms = journal_elapsed_ms(e);
+    journal_append(n->app->journal, e, false);
+}
+
 int notifier_reply_ok(const char *body, size_t len)
 {
     wx_msg m;
@@ -240,10 +278,13 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
     n->unflushed++;
     pthread_mutex_unlock(&n->count_mu);
 
+    journal_entry e;
+    journal_entry_begin(&e, true);
     http_status st = http_client_request(hc, "POST", d->charge.notify_url, "text/xml; charset=utf-8",
                                          xml, strlen(xml), NULL, n->timeout_ms, &reply);
     if (st == HTTP_OK && reply.code == 200)
         ok = notifier_reply_ok(reply.body, reply.body_len);
+    notifier_journal(n, d, &e, st, &reply);
     log_msg(ok ? LOG_DEBUG : LOG_INFO,
             "notify %s copy %d attempt %d to %s: %s (HTTP %ld)%s", d->charge.transaction_id,
             d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,

@@ -7,8 +7,9 @@
  * most notify_concurrency deliveries are in flight at once, on background
  * threads that never block request threads. Every POST adds one to the
  * persisted notifications_sent counter (flushed to the ledger by its own
- * thread within about 100 ms). Pending deliveries live in memory: a restart
- * of the mock drops them, and so does notifier_reset_begin. */
+ * thread within about 100 ms), and is appended to the journal with the
+ * merchant's answer or the transport error. Pending deliveries live in
+ * memory: a restart of the mock drops them, and so does notifier_reset_begin. */
 #ifndef IDEMPAY_MOCK_NOTIFIER_H
 #define IDEMPAY_MOCK_NOTIFIER_H
 

@@ -262,6 +262,67 @@ def mock_unifiedorder(order_no, total_fee, notify_url=None):
     return wx_parse(r.text)
 
 
+def mock_closeorder(order_no, base=None):
+    """Calls the mock's /pay/closeorder. Returns (Resp, the reply's fields or
+    None): result_code SUCCESS, or err_code ORDERCLOSED / ORDERPAID; an HTTP
+    404 when the mock runs with closeorder_enabled false."""
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "out_trade_no": order_no}
+    f["sign"] = wx_sign(f)
+    r = http("POST", (base or MOCK) + "/pay/closeorder", wx_xml(f), {"Content-Type": "text/xml"})
+    try:
+        return r, wx_parse(r.text) if r.status == 200 else None
+    except ET.ParseError:
+        return r, None
+
+
+def mock_downloadbill(bill_date=None, bill_type=None, begin_time=None, end_time=None, base=None):
+    """Calls the mock's /pay/downloadbill (bill_date yyyyMMdd, or begin_time
+    and end_time yyyyMMddHHmmss, China time). Returns the Resp: text/plain
+    statement (parse_bill), or signed XML (No Bill Exist, errors)."""
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "bill_date": bill_date,
+         "bill_type": bill_type, "begin_time": begin_time, "end_time": end_time}
+    f = {k: v for k, v in f.items() if v is not None}
+    f["sign"] = wx_sign(f)
+    return http("POST", (base or MOCK) + "/pay/downloadbill", wx_xml(f), {"Content-Type": "text/xml"},
+                timeout=60)
+
+
+def parse_bill(text):
+    """A WeChat Pay v2 statement -> (records, summary): records are dicts by
+    the header's column names, summary a dict by the summary header's names;
+    the backticks are stripped. Raises ValueError on a malformed statement."""
+    if not text.endswith("\r\n"):
+        raise ValueError("the statement must end with CRLF")
+    lines = text[:-2].split("\r\n")
+    if len(lines) < 3:
+        raise ValueError(f"too few lines: {lines!r}")
+    head, sum_head, sum_line = lines[0].split(","), lines[-2].split(","), lines[-1].split(",")
+
+    def fields(line, n):
+        cols = line.split(",")
+        if len(cols) != n or any(not c.startswith("`") for c in cols):
+            raise ValueError(f"not {n} backtick-prefixed fields: {line!r}")
+        return [c[1:] for c in cols]
+
+    records = [dict(zip(head, fields(line, len(head)))) for line in lines[1:-2]]
+    summary = dict(zip(sum_head, fields(lines[-1], len(sum_head))))
+    if len(sum_line) != len(sum_head):
+        raise ValueError("summary line does not match its header")
+    return records, summary
+
+
+def mock_requests(order_no=None, limit=None, base=None):
+    """The mock's journal: {"requests": [...], "notifications": [...]}, oldest first."""
+    q = []
+    if order_no is not None:
+        q.append("out_trade_no=" + urllib.parse.quote(order_no, safe=""))
+    if limit is not None:
+        q.append(f"limit={limit}")
+    r = http("GET", (base or MOCK) + "/mock/requests" + ("?" + "&".join(q) if q else ""), timeout=30)
+    check(r.status == 200, f"mock journal failed: {r}")
+    return r.json()
+
+
 def unique(prefix="T"):
     """A fresh valid order number (<= 32 chars of [0-9A-Za-z_-])."""
     return f"{prefix[:8]}{int(time.time() * 1000) % 10**10}{random_token(8)}"

@@ -1,10 +1,13 @@
 """test_mock - the mock WeChat Pay v2 gateway from outside (docs/MOCK.md):
 dedupe under concurrency (also across two mock processes), every fault knob
-as a client sees it, notifications and their retry schedule, refunds, the
-admin API, and a ledger that survives a restart of the mock.
+as a client sees it (per endpoint too), notifications and their retry
+schedule, refunds, closes (also against a unifiedorder already waiting inside
+the mock), the statement (downloadbill), the journal, the admin API, and a
+ledger that survives a restart of the mock.
 
 Runs against the stack (./stack up); IDEMPAY_MOCK_PORT points it at another
 mock, and IDEMPAY_MOCK_RESTART_CMD replaces './stack restart lighttpd'."""
+import datetime
 import http.server as httpserver
 import os
 import subprocess
@@ -13,9 +16,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import APPID, KEY, MCHID, MOCK, Variant, bin_dir, check, http, mock_config, \
-    mock_ledger, mock_reset, parallel, random_token, run_tests, stack, test, unique, \
-    wait_until, wx_parse, wx_sign, wx_xml  # noqa: E402
+from lib import APPID, KEY, MCHID, MOCK, Variant, bin_dir, check, http, mock_closeorder, \
+    mock_config, mock_downloadbill, mock_ledger, mock_requests, mock_reset, parallel, parse_bill, \
+    random_token, run_tests, stack, test, unique, wait_until, wx_parse, wx_sign, \
+    wx_xml  # noqa: E402
 
 DEAD_URL = "http://127.0.0.1:9/notify"   # nothing listens: deliveries fail fast
 
@@ -454,7 +458,400 @@ def admin_api():
     check(cfg["latency_ms"] == 0 and cfg["notify_retry_ms"] == 1000 and cfg["hold_max_ms"] == 30000,
           f"defaults after reset: {cfg}")
     led = mock_ledger()
-    check(led == {"charges": [], "notifications_sent": 0}, f"empty after reset: {led}")
+    check(led == {"charges": [], "notifications_sent": 0, "closed": []}, f"empty after reset: {led}")
+
+
+# --- closeorder ----------------------------------------------------------------
+
+def close(otn):
+    """(Resp, fields) of /pay/closeorder, the reply's signature checked."""
+    r, f = mock_closeorder(otn)
+    if r.status == 200:
+        check_signed(f, "closeorder")
+    return r, f
+
+
+def closed_in_ledger(otn):
+    r = http("GET", f"{MOCK}/mock/ledger?out_trade_no={otn}")
+    check(r.status == 200, f"ledger: {r}")
+    return [c["out_trade_no"] for c in r.json()["closed"]]
+
+
+@test
+def close_before_charge_then_orderclosed():
+    for dedupe in (True, False):
+        mock_reset()
+        mock_config(dedupe=dedupe)
+        otn = unique("CLS")
+        r, f = close(otn)
+        check(r.status == 200 and outcome(f) == "SUCCESS", f"close of an unseen order: {r}")
+        check(outcome(close(otn)[1]) == "ORDERCLOSED", "closing twice: ORDERCLOSED")
+        for _ in range(3):
+            r, f = unifiedorder(otn, 700)
+            check(outcome(f) == "ORDERCLOSED" and f["result_code"] == "FAIL"
+                  and "关闭" in f.get("err_code_des", ""), f"dedupe={dedupe}: after a close: {r}")
+            check("transaction_id" not in f, f"no transaction_id after a close: {f}")
+        mock_config(decline_rate=1.0)
+        check(outcome(unifiedorder(otn, 700)[1]) == "ORDERCLOSED", "a decline after a close")
+        check(ledger_for(otn) == [], f"dedupe={dedupe}: a closed order was charged: {ledger_for(otn)}")
+        check(closed_in_ledger(otn) == [otn], f"the ledger lists the close: {closed_in_ledger(otn)}")
+        q = orderquery(otn)
+        check(outcome(q) == "SUCCESS" and q["trade_state"] == "CLOSED"
+              and "transaction_id" not in q, f"orderquery of a closed order: {q}")
+
+
+@test
+def close_after_systemerror_or_decline():
+    mock_reset()
+    a, b = unique("CLSE"), unique("CLSD")
+    mock_config(error_rate=1.0)
+    check(outcome(unifiedorder(a)[1]) == "SYSTEMERROR", "SYSTEMERROR first")
+    mock_config(error_rate=0.0, decline_rate=1.0)
+    check(outcome(unifiedorder(b)[1]) == "NOTENOUGH", "a decline first")
+    mock_config(decline_rate=0.0)
+    for otn in (a, b):
+        check(outcome(close(otn)[1]) == "SUCCESS", f"{otn}: not charged, so it closes")
+        check(outcome(unifiedorder(otn)[1]) == "ORDERCLOSED", f"{otn}: then ORDERCLOSED")
+        check(ledger_for(otn) == [], f"{otn}: no charge")
+
+
+@test
+def close_wins_over_a_unifiedorder_waiting_inside_the_mock():
+    """The unifiedorder arrives first and sleeps its latency; the close runs
+    meanwhile: the unifiedorder must answer ORDERCLOSED and charge nothing."""
+    for dedupe in (True, False):
+        mock_reset()
+        mock_config(dedupe=dedupe, latency_ms=1500,
+                    endpoints={"closeorder": {"latency_ms": 0}, "orderquery": {"latency_ms": 0}})
+        otn = unique("CLSW")
+        box = {}
+        t = threading.Thread(target=lambda: box.update(r=unifiedorder(otn, 900, timeout=10)))
+        t.start()
+        time.sleep(0.4)
+        t0 = time.monotonic()
+        r, f = close(otn)
+        check(outcome(f) == "SUCCESS" and time.monotonic() - t0 < 1.0,
+              f"dedupe={dedupe}: the close must not wait for the sleeping unifiedorder: {r}")
+        t.join()
+        r, f = box["r"]
+        check(r.status == 200 and outcome(f) == "ORDERCLOSED",
+              f"dedupe={dedupe}: the waiting unifiedorder after the close: {r}")
+        check(ledger_for(otn) == [], f"dedupe={dedupe}: charged after a close: {ledger_for(otn)}")
+        check(orderquery(otn)["trade_state"] == "CLOSED", "orderquery CLOSED")
+
+
+@test
+def close_of_a_charged_order_is_orderpaid():
+    for dedupe in (True, False):
+        mock_reset()
+        mock_config(dedupe=dedupe)
+        otn = unique("CLSP")
+        txid = unifiedorder(otn, 1000)[1]["transaction_id"]
+        r, f = close(otn)
+        check(outcome(f) == "ORDERPAID" and f["result_code"] == "FAIL", f"close of a charged order: {r}")
+        check(outcome(refund("R" + otn, 1000, 1000, txid=txid)) == "SUCCESS", "refund")
+        check(outcome(close(otn)[1]) == "ORDERPAID", "refunded, still ORDERPAID")
+        check(closed_in_ledger(otn) == [], "nothing closed")
+        check(orderquery(otn)["trade_state"] == "REFUND", "orderquery unchanged")
+        if not dedupe:
+            check(outcome(unifiedorder(otn, 1000)[1]) == "SUCCESS", "dedupe off: charges again")
+
+
+@test
+def closeorder_disabled_is_404_and_closes_nothing():
+    mock_reset()
+    mock_config(closeorder_enabled=False)
+    otn = unique("CLS404")
+    r, f = mock_closeorder(otn)
+    check(r.status == 404 and r.header("content-type").startswith("text/plain") and r.body,
+          f"closeorder off: {r}")
+    check(closed_in_ledger(otn) == [], "nothing closed")
+    check(outcome(unifiedorder(otn)[1]) == "SUCCESS", "the order still charges")
+    entries = mock_requests(otn)["requests"]
+    check([e["reply"] for e in entries] == ["not_found", "xml"], f"journal: {entries}")
+    mock_config(closeorder_enabled=True)
+    check(outcome(close(otn)[1]) == "ORDERPAID", "on again")
+
+
+@test
+def closeorder_refusals():
+    mock_reset()
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24)}
+    r, g = wx_call("/pay/closeorder", signed(f))
+    check(outcome(g) == "LACK_PARAMS" and "out_trade_no" in g["err_code_des"], f"no out_trade_no: {r}")
+    f["out_trade_no"] = "bad no"
+    check(outcome(wx_call("/pay/closeorder", signed(f))[1]) == "PARAM_ERROR", "bad out_trade_no")
+    otn = unique("CLSR")
+    f["out_trade_no"] = otn
+    r, g = wx_call("/pay/closeorder", signed(f, key="0123456789abcdef0123456789abcdef"))
+    check(outcome(g) == "FAIL:签名错误", f"bad signature: {r}")
+    check(closed_in_ledger(otn) == [], "a refused close closes nothing")
+    r, g = wx_call("/pay/closeorder", signed(f, sign_type="HMAC-SHA256"))
+    check(outcome(g) == "SUCCESS" and g.get("sign_type") == "HMAC-SHA256", f"HMAC: {r}")
+    check_signed(g, "HMAC close")
+
+
+# --- downloadbill ---------------------------------------------------------------
+
+CST = datetime.timezone(datetime.timedelta(hours=8))
+
+
+def cst(utc_text, fmt="%Y-%m-%d %H:%M:%S"):
+    """A ledger time ('...T...Z', UTC) in China time."""
+    t = datetime.datetime.strptime(utc_text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return t.astimezone(CST).strftime(fmt)
+
+
+def now_cst(fmt):
+    return datetime.datetime.now(CST).strftime(fmt)
+
+
+def yuan(fen):
+    return f"{fen // 100}.{fen % 100:02d}"
+
+
+def bill_of(resp, what):
+    check(resp.status == 200 and resp.header("content-type") == "text/plain; charset=utf-8",
+          f"{what}: a statement expected: {resp}")
+    return parse_bill(resp.text)
+
+
+@test
+def downloadbill_lists_charges_refunds_and_totals():
+    mock_reset()
+    start = datetime.datetime.now(CST) - datetime.timedelta(seconds=2)
+    otns = [unique("BILL") for _ in range(3)]
+    fees = [1230, 99999, 1]
+    tx = [unifiedorder(o, fee)[1]["transaction_id"] for o, fee in zip(otns, fees)]
+    check(outcome(refund("RA" + otns[0], 1230, 230, txid=tx[0])) == "SUCCESS", "refund 1")
+    check(outcome(refund("RB" + otns[0], 1230, 1000, txid=tx[0])) == "SUCCESS", "refund 2")
+    close(unique("BILLC"))                          # a close is no trade
+    end = datetime.datetime.now(CST) + datetime.timedelta(seconds=2)
+    r = mock_downloadbill(begin_time=start.strftime("%Y%m%d%H%M%S"), end_time=end.strftime("%Y%m%d%H%M%S"))
+    check(r.text.split("\r\n")[0] == ("交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,"
+          "用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,"
+          "退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,"
+          "费率备注"), f"header: {r.text[:400]!r}")
+    records, summary = bill_of(r, "range")
+    charges = mock_ledger()["charges"]
+    by_tx = {c["transaction_id"]: c for c in charges}
+    sales = [x for x in records if x["交易状态"] == "SUCCESS"]
+    refunds = [x for x in records if x["交易状态"] == "REFUND"]
+    check(len(records) == 5 and len(sales) == 3 and len(refunds) == 2, f"records: {records}")
+    check({x["微信订单号"] for x in sales} == set(by_tx), "one line per charge of the ledger")
+    for x in sales:
+        c = by_tx[x["微信订单号"]]
+        check(x["商户订单号"] == c["out_trade_no"] and x["应结订单金额"] == yuan(c["total_fee"])
+              and x["订单金额"] == yuan(c["total_fee"]) and x["交易时间"] == cst(c["charged_at"])
+              and x["公众账号ID"] == APPID and x["商户号"] == MCHID and x["货币种类"] == "CNY"
+              and x["微信退款单号"] == "0" and x["退款金额"] == "0.00" and x["退款类型"] == "",
+              f"charge line {x} vs ledger {c}")
+    check(sorted(x["退款金额"] for x in refunds) == ["10.00", "2.30"], f"refund lines: {refunds}")
+    for x in refunds:
+        check(x["微信订单号"] == tx[0] and x["商户订单号"] == otns[0] and x["订单金额"] == "12.30"
+              and x["退款类型"] == "ORIGINAL" and x["退款状态"] == "SUCCESS" and x["应结订单金额"] == "0.00"
+              and x["申请退款金额"] == x["退款金额"] and x["微信退款单号"].startswith("5030")
+              and x["商户退款单号"] in ("RA" + otns[0], "RB" + otns[0]), f"refund line {x}")
+    keys = [(x["交易时间"], x["微信订单号"]) for x in records]
+    check(keys == sorted(keys), f"ordered by time, then transaction_id: {keys}")
+    total = sum(c["total_fee"] for c in charges)
+    refunded = sum(c["refunded_fee"] for c in charges)
+    fee = sum((c["total_fee"] * 6 + 500) // 1000 for c in charges)
+    check(summary == {"总交易单数": "5", "应结订单总金额": yuan(total), "退款总金额": yuan(refunded),
+                      "充值券退款总金额": "0.00", "手续费总金额": yuan(fee), "订单总金额": yuan(total),
+                      "申请退款总金额": yuan(refunded)}, f"summary {summary} vs the ledger")
+    # bill_type SUCCESS / REFUND
+    rs, _ = bill_of(mock_downloadbill(bill_type="SUCCESS", begin_time=start.strftime("%Y%m%d%H%M%S"),
+                                      end_time=end.strftime("%Y%m%d%H%M%S")), "SUCCESS")
+    check(len(rs) == 3 and all(x["交易状态"] == "SUCCESS" for x in rs), f"SUCCESS only: {rs}")
+    rr, sr = bill_of(mock_downloadbill(bill_type="REFUND", begin_time=start.strftime("%Y%m%d%H%M%S"),
+                                       end_time=end.strftime("%Y%m%d%H%M%S")), "REFUND")
+    check(len(rr) == 2 and all(x["交易状态"] == "REFUND" for x in rr) and sr["总交易单数"] == "2"
+          and sr["应结订单总金额"] == "0.00" and sr["退款总金额"] == "12.30", f"REFUND only: {rr} {sr}")
+
+
+@test
+def downloadbill_by_bill_date_and_by_range():
+    mock_reset()
+    a = unique("BILLA")
+    unifiedorder(a, 500)
+    # The next whole second: a's charge lies before it, b's after it.
+    boundary = datetime.datetime.now(CST).replace(microsecond=0) + datetime.timedelta(seconds=1)
+    time.sleep(max(0.0, (boundary - datetime.datetime.now(CST)).total_seconds()) + 0.05)
+    b = unique("BILLB")
+    unifiedorder(b, 600)
+    later = (boundary + datetime.timedelta(hours=1)).strftime("%Y%m%d%H%M%S")
+    recs, summary = bill_of(mock_downloadbill(begin_time=boundary.strftime("%Y%m%d%H%M%S"), end_time=later),
+                            "range after a")
+    check([x["商户订单号"] for x in recs] == [b] and summary["应结订单总金额"] == "6.00", f"range: {recs}")
+    recs, _ = bill_of(mock_downloadbill(begin_time=(boundary - datetime.timedelta(hours=1)).strftime(
+        "%Y%m%d%H%M%S"), end_time=boundary.strftime("%Y%m%d%H%M%S")), "range before b")
+    check([x["商户订单号"] for x in recs] == [a], f"range before: {recs}")
+    # By day (China time): the day of each charge lists it.
+    for c in mock_ledger()["charges"]:
+        recs, _ = bill_of(mock_downloadbill(bill_date=cst(c["charged_at"], "%Y%m%d")), "bill_date")
+        check(c["transaction_id"] in [x["微信订单号"] for x in recs], f"bill_date lists {c}")
+    # Days without trades: WeChat's answer for an empty day (signed XML).
+    for day in ("20200101", (datetime.datetime.now(CST) + datetime.timedelta(days=2)).strftime("%Y%m%d")):
+        r = mock_downloadbill(bill_date=day)
+        f = wx_parse(r.text)
+        check(r.status == 200 and f["return_code"] == "FAIL" and f["return_msg"] == "No Bill Exist",
+              f"{day}: {r}")
+        check_signed(f, "No Bill Exist")
+
+
+@test
+def downloadbill_refusals():
+    mock_reset()
+    unifiedorder(unique("BILLR"))
+    today = now_cst("%Y%m%d")
+    cases = [({"bill_type": "CASH", "bill_date": today}, "PARAM_ERROR"), ({}, "LACK_PARAMS"),
+             ({"bill_date": "2024-03-01"}, "PARAM_ERROR"), ({"bill_date": "20240230"}, "PARAM_ERROR"),
+             ({"begin_time": today + "000000"}, "PARAM_ERROR"),
+             ({"begin_time": today + "120000", "end_time": today + "110000"}, "PARAM_ERROR")]
+    for kw, code in cases:
+        r = mock_downloadbill(**kw)
+        f = wx_parse(r.text)
+        check(r.status == 200 and outcome(f) == code, f"{kw}: expected {code}, got {r}")
+        check_signed(f, f"refusal {code}")
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24), "bill_date": today}
+    r, g = wx_call("/pay/downloadbill", signed(f, key="0123456789abcdef0123456789abcdef"))
+    check(outcome(g) == "FAIL:签名错误", f"bad signature: {r}")
+
+
+# --- faults per endpoint ----------------------------------------------------------
+
+@test
+def faults_per_endpoint():
+    mock_reset()
+    otn = unique("EPF")
+    unifiedorder(otn, 800)
+    cfg = mock_config(endpoints={"orderquery": {"error_rate": 1}, "closeorder": {"reset_rate": 1},
+                                 "refund": {"error_rate": 1}, "downloadbill": {"latency_ms": 600}})
+    check(cfg["endpoints"]["orderquery"] == {"latency_ms": None, "jitter_ms": None, "error_rate": 1.0,
+                                             "reset_rate": 0.0}, f"config: {cfg['endpoints']}")
+    check(http("GET", MOCK + "/mock/config").json()["endpoints"] == cfg["endpoints"], "GET shows them")
+    q = orderquery(otn)
+    check(outcome(q) == "SYSTEMERROR" and q["return_code"] == "SUCCESS", f"orderquery error: {q}")
+    check(outcome(refund("R" + otn, 800, 800, otn=otn)) == "SYSTEMERROR", "refund error")
+    check(ledger_for(otn)[0]["refunded"] is False, "a refund SYSTEMERROR refunds nothing")
+    other = unique("EPC")
+    r, _ = mock_closeorder(other)
+    check(r.status is None and r.error.startswith("reset"), f"closeorder reset: {r}")
+    check(closed_in_ledger(other) == [], "a reset close closes nothing")
+    check(outcome(unifiedorder(other)[1]) == "SUCCESS", "unifiedorder keeps the top-level knobs")
+    t0 = time.monotonic()
+    mock_downloadbill(bill_date=now_cst("%Y%m%d"))
+    check(time.monotonic() - t0 >= 0.6, "downloadbill latency")
+    t0 = time.monotonic()
+    orderquery(otn)
+    check(time.monotonic() - t0 < 0.5, "orderquery has no latency of its own")
+    journal = mock_requests(otn)["requests"]
+    check([(e["endpoint"], e["fault"]) for e in journal][1:] == [("orderquery", "error"), ("refund", "error"),
+          ("orderquery", "error")], f"faults in the journal: {journal}")
+    # Ranges are checked like the other knobs; a null endpoint goes back to its defaults.
+    for bad in ({"endpoints": {"orderquery": {"error_rate": 2}}}, {"endpoints": {"unifiedorder": {}}},
+                {"endpoints": {"refund": {"decline_rate": 1}}}, {"endpoints": {"refund": {"latency_ms": -1}}},
+                {"endpoints": []}):
+        r = http("PUT", MOCK + "/mock/config", bad)
+        check(r.status == 400 and r.json()["error"] == "invalid_config", f"{bad}: {r}")
+    cfg = mock_config(endpoints={"orderquery": None, "closeorder": {"reset_rate": 0}})
+    check(outcome(orderquery(otn)) == "SUCCESS" and outcome(close(unique("EPC"))[1]) == "SUCCESS",
+          f"faults off again: {cfg['endpoints']}")
+    mock_reset()
+    check(all(e == {"latency_ms": None, "jitter_ms": None, "error_rate": 0.0, "reset_rate": 0.0}
+              for e in http("GET", MOCK + "/mock/config").json()["endpoints"].values()), "reset clears them")
+
+
+@test
+def endpoint_calls_do_not_shift_unifiedorder_decisions():
+    mock_reset()
+
+    def run(interleave):
+        mock_config(seed=777, error_rate=0.4, decline_rate=0.3)
+        out = []
+        for i in range(20):
+            if interleave:
+                for _ in range(i % 3):
+                    orderquery(unique("SEQQ"))
+                close(unique("SEQC"))
+            out.append(outcome(unifiedorder(unique("SEQ"))[1]))
+        return out
+
+    a = run(False)
+    mock_config(endpoints={k: {"error_rate": 0.5, "reset_rate": 0.2, "jitter_ms": 3}
+                           for k in ("orderquery", "refund", "downloadbill")})
+    b = run(True)
+    check(a == b, f"unifiedorder decisions moved:\n{a}\n{b}")
+
+
+# --- the journal ------------------------------------------------------------------
+
+@test
+def journal_lists_calls_faults_and_notification_answers():
+    mock_reset()
+    m = Merchant(lambda n: n > 0)   # FAIL the first delivery, then SUCCESS
+    try:
+        mock_config(notify_retry_ms=200)
+        otn, other = unique("JRN"), unique("JRNO")
+        mock_config(error_rate=1.0)
+        unifiedorder(otn, 300, notify=m.url)
+        mock_config(error_rate=0.0, reset_rate=1.0)
+        unifiedorder(otn, 300, notify=m.url)
+        mock_config(reset_rate=0.0)
+        txid = unifiedorder(otn, 300, notify=m.url)[1]["transaction_id"]
+        unifiedorder(otn, 300, notify=m.url)
+        close(otn)
+        orderquery(otn)
+        unifiedorder(other, 300)
+        req = mock_requests(otn)["requests"]
+        got = [(e["endpoint"], e["fault"], e["reply"], e["result_code"], e["err_code"]) for e in req]
+        check(got == [("unifiedorder", "error", "xml", "FAIL", "SYSTEMERROR"),
+                      ("unifiedorder", "reset", "reset", None, None),
+                      ("unifiedorder", "none", "xml", "SUCCESS", None),
+                      ("unifiedorder", "none", "xml", "FAIL", "ORDERPAID"),
+                      ("closeorder", "none", "xml", "FAIL", "ORDERPAID"),
+                      ("orderquery", "none", "xml", "SUCCESS", None)], f"journal: {got}")
+        check([e["transaction_id"] for e in req] == [None, None, txid, None, None, None],
+              "transaction_id only where charged")
+        check(all(e["out_trade_no"] == otn and e["time"].endswith("Z") and e["latency_ms"] >= 0
+                  and e["return_code"] in ("SUCCESS", None) for e in req), f"fields: {req}")
+        wait_until(lambda: len(mock_requests(otn)["notifications"]) >= 2, 10, 0.1, "two deliveries")
+        ntf = mock_requests(otn)["notifications"]
+        check([(n["http_status"], n["return_code"], n["acknowledged"], n["attempt"]) for n in ntf[:2]]
+              == [(200, "FAIL", False, 1), (200, "SUCCESS", True, 2)], f"deliveries: {ntf}")
+        check(all(n["transaction_id"] == txid and n["notify_url"] == m.url and n["error"] is None
+                  for n in ntf), f"delivery fields: {ntf}")
+        dead = mock_requests(other)["notifications"]
+        wait_until(lambda: mock_requests(other)["notifications"], 5, 0.1, "a failed delivery")
+        dead = mock_requests(other)["notifications"]
+        check(dead[0]["http_status"] is None and dead[0]["error"] and not dead[0]["acknowledged"],
+              f"transport error: {dead}")
+        everything = mock_requests()
+        check({e["out_trade_no"] for e in everything["requests"]} == {otn, other}, "unfiltered")
+        check(len(mock_requests(limit=1)["requests"]) == 1, "limit")
+        check(mock_requests(limit=1)["requests"][0]["out_trade_no"] == other, "newest last")
+        for bad in ("limit=0", "limit=x", "out_trade_no=a%20b"):
+            check(http("GET", f"{MOCK}/mock/requests?{bad}").status == 400, bad)
+    finally:
+        m.close()
+    # A withheld reply is in the journal before the client gives up.
+    mock_config(timeout_after_charge_rate=1.0, hold_max_ms=3000)
+    held = unique("JRNH")
+    box = {}
+    t = threading.Thread(target=lambda: box.update(r=unifiedorder(held, timeout=5)))
+    t.start()
+    e = wait_until(lambda: mock_requests(held)["requests"], 2.5, 0.05, "the withheld call's entry")
+    check(e[0]["reply"] == "withheld" and e[0]["fault"] == "timeout_after_charge"
+          and e[0]["transaction_id"] == ledger_for(held)[0]["transaction_id"], f"withheld: {e}")
+    t.join()
+    # Switched off: nothing appended; a reset empties it.
+    mock_config(journal=False, timeout_after_charge_rate=0.0)
+    quiet = unique("JRNQ")
+    unifiedorder(quiet)
+    check(mock_requests(quiet) == {"requests": [], "notifications": []}, "journal off")
+    mock_reset()
+    check(mock_requests() == {"requests": [], "notifications": []}, "reset empties the journal")
 
 
 def restart_mock():

@@ -15,7 +15,7 @@ from lib import *  # noqa: E402,F401,F403
 
 MOCK_DEFAULTS = dict(latency_ms=0, jitter_ms=0, error_rate=0.0, decline_rate=0.0,
                      timeout_after_charge_rate=0.0, reset_rate=0.0, dedupe=True,
-                     notify_enabled=True, hold_max_ms=30000)
+                     notify_enabled=True, hold_max_ms=30000, closeorder_enabled=True)
 
 
 def uid():
@@ -144,22 +144,48 @@ def decline_is_402_and_a_later_retry_pays_once():
     assert_one_charge(no, 888)
 
 
-@test
-def gateway_systemerror_is_202_and_a_retry_soon_pays_once():
-    no, user = unique("PERR"), uid()
+def systemerror_then_retry(prefix, amount):
+    """A payment the gateway answers SYSTEMERROR (outcome unknown: 202,
+    nothing charged), then the gateway recovers and the client retries at
+    once. Returns (order_no, user, the retry's answer)."""
+    no, user = unique(prefix), uid()
     mock_config(error_rate=1.0, notify_enabled=False)
-    r = pay(no, user, "2.22")
+    r = pay(no, user, amount)
     check(r.status == 202 and r.header("Retry-After"), f"SYSTEMERROR must answer 202: {r}")
     check(order_state(no) == "PROCESSING", "SYSTEMERROR must leave the order PROCESSING")
     check(charges_for(no) == [], "SYSTEMERROR charged")
     mock_config(error_rate=0.0)
     # the gateway answered (nothing in flight): the next retry resolves at once
     t0 = time.monotonic()
-    r = wait_until(lambda: (lambda a: a if a.status == 200 else None)(pay(no, user, "2.22")),
-                   8, 0.5, f"{no} PAID after the gateway recovered")
+    r = wait_until(lambda: (lambda a: a if a.status in (200, 402) else None)(pay(no, user, amount)),
+                   8, 0.5, f"{no} resolved after the gateway recovered")
     check(time.monotonic() - t0 < 5, "the retry waited for a lease nobody holds")
-    check(r.json()["status"] == "PAID", f"{r}")
-    assert_one_charge(no, 222)
+    return no, user, r
+
+
+@test
+def gateway_systemerror_is_202_and_the_retry_closes_the_attempt():
+    # SYSTEMERROR is an uncertain attempt: it ends only by orderquery, then
+    # closeorder (docs/FENCE.md). The close makes the order final.
+    no, user, r = systemerror_then_retry("PERR", "2.22")
+    check(r.status == 402 and r.json()["error"] == "payment_closed"
+          and r.json()["status"] == "FAILED", f"the retry after the close: {r}")
+    check(charges_for(no) == [], f"{no}: charged after the close")
+    check(order_state(no) == "FAILED", f"{no} must be FAILED once closed")
+    again = pay(no, user, "2.22")
+    check(again.status == 402 and again.json()["error"] == "payment_closed"
+          and again.header("Idempotent-Replayed") == "true", f"a closed order is final: {again}")
+    check(charges_for(no) == [], f"{no}: charged after the close")
+
+
+@test
+def without_closeorder_a_systemerror_retry_pays_once():
+    # A gateway without closeorder: the attempt cannot be fenced; the retry
+    # charges once (the statement job is the net for a late second charge).
+    mock_config(closeorder_enabled=False)
+    no, user, r = systemerror_then_retry("PERRN", "2.23")
+    check(r.status == 200 and r.json()["status"] == "PAID", f"{r}")
+    assert_one_charge(no, 223)
 
 
 @test
@@ -248,7 +274,9 @@ def failed_by_orderquery(prefix, user, amount):
     said NOTPAY. Returns (order_no, attempts); the order is FAILED with its
     recheck pending (lease_until set)."""
     no = unique(prefix)
-    mock_config(reset_rate=1.0, notify_enabled=False)
+    # the recheck is for a gateway without closeorder (with one, the attempt
+    # is closed and the order final: test_fence.py)
+    mock_config(reset_rate=1.0, notify_enabled=False, closeorder_enabled=False)
     r = pay(no, user, amount)
     check(r.status == 202, f"a reset connection must answer 202: {r}")
     mock_config(reset_rate=0.0)

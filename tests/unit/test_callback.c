@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callback.h"
+#include "callback_verify.h"
 #include "config.h"
 #include "metrics.h"
 #include "wx_sign.h"

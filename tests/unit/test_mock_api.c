@@ -45,6 +45,12 @@ static void test_endpoint_of(void)
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/unifiedorder"), API_UNIFIEDORDER);
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/orderquery"), API_ORDERQUERY);
     CU_ASSERT_EQUAL(api_endpoint_of("/secapi/pay/refund"), API_REFUND);
+    CU_ASSERT_EQUAL(api_endpoint_of("/pay/closeorder"), API_CLOSEORDER);
+    CU_ASSERT_EQUAL(api_endpoint_of("/pay/downloadbill"), API_DOWNLOADBILL);
+    CU_ASSERT_EQUAL(api_endpoint_of("/pay/closeorder/"), API_NONE);
+    CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_CLOSEORDER), "closeorder");
+    CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_DOWNLOADBILL), "downloadbill");
+    CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_UNIFIEDORDER), "unifiedorder");
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/unifiedorder/"), API_NONE);
     CU_ASSERT_EQUAL(api_endpoint_of("/"), API_NONE);
 }
@@ -244,6 +250,121 @@ static void test_query_and_refund_rules(void)
     wx_msg_free(&m);
 }
 
+/* appid, mch_id, nonce_str: what every request carries. */
+static void base_request(wx_msg *m)
+{
+    wx_msg_init(m);
+    wx_msg_set(m, "appid", creds.appid);
+    wx_msg_set(m, "mch_id", creds.mch_id);
+    wx_msg_set(m, "nonce_str", "n1");
+}
+
+static void test_closeorder_rules(void)
+{
+    wx_msg m;
+    api_verdict v;
+    base_request(&m);
+    /* out_trade_no is required; a transaction_id does not replace it. */
+    wx_msg_set(&m, "transaction_id", "4200000000000000000000000000");
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "LACK_PARAMS");
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.err_des, "out_trade_no"));
+    wx_msg_set(&m, "out_trade_no", "abc");
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "PARAM_ERROR");
+    wx_msg_set(&m, "out_trade_no", "ORD-20240301-0001");
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_HMAC_SHA256, creds.key, &v), 0);
+    CU_ASSERT_EQUAL(v.sign_type, WX_SIGN_HMAC_SHA256);
+    wx_msg_del(&m, "sign_type");
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, "wrong-key-wrong-key-wrong-key-00", &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.fail_msg, "签名错误");
+    wx_msg_del(&m, "nonce_str");
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "LACK_PARAMS");
+    wx_msg_set(&m, "nonce_str", "n1");
+    wx_msg_set(&m, "mch_id", "1900000999");
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "APPID_MCHID_NOT_MATCH");
+    wx_msg_free(&m);
+}
+
+/* A downloadbill request with the given fields (NULL: absent); returns
+ * api_validate's result, the verdict in *v. */
+static int bill_request(const char *date, const char *type, const char *begin, const char *end,
+                        api_verdict *v)
+{
+    wx_msg m;
+    base_request(&m);
+    if (date != NULL)
+        wx_msg_set(&m, "bill_date", date);
+    if (type != NULL)
+        wx_msg_set(&m, "bill_type", type);
+    if (begin != NULL)
+        wx_msg_set(&m, "begin_time", begin);
+    if (end != NULL)
+        wx_msg_set(&m, "end_time", end);
+    int rc = validate(API_DOWNLOADBILL, &m, WX_SIGN_MD5, creds.key, v);
+    wx_msg_free(&m);
+    return rc;
+}
+
+static void test_downloadbill_rules(void)
+{
+    api_verdict v;
+    /* 2024-03-01 China time is [2024-02-29 16:00, 2024-03-01 16:00) UTC. */
+    CU_ASSERT_EQUAL(bill_request("20240301", NULL, NULL, NULL, &v), 0);
+    CU_ASSERT_EQUAL(v.bill.from, 1709222400);
+    CU_ASSERT_EQUAL(v.bill.to, 1709222400 + 86400);
+    CU_ASSERT_EQUAL(v.bill.type, BILL_ALL);
+    CU_ASSERT_EQUAL(bill_request("20240301", "SUCCESS", NULL, NULL, &v), 0);
+    CU_ASSERT_EQUAL(v.bill.type, BILL_SUCCESS);
+    CU_ASSERT_EQUAL(bill_request("20240301", "REFUND", NULL, NULL, &v), 0);
+    CU_ASSERT_EQUAL(v.bill.type, BILL_REFUND);
+    CU_ASSERT_EQUAL(bill_request("20240301", "ALL", NULL, NULL, &v), 0);
+    CU_ASSERT_EQUAL(v.bill.type, BILL_ALL);
+    /* The range replaces the day; bill_date may then be absent. */
+    CU_ASSERT_EQUAL(bill_request(NULL, NULL, "20240301080000", "20240301080001", &v), 0);
+    CU_ASSERT_EQUAL(v.bill.from, 1709251200);
+    CU_ASSERT_EQUAL(v.bill.to, 1709251201);
+    CU_ASSERT_EQUAL(bill_request("20240101", NULL, "20240301080000", "20240302080000", &v), 0);
+    CU_ASSERT_EQUAL(v.bill.from, 1709251200);
+
+    static const struct {
+        const char *date, *type, *begin, *end, *code;
+    } bad[] = {
+        { NULL, NULL, NULL, NULL, "LACK_PARAMS" },
+        { "2024031", NULL, NULL, NULL, "PARAM_ERROR" },
+        { "20240230", NULL, NULL, NULL, "PARAM_ERROR" },
+        { "2024-03-", NULL, NULL, NULL, "PARAM_ERROR" },
+        { "20241301", NULL, NULL, NULL, "PARAM_ERROR" },
+        { "19691231", NULL, NULL, NULL, "PARAM_ERROR" },
+        { "20240301", "RECHARGE_REFUND", NULL, NULL, "PARAM_ERROR" },
+        { "20240301", "all", NULL, NULL, "PARAM_ERROR" },
+        { NULL, NULL, "20240301080000", NULL, "PARAM_ERROR" },
+        { "20240301", NULL, NULL, "20240301080000", "PARAM_ERROR" },
+        { NULL, NULL, "20240301080000", "20240301080000", "PARAM_ERROR" },
+        { NULL, NULL, "20240301090000", "20240301080000", "PARAM_ERROR" },
+        { NULL, NULL, "20240301246000", "20240302000000", "PARAM_ERROR" },
+        { NULL, NULL, "2024030108000", "20240302000000", "PARAM_ERROR" },
+        { "2024030x", NULL, "20240301080000", "20240302000000", "PARAM_ERROR" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CU_ASSERT_EQUAL(bill_request(bad[i].date, bad[i].type, bad[i].begin, bad[i].end, &v), -1);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v.err_code);
+        CU_ASSERT_STRING_EQUAL(v.err_code, bad[i].code);
+        CU_ASSERT_NOT_EQUAL(v.err_des[0], '\0');
+    }
+    /* The mock sends plain text only. */
+    wx_msg m;
+    base_request(&m);
+    wx_msg_set(&m, "bill_date", "20240301");
+    wx_msg_set(&m, "tar_type", "GZIP");
+    CU_ASSERT_EQUAL(validate(API_DOWNLOADBILL, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "PARAM_ERROR");
+    wx_msg_free(&m);
+}
+
 /* Parses a reply and checks it is signed for creds. */
 static void parse_reply(const char *xml, wx_msg *out)
 {
@@ -303,6 +424,21 @@ static void test_reply_failures(void)
     wx_msg_free(&r);
     free(xml);
 
+    xml = api_build_reply(&creds, WX_SIGN_MD5, NULL, "ORDERCLOSED", "订单已关闭", NULL);
+    parse_reply(xml, &r);
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&r, "result_code"), "FAIL");
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&r, "err_code"), "ORDERCLOSED");
+    wx_msg_free(&r);
+    free(xml);
+
+    /* An empty statement, as WeChat answers it (signed like every FAIL). */
+    xml = api_build_reply(&creds, WX_SIGN_MD5, "No Bill Exist", NULL, NULL, NULL);
+    parse_reply(xml, &r);
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&r, "return_code"), "FAIL");
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&r, "return_msg"), "No Bill Exist");
+    wx_msg_free(&r);
+    free(xml);
+
     xml = api_build_reply(&creds, WX_SIGN_MD5, "签名错误", NULL, NULL, NULL);
     parse_reply(xml, &r);
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&r, "return_code"), "FAIL");
@@ -323,6 +459,8 @@ int main(void)
         { "each required field -> LACK_PARAMS", test_lack_params },
         { "field rules -> PARAM_ERROR / APPID_MCHID_NOT_MATCH", test_param_errors },
         { "orderquery and refund rules", test_query_and_refund_rules },
+        { "closeorder rules", test_closeorder_rules },
+        { "downloadbill rules: day, range, type", test_downloadbill_rules },
         { "success reply signed (MD5, HMAC)", test_reply_success },
         { "failure replies signed", test_reply_failures },
     };

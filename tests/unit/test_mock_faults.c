@@ -1,6 +1,8 @@
 /* test_mock_faults.c - CUnit suite for gateway-mock/faults: knob defaults,
- * strict merging of partial JSON, the JSON round trip, reproducible fault
- * decisions for a seed, and the scaled WeChat retry schedule. */
+ * strict merging of partial JSON (per-endpoint knobs included), the JSON
+ * round trip, reproducible fault decisions for a seed (unifiedorder's five
+ * draws untouched by the other endpoints' knobs and draws), and the scaled
+ * WeChat retry schedule. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
 #include <stdlib.h>
@@ -36,6 +38,58 @@ static void test_defaults(void)
     CU_ASSERT_TRUE(c.notify_enabled);
     CU_ASSERT_EQUAL(c.hold_max_ms, 30000);
     CU_ASSERT_EQUAL(c.seed, FAULTS_DEFAULT_SEED);
+    CU_ASSERT_TRUE(c.closeorder_enabled);
+    CU_ASSERT_TRUE(c.journal);
+    for (int i = 0; i < FAULTS_EP_COUNT; i++) {
+        CU_ASSERT_EQUAL(c.endpoints[i].latency_ms, FAULTS_INHERIT);
+        CU_ASSERT_EQUAL(c.endpoints[i].jitter_ms, FAULTS_INHERIT);
+        CU_ASSERT_DOUBLE_EQUAL(c.endpoints[i].error_rate, 0.0, 0.0);
+        CU_ASSERT_DOUBLE_EQUAL(c.endpoints[i].reset_rate, 0.0, 0.0);
+    }
+    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_ORDERQUERY), "orderquery");
+    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_CLOSEORDER), "closeorder");
+    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_REFUND), "refund");
+    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_DOWNLOADBILL), "downloadbill");
+}
+
+static void test_merge_endpoints(void)
+{
+    faults_config base, out;
+    char err[160];
+    faults_config_defaults(&base);
+    CU_ASSERT_EQUAL(merge_text(&base, "{\"endpoints\": {\"orderquery\": {\"error_rate\": 1}, "
+                                      "\"downloadbill\": {\"latency_ms\": 250, \"jitter_ms\": 5}}, "
+                                      "\"closeorder_enabled\": false, \"journal\": false}",
+                               &out, NULL, err, sizeof(err)), 0);
+    const faults_endpoint_config *oq = &out.endpoints[FAULTS_EP_ORDERQUERY];
+    const faults_endpoint_config *db = &out.endpoints[FAULTS_EP_DOWNLOADBILL];
+    CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 1.0, 0.0);
+    CU_ASSERT_EQUAL(oq->latency_ms, FAULTS_INHERIT);      /* not named: still inherited */
+    CU_ASSERT_EQUAL(db->latency_ms, 250);
+    CU_ASSERT_EQUAL(db->jitter_ms, 5);
+    CU_ASSERT_DOUBLE_EQUAL(db->reset_rate, 0.0, 0.0);
+    CU_ASSERT_FALSE(out.closeorder_enabled);
+    CU_ASSERT_FALSE(out.journal);
+    CU_ASSERT_EQUAL(out.endpoints[FAULTS_EP_REFUND].latency_ms, FAULTS_INHERIT);
+    CU_ASSERT_EQUAL(out.latency_ms, 0);                   /* the top level is unifiedorder's */
+    CU_ASSERT_DOUBLE_EQUAL(out.error_rate, 0.0, 0.0);
+    /* A later merge keeps what it does not name; null latency inherits again;
+     * a null endpoint goes back to its defaults. */
+    CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {\"downloadbill\": {\"latency_ms\": null}, "
+                                     "\"orderquery\": {\"reset_rate\": 0.5}}}",
+                               &out, NULL, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(db->latency_ms, FAULTS_INHERIT);
+    CU_ASSERT_EQUAL(db->jitter_ms, 5);
+    CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 1.0, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(oq->reset_rate, 0.5, 0.0);
+    CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {\"orderquery\": null}}", &out, NULL, err,
+                               sizeof(err)), 0);
+    CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 0.0, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(oq->reset_rate, 0.0, 0.0);
+    CU_ASSERT_EQUAL(oq->latency_ms, FAULTS_INHERIT);
+    CU_ASSERT_EQUAL(db->jitter_ms, 5);
+    CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {}}", &out, NULL, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(db->jitter_ms, 5);
 }
 
 static void test_merge_partial(void)
@@ -81,6 +135,19 @@ static void test_merge_rejects(void)
         "{\"seed\": -1}",
         "{\"seed\": null}",
         "{\"dedupe\": false, \"bogus\": true}",
+        "{\"closeorder_enabled\": 1}",
+        "{\"journal\": null}",
+        "{\"endpoints\": 1}",
+        "{\"endpoints\": null}",
+        "{\"endpoints\": {\"unifiedorder\": {}}}",
+        "{\"endpoints\": {\"orderquery\": 5}}",
+        "{\"endpoints\": {\"orderquery\": {\"decline_rate\": 1}}}",
+        "{\"endpoints\": {\"orderquery\": {\"error_rate\": 1.5}}}",
+        "{\"endpoints\": {\"closeorder\": {\"reset_rate\": null}}}",
+        "{\"endpoints\": {\"refund\": {\"latency_ms\": 60001}}}",
+        "{\"endpoints\": {\"refund\": {\"jitter_ms\": -1}}}",
+        "{\"endpoints\": {\"downloadbill\": {\"latency_ms\": \"5\"}}}",
+        "{\"latency_ms\": 5, \"endpoints\": {\"orderquery\": {\"error_rate\": 1}, \"bogus\": {}}}",
         "[1, 2]",
         "42",
     };
@@ -120,15 +187,25 @@ static void test_json_round_trip(void)
     a.notify_enabled = false;
     a.hold_max_ms = 5000;
     a.seed = 9007199254740993LL;
+    a.closeorder_enabled = false;
+    a.journal = false;
+    a.endpoints[FAULTS_EP_ORDERQUERY].error_rate = 0.25;
+    a.endpoints[FAULTS_EP_CLOSEORDER].reset_rate = 1.0;
+    a.endpoints[FAULTS_EP_REFUND].latency_ms = 0;
+    a.endpoints[FAULTS_EP_DOWNLOADBILL].latency_ms = 60000;
+    a.endpoints[FAULTS_EP_DOWNLOADBILL].jitter_ms = 3;
     char *text = faults_config_dump(&a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"error_rate\":0.1,"));  /* printed short */
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"seed\":9007199254740993"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"orderquery\":{\"latency_ms\":null,\"jitter_ms\":null,"
+                                        "\"error_rate\":0.25,\"reset_rate\":0.0}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"refund\":{\"latency_ms\":0,\"jitter_ms\":null,"));
     faults_config_defaults(&b);
     CU_ASSERT_EQUAL(merge_text(&b, text, &b, NULL, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
     json_t *o = faults_config_to_json(&a);
-    CU_ASSERT_EQUAL(json_object_size(o), 14);
+    CU_ASSERT_EQUAL(json_object_size(o), 17);  /* 16 knobs and "endpoints" */
     json_decref(o);
     free(text);
 }
@@ -189,6 +266,78 @@ static void test_always_five_draws(void)
     CU_ASSERT_EQUAL(memcmp(&b, &ref, sizeof(ref)), 0);
 }
 
+static void test_endpoint_decisions(void)
+{
+    faults_config c;
+    rng_t r, ref;
+    fault_decision d;
+    faults_config_defaults(&c);
+    c.latency_ms = 40;
+    rng_seed(&r, 7);
+    rng_seed(&ref, 7);
+    /* Inherited latency, no faults; always three draws. */
+    faults_decide_endpoint(&r, &c, FAULTS_EP_ORDERQUERY, &d);
+    CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
+    CU_ASSERT_EQUAL(d.delay_ms, 40);
+    for (int i = 0; i < 3; i++)
+        rng_next(&ref);
+    CU_ASSERT_EQUAL(memcmp(&r, &ref, sizeof(ref)), 0);
+    /* Its own latency (0 is a value, not "inherit"); reset wins over error. */
+    c.endpoints[FAULTS_EP_CLOSEORDER].latency_ms = 0;
+    c.endpoints[FAULTS_EP_CLOSEORDER].error_rate = 1.0;
+    c.endpoints[FAULTS_EP_CLOSEORDER].reset_rate = 1.0;
+    faults_decide_endpoint(&r, &c, FAULTS_EP_CLOSEORDER, &d);
+    CU_ASSERT_EQUAL(d.kind, FAULT_RESET);
+    CU_ASSERT_EQUAL(d.delay_ms, 0);
+    c.endpoints[FAULTS_EP_CLOSEORDER].reset_rate = 0.0;
+    faults_decide_endpoint(&r, &c, FAULTS_EP_CLOSEORDER, &d);
+    CU_ASSERT_EQUAL(d.kind, FAULT_ERROR);
+    for (int i = 0; i < 6; i++)
+        rng_next(&ref);
+    CU_ASSERT_EQUAL(memcmp(&r, &ref, sizeof(ref)), 0);
+    /* The other endpoints are untouched by closeorder's knobs; jitter bounds. */
+    c.endpoints[FAULTS_EP_REFUND].latency_ms = 10;
+    c.endpoints[FAULTS_EP_REFUND].jitter_ms = 5;
+    for (int i = 0; i < 200; i++) {
+        faults_decide_endpoint(&r, &c, FAULTS_EP_REFUND, &d);
+        CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
+        CU_ASSERT_TRUE(d.delay_ms >= 10 && d.delay_ms <= 15);
+        faults_decide_endpoint(&r, &c, FAULTS_EP_DOWNLOADBILL, &d);
+        CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
+        CU_ASSERT_EQUAL(d.delay_ms, 40);
+    }
+}
+
+/* The simulator's schedule digests rest on this: for a seed, unifiedorder's
+ * decisions do not depend on the endpoints' knobs nor on their calls. */
+static void test_order_draws_independent_of_endpoints(void)
+{
+    faults_config plain, busy;
+    faults_state a, b;
+    faults_config_defaults(&plain);
+    plain.error_rate = 0.3;
+    plain.decline_rate = 0.2;
+    plain.jitter_ms = 20;
+    plain.seed = 4242;
+    busy = plain;
+    for (int i = 0; i < FAULTS_EP_COUNT; i++) {
+        busy.endpoints[i].error_rate = 0.5;
+        busy.endpoints[i].reset_rate = 0.25;
+        busy.endpoints[i].jitter_ms = 9;
+    }
+    faults_init(&a, &plain);
+    faults_init(&b, &busy);
+    for (int i = 0; i < 300; i++) {
+        fault_decision x, y, z;
+        faults_draw_order(&a, &x);
+        for (int k = 0; k < i % 4; k++)
+            faults_draw_endpoint(&b, (faults_endpoint)(k % FAULTS_EP_COUNT), &z);
+        faults_draw_order(&b, &y);
+        CU_ASSERT_EQUAL(x.kind, y.kind);
+        CU_ASSERT_EQUAL(x.delay_ms, y.delay_ms);
+    }
+}
+
 static void test_precedence(void)
 {
     faults_config c;
@@ -219,7 +368,7 @@ static void test_state_reseed(void)
     faults_init(&st, &c);
     for (int i = 0; i < 50; i++) {
         faults_draw_order(&st, &first[i]);
-        (void)faults_draw_latency(&st);  /* other endpoints do not disturb the sequence */
+        { fault_decision x; faults_draw_endpoint(&st, FAULTS_EP_ORDERQUERY, &x); }  /* other endpoints do not disturb the sequence */
     }
     faults_set(&st, &c, 1);
     for (int i = 0; i < 50; i++)
@@ -267,10 +416,13 @@ int main(void)
     static const cu_test tests[] = {
         { "defaults", test_defaults },
         { "partial merge", test_merge_partial },
+        { "per-endpoint knobs merge", test_merge_endpoints },
         { "unknown knob / wrong type / range rejected", test_merge_rejects },
         { "JSON round trip", test_json_round_trip },
         { "same seed, same decisions", test_decisions_reproducible },
         { "always five draws", test_always_five_draws },
+        { "endpoint decisions: inherit, own knobs, three draws", test_endpoint_decisions },
+        { "unifiedorder draws independent of the endpoints", test_order_draws_independent_of_endpoints },
         { "precedence reset > error > decline > timeout", test_precedence },
         { "state reseeds on set", test_state_reseed },
         { "retry schedule scaling", test_retry_schedule },

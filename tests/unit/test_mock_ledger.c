@@ -39,12 +39,12 @@ static void test_dedupe_first_charge_wins(void)
     char o[33];
     ledger_attempt_result r1, r2, r3;
     otn("first", o);
-    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1230, "NATIVE", true, true, &r1), 0);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1230, "NATIVE", NULL, true, true, &r1), 0);
     CU_ASSERT_EQUAL(r1.outcome, LEDGER_CHARGED);
     CU_ASSERT_TRUE(txid_transaction_valid(r1.transaction_id));
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 1230, "NATIVE", true, true, &r2), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 1230, "NATIVE", NULL, true, true, &r2), 0);
     CU_ASSERT_EQUAL(r2.outcome, LEDGER_ORDERPAID);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 999, "NATIVE", true, true, &r3), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 999, "NATIVE", NULL, true, true, &r3), 0);
     CU_ASSERT_EQUAL(r3.outcome, LEDGER_MISMATCH);
     CU_ASSERT_EQUAL(count_charges(o), 1);
 
@@ -66,19 +66,19 @@ static void test_decline_then_charge(void)
     ledger_attempt_result r;
     ledger_order q;
     otn("decline", o);
-    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 500, "JSAPI", false, true, &r), 0);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 500, "JSAPI", NULL, false, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_DECLINED);
     CU_ASSERT_EQUAL(ledger_query(L, o, NULL, &q), 0);
     CU_ASSERT_TRUE(q.found);
     CU_ASSERT_STRING_EQUAL(q.trade_state, "PAYERROR");
     CU_ASSERT_EQUAL(q.transaction_id[0], '\0');
     /* Declined again, then charged: dedupe only remembers charges. */
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", false, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", NULL, false, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_DECLINED);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", true, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", NULL, true, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_CHARGED);
     /* A decline after the charge is ORDERPAID. */
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", false, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 500, "JSAPI", NULL, false, true, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, LEDGER_ORDERPAID);
     CU_ASSERT_EQUAL(ledger_query(L, o, NULL, &q), 0);
     CU_ASSERT_STRING_EQUAL(q.trade_state, "SUCCESS");
@@ -105,9 +105,9 @@ static void test_trusting_charges_every_time(void)
     char o[33];
     ledger_attempt_result a, b, c;
     otn("nodedupe", o);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", true, false, &a), 0);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", true, false, &b), 0);
-    CU_ASSERT_EQUAL(ledger_attempt(L, o, 200, "APP", true, false, &c), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", NULL, true, false, &a), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "APP", NULL, true, false, &b), 0);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 200, "APP", NULL, true, false, &c), 0);
     CU_ASSERT_EQUAL(a.outcome, LEDGER_CHARGED);
     CU_ASSERT_EQUAL(b.outcome, LEDGER_CHARGED);
     CU_ASSERT_EQUAL(c.outcome, LEDGER_CHARGED);
@@ -133,7 +133,7 @@ static void test_refunds(void)
     otn("refund", o);
     snprintf(rno, sizeof(rno), "R1%s", o);
     snprintf(rno2, sizeof(rno2), "R2%s", o);
-    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1000, "NATIVE", true, true, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1000, "NATIVE", NULL, true, true, &a), 0);
 
     CU_ASSERT_EQUAL(ledger_refund(L, a.transaction_id, NULL, rno, 999, 10, &r), 0);
     CU_ASSERT_EQUAL(r.outcome, REFUND_FEE_MISMATCH);
@@ -185,7 +185,7 @@ static void *racer(void *arg)
     long long dummy;
     ledger_counter_get(l, &dummy);
     pthread_barrier_wait(&race_barrier);
-    race_rc[i] = ledger_attempt(l, race_otn, 777, "NATIVE", i % 4 != 3, true, &r);
+    race_rc[i] = ledger_attempt(l, race_otn, 777, "NATIVE", NULL, i % 4 != 3, true, &r);
     race_outcome[i] = (int)r.outcome;
     ledger_free(l);
     mysql_thread_end();
@@ -211,6 +211,250 @@ static void test_concurrent_duplicates_one_charge(void)
     pthread_barrier_destroy(&race_barrier);
     CU_ASSERT_EQUAL(charged, 1);
     CU_ASSERT_EQUAL(count_charges(race_otn), 1);
+}
+
+/* ---- closes ------------------------------------------------------------ */
+
+static void test_close_unseen_then_everything_closed(void)
+{
+    char o[33];
+    ledger_close_outcome c;
+    ledger_attempt_result r;
+    ledger_order q;
+    otn("closeunseen", o);
+    CU_ASSERT_EQUAL_FATAL(ledger_close(L, o, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_DONE);
+    CU_ASSERT_EQUAL(ledger_close(L, o, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_ALREADY);
+    /* Dedupe on or off, charge or decline: ORDERCLOSED, nothing recorded. */
+    for (int dedupe = 0; dedupe < 2; dedupe++) {
+        for (int charge = 0; charge < 2; charge++) {
+            CU_ASSERT_EQUAL(ledger_attempt(L, o, 100, "NATIVE", NULL, charge, dedupe, &r), 0);
+            CU_ASSERT_EQUAL(r.outcome, LEDGER_ORDERCLOSED);
+        }
+    }
+    CU_ASSERT_EQUAL(count_charges(o), 0);
+    CU_ASSERT_EQUAL(ledger_query(L, o, NULL, &q), 0);
+    CU_ASSERT_TRUE(q.found);
+    CU_ASSERT_STRING_EQUAL(q.trade_state, "CLOSED");
+    CU_ASSERT_EQUAL(q.transaction_id[0], '\0');
+    /* SYSTEMERROR after a close changes nothing either. */
+    CU_ASSERT_EQUAL(ledger_note_unpaid(L, o, 100), 0);
+    CU_ASSERT_EQUAL(ledger_query(L, o, NULL, &q), 0);
+    CU_ASSERT_STRING_EQUAL(q.trade_state, "CLOSED");
+
+    json_t *a = ledger_closed_json(L, o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(json_array_size(a), 1);
+    json_t *e = json_array_get(a, 0);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "out_trade_no")), o);
+    const char *at = json_string_value(json_object_get(e, "closed_at"));
+    CU_ASSERT_TRUE(at != NULL && strlen(at) == 27 && at[26] == 'Z');
+    json_decref(a);
+}
+
+static void test_close_after_decline_or_unpaid(void)
+{
+    char o[33], u[33];
+    ledger_close_outcome c;
+    ledger_attempt_result r;
+    otn("closedecl", o);
+    otn("closeunpaid", u);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 300, "NATIVE", NULL, false, true, &r), 0);
+    CU_ASSERT_EQUAL(r.outcome, LEDGER_DECLINED);
+    CU_ASSERT_EQUAL(ledger_close(L, o, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_DONE);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 300, "NATIVE", NULL, true, true, &r), 0);
+    CU_ASSERT_EQUAL(r.outcome, LEDGER_ORDERCLOSED);
+    CU_ASSERT_EQUAL(ledger_note_unpaid(L, u, 300), 0);
+    CU_ASSERT_EQUAL(ledger_close(L, u, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_DONE);
+    CU_ASSERT_EQUAL(ledger_attempt(L, u, 300, "NATIVE", NULL, true, false, &r), 0);
+    CU_ASSERT_EQUAL(r.outcome, LEDGER_ORDERCLOSED);
+    CU_ASSERT_EQUAL(count_charges(o) + count_charges(u), 0);
+}
+
+static void test_close_of_charged_is_paid(void)
+{
+    char o[33], t[33];
+    ledger_close_outcome c;
+    ledger_attempt_result r;
+    ledger_refund_result rf;
+    otn("closepaid", o);
+    otn("closepaidoff", t);
+    CU_ASSERT_EQUAL(ledger_attempt(L, o, 400, "NATIVE", NULL, true, true, &r), 0);
+    CU_ASSERT_EQUAL(ledger_close(L, o, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_PAID);
+    /* Refunded or not, and charged with dedupe off: still ORDERPAID. */
+    char orn[33];
+    CU_ASSERT_EQUAL(ledger_refund(L, r.transaction_id, NULL, otn("closepaidrefund", orn), 400, 400,
+                                  &rf), 0);
+    CU_ASSERT_EQUAL(ledger_close(L, o, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_PAID);
+    CU_ASSERT_EQUAL(ledger_attempt(L, t, 400, "NATIVE", NULL, true, false, &r), 0);
+    CU_ASSERT_EQUAL(ledger_close(L, t, &c), 0);
+    CU_ASSERT_EQUAL(c, CLOSE_PAID);
+    json_t *a = ledger_closed_json(L, o);
+    CU_ASSERT_EQUAL(json_array_size(a), 0);
+    json_decref(a);
+}
+
+/* A close racing with charges of one out_trade_no, each on its own
+ * connection: the close wins (no charge at all) or loses to a charge
+ * (ORDERPAID), never both; with dedupe off every charge either precedes the
+ * close or is refused. */
+#define CLOSE_RACERS 12
+static char close_race_otn[33];
+static bool close_race_dedupe;
+static int close_race_outcome[CLOSE_RACERS];
+
+static void *close_racer(void *arg)
+{
+    int i = *(int *)arg;
+    long long dummy;
+    mysql_thread_init();
+    ledger *l = ledger_new();
+    ledger_counter_get(l, &dummy);
+    pthread_barrier_wait(&race_barrier);
+    if (i == CLOSE_RACERS / 2) {
+        ledger_close_outcome c = CLOSE_ALREADY;
+        CU_ASSERT_EQUAL(ledger_close(l, close_race_otn, &c), 0);
+        close_race_outcome[i] = 100 + (int)c;
+    } else {
+        ledger_attempt_result r;
+        r.outcome = LEDGER_MISMATCH;
+        CU_ASSERT_EQUAL(ledger_attempt(l, close_race_otn, 555, "NATIVE", NULL, true,
+                                       close_race_dedupe, &r), 0);
+        close_race_outcome[i] = (int)r.outcome;
+    }
+    ledger_free(l);
+    mysql_thread_end();
+    return NULL;
+}
+
+static void close_race(bool dedupe, const char *name)
+{
+    pthread_t t[CLOSE_RACERS];
+    int idx[CLOSE_RACERS];
+    otn(name, close_race_otn);
+    close_race_dedupe = dedupe;
+    pthread_barrier_init(&race_barrier, NULL, CLOSE_RACERS);
+    for (int i = 0; i < CLOSE_RACERS; i++) {
+        idx[i] = i;
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, close_racer, &idx[i]), 0);
+    }
+    int charged = 0, closed = 0, refused = 0;
+    for (int i = 0; i < CLOSE_RACERS; i++) {
+        pthread_join(t[i], NULL);
+        charged += close_race_outcome[i] == LEDGER_CHARGED;
+        refused += close_race_outcome[i] == LEDGER_ORDERCLOSED;
+        closed += close_race_outcome[i] == 100 + CLOSE_DONE;
+    }
+    pthread_barrier_destroy(&race_barrier);
+    CU_ASSERT_EQUAL(count_charges(close_race_otn), charged);
+    if (closed) {
+        CU_ASSERT_EQUAL(charged, 0);
+        CU_ASSERT_EQUAL(refused, CLOSE_RACERS - 1);
+    } else {
+        CU_ASSERT_EQUAL(close_race_outcome[CLOSE_RACERS / 2], 100 + CLOSE_PAID);
+        CU_ASSERT_TRUE(charged >= 1);
+        if (dedupe)
+            CU_ASSERT_EQUAL(charged, 1);
+    }
+}
+
+static void test_close_races_charges(void)
+{
+    for (int round = 0; round < 4; round++) {
+        char name[16];
+        snprintf(name, sizeof(name), "crace%d", round);
+        close_race(round % 2 == 0, name);
+    }
+}
+
+/* ---- the statement -------------------------------------------------------- */
+
+typedef struct {
+    int restarts;
+    int charges, refunds;
+    long long fees, refunded;
+    char last_time[20];
+    bool ordered;
+    int stop_after;       /* > 0: stop the listing after this many rows of ours */
+} bill_seen;
+
+static void bill_restart_cb(void *arg)
+{
+    bill_seen *b = arg;
+    int stop = b->stop_after;
+    memset(b, 0, sizeof(*b));
+    b->stop_after = stop;
+    b->ordered = true;
+    b->restarts = 1;
+}
+
+static int bill_row_cb(void *arg, const ledger_bill_record *r)
+{
+    bill_seen *b = arg;
+    if (strcmp(r->time, b->last_time) < 0)
+        b->ordered = false;
+    snprintf(b->last_time, sizeof(b->last_time), "%s", r->time);
+    if (strncmp(r->out_trade_no, "CU", 2) != 0 || strstr(r->out_trade_no, run_tag) == NULL)
+        return 0;  /* another test's rows */
+    if (r->refund) {
+        b->refunds++;
+        b->refunded += r->refund_fee;
+    } else {
+        b->charges++;
+        b->fees += r->total_fee;
+        CU_ASSERT_EQUAL(strlen(r->time), 19);
+        CU_ASSERT_TRUE(txid_transaction_valid(r->transaction_id));
+    }
+    return b->stop_after > 0 && b->charges + b->refunds >= b->stop_after;
+}
+
+static void test_bill_lists_charges_and_refunds(void)
+{
+    char o[33];
+    ledger_attempt_result r;
+    ledger_refund_result rf;
+    bill_seen seen;
+    time_t now = time(NULL);
+    otn("bill", o);
+    CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1230, "JSAPI", "oPayer_1", true, true, &r), 0);
+    char orn[33];
+    CU_ASSERT_EQUAL(ledger_refund(L, r.transaction_id, NULL, otn("billrefund", orn), 1230, 230, &rf), 0);
+    CU_ASSERT_EQUAL(rf.outcome, REFUND_DONE);
+
+    memset(&seen, 0, sizeof(seen));
+    CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, true, true, bill_restart_cb, bill_row_cb,
+                                &seen), 0);
+    CU_ASSERT_EQUAL(seen.restarts, 1);
+    CU_ASSERT_TRUE(seen.ordered);
+    CU_ASSERT_TRUE(seen.charges >= 1);
+    CU_ASSERT_TRUE(seen.refunds >= 1);
+    CU_ASSERT_TRUE(seen.refunded >= 230);
+
+    memset(&seen, 0, sizeof(seen));
+    CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, false, true, bill_restart_cb, bill_row_cb,
+                                &seen), 0);
+    CU_ASSERT_EQUAL(seen.charges, 0);
+    CU_ASSERT_TRUE(seen.refunds >= 1);
+    memset(&seen, 0, sizeof(seen));
+    CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, true, false, bill_restart_cb, bill_row_cb,
+                                &seen), 0);
+    CU_ASSERT_EQUAL(seen.refunds, 0);
+    /* A range before the charge lists none of ours; a row that asks stops it. */
+    memset(&seen, 0, sizeof(seen));
+    CU_ASSERT_EQUAL(ledger_bill(L, now - 7200, now - 3600, true, true, bill_restart_cb, bill_row_cb,
+                                &seen), 0);
+    CU_ASSERT_EQUAL(seen.charges + seen.refunds, 0);
+    memset(&seen, 0, sizeof(seen));
+    seen.stop_after = 1;
+    CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, true, true, bill_restart_cb, bill_row_cb,
+                                &seen), 1);
+    /* The connection is usable after a listing stopped half-way. */
+    CU_ASSERT_EQUAL(count_charges(o), 1);
 }
 
 static void test_counter_and_config(void)
@@ -262,6 +506,12 @@ int main(void)
         CU_add_test(s, "refunds: once per out_refund_no, limits", test_refunds) == NULL ||
         CU_add_test(s, "16 concurrent connections, one charge",
                     test_concurrent_duplicates_one_charge) == NULL ||
+        CU_add_test(s, "close: unseen, twice, then every attempt ORDERCLOSED",
+                    test_close_unseen_then_everything_closed) == NULL ||
+        CU_add_test(s, "close after a decline or SYSTEMERROR", test_close_after_decline_or_unpaid) == NULL ||
+        CU_add_test(s, "close of a charged order: ORDERPAID", test_close_of_charged_is_paid) == NULL ||
+        CU_add_test(s, "close racing charges: never both", test_close_races_charges) == NULL ||
+        CU_add_test(s, "statement: charges and refunds by time", test_bill_lists_charges_and_refunds) == NULL ||
         CU_add_test(s, "counter and persisted config", test_counter_and_config) == NULL) {
         CU_cleanup_registry();
         return 2;

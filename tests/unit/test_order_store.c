@@ -139,6 +139,44 @@ static void test_decline_and_retry(void)
     CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_MISS);
 }
 
+/* The fence: a closed attempt makes the order FAILED for good; nothing
+ * moves it any more (no retry, no PAID, no recheck), and only the holder of
+ * the current attempt can close. */
+static void test_closed_is_final(void)
+{
+    char no[ORDER_NO_MAX + 1];
+    order_row row;
+
+    order_no(20, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 700, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_final(ctx, no, 2, ORDER_FINAL_CLOSED), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_final(ctx, no, 1, ORDER_FINAL_CLOSED), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
+    CU_ASSERT_EQUAL(row.final_reason, ORDER_FINAL_CLOSED);
+    CU_ASSERT_FALSE(row.lease_live);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, "TX_CLOSED_1"), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "TX_CLOSED_1"), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_wrong_amount(ctx, no), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
+    CU_ASSERT_EQUAL(row.final_reason, ORDER_FINAL_CLOSED);
+
+    /* a charge of another amount closes a PROCESSING or retryable FAILED order */
+    order_no(21, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 700, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_wrong_amount(ctx, no), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.final_reason, ORDER_FINAL_WRONG_AMOUNT);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
+    order_no(22, no);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 700, 10000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, no, "TX_PAID_22"), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_wrong_amount(ctx, no), ORDER_STORE_MISS); /* PAID stays */
+}
+
 static bool listed(const char *no, char (*nos)[ORDER_NO_MAX + 1], int n)
 {
     for (int i = 0; i < n; i++)
@@ -326,6 +364,7 @@ int main(void)
         { "amount limits", test_amount_limits },
         { "decline, fence and retry", test_decline_and_retry },
         { "FAILED recheck", test_failed_recheck },
+        { "closed is final", test_closed_is_final },
         { "PAID is terminal", test_paid_is_terminal },
         { "lease expiry", test_lease_expiry },
         { "reconnect after loss", test_reconnect_after_loss },

@@ -337,11 +337,11 @@ static void test_response_bodies(void)
                 "\"amount\":\"99999999.99\"}");
     expect_body(pay_body_processing("ORDER_0001"),
                 "{\"order_no\":\"ORDER_0001\",\"status\":\"PROCESSING\"}");
-    expect_body(pay_body_declined("ORDER_0001", "declined: NOTENOUGH"),
+    expect_body(pay_body_failed("ORDER_0001", "payment_declined", "declined: NOTENOUGH"),
                 "{\"order_no\":\"ORDER_0001\",\"status\":\"FAILED\",\"error\":\"payment_declined\","
                 "\"message\":\"declined: NOTENOUGH\"}");
     /* non-ASCII is escaped, quotes too: stored copies replay byte-for-byte */
-    expect_body(pay_body_declined("ORDER_0001", "\xE4\xBD\x99\xE9\xA2\x9D\"x\""),
+    expect_body(pay_body_failed("ORDER_0001", "payment_declined", "\xE4\xBD\x99\xE9\xA2\x9D\"x\""),
                 "{\"order_no\":\"ORDER_0001\",\"status\":\"FAILED\",\"error\":\"payment_declined\","
                 "\"message\":\"\\u4F59\\u989D\\\"x\\\"\"}");
     expect_body(pay_body_error("order_mismatch", "another amount"),

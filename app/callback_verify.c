@@ -1,0 +1,177 @@
+/* callback_verify.c - verifying a WeChat payment notification without the
+ * database (see callback_verify.h). */
+#include "callback_verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "money.h"
+#include "wx_sign.h"
+#include "wx_xml.h"
+
+/* ---- verification (no database) ---------------------------------------- */
+
+void callback_set_reason(callback_notification *n, const char *reason)
+{
+    snprintf(n->reason, sizeof(n->reason), "%s", reason);
+}
+
+static int cb_txn_valid(const char *s)
+{
+    size_t len = 0;
+    if (s == NULL)
+        return 0;
+    for (; s[len] != '\0'; len++) {
+        char c = s[len];
+        int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                 c == '_' || c == '-';
+        if (!ok || len >= CALLBACK_TXN_MAX)
+            return 0;
+    }
+    return len > 0;
+}
+
+static int cb_equal(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
+                                 int too_large, callback_notification *out)
+{
+    wx_msg m;
+    char err[CALLBACK_REASON_MAX];
+    callback_verdict v = CB_VERDICT_MALFORMED;
+
+    memset(out, 0, sizeof(*out));
+    out->total_fee = -1;
+    wx_msg_init(&m);
+
+    if (too_large || len > WX_XML_MAX_BODY) {
+        callback_set_reason(out, "body too large");
+        goto done;
+    }
+    if (body == NULL || wx_xml_parse(body, len, &m, err, sizeof(err)) != 0) {
+        callback_set_reason(out, body == NULL || err[0] == '\0' ? "malformed XML" : err);
+        goto done;
+    }
+
+    /* out_trade_no first, only so that failures can name the order in logs;
+     * nothing is trusted before the signature is checked. */
+    const char *order_no = wx_msg_get(&m, "out_trade_no");
+    if (order_no_valid(order_no))
+        snprintf(out->order_no, sizeof(out->order_no), "%s", order_no);
+
+    v = CB_VERDICT_RESULT;
+    if (!cb_equal(wx_msg_get(&m, "return_code"), "SUCCESS")) {
+        callback_set_reason(out, "return_code is not SUCCESS");
+        goto done;
+    }
+    if (!cb_equal(wx_msg_get(&m, "result_code"), "SUCCESS")) {
+        callback_set_reason(out, "result_code is not SUCCESS");
+        goto done;
+    }
+
+    v = CB_VERDICT_MERCHANT;
+    if (!cb_equal(wx_msg_get(&m, "appid"), cfg->appid)) {
+        callback_set_reason(out, "appid mismatch");
+        goto done;
+    }
+    if (!cb_equal(wx_msg_get(&m, "mch_id"), cfg->mch_id)) {
+        callback_set_reason(out, "mch_id mismatch");
+        goto done;
+    }
+
+    v = CB_VERDICT_SIGNATURE;
+    wx_sign_type type;
+    if (wx_sign_type_of(&m, WX_SIGN_MD5, &type) != 0) {
+        callback_set_reason(out, "unsupported sign_type");
+        goto done;
+    }
+    if (!wx_sign_verify(&m, cfg->key, WX_SIGN_MD5)) {
+        callback_set_reason(out, wx_msg_get(&m, "sign") == NULL ? "missing sign" : "invalid sign");
+        goto done;
+    }
+
+    v = CB_VERDICT_MALFORMED;
+    if (out->order_no[0] == '\0') {
+        callback_set_reason(out, "missing or invalid out_trade_no");
+        goto done;
+    }
+    const char *txn = wx_msg_get(&m, "transaction_id");
+    if (!cb_txn_valid(txn)) {
+        callback_set_reason(out, "missing or invalid transaction_id");
+        goto done;
+    }
+    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", txn);
+
+    v = CB_VERDICT_AMOUNT;
+    int64_t fee;
+    if (money_parse_fen(wx_msg_get(&m, "total_fee"), &fee) != 0) {
+        callback_set_reason(out, "missing or invalid total_fee");
+        goto done;
+    }
+    const char *fee_type = wx_msg_get(&m, "fee_type");
+    if (fee_type != NULL && fee_type[0] != '\0' && strcmp(fee_type, "CNY") != 0) {
+        callback_set_reason(out, "fee_type is not CNY");
+        goto done;
+    }
+    out->total_fee = (long long)fee;
+    v = CB_VERDICT_OK;
+    out->reason[0] = '\0';
+
+done:
+    wx_msg_free(&m);
+    return v;
+}
+
+callback_verdict callback_check_order(callback_notification *n, int found, const char *order_amount)
+{
+    int64_t fen;
+
+    if (!found) {
+        callback_set_reason(n, "unknown order");
+        return CB_VERDICT_UNKNOWN_ORDER;
+    }
+    if (money_parse_yuan(order_amount, &fen) != 0 || (long long)fen != n->total_fee) {
+        callback_set_reason(n, "total_fee does not match the order");
+        return CB_VERDICT_AMOUNT;
+    }
+    return CB_VERDICT_OK;
+}
+
+int callback_verdict_metric(callback_verdict v)
+{
+    switch (v) {
+    case CB_VERDICT_OK: return -1;
+    case CB_VERDICT_MALFORMED: return MET_CB_FAIL_MALFORMED;
+    case CB_VERDICT_RESULT: return MET_CB_FAIL_RESULT;
+    case CB_VERDICT_MERCHANT: return MET_CB_FAIL_MERCHANT;
+    case CB_VERDICT_SIGNATURE: return MET_CB_FAIL_SIGNATURE;
+    case CB_VERDICT_AMOUNT: return MET_CB_FAIL_AMOUNT;
+    case CB_VERDICT_UNKNOWN_ORDER: return MET_CB_FAIL_UNKNOWN_ORDER;
+    case CB_VERDICT_UNAVAILABLE: return MET_CB_UNAVAILABLE;
+    }
+    return MET_CB_FAIL_MALFORMED;
+}
+
+void callback_reply(http_response *resp, int success, const char *msg)
+{
+    static const char oom_reply[] =
+        "<xml><return_code><![CDATA[FAIL]]></return_code>"
+        "<return_msg><![CDATA[out of memory]]></return_msg></xml>";
+    char *xml = wx_xml_notify_reply(success, msg);
+
+    if (xml == NULL || http_response_set(resp, 200, "text/xml; charset=utf-8", xml, strlen(xml)) != 0) {
+        free(xml);
+        xml = NULL;
+        /* A constant body still needs a copy; if even that fails the adapter
+         * answers with whatever status is set. */
+        resp->status = 200;
+        (void)http_response_set(resp, 200, "text/xml; charset=utf-8", oom_reply, sizeof(oom_reply) - 1);
+        return;
+    }
+    free(xml);
+}

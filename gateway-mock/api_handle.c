@@ -1,0 +1,626 @@
+/* api_handle.c - serving one WeChat call: its faults drawn and applied, the
+ * flows over the ledger (charge, query, refund, close, statement), and the
+ * call's journal entry, appended before the reply leaves. */
+#include "api.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fcgi_adapter.h"
+#include "journal.h"
+#include "log.h"
+#include "notifier.h"
+#include "order_no.h"
+#include "txid.h"
+
+#define XML_TYPE "text/xml; charset=utf-8"
+#define BILL_TYPE "text/plain; charset=utf-8"
+
+/* WeChat's words. */
+#define MSG_POST_ONLY "请使用post方法"
+#define MSG_XML_ERROR "XML格式错误"
+#define MSG_NO_BILL "No Bill Exist"
+#define DES_BUSY "系统繁忙,请稍后再试"
+#define DES_CLOSED "订单已关闭"
+
+/* Statements built at once; more wait (each may hold BILL_MAX_BYTES). */
+#define API_BILL_BUILDS 2
+
+/* One call being served. */
+typedef struct {
+    mock_app *app;
+    ledger *l;
+    http_response *resp;
+    wx_msg m;                 /* the request's fields once parsed */
+    api_verdict v;
+    fault_decision fd;
+    journal_entry je;
+    bool journaled;           /* the entry went out already (a withheld reply) */
+} api_call;
+
+/* ---- replies ----------------------------------------------------------------- */
+
+static void api_copy(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src != NULL ? src : "");
+}
+
+/* Sends a signed XML reply (api_build_reply's arguments) and notes it in
+ * the journal entry. */
+static void api_send(api_call *c, const char *fail_msg, const char *err_code, const char *err_des,
+                     const wx_msg *extra)
+{
+    journal_entry *je = &c->je;
+    api_copy(je->reply, sizeof(je->reply), "xml");
+    api_copy(je->return_code, sizeof(je->return_code), fail_msg != NULL ? "FAIL" : "SUCCESS");
+    api_copy(je->return_msg, sizeof(je->return_msg), fail_msg != NULL ? fail_msg : "OK");
+    api_copy(je->result_code, sizeof(je->result_code),
+             fail_msg != NULL ? NULL : err_code != NULL ? "FAIL" : "SUCCESS");
+    api_copy(je->err_code, sizeof(je->err_code), fail_msg != NULL ? NULL : err_code);
+
+    char *xml = api_build_reply(&c->app->creds, c->v.sign_type, fail_msg, err_code, err_des, extra);
+    if (xml == NULL) {
+        log_msg(LOG_ERROR, "mock: cannot build a reply");
+        http_response_set(c->resp, 500, "text/plain", "reply failed\n", 13);
+        return;
+    }
+    if (http_response_set(c->resp, 200, XML_TYPE, xml, strlen(xml)) != 0)
+        log_msg(LOG_ERROR, "mock: out of memory for a reply");
+    free(xml);
+}
+
+/* result_code FAIL with err_code. */
+static void api_fail(api_call *c, const char *err_code, const char *err_des)
+{
+    api_send(c, NULL, err_code, err_des, NULL);
+}
+
+/* ---- faults that cut the reply --------------------------------------------- */
+
+static void api_sleep_ms(long long ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* A reply the client cannot complete: headers promising 4096 bytes of body,
+ * 30 sent, and "Connection: close", so lighttpd ends the client's connection
+ * mid-body at once (curl: "transfer closed with 4066 bytes remaining").
+ * fcgi_adapter writes its own Content-Length after Content-Type, and lighttpd
+ * keeps the first of two, so the promise rides in the Content-Type value;
+ * tests/integration/test_mock.py checks that a client sees a transport error. */
+static void api_cut_reply(http_response *resp)
+{
+    static const char partial[] = "<xml><return_code><![CDATA[SUC";
+    http_response_set(resp, 200, XML_TYPE "\r\nContent-Length: 4096", partial, sizeof(partial) - 1);
+    http_response_header(resp, "Connection", "close");
+}
+
+static void api_cut(api_call *c)
+{
+    api_copy(c->je.reply, sizeof(c->je.reply), "reset");
+    api_cut_reply(c->resp);
+}
+
+/* Withholds the reply until the client goes away (lighttpd then closes the
+ * FastCGI connection) or hold_ms passes. Returns the ms waited. */
+static long long api_hold(long long hold_ms, bool *client_gone)
+{
+    int fd = fcgi_adapter_current_fd();
+    struct timespec t0, t1;
+    long long spent = 0;
+
+    *client_gone = false;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        spent = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        long long left = hold_ms - spent;
+        if (left <= 0)
+            return spent;
+        if (fd < 0) {
+            api_sleep_ms(left);
+            return hold_ms;
+        }
+        struct pollfd p = { fd, POLLIN | POLLRDHUP, 0 };
+        int rc = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc != 0) {
+            /* The peer closed (or sent an abort): the client gave up. */
+            *client_gone = true;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            return (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        }
+    }
+}
+
+/* Replies being withheld now, across all request threads. */
+static atomic_int api_holds;
+
+/* timeout_after_charge: the charge stands; the journal entry goes out now
+ * (the reply never will), then the reply is withheld and cut. Each withheld
+ * reply occupies this thread; past max_holds it is cut at once instead (the
+ * client gets no answer either way). */
+static void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
+{
+    api_copy(c->je.reply, sizeof(c->je.reply), "withheld");
+    c->je.latency_ms = journal_elapsed_ms(&c->je);
+    journal_append(c->app->journal, &c->je, true);
+    c->journaled = true;
+    if (atomic_fetch_add(&api_holds, 1) < c->app->max_holds) {
+        bool gone;
+        long long held = api_hold(hold_max_ms, &gone);
+        log_msg(LOG_INFO, "unifiedorder %s: reply withheld %lld ms (%s)", otn, held,
+                gone ? "the client went away" : "hold_max_ms reached; cutting the reply");
+    } else {
+        log_msg(LOG_INFO, "unifiedorder %s: %d replies already withheld; cutting this one now",
+                otn, c->app->max_holds);
+    }
+    atomic_fetch_sub(&api_holds, 1);
+    api_cut_reply(c->resp);
+}
+
+/* ---- unifiedorder ------------------------------------------------------------ */
+
+static void api_openid(const wx_msg *req, char out[129])
+{
+    const char *o = wx_msg_get(req, "openid");
+    bool ok = o != NULL && o[0] != '\0' && strlen(o) < 129;
+    for (size_t i = 0; ok && o[i] != '\0'; i++) {
+        char c = o[i];
+        ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             c == '_' || c == '-';
+    }
+    snprintf(out, 129, "%s", ok ? o : BILL_DEFAULT_OPENID);
+}
+
+/* Queues the notifications of the charge r just made. */
+static void api_notify_charge(api_call *c, const ledger_attempt_result *r, const char *openid)
+{
+    notifier_charge nc;
+    memset(&nc, 0, sizeof(nc));
+    api_copy(nc.transaction_id, sizeof(nc.transaction_id), r->transaction_id);
+    api_copy(nc.out_trade_no, sizeof(nc.out_trade_no), wx_msg_get(&c->m, "out_trade_no"));
+    nc.total_fee = c->v.total_fee;
+    api_copy(nc.trade_type, sizeof(nc.trade_type), wx_msg_get(&c->m, "trade_type"));
+    api_copy(nc.openid, sizeof(nc.openid), openid);
+    txid_time_end(r->charged_at, nc.time_end);
+    api_copy(nc.notify_url, sizeof(nc.notify_url), wx_msg_get(&c->m, "notify_url"));
+    notifier_charge_made(c->app->notifier, &nc);
+}
+
+/* The SUCCESS reply of the charge r. */
+static void api_reply_charged(api_call *c, const ledger_attempt_result *r)
+{
+    const char *tt = wx_msg_get(&c->m, "trade_type");
+    char prepay[TXID_PREPAY_BUF];
+    wx_msg extra;
+
+    txid_prepay(r->charged_at, prepay);
+    wx_msg_init(&extra);
+    if (wx_msg_set(&extra, "trade_type", tt) != 0 || wx_msg_set(&extra, "prepay_id", prepay) != 0 ||
+        wx_msg_set(&extra, "transaction_id", r->transaction_id) != 0 ||
+        wx_msg_set_int(&extra, "total_fee", c->v.total_fee) != 0 ||
+        wx_msg_set(&extra, "out_trade_no", wx_msg_get(&c->m, "out_trade_no")) != 0) {
+        wx_msg_free(&extra);
+        api_cut(c);  /* charged, but no reply can be built: the outcome is unknown */
+        return;
+    }
+    if (strcmp(tt, "NATIVE") == 0) {
+        char url[80];
+        snprintf(url, sizeof(url), "weixin://wxpay/bizpayurl?pr=%.20s", prepay + 16);
+        wx_msg_set(&extra, "code_url", url);
+    }
+    api_send(c, NULL, NULL, NULL, &extra);
+    wx_msg_free(&extra);
+}
+
+static void api_unifiedorder(api_call *c)
+{
+    const char *otn = wx_msg_get(&c->m, "out_trade_no");
+    faults_config cfg;
+    ledger_attempt_result r;
+    char openid[129];
+
+    faults_get(&c->app->faults, &cfg);
+    if (c->fd.kind == FAULT_RESET) {
+        log_msg(LOG_INFO, "unifiedorder %s: fault reset (no charge)", otn);
+        api_cut(c);
+        return;
+    }
+    if (c->fd.kind == FAULT_ERROR) {
+        log_msg(LOG_INFO, "unifiedorder %s: fault SYSTEMERROR (no charge)", otn);
+        if (ledger_note_unpaid(c->l, otn, c->v.total_fee) != 0)
+            log_msg(LOG_WARN, "ledger: %s", ledger_error(c->l));
+        api_fail(c, "SYSTEMERROR", "系统超时");
+        return;
+    }
+    /* The close check happens in here, in the transaction that would
+     * charge, after the latency sleep: a close that ran meanwhile wins. */
+    api_openid(&c->m, openid);
+    if (ledger_attempt(c->l, otn, c->v.total_fee, wx_msg_get(&c->m, "trade_type"), openid,
+                       c->fd.kind != FAULT_DECLINE, cfg.dedupe, &r) != 0) {
+        log_msg(LOG_ERROR, "unifiedorder %s: ledger failed: %s", otn, ledger_error(c->l));
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+        return;
+    }
+    switch (r.outcome) {
+    case LEDGER_ORDERPAID:
+        api_fail(c, "ORDERPAID", "该订单已支付");
+        return;
+    case LEDGER_ORDERCLOSED:
+        log_msg(LOG_INFO, "unifiedorder %s: the order is closed (no charge)", otn);
+        api_fail(c, "ORDERCLOSED", DES_CLOSED);
+        return;
+    case LEDGER_MISMATCH:
+        api_fail(c, "INVALID_REQUEST", "订单重入时，要求参数值与原请求一致 (total_fee differs)");
+        return;
+    case LEDGER_DECLINED:
+        log_msg(LOG_INFO, "unifiedorder %s: fault decline (no charge)", otn);
+        api_fail(c, "NOTENOUGH", "用户帐号余额不足");
+        return;
+    case LEDGER_CHARGED:
+        break;
+    }
+    api_copy(c->je.transaction_id, sizeof(c->je.transaction_id), r.transaction_id);
+    api_notify_charge(c, &r, openid);
+    log_msg(LOG_INFO, "unifiedorder %s: charged %lld fen as %s%s", otn, c->v.total_fee,
+            r.transaction_id, c->fd.kind == FAULT_TIMEOUT_AFTER_CHARGE ? " (reply withheld)" : "");
+    if (c->fd.kind == FAULT_TIMEOUT_AFTER_CHARGE)
+        api_withhold(c, otn, cfg.hold_max_ms);
+    else
+        api_reply_charged(c, &r);
+}
+
+/* ---- orderquery, refund, closeorder -------------------------------------------- */
+
+static const char *api_state_desc(const char *state)
+{
+    if (strcmp(state, "SUCCESS") == 0)
+        return "支付成功";
+    if (strcmp(state, "REFUND") == 0)
+        return "转入退款";
+    if (strcmp(state, "PAYERROR") == 0)
+        return "支付失败";
+    if (strcmp(state, "CLOSED") == 0)
+        return DES_CLOSED;
+    return "订单未支付";
+}
+
+static void api_orderquery(api_call *c)
+{
+    ledger_order o;
+    wx_msg extra;
+
+    if (ledger_query(c->l, wx_msg_get(&c->m, "out_trade_no"), wx_msg_get(&c->m, "transaction_id"),
+                     &o) != 0) {
+        log_msg(LOG_ERROR, "orderquery: ledger failed: %s", ledger_error(c->l));
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+        return;
+    }
+    if (!o.found) {
+        api_fail(c, "ORDERNOTEXIST", "此交易订单号不存在");
+        return;
+    }
+    api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), o.out_trade_no);
+    wx_msg_init(&extra);
+    int bad = wx_msg_set(&extra, "out_trade_no", o.out_trade_no);
+    bad |= wx_msg_set(&extra, "trade_state", o.trade_state);
+    bad |= wx_msg_set(&extra, "trade_state_desc", api_state_desc(o.trade_state));
+    if (o.transaction_id[0] != '\0') {
+        bad |= wx_msg_set(&extra, "transaction_id", o.transaction_id);
+        bad |= wx_msg_set_int(&extra, "total_fee", o.total_fee);
+        bad |= wx_msg_set_int(&extra, "cash_fee", o.total_fee);
+        bad |= wx_msg_set(&extra, "fee_type", "CNY");
+        bad |= wx_msg_set(&extra, "time_end", o.time_end);
+        bad |= wx_msg_set(&extra, "trade_type", o.trade_type);
+        bad |= wx_msg_set(&extra, "bank_type", "OTHERS");
+        bad |= wx_msg_set(&extra, "is_subscribe", "N");
+    }
+    if (bad != 0)
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+    else
+        api_send(c, NULL, NULL, NULL, &extra);
+    wx_msg_free(&extra);
+}
+
+static void api_refund(api_call *c)
+{
+    const char *orn = wx_msg_get(&c->m, "out_refund_no");
+    ledger_refund_result r;
+    wx_msg extra;
+
+    if (ledger_refund(c->l, wx_msg_get(&c->m, "transaction_id"), wx_msg_get(&c->m, "out_trade_no"),
+                      orn, c->v.total_fee, c->v.refund_fee, &r) != 0) {
+        log_msg(LOG_ERROR, "refund: ledger failed: %s", ledger_error(c->l));
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+        return;
+    }
+    switch (r.outcome) {
+    case REFUND_NO_CHARGE:
+        api_fail(c, "ORDERNOTEXIST", "此交易订单号不存在");
+        return;
+    case REFUND_FEE_MISMATCH:
+        api_fail(c, "INVALID_REQUEST", "订单金额与实际不符");
+        return;
+    case REFUND_TOO_MUCH:
+        api_fail(c, "INVALID_REQUEST", "累计退款金额大于支付金额");
+        return;
+    case REFUND_CONFLICT:
+        api_fail(c, "INVALID_REQUEST", "退款单号已用于其他订单");
+        return;
+    case REFUND_DONE:
+    case REFUND_REPEAT:
+        break;
+    }
+    log_msg(LOG_INFO, "refund %s of %s: %lld fen%s", orn, r.transaction_id, r.refund_fee,
+            r.outcome == REFUND_REPEAT ? " (repeat, nothing done)" : "");
+    api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), r.out_trade_no);
+    wx_msg_init(&extra);
+    int bad = wx_msg_set(&extra, "transaction_id", r.transaction_id);
+    bad |= wx_msg_set(&extra, "out_trade_no", r.out_trade_no);
+    bad |= wx_msg_set(&extra, "out_refund_no", orn);
+    bad |= wx_msg_set(&extra, "refund_id", r.refund_id);
+    bad |= wx_msg_set_int(&extra, "refund_fee", r.refund_fee);
+    bad |= wx_msg_set_int(&extra, "total_fee", r.total_fee);
+    bad |= wx_msg_set_int(&extra, "cash_fee", r.total_fee);
+    bad |= wx_msg_set_int(&extra, "cash_refund_fee", r.refund_fee);
+    if (bad != 0)
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+    else
+        api_send(c, NULL, NULL, NULL, &extra);
+    wx_msg_free(&extra);
+}
+
+static void api_closeorder(api_call *c)
+{
+    const char *otn = wx_msg_get(&c->m, "out_trade_no");
+    ledger_close_outcome out;
+
+    if (ledger_close(c->l, otn, &out) != 0) {
+        log_msg(LOG_ERROR, "closeorder %s: ledger failed: %s", otn, ledger_error(c->l));
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+        return;
+    }
+    switch (out) {
+    case CLOSE_DONE:
+        log_msg(LOG_INFO, "closeorder %s: closed", otn);
+        api_send(c, NULL, NULL, NULL, NULL);
+        return;
+    case CLOSE_ALREADY:
+        api_fail(c, "ORDERCLOSED", DES_CLOSED);
+        return;
+    case CLOSE_PAID:
+        log_msg(LOG_INFO, "closeorder %s: refused, the order was charged", otn);
+        api_fail(c, "ORDERPAID", "订单已支付，不能发起关单，请当作已支付的正常交易");
+        return;
+    }
+}
+
+/* ---- downloadbill ---------------------------------------------------------- */
+
+static pthread_mutex_t api_bill_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t api_bill_cond = PTHREAD_COND_INITIALIZER;
+static int api_bill_builds;
+
+/* Takes (take true) or gives back one of the API_BILL_BUILDS slots. */
+static void api_bill_slot(bool take)
+{
+    pthread_mutex_lock(&api_bill_mu);
+    if (take) {
+        while (api_bill_builds >= API_BILL_BUILDS)
+            pthread_cond_wait(&api_bill_cond, &api_bill_mu);
+        api_bill_builds++;
+    } else {
+        api_bill_builds--;
+        pthread_cond_signal(&api_bill_cond);
+    }
+    pthread_mutex_unlock(&api_bill_mu);
+}
+
+static void api_bill_restart(void *arg)
+{
+    bill_restart(arg);
+}
+
+static int api_bill_row(void *arg, const ledger_bill_record *r)
+{
+    return bill_add(arg, r) != 0;
+}
+
+static void api_downloadbill(api_call *c)
+{
+    const bill_query *q = &c->v.bill;
+    size_t len = 0;
+    char *text = NULL;
+
+    bill *b = bill_new(c->app->creds.appid, c->app->creds.mch_id, BILL_MAX_BYTES);
+    if (b == NULL) {
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+        return;
+    }
+    api_bill_slot(true);
+    int rc = ledger_bill(c->l, q->from, q->to, q->type != BILL_REFUND, q->type != BILL_SUCCESS,
+                         api_bill_restart, api_bill_row, b);
+    api_bill_slot(false);
+    if (rc < 0) {
+        log_msg(LOG_ERROR, "downloadbill: ledger failed: %s", ledger_error(c->l));
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+    } else if (rc > 0) {
+        log_msg(LOG_WARN, "downloadbill: more than %u bytes; refused", BILL_MAX_BYTES);
+        api_fail(c, "SYSTEMERROR", "账单过大: more than 64 MiB, ask for a shorter begin_time/end_time range");
+    } else if (bill_lines(b) == 0) {
+        api_send(c, MSG_NO_BILL, NULL, NULL, NULL);
+    } else if ((text = bill_finish(b, &len)) == NULL) {
+        api_fail(c, "SYSTEMERROR", DES_BUSY);
+    } else {
+        /* The text moves into the response: no copy of a large statement. */
+        free(c->resp->body);
+        c->resp->body = text;
+        c->resp->body_len = len;
+        c->resp->status = 200;
+        api_copy(c->resp->content_type, sizeof(c->resp->content_type), BILL_TYPE);
+        api_copy(c->je.reply, sizeof(c->je.reply), "statement");
+        log_msg(LOG_INFO, "downloadbill: %zu records, %zu bytes", bill_lines(b), len);
+    }
+    bill_free(b);
+}
+
+/* ---- one call ---------------------------------------------------------------- */
+
+static const char *api_fault_name(fault_kind k)
+{
+    switch (k) {
+    case FAULT_RESET:
+        return "reset";
+    case FAULT_ERROR:
+        return "error";
+    case FAULT_DECLINE:
+        return "decline";
+    case FAULT_TIMEOUT_AFTER_CHARGE:
+        return "timeout_after_charge";
+    case FAULT_NONE:
+        break;
+    }
+    return "none";
+}
+
+/* Draws the call's fate first, for every call that arrives, so the
+ * decisions follow the order of arrival whatever the requests contain. */
+static void api_draw(mock_app *app, api_endpoint ep, fault_decision *fd)
+{
+    static const faults_endpoint map[] = {
+        [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
+        [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
+    };
+    if (ep == API_UNIFIEDORDER)
+        faults_draw_order(&app->faults, fd);
+    else
+        faults_draw_endpoint(&app->faults, map[ep], fd);
+}
+
+/* The faults of the endpoints other than unifiedorder, on a valid call:
+ * true when one was applied (nothing done; the reply is set). */
+static bool api_endpoint_fault(api_call *c, const char *path)
+{
+    if (c->fd.kind == FAULT_RESET) {
+        log_msg(LOG_INFO, "%s: fault reset (nothing done)", path);
+        api_cut(c);
+        return true;
+    }
+    if (c->fd.kind == FAULT_ERROR) {
+        log_msg(LOG_INFO, "%s: fault SYSTEMERROR (nothing done)", path);
+        api_fail(c, "SYSTEMERROR", "系统超时");
+        return true;
+    }
+    return false;
+}
+
+/* Parses and checks the request; false when it was refused (reply set). */
+static bool api_accept(api_call *c, api_endpoint ep, const http_request *req)
+{
+    if (strcmp(req->method, "POST") != 0) {
+        api_send(c, MSG_POST_ONLY, NULL, NULL, NULL);
+        return false;
+    }
+    if (!req->body_too_large &&
+        api_validate(ep, req->body, req->body_len, &c->app->creds, &c->m, &c->v) == 0) {
+        const char *otn = wx_msg_get(&c->m, "out_trade_no");
+        if (otn != NULL && order_no_valid(otn))
+            api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), otn);
+        return true;
+    }
+    if (req->body_too_large) {
+        memset(&c->v, 0, sizeof(c->v));
+        c->v.sign_type = WX_SIGN_MD5;
+        c->v.fail_msg = MSG_XML_ERROR;
+    }
+    log_msg(LOG_INFO, "%s: refused: %s %s", req->path, c->v.fail_msg ? c->v.fail_msg : c->v.err_code,
+            c->v.fail_msg ? "" : c->v.err_des);
+    api_send(c, c->v.fail_msg, c->v.err_code, c->v.err_des, NULL);
+    return false;
+}
+
+/* The request's out_trade_no for the journal, without judging the request. */
+static void api_peek_otn(const http_request *req, journal_entry *je)
+{
+    wx_msg m;
+    char err[128];
+    wx_msg_init(&m);
+    if (!req->body_too_large && req->body_len > 0 &&
+        wx_xml_parse(req->body, req->body_len, &m, err, sizeof(err)) == 0) {
+        const char *otn = wx_msg_get(&m, "out_trade_no");
+        if (otn != NULL && order_no_valid(otn))
+            api_copy(je->out_trade_no, sizeof(je->out_trade_no), otn);
+    }
+    wx_msg_free(&m);
+}
+
+void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *req,
+                http_response *resp)
+{
+    api_call c;
+    faults_config cfg;
+
+    memset(&c, 0, sizeof(c));
+    c.app = app;
+    c.l = l;
+    c.resp = resp;
+    c.v.sign_type = WX_SIGN_MD5;
+    wx_msg_init(&c.m);
+    journal_entry_begin(&c.je, false);
+    api_copy(c.je.endpoint, sizeof(c.je.endpoint), api_endpoint_name(ep));
+    api_copy(c.je.fault, sizeof(c.je.fault), "none");
+
+    faults_get(&app->faults, &cfg);
+    if (ep == API_CLOSEORDER && !cfg.closeorder_enabled) {
+        /* A gateway without the API: nothing drawn, nothing done; the
+         * journal still names the order the call was about. */
+        api_peek_otn(req, &c.je);
+        api_copy(c.je.reply, sizeof(c.je.reply), "not_found");
+        http_response_set(resp, 404, "text/plain; charset=utf-8", "404 Not Found\n", 14);
+        goto done;
+    }
+    api_draw(app, ep, &c.fd);
+    api_copy(c.je.fault, sizeof(c.je.fault), api_fault_name(c.fd.kind));
+    api_sleep_ms(c.fd.delay_ms);
+    if (!api_accept(&c, ep, req))
+        goto done;
+    if (ep != API_UNIFIEDORDER && api_endpoint_fault(&c, req->path))
+        goto done;
+    switch (ep) {
+    case API_UNIFIEDORDER:
+        api_unifiedorder(&c);
+        break;
+    case API_ORDERQUERY:
+        api_orderquery(&c);
+        break;
+    case API_REFUND:
+        api_refund(&c);
+        break;
+    case API_CLOSEORDER:
+        api_closeorder(&c);
+        break;
+    case API_DOWNLOADBILL:
+        api_downloadbill(&c);
+        break;
+    case API_NONE:
+        break;
+    }
+done:
+    if (!c.journaled) {
+        c.je.latency_ms = journal_elapsed_ms(&c.je);
+        journal_append(app->journal, &c.je, true);
+    }
+    wx_msg_free(&c.m);
+}

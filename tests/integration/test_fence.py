@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""test_fence - the attempt fence and the statement job (docs/FENCE.md)
+against the running stack, with the mock's ledger as the truth of what was
+charged: a unifiedorder held at the gateway past the order's lease, NOTPAY,
+client retries and the held charge landing — with notifications on and
+dropped, with a deduplicating gateway and without — never charges twice;
+without closeorder the statement job alone finds and refunds the stray
+charge; a charge of another amount is refunded and closes the order; and the
+smaller fixes found on the way (Idempotency-Key values compared byte for
+byte, percent-encoded order numbers, a stored 402 that is no longer true, a
+lease too short for its holder's gateway calls)."""
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib import *  # noqa: E402,F401,F403
+
+MOCK_DEFAULTS = dict(latency_ms=0, jitter_ms=0, error_rate=0.0, decline_rate=0.0,
+                     timeout_after_charge_rate=0.0, reset_rate=0.0, dedupe=True,
+                     notify_enabled=True, hold_max_ms=30000, closeorder_enabled=True,
+                     endpoints={})
+LEASE_S = float(os.environ.get("IDEMPAY_LEASE_MS", "10000")) / 1000.0
+GATEWAY_TIMEOUT_S = float(os.environ.get("IDEMPAY_GATEWAY_TIMEOUT_MS", "3000")) / 1000.0
+STATEMENT_S = float(os.environ.get("IDEMPAY_STATEMENT_INTERVAL_MS", "30000")) / 1000.0
+
+
+def uid():
+    return random.randint(1, 2**62)
+
+
+def order_row(order_no):
+    r = get_order(order_no)
+    check(r.status == 200, f"GET {order_no}: {r}")
+    return r.json()
+
+
+def charges_unrefunded(order_no):
+    return [c for c in charges_for(order_no) if not c.get("refunded")]
+
+
+def money_right(order_no):
+    """The end state the issue asks for: PAID with exactly one unrefunded
+    charge (its transaction_id), or FAILED with none; never PROCESSING."""
+    o = order_row(order_no)
+    live = charges_unrefunded(order_no)
+    if o["status"] == "PAID":
+        return len(live) == 1 and live[0]["transaction_id"] == o["transaction_id"]
+    if o["status"] == "FAILED":
+        return live == []
+    return False
+
+
+def late_charge_story(notify, dedupe):
+    """Issue 12's story. The first unifiedorder is held inside the mock
+    longer than the lease (the service times out: 202); the lease runs out
+    and the order is resolved (orderquery NOTPAY, then the close); the
+    customer retries; then the held unifiedorder wakes up. Returns
+    (order_no, answers seen by the retries)."""
+    no, user = unique("FLATE"), uid()
+    hold_ms = int((LEASE_S + GATEWAY_TIMEOUT_S + 6) * 1000)
+    mock_config(dedupe=dedupe, notify_enabled=notify, latency_ms=hold_ms,
+                endpoints={"orderquery": {"latency_ms": 0}, "closeorder": {"latency_ms": 0},
+                           "refund": {"latency_ms": 0}, "downloadbill": {"latency_ms": 0}})
+    first = []
+    t = threading.Thread(target=lambda: first.append(pay(no, user, "5.55", timeout=30)))
+    t.start()
+    t.join(GATEWAY_TIMEOUT_S + 5)
+    check(first and first[0].status == 202, f"the held payment must answer 202: {first}")
+    mock_config(latency_ms=0)  # the held call keeps the delay it drew
+    answers = []
+    deadline = time.monotonic() + hold_ms / 1000.0 + 5
+    while time.monotonic() < deadline:  # the customer retries until the held call has landed
+        a = pay(no, user, "5.55")
+        answers.append((a.status, (a.json() or {}).get("error") if a.status == 402 else None))
+        time.sleep(1.0)
+    return no, answers
+
+
+def check_story(no, answers, notify, dedupe):
+    check(charges_for(no) == [], f"{no}: the fence must keep every charge out: {charges_for(no)}")
+    statuses = [s for s, _ in answers]
+    check(all(s in (202, 402) for s in statuses), f"{no}: retries answered {answers}")
+    check((402, "payment_closed") in answers, f"{no}: a retry after the close must be told"
+          f" payment_closed: {answers}")
+    o = order_row(no)
+    check(o["status"] == "FAILED" and o["transaction_id"] is None, f"{no}: {o}")
+    r = pay(no, o["user_id"], "5.55")
+    check(r.status == 402 and r.json()["error"] == "payment_closed", f"{no}: final: {r}")
+    check(money_right(no), f"{no}: money not right")
+
+
+@test
+def late_charge_dedupe_off_notifications_dropped_is_fenced():
+    no, answers = late_charge_story(notify=False, dedupe=False)
+    check_story(no, answers, False, False)
+
+
+@test
+def late_charge_dedupe_off_notifications_on_is_fenced():
+    no, answers = late_charge_story(notify=True, dedupe=False)
+    check_story(no, answers, True, False)
+
+
+@test
+def late_charge_dedupe_on_notifications_dropped_is_fenced():
+    no, answers = late_charge_story(notify=False, dedupe=True)
+    check_story(no, answers, False, True)
+
+
+@test
+def without_closeorder_the_statement_refunds_the_stray_charge():
+    # The same story against a gateway without closeorder: the fence cannot
+    # hold, the retry pays (T2), the held call charges again (T1), and its
+    # notification is lost. The statement job alone must find T1 and have it
+    # refunded within one statement interval; nothing stays wrong.
+    mock_config(closeorder_enabled=False)
+    before = metric('idempay_statement_charges_total{outcome="refund_queued"}')
+    no, answers = late_charge_story(notify=False, dedupe=False)
+    check(any(s == 200 for s, _ in answers), f"{no}: without a close the retry pays: {answers}")
+    wait_until(lambda: len(charges_for(no)) == 2, 15, 0.5, f"{no}: the held call to charge late")
+    landed = time.monotonic()
+    wait_until(lambda: money_right(no), STATEMENT_S + 15, 0.5,
+               f"{no}: the statement job to refund the stray charge")
+    took = time.monotonic() - landed
+    check(took <= STATEMENT_S + 10, f"{no}: refunded after {took:.1f}s, more than one interval")
+    o = order_row(no)
+    refunded = [c for c in charges_for(no) if c.get("refunded")]
+    check(len(refunded) == 1 and refunded[0]["transaction_id"] != o["transaction_id"],
+          f"{no}: the refunded charge must be the one the order does not hold: {charges_for(no)}")
+    check(metric('idempay_statement_charges_total{outcome="refund_queued"}') >= before + 1,
+          "the statement job did not count the refund it queued")
+
+
+@test
+def charge_of_another_amount_is_refunded_and_closes_the_order():
+    # The service's own call is cut (uncertain: 202); then the gateway holds
+    # a charge of another amount for this out_trade_no (a broken gateway).
+    # Resolving the expired attempt finds it: refunded, the order closed for
+    # good instead of PROCESSING forever with the money taken.
+    no, user = unique("FAMT"), uid()
+    mock_config(notify_enabled=False, reset_rate=1.0)
+    r = pay(no, user, "1.00")
+    check(r.status == 202, f"a cut connection must answer 202: {r}")
+    mock_config(reset_rate=0.0)
+    wrong = mock_unifiedorder(no, 999)
+    check(wrong.get("result_code") == "SUCCESS", f"direct charge of 9.99: {wrong}")
+    wait_until(lambda: order_row(no)["status"] == "FAILED", LEASE_S + 15, 0.3,
+               f"{no}: the charge of another amount to close the order")
+    o = order_row(no)
+    check(o["transaction_id"] is None, f"{no}: {o}")
+    wait_until(lambda: all(c.get("refunded") for c in charges_for(no)), 15, 0.3,
+               f"{no}: the charge of another amount to be refunded")
+    r = pay(no, user, "1.00")
+    check(r.status == 402 and r.json()["error"] == "payment_closed", f"after it: {r}")
+    check(metric("idempay_charge_amount_mismatch_total") >= 1, "mismatch not counted")
+
+
+@test
+def idempotency_key_values_compare_byte_for_byte():
+    # "k" and "k " (the sf-string form carries the trailing space) are two keys
+    user = uid()
+    key = f"pad-{random_token(10)}"
+    a, b = unique("FPADA"), unique("FPADB")
+    r1 = pay(a, user, "1.10", idem_key=f'"{key}"')
+    check(r1.status == 200, f"first key: {r1}")
+    r2 = pay(b, user, "1.20", idem_key=f'"{key} "')
+    check(r2.status == 200 and r2.json()["order_no"] == b,
+          f"a key with a trailing space is another key, not a mismatch: {r2}")
+
+
+@test
+def order_query_decodes_the_path():
+    no, user = f"F|{random_token(10)}*x", uid()
+    check(pay(no, user, "0.77").status == 200, "pay an order with | and *")
+    r = http("GET", SERVICE + "/api/pay/orders/" + no.replace("|", "%7C").replace("*", "%2A"))
+    check(r.status == 200 and r.json()["order_no"] == no, f"percent-encoded order_no: {r}")
+    r = http("GET", SERVICE + "/api/pay/orders/F%7Cbad%ZZ")
+    check(r.status == 400 and r.json()["error"] == "invalid_request", f"bad escape: {r}")
+
+
+@test
+def stored_decline_replays_paid_once_the_order_is_paid():
+    no, user = unique("FDECL"), uid()
+    key = f"decl-{random_token(10)}"
+    mock_config(decline_rate=1.0)
+    r = pay(no, user, "2.30", idem_key=key)
+    check(r.status == 402 and r.json()["error"] == "payment_declined", f"decline: {r}")
+    mock_config(decline_rate=0.0)
+    r = pay(no, user, "2.30")  # a later POST may try again (no key)
+    check(r.status == 200, f"retry after the decline: {r}")
+    r = pay(no, user, "2.30", idem_key=key)
+    check(r.status == 200 and r.json()["status"] == "PAID" and r.header("Idempotent-Replayed") == "true",
+          f"the key's stored 402 is no longer true: {r}")
+
+
+@test
+def a_lease_shorter_than_three_gateway_calls_is_refused():
+    env = dict(os.environ, IDEMPAY_LEASE_MS="9000", IDEMPAY_GATEWAY_TIMEOUT_MS="3000")
+    out = subprocess.run([os.path.join(bin_dir(), "app", "idempay-fcgi")], env=env,
+                         capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    check(out.returncode == 2, f"must refuse to start: rc {out.returncode} {out.stderr}")
+    check("IDEMPAY_LEASE_MS=9000 is too short" in out.stderr and "at least 10000" in out.stderr,
+          f"message: {out.stderr}")
+
+
+def restore_mock():
+    mock_config(**MOCK_DEFAULTS)
+
+
+if __name__ == "__main__":
+    try:
+        run_tests(cleanup=restore_mock)
+    finally:
+        mock_reset()
