@@ -312,6 +312,10 @@ static int nm_onset_phase(gen_ctx *g, const nm_episode *ep, int e)
     nm_knobs_nets(ep, &k);
     k.latency_ms = ep->hold_lo;
     k.jitter_ms = ep->hold_hi - ep->hold_lo;
+    /* Only unifiedorder is held (a mock without per-endpoint knobs holds
+     * every endpoint alike): orderquery, the close and refunds answer. */
+    for (int i = 0; i < EP_COUNT; i++)
+        k.endpoints[i].latency_ms = k.endpoints[i].jitter_ms = 0;
     snprintf(label, sizeof(label), "e%d-onset", e + 1);
     if (gen_phase(g, label, &k, ep->onset_ms, 0) < 0)
         return -1;

@@ -96,7 +96,14 @@ void scenarios_mock_defaults(sim_mock_knobs *k)
     k->notify_enabled = 1;
     k->hold_max_ms = 30000;
     k->closeorder_enabled = 1;
+    for (int e = 0; e < EP_COUNT; e++)
+        k->endpoints[e].latency_ms = k->endpoints[e].jitter_ms = -1;
     k->seed = 1;
+}
+
+static json_t *sc_ms_json(long ms)
+{
+    return ms < 0 ? json_null() : json_integer(ms);
 }
 
 /* "endpoints": {"orderquery": {...}, ...}: every endpoint, every knob. */
@@ -105,8 +112,8 @@ static json_t *sc_endpoints_json(const sim_mock_knobs *k)
     json_t *eps = json_object();
     for (int e = 0; eps != NULL && e < EP_COUNT; e++) {
         const sim_endpoint_faults *f = &k->endpoints[e];
-        json_t *o = json_pack("{s:I,s:I,s:f,s:f}", "latency_ms", (json_int_t)f->latency_ms,
-                              "jitter_ms", (json_int_t)f->jitter_ms, "error_rate", f->error_rate,
+        json_t *o = json_pack("{s:o,s:o,s:f,s:f}", "latency_ms", sc_ms_json(f->latency_ms),
+                              "jitter_ms", sc_ms_json(f->jitter_ms), "error_rate", f->error_rate,
                               "reset_rate", f->reset_rate);
         if (o == NULL || json_object_set_new(eps, sc_endpoint_names[e], o) != 0) {
             json_decref(eps);

@@ -39,7 +39,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
 typedef enum { EP_ORDERQUERY = 0, EP_CLOSEORDER, EP_REFUND, EP_DOWNLOADBILL, EP_COUNT } sim_endpoint;
 
 typedef struct {
-    long latency_ms, jitter_ms;
+    long latency_ms, jitter_ms;   /* < 0: inherit the top-level latency and jitter (null) */
     double error_rate, reset_rate;
 } sim_endpoint_faults;
 
