@@ -14,6 +14,7 @@ static const char *const inv_names[INV_COUNT] = {
     "token_single_order", "forged_callback_no_effect", "mismatch_no_effect", "all_settled",
     "no_402_after_charge", "no_paid_after_402", "no_failed_read_after_charge",
     "paid_answer_has_charge", "refusal_no_effect", "second_charge_refunded",
+    "closed_after_doubt",
 };
 
 static const char *const inv_texts[INV_COUNT] = {
@@ -32,6 +33,8 @@ static const char *const inv_texts[INV_COUNT] = {
     "403/409/422 change nothing: every charge has a request the service took; an order only "
     "refused does not exist",
     "a second charge the payer made at the gateway is refunded by the end",
+    "402 payment_closed only once a request of the order was left in doubt (no answer, 5xx, or "
+    "its own attempt's 202)",
 };
 
 const char *checker_invariant_name(int inv)
@@ -700,6 +703,42 @@ static void chk_second_charge_refunded(chk_ctx *c)
     }
 }
 
+/* Whether POST q left its order in doubt: no answer, a 5xx, or a 202 of
+ * its own attempt (not a replayed "still in flight"). */
+static int chk_left_in_doubt(const sim_op *q)
+{
+    if (q->kind != OP_PAY || (q->flags & OPF_MISMATCH))
+        return 0;
+    return q->http_code == 0 || q->http_code >= 500 ||
+           (q->http_code == 202 && !(q->flags & OPF_REPLAYED));
+}
+
+/* An order is closed only after its attempt was in doubt: a 402
+ * payment_closed needs another POST of the order, begun before that answer,
+ * that was left in doubt. A close of an attempt whose own request was still
+ * waiting for the gateway is a close too early. */
+static void chk_closed_after_doubt(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++)
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *p = &c->o->ops[c->ops.idx[j]];
+            if (p->kind != OP_PAY || p->http_code != 402 || strcmp(p->error, "payment_closed") != 0)
+                continue;
+            int doubt = 0;
+            for (size_t k = c->ops.off[i]; k < c->ops.off[i + 1] && !doubt; k++) {
+                const sim_op *q = &c->o->ops[c->ops.idx[k]];
+                doubt = q != p && q->start_us < p->end_us && chk_left_in_doubt(q);
+            }
+            if (doubt)
+                continue;
+            chk_violate(c, INV_CLOSED_AFTER_DOUBT, (long)i, p->token, -1,
+                        "answered 402 payment_closed at +%.3f s, but no request of the order had "
+                        "been left in doubt: an attempt was closed while its request still waited",
+                        chk_s(p->end_us));
+            break;
+        }
+}
+
 /* Marks the ledger charges the payer made (OP_STRAY): by transaction id,
  * or, for a call whose answer was lost, every charge of its order made
  * while it was under way. */
@@ -800,6 +839,7 @@ int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *
     chk_paid_answer_has_charge(&c);
     chk_refusal_no_effect(&c);
     chk_second_charge_refunded(&c);
+    chk_closed_after_doubt(&c);
 done:
     chk_index_free(&c.ops);
     chk_index_free(&c.charges);

@@ -34,6 +34,8 @@ typedef enum {
     INV_REFUSAL_NO_EFFECT,         /* 403/409/422 change nothing: every charge has a request
                                       the service took; an order only refused does not exist */
     INV_SECOND_CHARGE_REFUNDED,    /* a second charge the payer made at the gateway is refunded */
+    INV_CLOSED_AFTER_DOUBT,        /* 402 payment_closed only after a request of the order was
+                                      left in doubt (no answer, 5xx, or its own attempt's 202) */
     INV_COUNT
 } sim_invariant;
 

@@ -69,6 +69,8 @@ typedef struct {
     sim_endpoint_faults ep[EP_COUNT];       /* the aftermath's other endpoints */
     int chaos;                    /* sched_chaos_action, -1 none */
     uint32_t chaos_at_ms;         /* from the onset's start */
+    int kill_after;               /* a second kill -9, while aftermath replies are withheld */
+    uint32_t kill_after_ms;       /* from the aftermath's start */
     uint32_t onset_ms, after_ms;
     int nets_off;                 /* the forced episode: dedupe off, notifications dropped */
 } nm_episode;
@@ -225,6 +227,8 @@ static void nm_draw_chaos(gen_ctx *g, const nm_params *p, nm_episode *ep, int *m
         hi = ep->hold_lo > lo + 100 ? (ep->hold_lo < w->lease_ms ? ep->hold_lo : w->lease_ms)
                                     : lo + 100;
     ep->chaos_at_ms = (uint32_t)nm_range(g, (double)lo, (double)hi);
+    ep->kill_after = rng_chance(&g->rng, 0.5) && p->chaos;
+    ep->kill_after_ms = (uint32_t)nm_range(g, (double)w->gateway_timeout_ms, 2.0 * w->lease_ms / 3);
 }
 
 static void nm_episode_draw(gen_ctx *g, const nm_params *p, nm_episode *ep, int nets_off,
@@ -346,6 +350,10 @@ static int nm_after_phase(gen_ctx *g, const nm_episode *ep, int e)
         return -1;
     nm_describe_after(ep, faults, sizeof(faults));
     sched_set_faults(g->s, faults);
+    if (ep->kill_after && sched_add_chaos(g->s, CHAOS_KILL_WORKER, ep->kill_after_ms) < 0) {
+        snprintf(g->err, g->errlen, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -581,19 +589,24 @@ static int nm_episode_emit(gen_ctx *g, const nm_params *p, const nm_episode *ep,
     return 0;
 }
 
-/* The last phase: payers pay some orders a second time at the gateway
- * (dedupe off, no other fault); the service learns of each second charge
- * from its notification and must refund it. */
-static int nm_stray_phase(gen_ctx *g, const int *strays, size_t n)
+/* The last phases: payers pay some orders a second time at the gateway
+ * (dedupe off, no other fault); the service must refund each second charge,
+ * learning of it from its notification (silent: none is sent, so only the
+ * statement job can find it). */
+static int nm_stray_phase(gen_ctx *g, const int *strays, size_t n, int silent)
 {
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.dedupe = 0;
     k.notify_copies = nm_range(g, 1, 3);
-    if (gen_phase(g, "second-charges", &k, NM_STRAY_PHASE_MS, 0) < 0)
+    k.notify_enabled = !silent;
+    if (gen_phase(g, silent ? "second-charges-silent" : "second-charges", &k, NM_STRAY_PHASE_MS,
+                  0) < 0)
         return -1;
-    sched_set_faults(g->s, "the payer pays a second time at the gateway (dedupe off); "
-                           "the service must refund it");
+    sched_set_faults(g->s, silent ? "the payer pays a second time at the gateway (dedupe off), "
+                                    "no notification: only the statement shows it"
+                                  : "the payer pays a second time at the gateway (dedupe off); "
+                                    "the service must refund it");
     for (size_t i = 0; i < n; i++) {
         sched_task *t = gen_task(g, TASK_STRAY, strays[i], gen_spread(i, n, NM_STRAY_PHASE_MS / 2));
         if (t == NULL)
@@ -624,5 +637,8 @@ int nemesis_generate(gen_ctx *g, const nm_params *p)
     for (int e = 0; e < episodes; e++)
         if (nm_episode_emit(g, p, &ep[e], e, episodes, first_order, strays, &nstrays) < 0)
             return -1;
-    return nm_stray_phase(g, strays, nstrays);
+    size_t half = nstrays / 2;
+    if (nm_stray_phase(g, strays, half, 0) < 0)
+        return -1;
+    return nm_stray_phase(g, strays + half, nstrays - half, 1);
 }

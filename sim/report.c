@@ -13,7 +13,7 @@
 
 static const char *const inv_short[INV_COUNT] = {
     "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
-    "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd",
+    "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd", "closed",
 };
 
 void report_init(sim_report *r)

@@ -33,6 +33,7 @@ void windows_defaults(sim_windows *w)
     w->lease_ms = 10000;
     w->reconcile_ms = 2000;
     w->failed_recheck_ms = 60000;
+    w->statement_ms = 300000;
     w->retry_after_s = 1;
     w->from_env = 0;
     windows_derive(w);
@@ -47,19 +48,24 @@ void windows_load(sim_windows *w)
     w->reconcile_ms = windows_env("IDEMPAY_RECONCILE_INTERVAL_MS", w->reconcile_ms, &set);
     w->failed_recheck_ms = windows_env("IDEMPAY_FAILED_RECHECK_MS", w->failed_recheck_ms, &set);
     w->retry_after_s = windows_env("IDEMPAY_RETRY_AFTER", w->retry_after_s, &set);
+    w->statement_ms = windows_env("IDEMPAY_STATEMENT_INTERVAL_MS", w->statement_ms, &set);
     w->from_env = set;
     windows_derive(w);
 }
 
 char *windows_describe(const sim_windows *w, char *out, size_t len)
 {
-    snprintf(out, len, "timeout=%ld lease=%ld reconcile=%ld recheck=%ld claim=%ld retry_after=%lds",
+    snprintf(out, len,
+             "timeout=%ld lease=%ld reconcile=%ld recheck=%ld statement=%ld claim=%ld "
+             "retry_after=%lds",
              w->gateway_timeout_ms, w->lease_ms, w->reconcile_ms, w->failed_recheck_ms,
-             w->claim_ms, w->retry_after_s);
+             w->statement_ms, w->claim_ms, w->retry_after_s);
     return out;
 }
 
 long windows_settle_ms(const sim_windows *w)
 {
-    return w->lease_ms + w->failed_recheck_ms + 2 * w->reconcile_ms;
+    long recheck = w->lease_ms + w->failed_recheck_ms + 2 * w->reconcile_ms;
+    long statement = w->statement_ms + 2 * w->reconcile_ms;
+    return recheck > statement ? recheck : statement;
 }

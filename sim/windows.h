@@ -20,6 +20,8 @@ typedef struct {
     long reconcile_ms;         /* IDEMPAY_RECONCILE_INTERVAL_MS, 2000: reconciler period */
     long failed_recheck_ms;    /* IDEMPAY_FAILED_RECHECK_MS, 60000: a FAILED order asked again */
     long retry_after_s;        /* IDEMPAY_RETRY_AFTER, 1: Retry-After of 202/409/503 */
+    long statement_ms;         /* IDEMPAY_STATEMENT_INTERVAL_MS, 300000 (./stack: 30000): how
+                                  often the statement job reads the gateway's statement */
     long claim_ms;             /* an Idempotency-Key claim's lease: max(lease, 2 x timeout + 1 s) */
     long notify_retry_ms;      /* the mock's default first retry step (1000) */
     int from_env;              /* how many of the variables were set (the rest: defaults) */
@@ -41,7 +43,10 @@ void windows_defaults(sim_windows *w);
 char *windows_describe(const sim_windows *w, char *out, size_t len);
 
 /* The longest the service may take to settle an order on its own once
- * the gateway is healthy: a lease, the recheck, two reconciler periods. */
+ * the gateway is healthy: a lease, the recheck and two reconciler periods,
+ * or a statement period and two reconciler periods (a second charge whose
+ * notification was lost is found by the statement job), whichever is
+ * longer. */
 long windows_settle_ms(const sim_windows *w);
 
 #endif

@@ -541,6 +541,29 @@ static void test_second_charge_refunded(void)
     checker_result_free(&r);
 }
 
+static void test_closed_after_doubt(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 6's only POST is answered payment_closed: closed too early. */
+    snprintf(OPS[7].error, sizeof(OPS[7].error), "payment_closed");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
+    checker_result_free(&r);
+    /* A repeat that saw the live lease (202 replayed) is no doubt... */
+    sim_op *repeat = add_op(OP_PAY, 6, 202, OST_PROCESSING, NULL);
+    repeat->flags |= OPF_REPLAYED;
+    at(repeat, 0, 1);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
+    checker_result_free(&r);
+    /* ...the holder's own 202 (its gateway call timed out) is. */
+    repeat->flags = 0;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
+    checker_result_free(&r);
+}
+
 static void test_mismatch_wrong_refusal(void)
 {
     chk_result r;
@@ -573,6 +596,7 @@ int main(void)
         { "refusals change nothing", test_refusal_no_effect },
         { "the payer's second charge", test_second_charge_refunded },
         { "a wrong order_mismatch", test_mismatch_wrong_refusal },
+        { "closed only after doubt", test_closed_after_doubt },
     };
     return CU_SUITE_RUN("sim_checker", setup, teardown, tests);
 }
