@@ -41,6 +41,18 @@ int mock_admin_filter(const char *config, const char *known, char *out, size_t o
  * 1970, or INT64_MIN when it is not one. */
 int64_t mock_admin_time_us(const char *iso);
 
+/* GET {gateway}/mock/requests?out_trade_no=X: what the mock did with every
+ * call of that order (endpoint, fault drawn, reply, latency) and every
+ * notification delivery, as text lines (4-space indent, times on the run's
+ * clock: wall time minus origin_epoch_us). *text is malloc'd (caller frees);
+ * "" when the mock keeps no journal (an older mock: 404). Returns 0, or -1
+ * with a message in err. */
+int mock_admin_journal(const char *gateway, const char *out_trade_no, int64_t origin_epoch_us,
+                       char **text, char *err, size_t errlen);
+
+/* Formats a journal body (the same as mock_admin_journal). 0 or -1. */
+int mock_admin_format_journal(const char *body, size_t len, int64_t origin_epoch_us, char **text);
+
 /* GET {gateway}/mock/ledger; keeps the charges whose out_trade_no starts
  * with prefix, each mapped to its schedule order (or -1). *out is malloc'd
  * (caller frees, also when *n is 0); *notifications is notifications_sent or

@@ -62,6 +62,7 @@ typedef struct {
     int have_chk;
     const char *error;
     char errbuf[1024];
+    char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
     char *mock_known;           /* the mock's own config: phase configs are cut to it */
     char mock_missing[256];     /* optional knobs the mock did not know */
     int phase_failed;
@@ -455,6 +456,27 @@ static int run_judge(run_ctx *c, sim_observations *obs)
     return rc;
 }
 
+/* The mock's journal of each order a printed witness names: what it did
+ * with every call and notification of it. Best effort: a mock without a
+ * journal, or one that does not answer, leaves the witness without it. */
+static void run_journals(run_ctx *c)
+{
+    char no[64], err[256];
+    if (!c->have_chk || c->chk.nv == 0 || !c->need_gateway || c->d == NULL)
+        return;
+    c->journal = calloc(c->s.norders ? c->s.norders : 1, sizeof(*c->journal));
+    for (size_t i = 0; c->journal != NULL && i < c->chk.nv && i < c->a->max_witnesses; i++) {
+        long o = c->chk.v[i].order;
+        if (o < 0 || c->journal[o] != NULL || sched_order_no(&c->s, c->a->prefix, (size_t)o, no,
+                                                             sizeof(no)) < 0)
+            continue;
+        if (mock_admin_journal(c->a->gateway, no, driver_origin_epoch_us(c->d), &c->journal[o],
+                               err, sizeof(err)) < 0)
+            break; /* the mock is gone: no journals */
+    }
+    c->rep.journal = c->journal;
+}
+
 static int run_report(run_ctx *c, int rc)
 {
     const sim_args *a = c->a;
@@ -489,6 +511,9 @@ static void run_free(run_ctx *c)
     free(c->phase_s);
     free(c->charges);
     free(c->strays);
+    for (size_t i = 0; c->journal != NULL && i < c->s.norders; i++)
+        free(c->journal[i]);
+    free(c->journal);
     free(c->mock_known);
     sched_free(&c->s);
 }
@@ -562,7 +587,9 @@ int sim_run(const sim_args *a)
     obs.service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
     c->rep.obs = &obs;
     c->rep.notifications_sent = c->notifications;
-    rc = run_report(c, run_judge(c, &obs));
+    rc = run_judge(c, &obs);
+    run_journals(c);
+    rc = run_report(c, rc);
     free(starts);
     run_free(c);
     free(c);

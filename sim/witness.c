@@ -208,6 +208,10 @@ void witness_faults(const sim_report *r, long order, FILE *f)
     witness_phases(r, from, to, f);
     witness_chaos(r, from, to, f);
     witness_clients(r, order, f);
+    if (r->journal != NULL && r->journal[order] != NULL && r->journal[order][0]) {
+        fprintf(f, "  gateway journal (what the mock did with each call and notification):\n");
+        fputs(r->journal[order], f);
+    }
 }
 
 static void witness_ledger(const sim_report *r, long order, FILE *f)

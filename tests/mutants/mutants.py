@@ -31,6 +31,8 @@ import argparse
 import glob
 import json
 import os
+import shlex
+import signal
 import shutil
 import subprocess
 import sys
@@ -41,6 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_SEED = 1
 PORT_VARS = ("IDEMPAY_HTTP_PORT", "IDEMPAY_MOCK_PORT", "IDEMPAY_DB_PORT", "IDEMPAY_REDIS_PORT")
 PORT_DEFAULTS = (18080, 18081, 13306, 16379)
+DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
 
 
 class MutantError(Exception):
@@ -175,13 +178,15 @@ class Stack:
         if self.run("build") != 0:
             return "build failed"
         if self.run("up") != 0:
-            return "the stack did not come up"
+            # a port in the ephemeral range may be taken for a moment: once more
+            self.run("down")
+            if self.run("up") != 0:
+                return "the stack did not come up (log: " + self.log + ")"
         sock = self.env["IDEMPAY_DB_SOCKET"]
-        tables = subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-N",
-                                 "-e", "SHOW TABLES FROM idempay"], capture_output=True,
-                                text=True).stdout.split()
-        sql = "SET FOREIGN_KEY_CHECKS=0;" + "".join(
-            f"TRUNCATE TABLE idempay.{t};" for t in tables if t != "schema_migrations")
+        # The rows of earlier runs go (the job tables keep their seeded rows:
+        # payment_statement_job's one row is what the statement job claims).
+        sql = "".join(f"TRUNCATE TABLE idempay.{t};" for t in DATA_TABLES) + \
+            "UPDATE idempay.payment_statement_job SET lease_until = NULL, covered_until_ms = NULL;"
         subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-e", sql],
                        capture_output=True)
         subprocess.run(["redis-cli", "-p", self.env["IDEMPAY_REDIS_PORT"], "FLUSHALL"],
@@ -201,7 +206,7 @@ def run_sim(stack, sim, seed, extra, out_dir, name):
     args = [sim, "--target", stack.url("IDEMPAY_HTTP_PORT"), "--gateway",
             stack.url("IDEMPAY_MOCK_PORT"), "--chaos-cmd", f"{os.path.join(stack.src, 'stack')} chaos",
             "--chaos-every", "5", "--seed", str(seed), "--quiet", "--json", jpath]
-    args += extra.split() if extra else []
+    args += shlex.split(extra) if extra else []
     t0 = time.time()
     with open(tpath, "w") as out:
         rc = subprocess.run(args, env=stack.env, stdout=out, stderr=subprocess.STDOUT).returncode
@@ -230,7 +235,12 @@ def print_row(name, result, by, build_s, sim_s, file=sys.stdout):
     print(f"{name:<28} {result:<9} {by:<52} {build_s:6.0f} {sim_s:7.0f}", file=file, flush=True)
 
 
+def on_signal(signum, frame):
+    raise KeyboardInterrupt  # unwinds through the finally that restores the scratch tree
+
+
 def main():
+    signal.signal(signal.SIGTERM, on_signal)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="comma-separated mutant names")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
