@@ -37,7 +37,8 @@ sim_unit_tests = \
 	tests/unit/test_sim_checker \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
-	tests/unit/test_sim_driver
+	tests/unit/test_sim_driver \
+	tests/unit/test_sim_settle
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -67,4 +68,9 @@ tests_unit_test_sim_driver_SOURCES = tests/unit/test_sim_driver.c
 tests_unit_test_sim_driver_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
 
-EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py
+tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
+tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_settle_LDADD = $(sim_unit_ldadd)
+
+EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
+	tests/mutants/mutants.py $(wildcard $(top_srcdir)/tests/mutants/*.mutant)

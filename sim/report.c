@@ -107,6 +107,42 @@ static void report_answers(const sim_report *r, FILE *out)
     }
 }
 
+/* The run's numbers: requests and time, notifications, phase starts, chaos
+ * runs, the windows aimed at and the mock knobs that could not be applied. */
+static void report_run_lines(const sim_report *r, FILE *out)
+{
+    uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
+             unk = report_total(r, OUT_UNKNOWN);
+    fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
+                 "%.0f requests/s; run %.1f s (settle %.1f s)\n",
+            (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
+            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s,
+            r->traffic_s > 0 ? (double)(ok + fail + unk) / r->traffic_s : 0.0, r->total_s,
+            r->settle_s);
+    if (r->notifications_sent >= 0)
+        fprintf(out, "gateway notifications sent: %lld\n", r->notifications_sent);
+    if (r->phase_s != NULL && r->sched->nphases > 0) {
+        fprintf(out, "phases started at:");
+        for (size_t p = 0; p < r->sched->nphases; p++)
+            fprintf(out, "%s %s/%s +%.1fs", p ? "," : "",
+                    sched_scenario_name(r->sched->phases[p].scenario), r->sched->phases[p].label,
+                    r->phase_s[p]);
+        fprintf(out, "\n");
+    }
+    if (r->nchaos > 0) {
+        fprintf(out, "chaos command ran %zu time(s):", r->nchaos);
+        for (size_t i = 0; i < r->nchaos; i++)
+            fprintf(out, " %s +%.1fs(exit %d)", sched_chaos_name(r->chaos[i].action),
+                    (double)r->chaos[i].at_us / 1e6, r->chaos[i].exit_status);
+        fprintf(out, "\n");
+    }
+    if (r->windows != NULL)
+        fprintf(out, "nemesis aimed at the service windows: %s\n", r->windows);
+    if (r->mock_missing != NULL && r->mock_missing[0])
+        fprintf(out, "the mock gateway does not know these knobs (not applied): %s\n",
+                r->mock_missing);
+}
+
 void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
 {
     const chk_result *c = r->chk;
@@ -178,36 +214,7 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
 
     report_answers(r, out);
 
-    uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
-             unk = report_total(r, OUT_UNKNOWN);
-    fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
-                 "%.0f requests/s; run %.1f s (settle %.1f s)\n",
-            (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
-            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s,
-            r->traffic_s > 0 ? (double)(ok + fail + unk) / r->traffic_s : 0.0, r->total_s,
-            r->settle_s);
-    if (r->notifications_sent >= 0)
-        fprintf(out, "gateway notifications sent: %lld\n", r->notifications_sent);
-    if (r->phase_s != NULL && r->sched->nphases > 0) {
-        fprintf(out, "phases started at:");
-        for (size_t p = 0; p < r->sched->nphases; p++)
-            fprintf(out, "%s %s/%s +%.1fs", p ? "," : "",
-                    sched_scenario_name(r->sched->phases[p].scenario), r->sched->phases[p].label,
-                    r->phase_s[p]);
-        fprintf(out, "\n");
-    }
-    if (r->nchaos > 0) {
-        fprintf(out, "chaos command ran %zu time(s):", r->nchaos);
-        for (size_t i = 0; i < r->nchaos; i++)
-            fprintf(out, " %s +%.1fs(exit %d)", sched_chaos_name(r->chaos[i].action),
-                    (double)r->chaos[i].at_us / 1e6, r->chaos[i].exit_status);
-        fprintf(out, "\n");
-    }
-    if (r->windows != NULL)
-        fprintf(out, "nemesis aimed at the service windows: %s\n", r->windows);
-    if (r->mock_missing != NULL && r->mock_missing[0])
-        fprintf(out, "the mock gateway does not know these knobs (not applied): %s\n",
-                r->mock_missing);
+    report_run_lines(r, out);
 
     if (c != NULL && c->nv > 0) {
         fprintf(out, "\nviolations: %zu\n", c->total);

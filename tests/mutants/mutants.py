@@ -145,7 +145,8 @@ def copy_tree(src, rev):
         if os.path.exists(b) and open(a, "rb").read() == open(b, "rb").read():
             continue
         os.makedirs(os.path.dirname(b), exist_ok=True)
-        shutil.copy2(a, b)
+        shutil.copy(a, b)  # a new mtime: make rebuilds what depends on it
+        shutil.copymode(a, b)
 
 
 class Stack:
@@ -186,6 +187,7 @@ class Stack:
         # The rows of earlier runs go (the job tables keep their seeded rows:
         # payment_statement_job's one row is what the statement job claims).
         sql = "".join(f"TRUNCATE TABLE idempay.{t};" for t in DATA_TABLES) + \
+            "INSERT IGNORE INTO idempay.payment_statement_job (name) VALUES ('statement');" \
             "UPDATE idempay.payment_statement_job SET lease_until = NULL, covered_until_ms = NULL;"
         subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-e", sql],
                        capture_output=True)
@@ -267,6 +269,7 @@ def main():
 
     state_root = os.path.join(os.environ.get("IDEMPAY_STATE_DIR", os.path.join(ROOT, ".stack")), "mutants")
     src = os.path.join(state_root, "src-" + (a.base or "worktree"))
+    state_dir = os.path.join(state_root, "state" + ("-" + a.base if a.base else ""))
     copy_tree(src, a.base)
     if a.check:
         bad = 0
@@ -279,7 +282,7 @@ def main():
                 bad = 1
         return 2 if bad else 0
     if a.build_only:
-        stack = Stack(src, os.path.join(state_root, "state"), a.port_offset)
+        stack = Stack(src, state_dir, a.port_offset)
         bad = 0
         for m in mutants:
             try:
@@ -299,8 +302,8 @@ def main():
         print("mutants: --sim must name a built idempay-sim", file=sys.stderr)
         return 2
 
-    stack = Stack(src, os.path.join(state_root, "state"), a.port_offset)
-    out_dir = os.path.join(state_root, "runs")
+    stack = Stack(src, state_dir, a.port_offset)
+    out_dir = os.path.join(state_root, "runs-" + (a.base or "worktree"))
     print(f"mutants: scratch tree {src}, stack on ports "
           + " ".join(stack.env[v] for v in PORT_VARS) + f", seed {a.seed}; reports in {out_dir}")
     print(f"{'mutant':<28} {'result':<9} {'killed by (invariants)':<52} {'build s':>6} {'sim s':>7}")
