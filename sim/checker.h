@@ -35,7 +35,8 @@ typedef enum {
                                       the service took; an order only refused does not exist */
     INV_SECOND_CHARGE_REFUNDED,    /* a second charge the payer made at the gateway is refunded */
     INV_CLOSED_AFTER_DOUBT,        /* 402 payment_closed only after a request of the order was
-                                      left in doubt (no answer, 5xx, or its own attempt's 202) */
+                                      left in doubt (no answer, 5xx, or its own attempt's 202)
+                                      at least a lease (obs->lease_us) before */
     INV_COUNT
 } sim_invariant;
 

@@ -114,6 +114,7 @@ typedef struct {
     const int64_t *phase_start_us; /* per schedule phase, on the ops' clock (-1 never; NULL unknown) */
     int64_t service_call_us;       /* how long the service may go on with a request whose
                                       client gave up (0: CHK_DEFAULT_SERVICE_CALL_US) */
+    int64_t lease_us;              /* the service's PROCESSING lease (0: unknown) */
 } sim_observations;
 
 /* An empty history. */

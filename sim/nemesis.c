@@ -286,13 +286,17 @@ static void nm_describe_onset(const nm_episode *ep, char *out, size_t len)
 static void nm_describe_after(const nm_episode *ep, char *out, size_t len)
 {
     char nb[96];
-    const sim_endpoint_faults *oq = &ep->ep[EP_ORDERQUERY];
+    const sim_endpoint_faults *oq = &ep->ep[EP_ORDERQUERY], *cl = &ep->ep[EP_CLOSEORDER];
+    const sim_endpoint_faults *rf = &ep->ep[EP_REFUND];
     snprintf(out, len,
              "reset %.0f%%, SYSTEMERROR %.0f%%, decline %.0f%%, charged+reply withheld %.0f%% "
-             "for %.1f s; orderquery %ld+%ld ms err %.0f%%; dedupe %s; %s",
+             "for %.1f s; orderquery %ld+%ld ms err %.0f%% reset %.0f%%; closeorder %ld+%ld ms "
+             "err %.0f%% reset %.0f%%; refund err %.0f%%; dedupe %s; %s",
              ep->reset * 100, ep->error * 100, ep->decline * 100, ep->tac * 100,
              ep->tac_hold_ms / 1000.0, oq->latency_ms, oq->jitter_ms, oq->error_rate * 100,
-             ep->dedupe ? "on" : "off", nm_notify_text(ep, nb, sizeof(nb)));
+             oq->reset_rate * 100, cl->latency_ms, cl->jitter_ms, cl->error_rate * 100,
+             cl->reset_rate * 100, rf->error_rate * 100, ep->dedupe ? "on" : "off",
+             nm_notify_text(ep, nb, sizeof(nb)));
 }
 
 /* ---- phases ---- */

@@ -585,6 +585,7 @@ int sim_run(const sim_args *a)
         starts[p] = driver_phase_start_us(c->d, p);
     obs.phase_start_us = starts;
     obs.service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
+    obs.lease_us = (int64_t)c->w.lease_ms * 1000;
     c->rep.obs = &obs;
     c->rep.notifications_sent = c->notifications;
     rc = run_judge(c, &obs);

@@ -43,7 +43,7 @@ typedef enum { AMT_FIXED2 = 0, AMT_SHORT = 1 } sched_amount_style;
 #define SCHED_MAX_ORDERS 60466176 /* 36^5 */
 #define SCHED_PREFIX_MAX 12
 #define SCHED_MOCK_CONFIG_MAX 1024
-#define SCHED_FAULTS_MAX 200
+#define SCHED_FAULTS_MAX 320
 
 typedef struct {
     char suffix[SCHED_SUFFIX_LEN + 1];

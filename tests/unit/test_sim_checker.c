@@ -562,6 +562,18 @@ static void test_closed_after_doubt(void)
     run(&r, 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
     checker_result_free(&r);
+    /* With a 10 s lease, a holder that began 2 s before the close is too
+     * recent: its attempt was closed while it could still be waiting. */
+    at(&OPS[7], 2000, 2300);
+    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
+                          .api_rows = API, .prefix = PFX, .seed = 1234, .lease_us = 10000000};
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
+    checker_result_free(&r);
+    at(&OPS[7], 12000, 12300);
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
+    checker_result_free(&r);
 }
 
 static void test_mismatch_wrong_refusal(void)
