@@ -713,12 +713,25 @@ static int chk_left_in_doubt(const sim_op *q)
            (q->http_code == 202 && !(q->flags & OPF_REPLAYED));
 }
 
-/* An order is closed only after its attempt was in doubt: the attempt's
- * holder left it (no answer, 5xx, its own 202), and another request or the
- * reconciler took it over once its lease had run out. So a 402
- * payment_closed needs another POST of the order left in doubt that began
- * at least a lease before that answer. A close of an attempt whose own
- * request was still waiting for the gateway is a close too early. */
+/* Whether the doubtful POST q can explain a close answered to p at its
+ * end: q's request was over (answered) by then — its lease was given back
+ * or its holder no longer waited for the gateway — or, when its client got
+ * no answer, q began at least a lease before (a takeover comes only once
+ * the lease has run out). */
+static int chk_doubt_before(const chk_ctx *c, const sim_op *q, const sim_op *p)
+{
+    if (q == p || !chk_left_in_doubt(q))
+        return 0;
+    if (q->http_code != 0)
+        return q->end_us <= p->end_us;
+    return q->start_us < p->end_us - c->o->lease_us;
+}
+
+/* An order is closed only after its attempt was in doubt: its holder left
+ * it (no answer, 5xx, its own 202), and another request or the reconciler
+ * took it over. So a 402 payment_closed needs another POST of the order
+ * left in doubt before it (chk_doubt_before). A close of an attempt whose
+ * own request was still waiting for the gateway is a close too early. */
 static void chk_closed_after_doubt(chk_ctx *c)
 {
     for (size_t i = 0; i < c->s->norders; i++)
@@ -726,18 +739,15 @@ static void chk_closed_after_doubt(chk_ctx *c)
             const sim_op *p = &c->o->ops[c->ops.idx[j]];
             if (p->kind != OP_PAY || p->http_code != 402 || strcmp(p->error, "payment_closed") != 0)
                 continue;
-            int64_t by = p->end_us - c->o->lease_us; /* the holder began by then */
             int doubt = 0;
-            for (size_t k = c->ops.off[i]; k < c->ops.off[i + 1] && !doubt; k++) {
-                const sim_op *q = &c->o->ops[c->ops.idx[k]];
-                doubt = q != p && q->start_us < by && chk_left_in_doubt(q);
-            }
+            for (size_t k = c->ops.off[i]; k < c->ops.off[i + 1] && !doubt; k++)
+                doubt = chk_doubt_before(c, &c->o->ops[c->ops.idx[k]], p);
             if (doubt)
                 continue;
             chk_violate(c, INV_CLOSED_AFTER_DOUBT, (long)i, p->token, -1,
-                        "answered 402 payment_closed at +%.3f s, but no request of the order left "
-                        "in doubt had begun a lease (%.1f s) before: an attempt was closed while "
-                        "its request may still have waited for the gateway",
+                        "answered 402 payment_closed at +%.3f s, but no request of the order had "
+                        "been left in doubt (answered, or begun a lease of %.1f s) before: an "
+                        "attempt was closed while its request may still have waited for the gateway",
                         chk_s(p->end_us), chk_s(c->o->lease_us));
             break;
         }

@@ -318,30 +318,47 @@ static void mock_journal_notification(FILE *f, const json_t *e, int64_t origin)
     fprintf(f, "\n");
 }
 
+typedef struct {
+    const json_t *e;
+    int notification;
+} mock_jentry;
+
+/* By time (the journal's times are ISO text of one width: text order is
+ * time order), calls before notifications at the same time. */
+static int mock_jentry_cmp(const void *a, const void *b)
+{
+    const mock_jentry *x = a, *y = b;
+    int c = strcmp(mock_jstr(x->e, "time"), mock_jstr(y->e, "time"));
+    return c != 0 ? c : x->notification - y->notification;
+}
+
 int mock_admin_format_journal(const char *body, size_t len, int64_t origin_epoch_us, char **text)
 {
     char *buf = NULL;
     size_t blen = 0;
     json_t *root = json_loadb(body, len, 0, NULL);
     json_t *req = json_object_get(root, "requests"), *ntf = json_object_get(root, "notifications");
-    FILE *f = json_is_array(req) ? open_memstream(&buf, &blen) : NULL;
+    size_t ni = json_array_size(req), nj = json_array_size(ntf);
+    mock_jentry *all = json_is_array(req) ? calloc(ni + nj + 1, sizeof(*all)) : NULL;
+    FILE *f = all != NULL ? open_memstream(&buf, &blen) : NULL;
     if (f == NULL) {
+        free(all);
         json_decref(root);
         return -1;
     }
-    /* Both lists are in time order: merge them. */
-    size_t i = 0, j = 0, ni = json_array_size(req), nj = json_array_size(ntf);
-    while (i < ni || j < nj) {
-        const json_t *a = i < ni ? json_array_get(req, i) : NULL;
-        const json_t *b = j < nj ? json_array_get(ntf, j) : NULL;
-        if (b == NULL || (a != NULL && strcmp(mock_jstr(a, "time"), mock_jstr(b, "time")) <= 0)) {
-            mock_journal_call(f, a, origin_epoch_us);
-            i++;
-        } else {
-            mock_journal_notification(f, b, origin_epoch_us);
-            j++;
-        }
+    /* A call is journaled when it is answered: sort by when it arrived. */
+    for (size_t i = 0; i < ni; i++)
+        all[i] = (mock_jentry){json_array_get(req, i), 0};
+    for (size_t j = 0; j < nj; j++)
+        all[ni + j] = (mock_jentry){json_array_get(ntf, j), 1};
+    qsort(all, ni + nj, sizeof(*all), mock_jentry_cmp);
+    for (size_t k = 0; k < ni + nj; k++) {
+        if (all[k].notification)
+            mock_journal_notification(f, all[k].e, origin_epoch_us);
+        else
+            mock_journal_call(f, all[k].e, origin_epoch_us);
     }
+    free(all);
     json_decref(root);
     if (fclose(f) != 0) {
         free(buf);

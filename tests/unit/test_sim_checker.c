@@ -562,8 +562,11 @@ static void test_closed_after_doubt(void)
     run(&r, 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
     checker_result_free(&r);
-    /* With a 10 s lease, a holder that began 2 s before the close is too
-     * recent: its attempt was closed while it could still be waiting. */
+    /* With a 10 s lease, a holder whose client got no answer and that
+     * began 2 s before the close is too recent: its attempt was closed while
+     * it could still be waiting. An answered one was over: fine. */
+    repeat->http_code = 0;
+    repeat->outcome = OUT_UNKNOWN;
     at(&OPS[7], 2000, 2300);
     sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
                           .api_rows = API, .prefix = PFX, .seed = 1234, .lease_us = 10000000};
@@ -571,6 +574,11 @@ static void test_closed_after_doubt(void)
     CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
     checker_result_free(&r);
     at(&OPS[7], 12000, 12300);
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
+    checker_result_free(&r);
+    repeat->http_code = 202; /* answered (its lease given back) before the close */
+    at(&OPS[7], 2000, 2300);
     CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
     checker_result_free(&r);

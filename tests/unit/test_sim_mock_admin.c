@@ -131,6 +131,27 @@ static void test_ledger_time(void)
     CU_ASSERT_EQUAL(mock_admin_time_us(NULL), INT64_MIN);
 }
 
+static void test_journal(void)
+{
+    char *text = NULL;
+    const char *body =
+        "{\"requests\":[{\"time\":\"1970-01-01T00:00:13.000000Z\",\"endpoint\":\"closeorder\","
+        "\"fault\":\"none\",\"reply\":\"xml\",\"return_code\":\"SUCCESS\",\"result_code\":\"SUCCESS\","
+        "\"latency_ms\":9},{\"time\":\"1970-01-01T00:00:11.500000Z\",\"endpoint\":\"unifiedorder\","
+        "\"fault\":null,\"reply\":\"xml\",\"return_code\":\"SUCCESS\",\"result_code\":\"FAIL\","
+        "\"err_code\":\"ORDERCLOSED\",\"latency_ms\":15000}],\"notifications\":["
+        "{\"time\":\"1970-01-01T00:00:12.000000Z\",\"transaction_id\":\"T1\",\"copy\":1,"
+        "\"attempt\":1,\"http_status\":200,\"acknowledged\":true}]}";
+    CU_ASSERT_EQUAL_FATAL(mock_admin_format_journal(body, strlen(body), 10000000, &text), 0);
+    char *uo = strstr(text, "+1.500 s unifiedorder"), *nt = strstr(text, "+2.000 s notification of T1");
+    char *cl = strstr(text, "+3.000 s closeorder");
+    CU_ASSERT(uo != NULL && nt != NULL && cl != NULL && uo < nt && nt < cl);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "fault=none reply=xml SUCCESS/FAIL ORDERCLOSED (15000 ms)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "HTTP 200 acknowledged"));
+    free(text);
+    CU_ASSERT_EQUAL(mock_admin_format_journal("[]", 2, 0, &text), -1);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -138,6 +159,7 @@ int main(void)
         { "empty and bad bodies", test_empty_and_bad },
         { "config cut to the mock's knobs", test_config_filter },
         { "ledger times", test_ledger_time },
+        { "journal text", test_journal },
     };
     return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
 }
