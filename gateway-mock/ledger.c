@@ -131,13 +131,12 @@ static const char *const ledger_sql[S_COUNT] = {
     /* Charges and refunds in [from, to) (UTC), by the time shown (China
      * time, to the second), transaction_id, charges first, refund_id. */
     [S_BILL] =
-        "SELECT 0 AS kind, c.charged_at AS at, "
-        "DATE_FORMAT(c.charged_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s') AS cst, "
+        "SELECT 0 AS kind, DATE_FORMAT(c.charged_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s') AS cst, "
         "c.transaction_id AS txid, c.out_trade_no, c.total_fee, c.trade_type, "
         "COALESCE(c.openid, '') AS openid, '' AS refund_id, '' AS out_refund_no, 0 AS refund_fee "
         "FROM mock_charge c WHERE ? <> 0 AND c.charged_at >= ? AND c.charged_at < ? "
         "UNION ALL "
-        "SELECT 1, r.refunded_at, DATE_FORMAT(r.refunded_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s'), "
+        "SELECT 1, DATE_FORMAT(r.refunded_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s'), "
         "r.transaction_id, r.out_trade_no, r.total_fee, COALESCE(c.trade_type, ''), "
         "COALESCE(c.openid, ''), r.refund_id, r.out_refund_no, r.refund_fee "
         "FROM mock_refund r LEFT JOIN mock_charge c ON c.transaction_id = r.transaction_id "
@@ -1042,9 +1041,8 @@ typedef struct {
 /* Fetches the next statement row into r: 1 row, 0 done, -1 error. */
 static int ledger_bill_fetch(MYSQL_STMT *st, ledger_bill_record *r)
 {
-    char at[40];
     long long kind = 0;
-    int rc = db_stmt_fetch(st, "lsssslssssl", &kind, at, sizeof(at), r->time, sizeof(r->time),
+    int rc = db_stmt_fetch(st, "lssslssssl", &kind, r->time, sizeof(r->time),
                            r->transaction_id, sizeof(r->transaction_id), r->out_trade_no,
                            sizeof(r->out_trade_no), &r->total_fee, r->trade_type,
                            sizeof(r->trade_type), r->openid, sizeof(r->openid), r->refund_id,

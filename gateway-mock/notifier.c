@@ -147,26 +147,37 @@ done:
     return doc;
 }
 
-/* The merchant's return_code and return_msg into e ("" when the body is not
- * WeChat XML). */
-static void notifier_reply_codes(const char *body, size_t len, journal_entry *e)
+/* The merchant's return_code and return_msg into rc and msg ("" when the
+ * body is not WeChat XML or lacks them). Returns 1 when return_code is
+ * SUCCESS, else 0. */
+static int notifier_reply_read(const char *body, size_t len, char *rc, size_t rclen, char *msg,
+                               size_t msglen)
 {
     wx_msg m;
     char err[128];
 
+    rc[0] = msg[0] = '\0';
     wx_msg_init(&m);
-    if (body != NULL && len > 0 && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
-        const char *rc = wx_msg_get(&m, "return_code");
-        const char *msg = wx_msg_get(&m, "return_msg");
-        snprintf(e->return_code, sizeof(e->return_code), "%s", rc != NULL ? rc : "");
-        snprintf(e->return_msg, sizeof(e->return_msg), "%s", msg != NULL ? msg : "");
+    if (body != NULL && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
+        const char *c = wx_msg_get(&m, "return_code");
+        const char *t = wx_msg_get(&m, "return_msg");
+        snprintf(rc, rclen, "%s", c != NULL ? c : "");
+        snprintf(msg, msglen, "%s", t != NULL ? t : "");
     }
     wx_msg_free(&m);
+    return strcmp(rc, "SUCCESS") == 0;
 }
 
-/* The journal entry of one delivery attempt (appended without waiting). */
-static void notifier_journal(notifier *n, const delivery *d, journal_entry *e, http_status st,
-                             const http_reply *reply)
+int notifier_reply_ok(const char *body, size_t len)
+{
+    char rc[16], msg[8];
+    return notifier_reply_read(body, len, rc, sizeof(rc), msg, sizeof(msg));
+}
+
+/* Fills the journal entry of one delivery attempt from its outcome; returns
+ * true when the merchant acknowledged it (HTTP 200, return_code SUCCESS). */
+static bool notifier_outcome(const delivery *d, http_status st, const http_reply *reply,
+                             journal_entry *e)
 {
     const notifier_charge *c = &d->charge;
     snprintf(e->out_trade_no, sizeof(e->out_trade_no), "%s", c->out_trade_no);
@@ -174,29 +185,15 @@ static void notifier_journal(notifier *n, const delivery *d, journal_entry *e, h
     snprintf(e->notify_url, sizeof(e->notify_url), "%s", c->notify_url);
     e->copy = d->copy;
     e->attempt = d->attempt + 1;
-    if (st == HTTP_OK) {
-        e->http_status = reply->code;
-        notifier_reply_codes(reply->body, reply->body_len, e);
-    } else {
-        snprintf(e->error, sizeof(e->error), "%s: %.200s", http_status_name(st), reply->error);
-    }
     e->latency_ms = journal_elapsed_ms(e);
-    journal_append(n->app->journal, e, false);
-}
-
-int notifier_reply_ok(const char *body, size_t len)
-{
-    wx_msg m;
-    char err[128];
-    int ok = 0;
-
-    wx_msg_init(&m);
-    if (body != NULL && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
-        const char *rc = wx_msg_get(&m, "return_code");
-        ok = rc != NULL && strcmp(rc, "SUCCESS") == 0;
+    if (st != HTTP_OK) {
+        snprintf(e->error, sizeof(e->error), "%s: %.200s", http_status_name(st), reply->error);
+        return false;
     }
-    wx_msg_free(&m);
-    return ok;
+    e->http_status = reply->code;
+    int success = notifier_reply_read(reply->body, reply->body_len, e->return_code,
+                                      sizeof(e->return_code), e->return_msg, sizeof(e->return_msg));
+    return reply->code == 200 && success;
 }
 
 /* ---- the heap (callers hold mu) ----------------------------------------- */
@@ -282,9 +279,8 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
     journal_entry_begin(&e, true);
     http_status st = http_client_request(hc, "POST", d->charge.notify_url, "text/xml; charset=utf-8",
                                          xml, strlen(xml), NULL, n->timeout_ms, &reply);
-    if (st == HTTP_OK && reply.code == 200)
-        ok = notifier_reply_ok(reply.body, reply.body_len);
-    notifier_journal(n, d, &e, st, &reply);
+    ok = notifier_outcome(d, st, &reply, &e);
+    journal_append(n->app->journal, &e, false);
     log_msg(ok ? LOG_DEBUG : LOG_INFO,
             "notify %s copy %d attempt %d to %s: %s (HTTP %ld)%s", d->charge.transaction_id,
             d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,
