@@ -84,6 +84,7 @@ static const struct {
     [MET_STMT_REFUND] = { "idempay_statement_charges_total", "refund_queued" },
     [MET_STMT_REFUNDED] = { "idempay_statement_charges_total", "already_refunded" },
     [MET_STMT_UNMATCHED] = { "idempay_statement_charges_total", "unmatched" },
+    [MET_STMT_IN_FLIGHT] = { "idempay_statement_charges_total", "in_flight" },
 };
 
 typedef struct {

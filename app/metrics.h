@@ -64,6 +64,7 @@ typedef enum {
     MET_STMT_REFUND,         /* not its order's transaction: refund queued now */
     MET_STMT_REFUNDED,       /* refunded already (in the statement or our queue) */
     MET_STMT_UNMATCHED,      /* no order of that out_trade_no: logged for a human */
+    MET_STMT_IN_FLIGHT,      /* its order is PROCESSING under a live lease: left to its holder */
     MET__COUNT
 } metric_counter;
 
