@@ -16,6 +16,8 @@ app_libidempay_app_a_SOURCES = \
 	app/app_ctx.h \
 	app/config.c \
 	app/config.h \
+	app/config_report.c \
+	app/config_report.h \
 	app/metrics.c \
 	app/metrics.h \
 	app/health.c \
