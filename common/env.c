@@ -61,10 +61,25 @@ static char *trim(char *s)
     return s;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* 1 when k names a secret's file: NAME_FILE with NAME ending in _KEY or
+ * _PASSWORD (IDEMPAY_WX_KEY_FILE, IDEMPAY_DB_PASSWORD_FILE), unlike
+ * IDEMPAY_LOG_FILE or IDEMPAY_METRICS_FILE, which are paths themselves. */
 static int ends_with_file(const char *k)
 {
+    char name[256];
     size_t n = strlen(k);
-    return n > 5 && !strcmp(k + n - 5, "_FILE");
+
+    if (n <= 5 || n - 5 >= sizeof name || !ends_with(k, "_FILE"))
+        return 0;
+    memcpy(name, k, n - 5);
+    name[n - 5] = '\0';
+    return ends_with(name, "_KEY") || ends_with(name, "_PASSWORD");
 }
 
 /* Reads the secret in path: its first line without trailing blanks. Returns

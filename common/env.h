@@ -4,7 +4,9 @@
  * Precedence, highest first: the environment variable NAME; the file named by
  * the environment variable NAME_FILE (a secret kept out of the config file,
  * e.g. IDEMPAY_WX_KEY_FILE); NAME in the configuration file; the file named
- * by NAME_FILE in the configuration file; the caller's default.
+ * by NAME_FILE in the configuration file; the caller's default. Secrets are
+ * the settings whose NAME ends in _KEY or _PASSWORD; other *_FILE settings
+ * (IDEMPAY_LOG_FILE, IDEMPAY_METRICS_FILE) are plain paths.
  *
  * The configuration file is IDEMPAY_CONFIG when set ("none": no file), else
  * IDEMPAY_DEFAULT_CONFIG (sysconfdir/idempay/idempay.conf), which may be

@@ -101,6 +101,15 @@ static void test_secret_files(void)
     CU_ASSERT_EQUAL_FATAL(load("c.conf", err, sizeof err), 0);
     CU_ASSERT_STRING_EQUAL(env_str("IDEMPAY_TEST_KEY", ""), "from-env");
     clear_env();
+
+    /* IDEMPAY_LOG_FILE is a path, not the secret of IDEMPAY_LOG */
+    write_file("d.conf", "IDEMPAY_LOG_FILE=/nonexistent/idempay.log\nIDEMPAY_DB_PASSWORD_FILE=/nonexistent/pw\n");
+    CU_ASSERT_EQUAL(load("d.conf", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/pw"));
+    write_file("d.conf", "IDEMPAY_LOG_FILE=/nonexistent/idempay.log\n");
+    CU_ASSERT_EQUAL_FATAL(load("d.conf", err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(env_str("IDEMPAY_LOG_FILE", ""), "/nonexistent/idempay.log");
+    CU_ASSERT_PTR_NULL(env_str("IDEMPAY_LOG", NULL));
 }
 
 static void expect_error(const char *text, const char *needle)
