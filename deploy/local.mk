@@ -13,7 +13,7 @@ deploy_in = \
 	deploy/lighttpd-idempay.conf.in \
 	deploy/idempay.tmpfiles.in \
 	deploy/idempay.logrotate.in
-EXTRA_DIST += $(deploy_in)
+EXTRA_DIST += $(deploy_in) deploy/build-deb
 deploy_out = $(deploy_in:.in=)
 CLEANFILES += $(deploy_out)
 noinst_DATA = $(deploy_out)
@@ -67,3 +67,9 @@ install-data-local: deploy/idempay.conf deploy/idempay.tmpfiles deploy/idempay.l
 
 uninstall-local:
 	rm -f $(DESTDIR)$(tmpfilesdir)/idempay.conf $(DESTDIR)$(sysconfdir)/logrotate.d/idempay
+
+# make deb: idempay_VERSION_ARCH.deb in the build dir (debian/, debhelper),
+# then lintian. See deploy/build-deb.
+deb:
+	$(srcdir)/deploy/build-deb $(srcdir) $(abs_builddir)
+.PHONY: deb
