@@ -55,6 +55,9 @@ idempayexamples_DATA = \
 dist_doc_DATA = README.md docs/DEPLOY.md docs/API.md docs/MOCK.md docs/SIMULATOR.md \
 	docs/CALLBACKS.md docs/PERFORMANCE.md
 
+dist_man1_MANS = deploy/man/idempay-fcgi.1 deploy/man/idempay-gateway-mock.1 deploy/man/idempay-sim.1
+dist_man8_MANS = deploy/man/idempay-migrate.8
+
 # The config file and the system snippets: the config file only when there
 # is none yet (an operator's edits survive a re-install).
 install-data-local: deploy/idempay.conf deploy/idempay.tmpfiles deploy/idempay.logrotate
