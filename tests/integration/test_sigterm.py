@@ -1,4 +1,4 @@
-"""test_sigterm - a graceful stop under load. SIGTERM reaches a service
+"""test_sigterm - a graceful stop under load (and SIGHUP's log reopen). SIGTERM reaches a service
 process during a burst of payments (the mock gateway slow, so payments are
 in flight): the process stops taking requests, answers every one it had
 started, and exits within IDEMPAY_SHUTDOWN_TIMEOUT_MS. Every client got the
@@ -188,6 +188,34 @@ def simulator_invariants_hold_with_sigterm_chaos():
     print(out.stdout[-2500:])
     check(out.returncode == 0, f"idempay-sim exited {out.returncode}:\n{out.stdout[-4000:]}"
                                f"{out.stderr[-2000:]}")
+
+
+@test
+def sighup_reopens_the_log_file():
+    """logrotate's way: move the file, SIGHUP, the process writes a new one."""
+    pid = nginx_fcgi_pid()
+    log = os.path.join(STATE, "log", "fcgi-nginx.log")
+    moved = log + ".rotated"
+    os.replace(log, moved)
+    try:
+        os.kill(pid, signal.SIGHUP)
+        deadline = time.monotonic() + 5
+        while not os.path.exists(log) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(os.path.exists(log), "SIGHUP did not reopen IDEMPAY_LOG_FILE")
+        order = unique("HUP")
+        http("GET", NGINX + "/api/pay/orders/" + order)
+        time.sleep(0.2)
+        text = open(log).read()
+        check("SIGHUP: log reopened" in text and order in text, f"new log file: {text[-500:]}")
+        check(order not in open(moved).read(), "a line after SIGHUP went to the old file")
+        check(alive(pid), "SIGHUP stopped the process")
+    finally:
+        # one file again for ./stack logs, in order (the process appends)
+        new = open(log).read() if os.path.exists(log) else ""
+        with open(moved) as old, open(log, "w") as out:
+            out.write(old.read() + new)
+        os.unlink(moved)
 
 
 if __name__ == "__main__":
