@@ -39,6 +39,9 @@ static void clear_env(void)
     unsetenv("IDEMPAY_TEST_A");
     unsetenv("IDEMPAY_TEST_KEY");
     unsetenv("IDEMPAY_TEST_KEY_FILE");
+    unsetenv("IDEMPAY_TEST_PASSWORD");
+    unsetenv("IDEMPAY_TEST_PASSWORD_FILE");
+    unsetenv("IDEMPAY_LOG");
 }
 
 static void test_syntax(void)
@@ -103,7 +106,7 @@ static void test_secret_files(void)
     clear_env();
 
     /* IDEMPAY_LOG_FILE is a path, not the secret of IDEMPAY_LOG */
-    write_file("d.conf", "IDEMPAY_LOG_FILE=/nonexistent/idempay.log\nIDEMPAY_DB_PASSWORD_FILE=/nonexistent/pw\n");
+    write_file("d.conf", "IDEMPAY_LOG_FILE=/nonexistent/idempay.log\nIDEMPAY_TEST_PASSWORD_FILE=/nonexistent/pw\n");
     CU_ASSERT_EQUAL(load("d.conf", err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/pw"));
     write_file("d.conf", "IDEMPAY_LOG_FILE=/nonexistent/idempay.log\n");
