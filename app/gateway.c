@@ -48,6 +48,7 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
     }
 
     started = gw_now();
+    metrics_gateway_begin(op);
     hs = http_client_request(ctx->gateway, "POST", url, "text/xml; charset=utf-8", xml,
                              strlen(xml), NULL, cfg->gateway_timeout_ms, hr);
     metrics_gateway(op, gw_now() - started);

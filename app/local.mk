@@ -16,6 +16,8 @@ app_libidempay_app_a_SOURCES = \
 	app/app_ctx.h \
 	app/config.c \
 	app/config.h \
+	app/config_report.c \
+	app/config_report.h \
 	app/metrics.c \
 	app/metrics.h \
 	app/health.c \
@@ -92,6 +94,7 @@ tests_unit_test_order_store_LDADD = $(app_unit_ldadd)
 # Unit suites of the token, callback and refund modules (test_token talks to
 # the stack's Redis and fails when there is none).
 app_more_unit_tests = \
+	tests/unit/test_metrics \
 	tests/unit/test_token \
 	tests/unit/test_callback \
 	tests/unit/test_callback_apply \
@@ -99,6 +102,10 @@ app_more_unit_tests = \
 	tests/unit/test_refund_queue
 check_PROGRAMS += $(app_more_unit_tests)
 TESTS += $(app_more_unit_tests)
+
+tests_unit_test_metrics_SOURCES = tests/unit/test_metrics.c
+tests_unit_test_metrics_CFLAGS = $(app_unit_cflags)
+tests_unit_test_metrics_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_token_SOURCES = tests/unit/test_token.c
 tests_unit_test_token_CFLAGS = $(app_unit_cflags)

@@ -13,16 +13,32 @@
 
 #define DB_MAX_BINDS 24
 
+void db_conn_params_get(db_conn_params *p)
+{
+    p->socket = env_str("IDEMPAY_DB_SOCKET", NULL);
+    p->host = env_str("IDEMPAY_DB_HOST", "127.0.0.1");
+    p->port = (unsigned int)env_int("IDEMPAY_DB_PORT", 13306);
+    p->user = env_str("IDEMPAY_DB_USER", "idempay");
+    p->password = env_str("IDEMPAY_DB_PASSWORD", "idempay");
+    p->connect_timeout_s = (unsigned int)env_int("IDEMPAY_DB_CONNECT_TIMEOUT", 2);
+    p->rw_timeout_s = (unsigned int)env_int("IDEMPAY_DB_RW_TIMEOUT", 10);
+}
+
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen)
 {
-    const char *sock = env_str("IDEMPAY_DB_SOCKET", NULL);
-    const char *host = env_str("IDEMPAY_DB_HOST", "127.0.0.1");
-    unsigned int port = (unsigned int)env_int("IDEMPAY_DB_PORT", 13306);
-    const char *user = env_str("IDEMPAY_DB_USER", "idempay");
-    const char *pass = env_str("IDEMPAY_DB_PASSWORD", "idempay");
-    unsigned int connect_timeout = (unsigned int)env_int("IDEMPAY_DB_CONNECT_TIMEOUT", 2);
-    unsigned int rw_timeout = (unsigned int)env_int("IDEMPAY_DB_RW_TIMEOUT", 10);
+    db_conn_params dp;
+    const char *sock, *host, *user, *pass;
+    unsigned int port, connect_timeout, rw_timeout;
     my_bool off = 0;
+
+    db_conn_params_get(&dp);
+    sock = dp.socket;
+    host = dp.host;
+    port = dp.port;
+    user = dp.user;
+    pass = dp.password;
+    connect_timeout = dp.connect_timeout_s;
+    rw_timeout = dp.rw_timeout_s;
     MYSQL *db = mysql_init(NULL);
 
     if (!db) {

@@ -14,6 +14,21 @@
 #include <stddef.h>
 #include <mysql.h>
 
+/* Where and how db_conn_open connects (pointers into the environment or
+ * the config file: valid for the life of the process). */
+typedef struct {
+    const char *socket;            /* IDEMPAY_DB_SOCKET, NULL: TCP */
+    const char *host;              /* IDEMPAY_DB_HOST, 127.0.0.1 */
+    unsigned int port;             /* IDEMPAY_DB_PORT, 13306 */
+    const char *user;              /* IDEMPAY_DB_USER, idempay */
+    const char *password;          /* IDEMPAY_DB_PASSWORD, idempay - never log */
+    unsigned int connect_timeout_s;/* IDEMPAY_DB_CONNECT_TIMEOUT, 2 */
+    unsigned int rw_timeout_s;     /* IDEMPAY_DB_RW_TIMEOUT, 10 */
+} db_conn_params;
+
+/* The effective connection settings (defaults above). */
+void db_conn_params_get(db_conn_params *p);
+
 /* A new connection to database dbname, or NULL with the reason in err. */
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen);
 /* true for 2006/2013/2002/2003/2055/1927 ...: the connection must be replaced. */
