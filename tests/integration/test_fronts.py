@@ -22,7 +22,7 @@ SUBSETS = {
                     "same_order_other_amount_or_user_is_422",
                     "bad_input_is_refused_and_writes_nothing",
                     "decline_is_402_and_a_later_retry_pays_once",
-                    "gateway_systemerror_is_202_and_a_retry_soon_pays_once"],
+                    "gateway_systemerror_is_202_and_the_retry_closes_the_attempt"],
     "test_token.py": ["issue_gives_random_user_bound_token",
                       "issue_rejects_bad_user_id",
                       "double_click_one_token_one_order_one_charge",
