@@ -32,7 +32,8 @@ common_unit_tests = \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_rng \
-	tests/unit/test_http_client
+	tests/unit/test_http_client \
+	tests/unit/test_db_conn
 check_PROGRAMS += $(common_unit_tests)
 TESTS += $(common_unit_tests)
 
@@ -59,3 +60,7 @@ tests_unit_test_rng_LDADD = $(common_unit_ldadd)
 tests_unit_test_http_client_SOURCES = tests/unit/test_http_client.c
 tests_unit_test_http_client_CFLAGS = $(common_unit_cflags)
 tests_unit_test_http_client_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_db_conn_SOURCES = tests/unit/test_db_conn.c
+tests_unit_test_db_conn_CFLAGS = $(common_unit_cflags) $(MARIADB_CFLAGS)
+tests_unit_test_db_conn_LDADD = $(common_unit_ldadd)
