@@ -1,6 +1,7 @@
 /* wx_xml.c - WeChat Pay v2 flat <xml> messages: strict parsing (raw-byte
  * pre-scan, then mxml 3.3 with a SAX pass that proves the root was closed)
- * and CDATA serialisation. A wx_msg always owns its names and values. */
+ * and serialisation (CDATA, or bare escaped text for fields set bare). A
+ * wx_msg always owns its names and values. */
 #include "wx_xml.h"
 
 #include <mxml.h>
@@ -56,7 +57,8 @@ static ssize_t wx_msg_find(const wx_msg *m, const char *name)
     return -1;
 }
 
-int wx_msg_set(wx_msg *m, const char *name, const char *value)
+/* Sets name=value, written bare or as CDATA. */
+static int wx_msg_put(wx_msg *m, const char *name, const char *value, bool bare)
 {
     if (m == NULL || name == NULL || value == NULL)
         return -1;
@@ -71,6 +73,7 @@ int wx_msg_set(wx_msg *m, const char *name, const char *value)
     if (at >= 0) {
         free(m->field[at].value);
         m->field[at].value = v;
+        m->field[at].bare = bare;
         return 0;
     }
     if (m->n >= WX_MSG_MAX_FIELDS) {
@@ -84,7 +87,47 @@ int wx_msg_set(wx_msg *m, const char *name, const char *value)
     }
     m->field[m->n].name = n;
     m->field[m->n].value = v;
+    m->field[m->n].bare = bare;
     m->n++;
+    return 0;
+}
+
+int wx_msg_set(wx_msg *m, const char *name, const char *value)
+{
+    return wx_msg_put(m, name, value, false);
+}
+
+int wx_msg_set_bare(wx_msg *m, const char *name, const char *value)
+{
+    return wx_msg_put(m, name, value, true);
+}
+
+int wx_msg_merge(wx_msg *m, const wx_msg *from)
+{
+    for (size_t i = 0; i < from->n; i++)
+        if (wx_msg_put(m, from->field[i].name, from->field[i].value, from->field[i].bare) != 0)
+            return -1;
+    return 0;
+}
+
+int wx_msg_set_pairs(wx_msg *m, const wx_pair *pairs, size_t n)
+{
+    char number[32];
+
+    for (size_t i = 0; i < n; i++) {
+        const wx_pair *p = &pairs[i];
+        int rc;
+        if (p->kind == WX_PAIR_TEXT) {
+            if (p->text == NULL)
+                continue;
+            rc = wx_msg_put(m, p->name, p->text, false);
+        } else {
+            snprintf(number, sizeof(number), "%lld", p->number);
+            rc = wx_msg_put(m, p->name, number, p->kind == WX_PAIR_BARE_NUM);
+        }
+        if (rc != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -116,6 +159,7 @@ void wx_msg_del(wx_msg *m, const char *name)
     m->n--;
     m->field[m->n].name = NULL;
     m->field[m->n].value = NULL;
+    m->field[m->n].bare = false;
 }
 
 /* ---- raw-byte pre-scan -------------------------------------------------- */
@@ -563,11 +607,41 @@ static char *wx_put_cdata(char *o, const char *v)
     return wx_put(o, "]]>");
 }
 
+/* The escape of c in bare text, or NULL when c stands as it is. */
+static const char *wx_bare_escape(char c)
+{
+    return c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : NULL;
+}
+
+/* Bytes needed for v as bare, escaped text. */
+static size_t wx_bare_len(const char *v)
+{
+    size_t n = 0;
+    for (; *v != '\0'; v++) {
+        const char *e = wx_bare_escape(*v);
+        n += e != NULL ? strlen(e) : 1;
+    }
+    return n;
+}
+
+static char *wx_put_bare(char *o, const char *v)
+{
+    for (; *v != '\0'; v++) {
+        const char *e = wx_bare_escape(*v);
+        if (e != NULL)
+            o = wx_put(o, e);
+        else
+            *o++ = *v;
+    }
+    return o;
+}
+
 static char *wx_build_fields(const wx_field *fields, size_t n)
 {
     size_t total = strlen("<xml></xml>") + 1;
     for (size_t i = 0; i < n; i++)
-        total += 2 * strlen(fields[i].name) + 5 + wx_cdata_len(fields[i].value);
+        total += 2 * strlen(fields[i].name) + 5 +
+                 (fields[i].bare ? wx_bare_len(fields[i].value) : wx_cdata_len(fields[i].value));
     char *doc = malloc(total);
     if (doc == NULL)
         return NULL;
@@ -576,7 +650,7 @@ static char *wx_build_fields(const wx_field *fields, size_t n)
         *o++ = '<';
         o = wx_put(o, fields[i].name);
         *o++ = '>';
-        o = wx_put_cdata(o, fields[i].value);
+        o = fields[i].bare ? wx_put_bare(o, fields[i].value) : wx_put_cdata(o, fields[i].value);
         o = wx_put(o, "</");
         o = wx_put(o, fields[i].name);
         *o++ = '>';
@@ -596,8 +670,8 @@ char *wx_xml_notify_reply(int success, const char *msg)
     if (msg == NULL)
         msg = success ? "OK" : "FAIL";
     wx_field fields[2] = {
-        { (char *)"return_code", (char *)(success ? "SUCCESS" : "FAIL") },
-        { (char *)"return_msg", (char *)msg },
+        { (char *)"return_code", (char *)(success ? "SUCCESS" : "FAIL"), false },
+        { (char *)"return_msg", (char *)msg, false },
     };
     return wx_build_fields(fields, 2);
 }
