@@ -235,8 +235,11 @@ static void wx_set_err(char *err, size_t errlen, const char *reason)
         snprintf(err, errlen, "%s", reason);
 }
 
-/* Refuses what must never reach mxml. *start is set past a UTF-8 BOM and
- * leading whitespace.
+static const char *wx_scan_markup(const char *body, size_t len, size_t i);
+
+/* Refuses what must never reach mxml: the bytes (size, NUL, UTF-8,
+ * declarations), then the markup (wx_scan_markup). *start is set past a
+ * UTF-8 BOM and leading whitespace.
  * Returns NULL when acceptable, else the reason. */
 static const char *wx_prescan(const char *body, size_t len, size_t *start)
 {
@@ -268,12 +271,49 @@ static const char *wx_prescan(const char *body, size_t len, size_t *start)
             return "unterminated XML declaration";
         i = (size_t)end + 2;
     }
-    /* Every other markup is a CDATA section or a bare tag: "<name>",
-     * "<name/>", "</name>" (whitespace allowed before the '>'), nested at
-     * most two deep under one root, with only whitespace outside the root.
-     * So mxml never sees a processing instruction, a comment, an attribute
-     * or stray text around the root (its error paths for a bad attribute on
-     * the first element, or text then an end tag after the root, leak). */
+    return wx_scan_markup(body, len, i);
+}
+
+/* Reads the bare tag whose '<' is at body[*at]: "<name>", "<name/>" or
+ * "</name>", whitespace allowed before the '>'. Advances *at past the '>'
+ * and says whether it was an end tag or an empty one. NULL, or why the tag
+ * is refused. */
+static const char *wx_scan_tag(const char *body, size_t len, size_t *at, bool *end_tag,
+                               bool *empty_tag)
+{
+    size_t i = *at + 1;
+
+    *end_tag = i < len && body[i] == '/';
+    *empty_tag = false;
+    if (*end_tag)
+        i++;
+    size_t name = i;
+    while (i < len && !wx_is_space(body[i]) && body[i] != '/' && body[i] != '>' && body[i] != '<')
+        i++;
+    if (i == name)
+        return "malformed tag";
+    while (i < len && wx_is_space(body[i]))
+        i++;
+    if (!*end_tag && len - i >= 2 && body[i] == '/' && body[i + 1] == '>') {
+        *empty_tag = true;
+        i++;
+    }
+    if (i >= len || body[i] != '>')
+        return i < len && body[i] != '/' && body[i] != '<' ? "attributes are not allowed"
+                                                          : "malformed tag";
+    *at = i + 1;
+    return NULL;
+}
+
+/* The markup of body from i on (after any XML declaration): every markup
+ * is a CDATA section or a bare tag (wx_scan_tag), nested at most two deep
+ * under one root, with only whitespace outside the root. So mxml never
+ * sees a processing instruction, a comment, an attribute or stray text
+ * around the root (its error paths for a bad attribute on the first
+ * element, or text then an end tag after the root, leak). NULL, or why the
+ * body is refused. */
+static const char *wx_scan_markup(const char *body, size_t len, size_t i)
+{
     int depth = 0;
     bool root_seen = false;
     while (i < len) {
@@ -301,25 +341,10 @@ static const char *wx_prescan(const char *body, size_t len, size_t *start)
             return "comments are not allowed";
         if (len - i >= 2 && body[i + 1] == '!')
             return "markup declarations are not allowed";
-        i++;
-        bool end_tag = i < len && body[i] == '/', empty_tag = false;
-        if (end_tag)
-            i++;
-        size_t name = i;
-        while (i < len && !wx_is_space(body[i]) && body[i] != '/' && body[i] != '>' && body[i] != '<')
-            i++;
-        if (i == name)
-            return "malformed tag";
-        while (i < len && wx_is_space(body[i]))
-            i++;
-        if (!end_tag && len - i >= 2 && body[i] == '/' && body[i + 1] == '>') {
-            empty_tag = true;
-            i++;
-        }
-        if (i >= len || body[i] != '>')
-            return i < len && body[i] != '/' && body[i] != '<' ? "attributes are not allowed"
-                                                              : "malformed tag";
-        i++;
+        bool end_tag, empty_tag;
+        const char *bad = wx_scan_tag(body, len, &i, &end_tag, &empty_tag);
+        if (bad != NULL)
+            return bad;
         if (end_tag) {
             if (depth == 0)
                 return "end tag without start tag";

@@ -866,39 +866,54 @@ static int ledger_list_oom(ledger *l, MYSQL_STMT *st, const char *what)
     return -1;
 }
 
-static int ledger_list_op(ledger *l, void *arg)
+/* Fetches st's next row as a new JSON object into *obj (NULL when out of
+ * memory): 1 row, 0 no more rows, -1 error. */
+typedef int (*ledger_row_json)(MYSQL_STMT *st, json_t **obj);
+
+/* A new JSON array in *array (the old one dropped) with one object per row
+ * of st's executed query, made by next. 0, or -1 (err set). */
+static int ledger_json_rows(ledger *l, MYSQL_STMT *st, ledger_row_json next, const char *what,
+                            json_t **array)
 {
-    list_arg *a = arg;
-    char txid[TXID_BUF], otn[33], at[40];
-    long long fee = 0, refunded = 0, count = 0;
-    MYSQL_STMT *st;
+    json_t *obj;
     int f;
 
-    json_decref(a->charges);
-    a->charges = json_array();
-    if (a->charges == NULL) {
-        ledger_set_err(l, LEDGER_ERR_LOGIC, "list", "out of memory");
-        return -1;
-    }
-    st = a->out_trade_no != NULL ? ledger_exec(l, S_LIST_OTN, "s", a->out_trade_no)
-                                 : ledger_exec(l, S_LIST_ALL, "");
-    if (st == NULL)
-        return -1;
-    while ((f = db_stmt_fetch(st, "ssllls", txid, sizeof(txid), otn, sizeof(otn), &fee,
-                              &refunded, &count, at, sizeof(at))) == 1) {
-        json_t *c = json_pack("{s:s, s:s, s:I, s:b, s:I, s:I, s:s}",
-                              "transaction_id", txid, "out_trade_no", otn,
-                              "total_fee", (json_int_t)fee, "refunded", count > 0,
-                              "refund_count", (json_int_t)count,
-                              "refunded_fee", (json_int_t)refunded, "charged_at", at);
-        if (c == NULL || json_array_append_new(a->charges, c) != 0)
-            return ledger_list_oom(l, st, "list");
-    }
+    json_decref(*array);
+    *array = json_array();
+    if (*array == NULL)
+        return ledger_list_oom(l, st, what);
+    while ((f = next(st, &obj)) == 1)
+        if (obj == NULL || json_array_append_new(*array, obj) != 0)
+            return ledger_list_oom(l, st, what);
     if (f < 0) {
-        ledger_stmt_fail(l, st, "list");
+        ledger_stmt_fail(l, st, what);
         return -1;
     }
     return 0;
+}
+
+static int ledger_charge_json(MYSQL_STMT *st, json_t **obj)
+{
+    char txid[TXID_BUF], otn[33], at[40];
+    long long fee = 0, refunded = 0, count = 0;
+    int f = db_stmt_fetch(st, "ssllls", txid, sizeof(txid), otn, sizeof(otn), &fee, &refunded,
+                          &count, at, sizeof(at));
+    if (f == 1)
+        *obj = json_pack("{s:s, s:s, s:I, s:b, s:I, s:I, s:s}", "transaction_id", txid,
+                         "out_trade_no", otn, "total_fee", (json_int_t)fee, "refunded", count > 0,
+                         "refund_count", (json_int_t)count, "refunded_fee", (json_int_t)refunded,
+                         "charged_at", at);
+    return f;
+}
+
+static int ledger_list_op(ledger *l, void *arg)
+{
+    list_arg *a = arg;
+    MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, S_LIST_OTN, "s", a->out_trade_no)
+                                             : ledger_exec(l, S_LIST_ALL, "");
+    if (st == NULL)
+        return -1;
+    return ledger_json_rows(l, st, ledger_charge_json, "list", &a->charges);
 }
 
 json_t *ledger_charges_json(ledger *l, const char *out_trade_no)
@@ -916,32 +931,23 @@ typedef struct {
     json_t *closed;
 } closed_arg;
 
+static int ledger_close_json(MYSQL_STMT *st, json_t **obj)
+{
+    char otn[33], at[40];
+    int f = db_stmt_fetch(st, "ss", otn, sizeof(otn), at, sizeof(at));
+    if (f == 1)
+        *obj = json_pack("{s:s, s:s}", "out_trade_no", otn, "closed_at", at);
+    return f;
+}
+
 static int ledger_closed_op(ledger *l, void *arg)
 {
     closed_arg *a = arg;
-    char otn[33], at[40];
-    int f;
-
-    json_decref(a->closed);
-    a->closed = json_array();
-    if (a->closed == NULL) {
-        ledger_set_err(l, LEDGER_ERR_LOGIC, "closed", "out of memory");
-        return -1;
-    }
     MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, S_CLOSED_OTN, "s", a->out_trade_no)
                                              : ledger_exec(l, S_CLOSED_ALL, "");
     if (st == NULL)
         return -1;
-    while ((f = db_stmt_fetch(st, "ss", otn, sizeof(otn), at, sizeof(at))) == 1) {
-        json_t *c = json_pack("{s:s, s:s}", "out_trade_no", otn, "closed_at", at);
-        if (c == NULL || json_array_append_new(a->closed, c) != 0)
-            return ledger_list_oom(l, st, "closed");
-    }
-    if (f < 0) {
-        ledger_stmt_fail(l, st, "closed");
-        return -1;
-    }
-    return 0;
+    return ledger_json_rows(l, st, ledger_close_json, "closed", &a->closed);
 }
 
 json_t *ledger_closed_json(ledger *l, const char *out_trade_no)
