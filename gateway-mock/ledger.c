@@ -379,17 +379,31 @@ static int ledger_run(ledger *l, ledger_op op, void *arg)
     return -1;
 }
 
-/* The mock_trade row of out_trade_no (*found says whether there is one):
- * its total_fee, transaction_id (*txid_null when it has none), last_result
- * and whether it is closed. 0 or -1. */
-static int ledger_trade_get(ledger *l, const char *out_trade_no, bool *found, long long *fee,
-                            char txid[TXID_BUF], int *txid_null, char last[16], long long *closed)
+/* What ledger_trade_get reads of a mock_trade row. */
+typedef struct {
+    bool found;               /* false: no row (the other fields are 0) */
+    long long total_fee;
+    bool charged;             /* it has a transaction_id */
+    char last_result[16];
+    bool closed;
+} trade_row;
+
+/* The mock_trade row of out_trade_no into t. 0 or -1. */
+static int ledger_trade_get(ledger *l, const char *out_trade_no, trade_row *t)
 {
+    char txid[TXID_BUF];
+    int txid_null = 1;
+    long long closed = 0;
     MYSQL_STMT *st = ledger_exec(l, S_TRADE_GET, "s", out_trade_no);
-    if (st == NULL)
+
+    memset(t, 0, sizeof(*t));
+    if (st == NULL || ledger_first(l, st, &t->found, "lSsl", &t->total_fee, txid, sizeof(txid),
+                                   &txid_null, t->last_result, sizeof(t->last_result),
+                                   &closed) != 0)
         return -1;
-    return ledger_first(l, st, found, "lSsl", fee, txid, (size_t)TXID_BUF, txid_null, last,
-                        (size_t)16, closed);
+    t->charged = t->found && !txid_null;
+    t->closed = t->found && closed != 0;
+    return 0;
 }
 
 /* ---- attempts ----------------------------------------------------------- */
@@ -428,23 +442,20 @@ static int ledger_insert_charge(ledger *l, attempt_arg *a)
  * row changed under us (try again), -1 on failure. */
 static int ledger_explain_miss(ledger *l, attempt_arg *a)
 {
-    long long fee = 0, closed = 0;
-    char txid[TXID_BUF], last[16];
-    int txid_null = 1;
-    bool found = false;
-    if (ledger_trade_get(l, a->out_trade_no, &found, &fee, txid, &txid_null, last, &closed) != 0)
+    trade_row t;
+    if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
-    if (!found)
+    if (!t.found)
         return 1;  /* reset meanwhile */
-    if (closed) {
+    if (t.closed) {
         a->out->outcome = LEDGER_ORDERCLOSED;
         return 0;
     }
-    if (fee != a->total_fee) {
+    if (t.total_fee != a->total_fee) {
         a->out->outcome = LEDGER_MISMATCH;
         return 0;
     }
-    if (!txid_null) {
+    if (t.charged) {
         a->out->outcome = LEDGER_ORDERPAID;
         return 0;
     }
@@ -600,19 +611,16 @@ typedef struct {
  * row is gone (a reset: try again), -1 on failure. */
 static int ledger_close_explain(ledger *l, close_arg *a)
 {
-    long long fee = 0, closed = 0;
-    char txid[TXID_BUF], last[16];
-    int txid_null = 1;
-    bool found = false;
-    if (ledger_trade_get(l, a->out_trade_no, &found, &fee, txid, &txid_null, last, &closed) != 0)
+    trade_row t;
+    if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
-    if (!found)
+    if (!t.found)
         return 1;
-    if (!txid_null) {
+    if (t.charged) {
         *a->out = CLOSE_PAID;
         return 0;
     }
-    if (closed) {
+    if (t.closed) {
         *a->out = CLOSE_ALREADY;
         return 0;
     }
@@ -708,21 +716,19 @@ static int ledger_query_op(ledger *l, void *arg)
     memset(o, 0, sizeof(*o));
     if (by_txid)
         return 0;
-    char txid[TXID_BUF], last[16];
-    int txid_null = 1;
-    long long closed = 0;
-    if (ledger_trade_get(l, a->out_trade_no, &found, &o->total_fee, txid, &txid_null, last,
-                         &closed) != 0)
+    trade_row t;
+    if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
-    if (found) {
+    if (t.found) {
         o->found = true;
+        o->total_fee = t.total_fee;
         snprintf(o->out_trade_no, sizeof(o->out_trade_no), "%s", a->out_trade_no);
         /* A charge row always exists when the trade has a transaction_id,
          * and a closed trade never has one. */
         snprintf(o->trade_state, sizeof(o->trade_state), "%s",
-                 closed                          ? "CLOSED"
-                 : strcmp(last, "PAYERROR") == 0 ? "PAYERROR"
-                                                 : "NOTPAY");
+                 t.closed                                 ? "CLOSED"
+                 : strcmp(t.last_result, "PAYERROR") == 0 ? "PAYERROR"
+                                                          : "NOTPAY");
     }
     return 0;
 }
@@ -852,9 +858,14 @@ int ledger_refund(ledger *l, const char *transaction_id, const char *out_trade_n
 
 /* ---- the ledger listing ---------------------------------------------------- */
 
+/* A listing: all rows by sid_all, or those of out_trade_no by sid_otn,
+ * each row made a JSON object by next. */
 typedef struct {
-    const char *out_trade_no;
-    json_t *charges;
+    const char *out_trade_no;        /* NULL: all */
+    int sid_all, sid_otn;
+    int (*next)(MYSQL_STMT *st, json_t **obj);
+    const char *what;
+    json_t *rows;
 } list_arg;
 
 /* Out of memory while listing: the statement's result dropped. */
@@ -866,14 +877,12 @@ static int ledger_list_oom(ledger *l, MYSQL_STMT *st, const char *what)
     return -1;
 }
 
-/* Fetches st's next row as a new JSON object into *obj (NULL when out of
- * memory): 1 row, 0 no more rows, -1 error. */
-typedef int (*ledger_row_json)(MYSQL_STMT *st, json_t **obj);
-
 /* A new JSON array in *array (the old one dropped) with one object per row
- * of st's executed query, made by next. 0, or -1 (err set). */
-static int ledger_json_rows(ledger *l, MYSQL_STMT *st, ledger_row_json next, const char *what,
-                            json_t **array)
+ * of st's executed query, made by next: it fetches st's next row as a new
+ * object into *obj (NULL when out of memory) and returns 1 for a row, 0
+ * after the last, -1 on error. 0, or -1 (err set). */
+static int ledger_json_rows(ledger *l, MYSQL_STMT *st, int (*next)(MYSQL_STMT *st, json_t **obj),
+                            const char *what, json_t **array)
 {
     json_t *obj;
     int f;
@@ -892,6 +901,26 @@ static int ledger_json_rows(ledger *l, MYSQL_STMT *st, ledger_row_json next, con
     return 0;
 }
 
+static int ledger_list_op(ledger *l, void *arg)
+{
+    list_arg *a = arg;
+    MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, a->sid_otn, "s", a->out_trade_no)
+                                             : ledger_exec(l, a->sid_all, "");
+    if (st == NULL)
+        return -1;
+    return ledger_json_rows(l, st, a->next, a->what, &a->rows);
+}
+
+/* Runs the listing a; its new array, or NULL on failure. */
+static json_t *ledger_list(ledger *l, list_arg *a)
+{
+    if (ledger_run(l, ledger_list_op, a) != 0) {
+        json_decref(a->rows);
+        return NULL;
+    }
+    return a->rows;
+}
+
 static int ledger_charge_json(MYSQL_STMT *st, json_t **obj)
 {
     char txid[TXID_BUF], otn[33], at[40];
@@ -906,30 +935,11 @@ static int ledger_charge_json(MYSQL_STMT *st, json_t **obj)
     return f;
 }
 
-static int ledger_list_op(ledger *l, void *arg)
-{
-    list_arg *a = arg;
-    MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, S_LIST_OTN, "s", a->out_trade_no)
-                                             : ledger_exec(l, S_LIST_ALL, "");
-    if (st == NULL)
-        return -1;
-    return ledger_json_rows(l, st, ledger_charge_json, "list", &a->charges);
-}
-
 json_t *ledger_charges_json(ledger *l, const char *out_trade_no)
 {
-    list_arg a = { out_trade_no, NULL };
-    if (ledger_run(l, ledger_list_op, &a) != 0) {
-        json_decref(a.charges);
-        return NULL;
-    }
-    return a.charges;
+    list_arg a = { out_trade_no, S_LIST_ALL, S_LIST_OTN, ledger_charge_json, "list", NULL };
+    return ledger_list(l, &a);
 }
-
-typedef struct {
-    const char *out_trade_no;
-    json_t *closed;
-} closed_arg;
 
 static int ledger_close_json(MYSQL_STMT *st, json_t **obj)
 {
@@ -940,24 +950,10 @@ static int ledger_close_json(MYSQL_STMT *st, json_t **obj)
     return f;
 }
 
-static int ledger_closed_op(ledger *l, void *arg)
-{
-    closed_arg *a = arg;
-    MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, S_CLOSED_OTN, "s", a->out_trade_no)
-                                             : ledger_exec(l, S_CLOSED_ALL, "");
-    if (st == NULL)
-        return -1;
-    return ledger_json_rows(l, st, ledger_close_json, "closed", &a->closed);
-}
-
 json_t *ledger_closed_json(ledger *l, const char *out_trade_no)
 {
-    closed_arg a = { out_trade_no, NULL };
-    if (ledger_run(l, ledger_closed_op, &a) != 0) {
-        json_decref(a.closed);
-        return NULL;
-    }
-    return a.closed;
+    list_arg a = { out_trade_no, S_CLOSED_ALL, S_CLOSED_OTN, ledger_close_json, "closed", NULL };
+    return ledger_list(l, &a);
 }
 
 /* ---- the statement ------------------------------------------------------- */
