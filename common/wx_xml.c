@@ -503,6 +503,45 @@ static const char *wx_collect(mxml_node_t *root, wx_msg *out, char *value)
     return NULL;
 }
 
+/* What the SAX pass saw of the document's shape: NULL when the root was
+ * really closed with nothing after it and no element nested deeper than
+ * two, else why not. */
+static const char *wx_sax_verdict(const wx_sax_state *st)
+{
+    if (!st->root_closed || st->depth != 0)
+        return "root element not closed";
+    if (st->after_root)
+        return "content after the root element";
+    if (st->max_depth > 2)
+        return "nested element";
+    return NULL;
+}
+
+/* The one root element of the document mxml loaded as top into *root (a
+ * leading declaration is loaded as a node holding the document). NULL, or
+ * why there is not exactly one. */
+static const char *wx_root_of(mxml_node_t *top, mxml_node_t **root)
+{
+    const char *tn = mxmlGetType(top) == MXML_ELEMENT ? mxmlGetElement(top) : "";
+
+    *root = top;
+    if (tn[0] == '?') {
+        *root = NULL;
+        for (mxml_node_t *c = mxmlGetFirstChild(top); c != NULL; c = mxmlGetNextSibling(c)) {
+            if (mxmlGetType(c) == MXML_OPAQUE && wx_space_only(mxmlGetOpaque(c)))
+                continue;
+            if (*root != NULL)
+                return "more than one root element";
+            *root = c;
+        }
+        if (*root == NULL)
+            return "no root element";
+    }
+    if (mxmlGetNextSibling(top) != NULL)
+        return "more than one root element";
+    return NULL;
+}
+
 int wx_xml_parse(const char *body, size_t len, wx_msg *out, char *err, size_t errlen)
 {
     const char *reason = NULL;
@@ -545,43 +584,12 @@ int wx_xml_parse(const char *body, size_t len, wx_msg *out, char *err, size_t er
         wx_mxml_error[0] = '\0';
         goto fail_reported;
     }
-    if (!st.root_closed || st.depth != 0) {
-        reason = "root element not closed";
-        goto fail;
-    }
-    if (st.after_root) {
-        reason = "content after the root element";
-        goto fail;
-    }
-    if (st.max_depth > 2) {
-        reason = "nested element";
-        goto fail;
-    }
-
-    /* A leading declaration is loaded as a node holding the document. */
-    mxml_node_t *root = top;
-    const char *tn = mxmlGetType(top) == MXML_ELEMENT ? mxmlGetElement(top) : "";
-    if (tn[0] == '?') {
-        root = NULL;
-        for (mxml_node_t *c = mxmlGetFirstChild(top); c != NULL; c = mxmlGetNextSibling(c)) {
-            if (mxmlGetType(c) == MXML_OPAQUE && wx_space_only(mxmlGetOpaque(c)))
-                continue;
-            if (root != NULL) {
-                reason = "more than one root element";
-                goto fail;
-            }
-            root = c;
-        }
-        if (root == NULL) {
-            reason = "no root element";
-            goto fail;
-        }
-    }
-    if (mxmlGetNextSibling(top) != NULL) {
-        reason = "more than one root element";
-        goto fail;
-    }
-    reason = wx_collect(root, out, value);
+    mxml_node_t *root = NULL;
+    reason = wx_sax_verdict(&st);
+    if (reason == NULL)
+        reason = wx_root_of(top, &root);
+    if (reason == NULL)
+        reason = wx_collect(root, out, value);
     if (reason != NULL)
         goto fail;
 
