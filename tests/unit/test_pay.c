@@ -3,7 +3,7 @@
  * sets them; the gateway is http://127.0.0.1:$IDEMPAY_MOCK_PORT unless
  * IDEMPAY_GATEWAY_URL says otherwise). A new order is charged once (200
  * PAID), a repeat is replayed without a charge, another amount is 422, a
- * decline (the mock's decline_rate 1, restored afterwards) is 402 and a
+ * decline (the mock's decline_rate 1, then the rate it had) is 402 and a
  * later POST of the declined order pays it; Idempotency-Key reuse for
  * another request is 422. Without the stack the suite FAILS. */
 #include <CUnit/Basic.h>
@@ -28,17 +28,24 @@ static app_ctx *ctx;
 static http_client *admin;      /* the mock's admin API */
 static char prefix[24];
 
-static int mock_config(const char *json)
+static char decline_before[64] = "{\"decline_rate\":0}";   /* restored at the end */
+
+/* PUT /mock/config json (NULL: GET), the answer's decline_rate in *rate. */
+static int mock_config(const char *json, double *rate)
 {
     char url[128];
     http_reply r;
+    json_t *cfg_now;
 
     snprintf(url, sizeof url, "http://127.0.0.1:%lld/mock/config", env_int("IDEMPAY_MOCK_PORT", 18081));
-    if (http_client_request(admin, "PUT", url, "application/json", json, strlen(json), NULL, 5000,
-                            &r) != HTTP_OK || r.code != 200) {
-        fprintf(stderr, "\n  PUT %s %s: %ld %s\n", url, json, r.code, r.error);
+    if (http_client_request(admin, json ? "PUT" : "GET", url, "application/json", json,
+                            json ? strlen(json) : 0, NULL, 5000, &r) != HTTP_OK || r.code != 200) {
+        fprintf(stderr, "\n  %s %s: %ld %s\n", url, json ? json : "", r.code, r.error);
         return -1;
     }
+    cfg_now = json_loads(r.body, 0, NULL);
+    *rate = json_number_value(json_object_get(cfg_now, "decline_rate"));
+    json_decref(cfg_now);
     return 0;
 }
 
@@ -52,13 +59,19 @@ static int suite_init(void)
     admin = http_client_new(1000, 5000);
     snprintf(prefix, sizeof prefix, "UTPAY%05d%05ld", (int)(getpid() % 100000),
              (long)(time(NULL) % 100000));
-    return ctx != NULL && admin != NULL ? 0 : -1;
+    if (ctx == NULL || admin == NULL)
+        return -1;
+    double rate = 0;
+    if (mock_config(NULL, &rate) == 0)
+        snprintf(decline_before, sizeof decline_before, "{\"decline_rate\":%.6f}", rate);
+    return 0;
 }
 
 static int suite_clean(void)
 {
+    double rate;
     if (admin != NULL)
-        mock_config("{\"decline_rate\":0}");
+        mock_config(decline_before, &rate);
     http_client_free(admin);
     app_ctx_free(ctx);
     mysql_library_end();
@@ -149,9 +162,11 @@ static void test_decline_then_retry(void)
     order_row row;
 
     snprintf(no, sizeof no, "%sD", prefix);
-    CU_ASSERT_EQUAL_FATAL(mock_config("{\"decline_rate\":1.0}"), 0);
+    double rate = 0;
+    CU_ASSERT_EQUAL_FATAL(mock_config("{\"decline_rate\":1.0}", &rate), 0);
+    CU_ASSERT_EQUAL(rate, 1.0);
     int status = post(no, 9, "0.01", NULL, &b, &replayed);
-    CU_ASSERT_EQUAL(mock_config("{\"decline_rate\":0}"), 0);
+    CU_ASSERT_EQUAL(mock_config(decline_before, &rate), 0);
     CU_ASSERT_EQUAL_FATAL(status, 402);
     CU_ASSERT_STRING_EQUAL(field(b, "error"), "payment_declined");
     CU_ASSERT_STRING_EQUAL(field(b, "status"), "FAILED");
