@@ -15,8 +15,6 @@
 
 #define DB_MAX_BINDS 24
 
-static int db_stmt_bind_execute(MYSQL_STMT *st, const char *types, va_list ap, bool buffer);
-
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen)
 {
     const char *sock = env_str("IDEMPAY_DB_SOCKET", NULL);
@@ -84,6 +82,8 @@ int db_stmt_exec(MYSQL_STMT *st, const char *types, ...)
     va_end(ap);
     return rc;
 }
+
+static int db_stmt_bind_execute(MYSQL_STMT *st, const char *types, va_list ap, bool buffer);
 
 int db_stmt_vexec(MYSQL_STMT *st, const char *types, va_list ap)
 {
