@@ -32,6 +32,8 @@ typedef struct app_ctx {
     redisContext *redis;        /* NULL while down */
     unsigned long redis_generation; /* bumped at each (re)connect: re-load scripts */
     http_client *gateway;       /* reused keep-alive handle */
+    const char *db_name;        /* the MariaDB database; NULL: "idempay" (the seed
+                                   fixture sets "idempay_seed" after app_ctx_new) */
     char err[256];              /* last dependency error, for logs */
 } app_ctx;
 

@@ -45,16 +45,31 @@ bool db_conn_retryable(unsigned int mysql_errno);
 int db_stmt_exec(MYSQL_STMT *st, const char *types, ...);
 /* The same with the parameters in ap (the caller va_starts and va_ends it). */
 int db_stmt_vexec(MYSQL_STMT *st, const char *types, va_list ap);
+/* The same, but a result set is not buffered: db_stmt_fetch reads its rows
+ * from the server one by one, so a large result is never held whole. Until
+ * the last row is fetched or db_stmt_done frees the result, the connection
+ * runs nothing else. */
+int db_stmt_exec_stream(MYSQL_STMT *st, const char *types, ...);
+
+/* The longest column 'm' fetches (16 MiB); a longer one fails the fetch. */
+#define DB_STMT_TEXT_MAX (16UL * 1024 * 1024)
 
 /* Fetches the next row of an executed SELECT into variables by letters:
  *   's' char *buf, size_t cap       (NULL column gives "")
  *   'S' char *buf, size_t cap, int *is_null
  *   'l' long long *                 (NULL column gives 0)
  *   'L' long long *, int *is_null
+ *   'm' char **text                 a malloc'd NUL-terminated copy of the
+ *                                   whole column (NULL column gives NULL)
  * Text longer than cap-1 is truncated (always NUL-terminated). DECIMAL and
  * DATETIME columns can be fetched as 's'. Returns 1 (row), 0 (no more rows;
- * the result is freed), -1 (error). */
+ * the result is freed), -1 (error; mysql_stmt_errno(st) is 0 when the
+ * letters were wrong, memory ran out or an 'm' column exceeded
+ * DB_STMT_TEXT_MAX). Every 'm' target is set: on 1 the caller owns and
+ * frees the text, on 0 and -1 it is NULL. */
 int db_stmt_fetch(MYSQL_STMT *st, const char *types, ...);
+/* The same with the targets in ap (the caller va_starts and va_ends it). */
+int db_stmt_vfetch(MYSQL_STMT *st, const char *types, va_list ap);
 
 /* Frees st's pending result, if any. NULL accepted. */
 void db_stmt_done(MYSQL_STMT *st);

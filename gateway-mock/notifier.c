@@ -52,97 +52,36 @@ static long long notifier_now_ms(void)
 
 /* ---- the XML ----------------------------------------------------------- */
 
-typedef struct {
-    const char *name;
-    const char *value;
-    int bare;
-} xml_field;
-
-static size_t notifier_cdata_len(const char *v)
-{
-    size_t n = strlen(v) + 12;
-    for (const char *p = strstr(v, "]]>"); p != NULL; p = strstr(p + 3, "]]>"))
-        n += 12;
-    return n;
-}
-
-/* Appends s at *o. */
-static void notifier_put(char **o, const char *s)
-{
-    size_t l = strlen(s);
-    memcpy(*o, s, l);
-    *o += l;
-}
-
 char *notifier_build_xml(const notifier_charge *c, const mock_creds *creds, const char *nonce)
 {
     wx_msg m;
-    char fee[24], sig[WX_SIGN_HEX_MAX];
+    char sig[WX_SIGN_HEX_MAX];
     char *doc = NULL;
-
-    snprintf(fee, sizeof(fee), "%lld", c->total_fee);
-    const xml_field fields[] = {
-        { "appid", creds->appid, 0 },
-        { "bank_type", "OTHERS", 0 },
-        { "cash_fee", fee, 1 },
-        { "fee_type", "CNY", 0 },
-        { "is_subscribe", "N", 0 },
-        { "mch_id", creds->mch_id, 0 },
-        { "nonce_str", nonce, 0 },
-        { "openid", c->openid, 0 },
-        { "out_trade_no", c->out_trade_no, 0 },
-        { "result_code", "SUCCESS", 0 },
-        { "return_code", "SUCCESS", 0 },
-        { "sign", NULL, 0 },
-        { "time_end", c->time_end, 0 },
-        { "total_fee", fee, 1 },
-        { "trade_type", c->trade_type, 0 },
-        { "transaction_id", c->transaction_id, 0 },
+    /* In WeChat's order; the fees are bare numbers, as WeChat writes them.
+     * sign is a placeholder until the signature is known. */
+    const wx_pair fields[] = {
+        WX_TEXT("appid", creds->appid),
+        WX_TEXT("bank_type", "OTHERS"),
+        WX_BARE_NUM("cash_fee", c->total_fee),
+        WX_TEXT("fee_type", "CNY"),
+        WX_TEXT("is_subscribe", "N"),
+        WX_TEXT("mch_id", creds->mch_id),
+        WX_TEXT("nonce_str", nonce),
+        WX_TEXT("openid", c->openid),
+        WX_TEXT("out_trade_no", c->out_trade_no),
+        WX_TEXT("result_code", "SUCCESS"),
+        WX_TEXT("return_code", "SUCCESS"),
+        WX_TEXT("sign", ""),
+        WX_TEXT("time_end", c->time_end),
+        WX_BARE_NUM("total_fee", c->total_fee),
+        WX_TEXT("trade_type", c->trade_type),
+        WX_TEXT("transaction_id", c->transaction_id),
     };
-    const size_t nf = sizeof(fields) / sizeof(fields[0]);
 
     wx_msg_init(&m);
-    for (size_t i = 0; i < nf; i++)
-        if (fields[i].value != NULL && wx_msg_set(&m, fields[i].name, fields[i].value) != 0)
-            goto done;
-    if (wx_sign_compute(&m, creds->key, WX_SIGN_MD5, sig) != 0)
-        goto done;
-
-    size_t total = strlen("<xml></xml>") + 1;
-    for (size_t i = 0; i < nf; i++) {
-        const char *v = fields[i].value != NULL ? fields[i].value : sig;
-        total += 2 * strlen(fields[i].name) + 5 + (fields[i].bare ? strlen(v) : notifier_cdata_len(v));
-    }
-    doc = malloc(total);
-    if (doc == NULL)
-        goto done;
-    char *o = doc;
-    notifier_put(&o, "<xml>");
-    for (size_t i = 0; i < nf; i++) {
-        const char *v = fields[i].value != NULL ? fields[i].value : sig;
-        *o++ = '<';
-        notifier_put(&o, fields[i].name);
-        *o++ = '>';
-        if (fields[i].bare) {
-            notifier_put(&o, v);  /* digits only */
-        } else {
-            notifier_put(&o, "<![CDATA[");
-            for (const char *p = strstr(v, "]]>"); p != NULL; p = strstr(v, "]]>")) {
-                memcpy(o, v, (size_t)(p - v));
-                o += p - v;
-                notifier_put(&o, "]]]]><![CDATA[>");
-                v = p + 3;
-            }
-            notifier_put(&o, v);
-            notifier_put(&o, "]]>");
-        }
-        notifier_put(&o, "</");
-        notifier_put(&o, fields[i].name);
-        *o++ = '>';
-    }
-    notifier_put(&o, "</xml>");
-    *o = '\0';
-done:
+    if (WX_MSG_SET_PAIRS(&m, fields) == 0 && wx_sign_compute(&m, creds->key, WX_SIGN_MD5, sig) == 0 &&
+        wx_msg_set(&m, "sign", sig) == 0)
+        doc = wx_xml_build(&m);
     wx_msg_free(&m);
     return doc;
 }
