@@ -274,6 +274,17 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
         if (d >= 0)
             stats_add(&row->db[c], (double)d / (double)requests);
     }
+    {
+        static const dbstat_counter writes[] = {DBSTAT_COM_INSERT, DBSTAT_COM_INSERT_SELECT,
+                                                DBSTAT_COM_UPDATE, DBSTAT_COM_DELETE};
+        long long sum = 0;
+        for (size_t i = 0; i < sizeof writes / sizeof writes[0] && sum >= 0; i++) {
+            long long d = dbstat_delta(&a->db, &b->db, writes[i]);
+            sum = d >= 0 ? sum + d : -1;
+        }
+        if (sum >= 0)
+            stats_add(&row->db_writes, (double)sum / (double)requests);
+    }
 }
 
 /* ---- the merchant key ---------------------------------------------------- */
