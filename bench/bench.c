@@ -222,9 +222,14 @@ static void bench_override_pids(proc_set *ps)
     if (opt.pids[0] == '\0')
         return;
     ps->n[PROC_SERVICE] = 0;
-    for (long pid; (pid = strtol(s, &end, 10)), end != s; s = end)
+    for (;;) {
+        long pid = strtol(s, &end, 10);
+        if (end == s)
+            break;
         if (pid > 0 && ps->n[PROC_SERVICE] < PROC_MAX_PER_ROLE)
             ps->pid[PROC_SERVICE][ps->n[PROC_SERVICE]++] = (int)pid;
+        s = end;
+    }
 }
 
 static void cost_take(MYSQL *db, cost_snapshot *c, const proc_set *procs)
@@ -303,11 +308,12 @@ static int bench_key_of(int pid, const char *who, char *key, size_t key_cap, cha
         return -1;
     if (found == 0) {
         snprintf(key, key_cap, "%s", BENCH_DEV_KEY);
-        snprintf(source, source_cap, "the documented development key (%s pid %d has no "
-                 "IDEMPAY_WX_KEY in its environment)", who, pid);
+        snprintf(source, source_cap, "the development key: %s pid %d has no IDEMPAY_WX_KEY "
+                 "in its environment, so it uses its documented default", who, pid);
     } else {
-        snprintf(source, source_cap, "%s the development key: IDEMPAY_WX_KEY in the environment "
-                 "of %s pid %d", strcmp(key, BENCH_DEV_KEY) == 0 ? "is" : "not", who, pid);
+        snprintf(source, source_cap, "IDEMPAY_WX_KEY from the environment of %s pid %d (%s)",
+                 who, pid, strcmp(key, BENCH_DEV_KEY) == 0 ? "the development key"
+                                                            : "not the development key");
     }
     if (appid != NULL && proc_environ_get(pid, "IDEMPAY_WX_APPID", appid, appid_cap) != 1)
         snprintf(appid, appid_cap, "wx0000000000000000");
@@ -332,12 +338,14 @@ static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
         snprintf(cfg->key, sizeof cfg->key, "%s", env_key ? env_key : BENCH_DEV_KEY);
         snprintf(cfg->appid, sizeof cfg->appid, "%s", env_str("IDEMPAY_WX_APPID", "wx0000000000000000"));
         snprintf(cfg->mchid, sizeof cfg->mchid, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
-        snprintf(r->key_source, sizeof r->key_source, "%s (%s)",
-                 env_key ? (strcmp(env_key, BENCH_DEV_KEY) == 0
-                                ? "the development key: IDEMPAY_WX_KEY of the bench's own environment"
-                                : "not the development key: IDEMPAY_WX_KEY of the bench's own environment")
-                         : "the documented development key (IDEMPAY_WX_KEY unset)",
-                 why);
+        if (env_key != NULL)
+            snprintf(r->key_source, sizeof r->key_source,
+                     "IDEMPAY_WX_KEY from the bench's own environment (%s; %s)",
+                     strcmp(env_key, BENCH_DEV_KEY) == 0 ? "the development key"
+                                                         : "not the development key", why);
+        else
+            snprintf(r->key_source, sizeof r->key_source,
+                     "the development key (IDEMPAY_WX_KEY unset; %s)", why);
         snprintf(cfg->mock_key, sizeof cfg->mock_key, "%s", cfg->key);
         snprintf(r->mock_key_source, sizeof r->mock_key_source, "the same (%s)", why);
         return;
