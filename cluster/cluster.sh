@@ -10,23 +10,28 @@
 # $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
 # and `cluster down` stops exactly those.
 #
-# Ports, all on 127.0.0.1, relative to B = IDEMPAY_HTTP_PORT:
-#   B          HAProxy: the service (health-checked on /healthz)
-#   MOCK       the mock gateway (IDEMPAY_MOCK_PORT)
-#   B+11..13   service nodes s1..s3
-#   B+20       ledger MariaDB (the mock's ground truth; not replicated)
-#   B+21..23   Galera nodes g1..g3 (SQL)
-#   B+30..38   Galera g1..g3 replication: gcomm, IST, SST (3 each)
-#   B+40       HAProxy: Galera, multi-writer (every synced node)
-#   B+41       HAProxy: Galera, single-writer (g1; g2, g3 as backups)
-#   B+50, B+51 Redis r1, r2 (r1 starts as the primary)
-#   B+55..57   Redis Sentinels
-#   B+70..73   `cluster bench` only: the single-node stack it compares with
+# Ports, all on 127.0.0.1. The two the outside uses are the usual ones:
+#   IDEMPAY_HTTP_PORT  HAProxy: the service (health-checked on /healthz)
+#   IDEMPAY_MOCK_PORT  the mock gateway
+# The cluster's own, relative to I = IDEMPAY_CLUSTER_PORT_BASE (default
+# IDEMPAY_HTTP_PORT + 1000: 61080 for a 60080 service, above Linux's
+# ephemeral range 32768-60999, so no outgoing connection can sit on the
+# port of a node that the nemesis has killed and is restarting):
+#   I+11..13   service nodes s1..s3
+#   I+20       ledger MariaDB (the mock's ground truth; not replicated)
+#   I+21..23   Galera nodes g1..g3 (SQL)
+#   I+30..38   Galera g1..g3 replication: gcomm, IST, SST (3 each)
+#   I+40       HAProxy: Galera, multi-writer (every synced node)
+#   I+41       HAProxy: Galera, single-writer (g1; g2, g3 as backups)
+#   I+50, I+51 Redis r1, r2 (r1 starts as the primary)
+#   I+55..57   Redis Sentinels
+#   I+70..73   `cluster bench` only: the single-node stack it compares with
 
 CL=$STATE/cluster
 CL_RUN=$CL/run
 CL_LOG=$CL/log
 CL_B=$IDEMPAY_HTTP_PORT
+CL_I=${IDEMPAY_CLUSTER_PORT_BASE:-$((CL_B + 1000))}
 CL_MASTER=${IDEMPAY_REDIS_MASTER:-idempay}
 CL_PACKAGES=(galera-4 rsync mariadb-backup haproxy redis-sentinel socat)
 # Galera keeps memory small on a shared machine: 3 nodes x this pool.
@@ -37,14 +42,15 @@ CL_PROCS=${IDEMPAY_CLUSTER_SERVICE_PROCS:-1}
 
 cl_port() { # cl_port KIND [N]
   case $1 in
-    node) echo $((CL_B + 10 + $2)) ;;
-    ledger) echo $((CL_B + 20)) ;;
-    galera) echo $((CL_B + 20 + $2)) ;;
-    gcomm) echo $((CL_B + 27 + 3 * $2)) ;;
-    db-multi) echo $((CL_B + 40)) ;;
-    db-single) echo $((CL_B + 41)) ;;
-    redis) echo $((CL_B + 49 + $2)) ;;
-    sentinel) echo $((CL_B + 54 + $2)) ;;
+    node) echo $((CL_I + 10 + $2)) ;;
+    ledger) echo $((CL_I + 20)) ;;
+    galera) echo $((CL_I + 20 + $2)) ;;
+    gcomm) echo $((CL_I + 27 + 3 * $2)) ;;
+    db-multi) echo $((CL_I + 40)) ;;
+    db-single) echo $((CL_I + 41)) ;;
+    redis) echo $((CL_I + 49 + $2)) ;;
+    sentinel) echo $((CL_I + 54 + $2)) ;;
+    single) echo $((CL_I + 70 + $2)) ;;
   esac
 }
 
@@ -148,14 +154,28 @@ cl_galera_state() { # NODE -> wsrep_local_state_comment (Synced, Donor/Desynced,
 cl_galera_synced() { [ "$(cl_galera_state "$1")" = Synced ]; }
 cl_galera_any_synced() { local n; for n in g1 g2 g3; do cl_running $n && cl_galera_synced $n && return 0; done; return 1; }
 
+# cl_galera_recover N: the uuid:seqno gN's InnoDB last committed, after a
+# crash left grastate.dat at seqno -1 (what galera_recovery does for the
+# packaged service): with it the node rejoins by IST, without it by SST.
+cl_galera_recover() {
+  local i=$1 f=$CL_LOG/g$1.recover.log
+  rm -f "$f"
+  mariadbd --defaults-file="$CL/g$i/my.cnf" --wsrep-recover --log-error="$f" > /dev/null 2>&1
+  sed -n 's/.*Recovered position: *\([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' "$f" | tail -n 1
+}
+
 # cl_galera_start N [bootstrap]: start gN (a joiner unless bootstrap) and
 # wait until it is Synced (IST or SST from a donor on joining).
 cl_galera_start() {
-  local i=$1 mode=${2:-join} d=$CL/g$1 extra=()
+  local i=$1 mode=${2:-join} d=$CL/g$1 extra=() pos
   cl_running "g$i" && return 0
   mkdir -p "$d/data"
   cl_galera_cnf "$i"
   [ "$mode" = bootstrap ] && extra=(--wsrep-new-cluster)
+  if [ -d "$d/data/mysql" ] && grep -q '^seqno: *-1' "$d/data/grastate.dat" 2>/dev/null; then
+    pos=$(cl_galera_recover "$i")
+    [ -n "$pos" ] && extra+=(--wsrep-start-position="$pos")
+  fi
   rm -f "$d/mysqld.sock"
   setsid mariadbd --defaults-file="$d/my.cnf" "${extra[@]}" > /dev/null 2>> "$CL_LOG/g$i.log" < /dev/null &
   local pid=$! end=$((SECONDS + 300))
@@ -180,8 +200,7 @@ cl_galera_pick_bootstrap() {
   for i in 1 2 3; do
     [ -d "$CL/g$i/data/mysql" ] || continue
     cl_galera_cnf "$i"
-    seq=$(mariadbd --defaults-file="$CL/g$i/my.cnf" --wsrep-recover --log-error="$CL_LOG/g$i.recover.log" > /dev/null 2>&1;
-          sed -n 's/.*Recovered position: [^:]*:\(-\{0,1\}[0-9]*\).*/\1/p' "$CL_LOG/g$i.recover.log" | tail -n 1)
+    seq=$(cl_galera_recover "$i"); seq=${seq##*:}
     [ -n "$seq" ] && [ "$seq" -gt "$bestseq" ] && { best=$i; bestseq=$seq; }
   done
   sed -i 's/^safe_to_bootstrap: 0/safe_to_bootstrap: 1/' "$CL/g$best/data/grastate.dat" 2>/dev/null
@@ -269,10 +288,9 @@ EOF
 cl_sentinel_start() { # cl_sentinel_start K PRIMARY_PORT
   local k=$1 primary=$2 f=$CL/redis/sentinel$1.conf
   cl_running "sn$k" && return 0
-  # Sentinel rewrites its own file; write it anew (pointing at the current
-  # primary) only when it is not there yet.
-  if [ ! -f "$f" ]; then
-    cat > "$f" <<EOF
+  # Written anew at each start, pointing at the current primary; Sentinel
+  # rewrites it while it runs (what it learns: replicas, the other Sentinels).
+  cat > "$f" <<EOF
 bind 127.0.0.1
 port $(cl_port sentinel "$k")
 daemonize yes
@@ -285,20 +303,27 @@ sentinel down-after-milliseconds $CL_MASTER 1000
 sentinel failover-timeout $CL_MASTER 6000
 sentinel parallel-syncs $CL_MASTER 1
 EOF
-  fi
   redis-sentinel "$f" > /dev/null 2>&1
   cl_wait "sentinel $k" 30 cl_redis_cli "$(cl_port sentinel "$k")" ping
 }
 
+# Which of r1, r2 is the primary: the Sentinels' word while they run, else
+# the one recorded at the last `down`, else r1.
+cl_redis_primary_index() {
+  local p
+  if p=$(cl_sentinel_master_port 2>/dev/null); then
+    [ "$p" = "$(cl_port redis 2)" ] && echo 2 || echo 1
+  else
+    cat "$CL_RUN/redis-primary" 2>/dev/null || echo 1
+  fi
+}
+
 cl_redis_up() {
-  local primary other
+  local i k primary
   mkdir -p "$CL/redis"
-  # the primary at the last `down` (recorded then), else r1
-  primary=$(cl_sentinel_master_port 2>/dev/null) || primary=$(cat "$CL_RUN/redis-primary" 2>/dev/null) || primary=$(cl_port redis 1)
-  [ -n "$primary" ] || primary=$(cl_port redis 1)
-  if [ "$primary" = "$(cl_port redis 1)" ]; then other=2; else other=1; fi
-  cl_redis_start $((3 - other)) ""
-  cl_redis_start "$other" "$primary"
+  i=$(cl_redis_primary_index); primary=$(cl_port redis "$i")
+  cl_redis_start "$i" ""
+  cl_redis_start $((3 - i)) "$primary"
   for k in 1 2 3; do cl_sentinel_start "$k" "$primary"; done
 }
 
@@ -415,6 +440,207 @@ cl_node_start() { # cl_node_start N: service node sN
     || { tail -n 20 "$d/log/fastcgi.log" >&2; return 1; }
 }
 
+# --- nemesis (docs/CLUSTER.md) -------------------------------------------------
+# One event per call, drawn from a seed: event k of seed S is a fixed function
+# of (S, k), so a seed replays the same sequence of faults (their timing
+# against the traffic depends on the machine). Every 4 events are a seeded
+# permutation of the 4 kinds, so each kind comes once per 4 events. Events
+# are serialised (a lock) and each one heals before it returns: at most one
+# Galera node and one Redis node are ever down, so the Galera primary
+# component and the Sentinel quorum always survive.
+cl_hash() { printf '%s' "$*" | sha256sum | cut -c1-12 | { read -r h; echo $((16#$h)); }; }
+
+cl_bin_dir() { cat "$CL_RUN/bin-dir" 2>/dev/null || builddir; }
+
+cl_nemesis_log() { # appends "time +s event" to the nemesis log and says it
+  local line
+  line="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) $*"
+  echo "$line" >> "$CL_LOG/nemesis.log"
+  echo "nemesis: $*" >&2
+}
+
+cl_galera_kill() { # kill -9 gN, down SECS, restart (IST, or SST when sst)
+  local i=$1 secs=$2 how=$3 t0=$SECONDS
+  local pid kids; pid=$(cl_pid "g$i")
+  kids=$(pgrep -P "$pid" 2>/dev/null | tr '\n' ' ') # its SST helpers, if any
+  [ -n "$pid" ] && kill -9 $pid $kids 2>/dev/null
+  rm -f "$(cl_pidfile "g$i")"
+  sleep "$secs"
+  if [ "$how" = sst ]; then # forget the node's state: it must take a full SST
+    rm -f "$CL/g$i/data/grastate.dat" "$CL/g$i/data/galera.cache"
+  fi
+  cl_galera_start "$i" || return 1
+  echo "back Synced after $((SECONDS - t0))s"
+}
+
+
+cl_redis_wait_new_primary() { # until the Sentinels name a primary other than PORT, and it has a replica
+  local old=$1 end=$((SECONDS + 60)) p
+  while :; do
+    p=$(cl_sentinel_master_port)
+    [ -n "$p" ] && [ "$p" != "$old" ] && cl_redis_cli "$p" info replication 2>/dev/null | grep -q '^connected_slaves:[1-9]' && return 0
+    [ $SECONDS -ge $end ] && return 1
+    sleep 0.3
+  done
+}
+
+cl_redis_fail() { # failover (SENTINEL FAILOVER) or kill (kill -9 the primary, restart it later)
+  local how=$1 secs=$2 i old t0=$SECONDS
+  i=$(cl_redis_primary_index); old=$(cl_port redis "$i")
+  if [ "$how" = failover ]; then
+    cl_redis_cli "$(cl_port sentinel 1)" sentinel failover "$CL_MASTER" > /dev/null
+    # the old primary comes back as the new one's replica by itself
+  else
+    kill -9 "$(cl_pid "r$i")" 2>/dev/null; rm -f "$(cl_pidfile "r$i")"
+    local end=$((SECONDS + 30))
+    until p=$(cl_sentinel_master_port) && [ "$p" != "$old" ]; do
+      [ $SECONDS -ge $end ] && return 1; sleep 0.3
+    done
+    sleep "$secs"
+    cl_redis_start "$i" "$p" || return 1
+  fi
+  cl_redis_wait_new_primary "$old" || return 1
+  echo "primary :$old -> :$(cl_sentinel_master_port) in $((SECONDS - t0))s"
+}
+
+cl_nemesis_event() { # cl_nemesis_event SEED K: run event K of SEED, log it
+  local seed=$1 k=$2 kinds=(galera service redis haproxy) round perm=() r j t kind n secs how out rc
+  round=$((k / 4))
+  # the round's permutation: sort the 4 kinds by a seeded key
+  perm=($(for t in "${kinds[@]}"; do echo "$(cl_hash "$seed" "$round" "$t") $t"; done | sort -n | awk '{print $2}'))
+  kind=${perm[k % 4]}
+  r=$(cl_hash "$seed" "$k" pick)
+  n=$((r % 3 + 1)); secs=$((r / 3 % 5 + 2)); j=$((r / 15 % 3))
+  case $kind in
+    galera)
+      how=ist; [ $j = 0 ] && how=sst
+      if ! cl_galera_synced g1 || ! cl_galera_synced g2 || ! cl_galera_synced g3; then
+        cl_nemesis_log "event $k galera-kill g$n: skipped, the cluster is not fully Synced"; return 0
+      fi
+      cl_nemesis_log "event $k galera-kill g$n: kill -9, down ${secs}s, rejoin by $how"
+      out=$(cl_galera_kill "$n" "$secs" "$how" 2>&1); rc=$? ;;
+    service)
+      cl_nemesis_log "event $k service-kill s$n: kill -9 lighttpd and its FastCGI processes, down ${secs}s"
+      cl_stop "s$n" 9; sleep "$secs"
+      out=$(IDEMPAY_BIN_DIR=$(cl_bin_dir) cl_node_start "$n" 2>&1 && echo "back"); rc=$? ;;
+    redis)
+      how=failover; [ $j != 0 ] && how=kill
+      cl_nemesis_log "event $k redis-$how: $( [ $how = failover ] && echo "SENTINEL FAILOVER" || echo "kill -9 the primary, down ${secs}s")"
+      out=$(cl_redis_fail "$how" "$secs" 2>&1); rc=$? ;;
+    haproxy)
+      cl_nemesis_log "event $k haproxy-restart: kill -9 the service's HAProxy, start it again"
+      cl_stop haproxy-http 9
+      out=$(cl_haproxy_start http 2>&1 && echo "back"); rc=$? ;;
+  esac
+  cl_nemesis_log "event $k done (exit $rc): $(echo "$out" | tail -n 1)"
+  return $rc
+}
+
+# cluster nemesis-step SEED: the next event of SEED (the counter lives in the
+# state dir; `cluster sim` resets it). This is the simulator's --chaos-cmd.
+cluster_nemesis_step() {
+  local seed=${1:?seed} k
+  exec 8> "$CL_RUN/nemesis.lock"; flock 8
+  k=$(cat "$CL_RUN/nemesis.counter" 2>/dev/null || echo 0)
+  echo $((k + 1)) > "$CL_RUN/nemesis.counter"
+  cl_nemesis_event "$seed" "$k"
+  local rc=$?
+  exec 8>&-
+  return $rc
+}
+
+# Brings back anything a nemesis left down (after a failed event).
+cl_heal() {
+  local i
+  for i in 1 2 3; do cl_running "g$i" || cl_galera_start "$i"; done
+  for i in 1 2; do cl_running "r$i" || cl_redis_start "$i" "$(cl_sentinel_master_port)"; done
+  for i in 1 2 3; do cl_running "sn$i" || cl_sentinel_start "$i" "$(cl_sentinel_master_port)"; done
+  cl_haproxy_start db
+  export IDEMPAY_BIN_DIR=$(cl_bin_dir)
+  for i in 1 2 3; do cl_running "s$i" || cl_node_start "$i"; done
+  cl_haproxy_start http
+}
+
+# --- every node agrees ------------------------------------------------------------
+CL_TABLES=(payment_order payment_callback_record payment_refund payment_idempotent payment_statement_job)
+
+# cluster compare: the same rows on every Galera node. The service nodes are
+# stopped meanwhile (their reconcilers and statement jobs write), every node
+# must be Synced with an empty receive queue, then each node gives, per
+# table, its row count and CHECKSUM TABLE; all three lines must be equal.
+cluster_compare() {
+  local n t line lines=() rc=0 end
+  for i in 1 2 3; do cl_stop "s$i"; done
+  end=$((SECONDS + 60))
+  for n in g1 g2 g3; do
+    until cl_galera_synced $n && [ "$(cl_sql $n -N -e "SHOW STATUS LIKE 'wsrep_local_recv_queue'" | awk '{print $2}')" = 0 ]; do
+      [ $SECONDS -ge $end ] && { cl_say "$n is not Synced with an empty queue"; rc=1; break; }
+      sleep 0.5
+    done
+  done
+  printf '%-6s' node; for t in "${CL_TABLES[@]}"; do printf ' %28s' "$t"; done; echo
+  for n in g1 g2 g3; do
+    line=""
+    for t in "${CL_TABLES[@]}"; do
+      line="$line $(cl_sql $n -N -e "SET SESSION wsrep_sync_wait=1; SELECT CONCAT(COUNT(*), ' rows') FROM idempay.$t; CHECKSUM TABLE idempay.$t EXTENDED" \
+        | awk 'NR==1{c=$1} NR==2{s=$2} END{printf "%28s", c" rows/"s}')"
+    done
+    printf '%-6s%s\n' "$n" "$line"
+    lines+=("$line")
+  done
+  if [ "${lines[0]}" = "${lines[1]}" ] && [ "${lines[1]}" = "${lines[2]}" ] && [ $rc = 0 ]; then
+    cl_say "every Galera node holds the same rows"
+  else
+    cl_say "the Galera nodes DIFFER"; rc=1
+  fi
+  export IDEMPAY_BIN_DIR=$(cl_bin_dir)
+  for i in 1 2 3; do cl_node_start "$i" || rc=1; done
+  return $rc
+}
+
+# cluster sim [ARGS]: idempay-sim's default scenarios through HAProxy while
+# the nemesis runs: every IDEMPAY_CLUSTER_NEMESIS_EVERY seconds (default 15)
+# for the traffic budget, and as the simulator's --chaos-cmd during its
+# crash scenario. Then every node must agree. Exit: the simulator's, or 1
+# when the nodes differ.
+cluster_sim() {
+  local seed="" orders=20000 duration=360 every=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-15} a out rc rc2 loop
+  local args=("$@")
+  for ((a = 0; a < ${#args[@]}; a++)); do
+    case ${args[a]} in
+      --seed) seed=${args[a + 1]} ;;
+      --orders) orders=${args[a + 1]} ;;
+      --duration) duration=${args[a + 1]} ;;
+    esac
+  done
+  [ -n "$seed" ] || { seed=$(( $(date +%s%N) % 1000000007 )); args+=(--seed "$seed"); }
+  cluster_up > /dev/null || exit 2
+  out=$CL/sim/$(date -u +%Y%m%dT%H%M%SZ)-seed$seed
+  mkdir -p "$out"; ln -sfn "$out" "$CL/sim/latest"
+  echo 0 > "$CL_RUN/nemesis.counter"; : > "$CL_LOG/nemesis.log"; rm -f "$CL_RUN/nemesis.stop"
+  cl_say "sim: seed $seed, $orders orders over ${duration}s, a nemesis event every ${every}s (results: $out)"
+  ( end=$((SECONDS + duration))
+    while [ $SECONDS -lt "$end" ] && [ ! -f "$CL_RUN/nemesis.stop" ]; do
+      sleep "$every"; [ -f "$CL_RUN/nemesis.stop" ] && break
+      "$ROOT/stack" cluster nemesis-step "$seed" > /dev/null 2>&1
+    done ) &
+  loop=$!
+  ( unset IDEMPAY_DB_SOCKET
+    IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT=$(cl_port db-multi) \
+    "$(cl_bin_dir)/sim/idempay-sim" --target "http://127.0.0.1:$CL_B" --gateway "http://127.0.0.1:$IDEMPAY_MOCK_PORT" \
+      --orders "$orders" --duration "$duration" --db \
+      --chaos-cmd "'$ROOT/stack' cluster nemesis-step $seed" --chaos-every "$every" \
+      --json "$out/report.json" --history "$out/history.jsonl" "${args[@]}" ) 2>"$out/sim.stderr" | tee "$out/report.txt"
+  rc=${PIPESTATUS[0]}
+  touch "$CL_RUN/nemesis.stop"; wait "$loop"
+  cl_heal > /dev/null 2>&1
+  echo; echo "nemesis events (seed $seed):"; cat "$CL_LOG/nemesis.log" | tee "$out/nemesis.log"
+  echo; cluster_compare | tee "$out/nodes.txt"; rc2=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] && [ "$rc2" != 0 ] && rc=1
+  cl_say "sim: exit $rc (seed $seed; results in $out)"
+  return "$rc"
+}
+
 # --- commands -----------------------------------------------------------------
 cl_install() {
   PACKAGES+=("${CL_PACKAGES[@]}")
@@ -438,6 +664,7 @@ cluster_up() {
   cl_install
   build
   export IDEMPAY_BIN_DIR
+  echo "$IDEMPAY_BIN_DIR" > "$CL_RUN/bin-dir"
   cl_galera_up
   cl_galera_migrate
   cl_ledger_up
@@ -457,7 +684,7 @@ cluster_down() {
   for i in 1 2 3; do cl_stop "s$i"; done
   cl_stop mock
   cl_stop haproxy-db
-  p=$(cl_sentinel_master_port 2>/dev/null) && echo "$p" > "$CL_RUN/redis-primary"
+  cl_redis_primary_index > "$CL_RUN/redis-primary.new" && mv "$CL_RUN/redis-primary.new" "$CL_RUN/redis-primary"
   for k in 1 2 3; do cl_stop "sn$k"; done
   cl_stop r1; cl_stop r2
   # one at a time: the last one stopped is safe to bootstrap from
@@ -528,6 +755,10 @@ cluster_main() {
     status) cluster_status ;;
     logs) cluster_logs "$@" ;;
     mode) cluster_mode "$@" ;;
+    sim) cluster_sim "$@" ;;
+    compare) cluster_compare ;;
+    nemesis-step) cluster_nemesis_step "$@" ;;
+    heal) cl_heal ;;
     *) cat <<EOF
 usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
   up        3 Galera nodes, 3 service nodes, HAProxy, Redis + Sentinels, mock gateway
@@ -536,6 +767,10 @@ usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
   status    one line per component
   logs [NAME]  g1 g2 g3 s1 s2 s3 mock ledger r1 r2 sentinel1.. haproxy-http haproxy-db nemesis
   mode multi|single   the service nodes' route to Galera (any node / one node)
+  sim [ARGS]   idempay-sim through HAProxy with the nemesis, then compare the nodes
+  compare   the same rows on every Galera node (stops the service nodes meanwhile)
+  nemesis-step SEED   one nemesis event (the simulator's --chaos-cmd)
+  heal      start whatever is down
 EOF
        [ -z "$sub" ] && exit 2; [ "$sub" = help ] || exit 2 ;;
   esac
