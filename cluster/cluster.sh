@@ -70,15 +70,17 @@ cl_pidfile() { # NAME -> its pid file
 cl_pid() { local f; f=$(cl_pidfile "$1"); [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
 cl_running() { [ -n "$(cl_pid "$1")" ]; }
 
-# cl_stop NAME [SIGNAL]: the recorded pid (TERM, wait up to 30 s, KILL), or
-# KILL at once with SIGNAL=9. lighttpd's FastCGI children go with it.
+# cl_stop NAME [SIGNAL]: the recorded pid (TERM, wait up to 30 s for a
+# database, 5 s for the rest, then KILL), or KILL at once with SIGNAL=9.
+# lighttpd's FastCGI children go with it.
 cl_stop() {
-  local name=$1 sig=${2:-TERM} pid kids
+  local name=$1 sig=${2:-TERM} pid kids tenths=50
   pid=$(cl_pid "$name") || true
   [ -n "$pid" ] || { rm -f "$(cl_pidfile "$name")"; return 0; }
+  case $name in g[1-3]|ledger) tenths=300 ;; esac
   kids=$(pgrep -P "$pid" 2>/dev/null | tr '\n' ' ')
   kill -s "$sig" "$pid" 2>/dev/null
-  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 "$tenths"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null
   # lighttpd's FastCGI children (and a mariadbd's SST helpers) die with it
   [ -n "$kids" ] && kill -9 $kids 2>/dev/null
@@ -538,15 +540,18 @@ cl_nemesis_event() { # cl_nemesis_event SEED K: run event K of SEED, log it
 
 # cluster nemesis-step SEED: the next event of SEED (the counter lives in the
 # state dir; `cluster sim` resets it). This is the simulator's --chaos-cmd.
+# One event at a time: the lock is held by flock around the event, and not
+# inherited by the daemons the event starts (flock -o).
 cluster_nemesis_step() {
-  local seed=${1:?seed} k
-  exec 8> "$CL_RUN/nemesis.lock"; flock 8
+  local seed=${1:?seed}
+  flock -o "$CL_RUN/nemesis.lk" "$ROOT/stack" cluster nemesis-locked "$seed"
+}
+
+cluster_nemesis_locked() {
+  local seed=$1 k
   k=$(cat "$CL_RUN/nemesis.counter" 2>/dev/null || echo 0)
   echo $((k + 1)) > "$CL_RUN/nemesis.counter"
   cl_nemesis_event "$seed" "$k"
-  local rc=$?
-  exec 8>&-
-  return $rc
 }
 
 # Brings back anything a nemesis left down (after a failed event).
@@ -600,8 +605,8 @@ cluster_compare() {
 
 # cluster sim [ARGS]: idempay-sim's default scenarios through HAProxy while
 # the nemesis runs: every IDEMPAY_CLUSTER_NEMESIS_EVERY seconds (default 15)
-# for the traffic budget, and as the simulator's --chaos-cmd during its
-# crash scenario. Then every node must agree. Exit: the simulator's, or 1
+# while traffic runs, and as the simulator's --chaos-cmd during its crash
+# scenario. Then every node must agree. Exit: the simulator's, or 1
 # when the nodes differ.
 cluster_sim() {
   local seed="" orders=20000 duration=360 every=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-15} a out rc rc2 loop
@@ -619,9 +624,14 @@ cluster_sim() {
   mkdir -p "$out"; ln -sfn "$out" "$CL/sim/latest"
   echo 0 > "$CL_RUN/nemesis.counter"; : > "$CL_LOG/nemesis.log"; rm -f "$CL_RUN/nemesis.stop"
   cl_say "sim: seed $seed, $orders orders over ${duration}s, a nemesis event every ${every}s (results: $out)"
-  ( end=$((SECONDS + duration))
+  # The loop runs while the simulator sends traffic: until it says
+  # "settling:" (then it reads orders and the ledger, which a fault would
+  # only make unreadable), at most twice the traffic budget.
+  ( end=$((SECONDS + 2 * duration))
     while [ $SECONDS -lt "$end" ] && [ ! -f "$CL_RUN/nemesis.stop" ]; do
-      sleep "$every"; [ -f "$CL_RUN/nemesis.stop" ] && break
+      sleep "$every"
+      [ -f "$CL_RUN/nemesis.stop" ] && break
+      grep -q '^settling:' "$out/sim.stderr" 2>/dev/null && break
       "$ROOT/stack" cluster nemesis-step "$seed" > /dev/null 2>&1
     done ) &
   loop=$!
@@ -639,6 +649,50 @@ cluster_sim() {
   [ "$rc" = 0 ] && [ "$rc2" != 0 ] && rc=1
   cl_say "sim: exit $rc (seed $seed; results in $out)"
   return "$rc"
+}
+
+# --- the trap test (tests/cluster/galera_race.c, docs/CLUSTER.md) ---------------
+cl_race_bin() {
+  local bin=$CL/bin/galera_race src=$ROOT/tests/cluster/galera_race.c
+  mkdir -p "$CL/bin"
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    cc -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$bin" "$src" $(mariadb_config --cflags --libs) -lpthread \
+      || cl_die "cannot build $src"
+  fi
+  echo "$bin"
+}
+
+# cluster race [ROUNDS]: check-then-act, FOR UPDATE and CAS, two clients per
+# round, on two Galera nodes and on one. Passes when the CAS never charges
+# twice anywhere, FOR UPDATE never on one node, and both naive styles do
+# charge twice on two nodes (the trap is real).
+cluster_race() {
+  local rounds=${1:-100} bin two one rc=0
+  bin=$(cl_race_bin)
+  cl_galera_synced g1 && cl_galera_synced g2 || cl_die "g1 and g2 must be Synced (./stack cluster up)"
+  two=$("$bin" "$CL/g1/mysqld.sock" "$CL/g2/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
+  one=$("$bin" "$CL/g1/mysqld.sock" "$CL/g1/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
+  echo "$two"; echo "$one"
+  twice() { awk -v m="$2" '$1 == m { for (i = 1; i <= NF; i++) if ($i == "twice") print $(i + 1) }' <<< "$1"; }
+  [ "$(twice "$two" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on two Galera nodes"; rc=1; }
+  [ "$(twice "$one" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on one node"; rc=1; }
+  [ "$(twice "$one" for-update)" = 0 ] || { cl_say "FAIL: FOR UPDATE charged twice on one node"; rc=1; }
+  [ "$(twice "$two" naive)" -gt 0 ] || { cl_say "FAIL: check-then-act never charged twice on two nodes: no race was made"; rc=1; }
+  [ "$(twice "$two" for-update)" -gt 0 ] || { cl_say "FAIL: FOR UPDATE never charged twice on two nodes: no race was made"; rc=1; }
+  [ $rc = 0 ] && cl_say "race: the trap is real (check-then-act and FOR UPDATE charge twice on two Galera nodes); the CAS never charges twice"
+  return $rc
+}
+
+# cluster test: what `./stack test --cluster` runs (docs/CLUSTER.md).
+cluster_test() {
+  local rc=0
+  cluster_up || return 1
+  cl_say "test: the trap (tests/cluster/galera_race.c)"
+  cluster_race 100 || rc=1
+  cl_say "test: a short simulation with the nemesis, then every node compared"
+  IDEMPAY_CLUSTER_NEMESIS_EVERY=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-8} cluster_sim --orders 3000 --duration 60 || rc=1
+  if [ $rc = 0 ]; then cl_say "test --cluster: all passed"; else cl_say "test --cluster: FAILED"; fi
+  return $rc
 }
 
 # --- commands -----------------------------------------------------------------
@@ -758,7 +812,11 @@ cluster_main() {
     sim) cluster_sim "$@" ;;
     compare) cluster_compare ;;
     nemesis-step) cluster_nemesis_step "$@" ;;
+    nemesis-locked) cluster_nemesis_locked "$@" ;;
     heal) cl_heal ;;
+    race) cluster_race "$@" ;;
+    test) cluster_test ;;
+    bench) cluster_bench "$@" ;;
     *) cat <<EOF
 usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
   up        3 Galera nodes, 3 service nodes, HAProxy, Redis + Sentinels, mock gateway
@@ -771,6 +829,9 @@ usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
   compare   the same rows on every Galera node (stops the service nodes meanwhile)
   nemesis-step SEED   one nemesis event (the simulator's --chaos-cmd)
   heal      start whatever is down
+  race [ROUNDS]   the trap: check-then-act vs idempay's CAS on two Galera nodes
+  bench [ARGS]    idempay-bench: single node vs the cluster (multi- and single-writer)
+  test      up, race, a short sim with the nemesis (= ./stack test --cluster)
 EOF
        [ -z "$sub" ] && exit 2; [ "$sub" = help ] || exit 2 ;;
   esac
