@@ -33,7 +33,7 @@ CL_LOG=$CL/log
 CL_B=$IDEMPAY_HTTP_PORT
 CL_I=${IDEMPAY_CLUSTER_PORT_BASE:-$((CL_B + 1000))}
 CL_MASTER=${IDEMPAY_REDIS_MASTER:-idempay}
-CL_PACKAGES=(galera-4 rsync mariadb-backup haproxy redis-sentinel socat)
+CL_PACKAGES=(galera-4 rsync mariadb-backup haproxy redis-sentinel socat iproute2)
 # Galera keeps memory small on a shared machine: 3 nodes x this pool.
 CL_GALERA_POOL=${IDEMPAY_CLUSTER_BUFFER_POOL:-96M}
 CL_GCACHE=${IDEMPAY_CLUSTER_GCACHE:-64M}
