@@ -26,6 +26,63 @@ void db_conn_params_get(db_conn_params *p)
     p->rw_timeout_s = (unsigned int)env_int("IDEMPAY_DB_RW_TIMEOUT", 10);
 }
 
+/* wsrep_local_state of a node that may serve: 4 (Synced). */
+#define DB_WSREP_SYNCED 4
+/* MariaDB: "WSREP has not yet prepared node for application use". */
+#define DB_ER_WSREP_NOT_READY 1047
+/* MariaDB: unknown system variable (a server built without wsrep). */
+#define DB_ER_UNKNOWN_SYSTEM_VARIABLE 1193
+
+/* The Galera part of a new session (docs/CLUSTER.md). On a server without
+ * wsrep, or with wsrep_on=OFF, nothing. On a Galera node: refuses a node that
+ * is not Synced (a joiner, a donor, a node outside the primary component
+ * accepts connections but must not serve), then sets the session's
+ * wsrep_sync_wait (IDEMPAY_DB_SYNC_WAIT, default 1: every read first waits
+ * until the node has applied every write set the cluster had committed when
+ * the read began, so a read on one node sees a commit acknowledged on
+ * another). Returns 0, or -1 with the reason in err. */
+static int db_conn_galera_session(MYSQL *db, char *err, size_t errlen)
+{
+    static const char probe[] =
+        "SELECT @@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+        " WHERE VARIABLE_NAME = 'WSREP_LOCAL_STATE')";
+    long long sync_wait = env_int("IDEMPAY_DB_SYNC_WAIT", 1);
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    int wsrep_on, state;
+    char sql[64];
+
+    if (mysql_real_query(db, probe, (unsigned long)strlen(probe)) != 0) {
+        if (mysql_errno(db) == DB_ER_UNKNOWN_SYSTEM_VARIABLE)
+            return 0;
+        snprintf(err, errlen, "mariadb wsrep probe: %s", mysql_error(db));
+        return -1;
+    }
+    res = mysql_store_result(db);
+    if (res == NULL) {
+        snprintf(err, errlen, "mariadb wsrep probe: %s", mysql_error(db));
+        return -1;
+    }
+    row = mysql_fetch_row(res);
+    wsrep_on = row != NULL && row[0] != NULL && atoi(row[0]) == 1;
+    state = row != NULL && row[1] != NULL ? atoi(row[1]) : -1;
+    mysql_free_result(res);
+    if (!wsrep_on)
+        return 0;
+    if (state != DB_WSREP_SYNCED) {
+        snprintf(err, errlen, "mariadb: this Galera node is not Synced (wsrep_local_state %d)", state);
+        return -1;
+    }
+    if (sync_wait < 0 || sync_wait > 15)
+        sync_wait = 1;
+    snprintf(sql, sizeof(sql), "SET SESSION wsrep_sync_wait = %lld", sync_wait);
+    if (mysql_real_query(db, sql, (unsigned long)strlen(sql)) != 0) {
+        snprintf(err, errlen, "mariadb %s: %s", sql, mysql_error(db));
+        return -1;
+    }
+    return 0;
+}
+
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen)
 {
     db_conn_params dp;
@@ -62,6 +119,10 @@ MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen)
         mysql_close(db);
         return NULL;
     }
+    if (db_conn_galera_session(db, err, errlen) != 0) {
+        mysql_close(db);
+        return NULL;
+    }
     return db;
 }
 
@@ -77,6 +138,9 @@ bool db_conn_lost(unsigned int e)
     case ER_CONNECTION_KILLED:   /* 1927 */
     case ER_SERVER_SHUTDOWN:     /* 1053 */
     case 4031:                   /* client disconnected by server for inactivity */
+    case DB_ER_WSREP_NOT_READY:  /* 1047: this Galera node left the primary component
+                                  * (or is not synced): reconnect, HAProxy routes the
+                                  * new connection to a node that serves */
         return true;
     default:
         return false;

@@ -5,7 +5,15 @@
  * IDEMPAY_DB_SOCKET (unix socket; used when set), IDEMPAY_DB_HOST (127.0.0.1),
  * IDEMPAY_DB_PORT (13306), IDEMPAY_DB_USER (idempay), IDEMPAY_DB_PASSWORD
  * (idempay). Connections set CLIENT_FOUND_ROWS off (affected rows = changed
- * rows), utf8mb4, autocommit on, and bounded connect/read/write timeouts. */
+ * rows), utf8mb4, autocommit on, and bounded connect/read/write timeouts.
+ *
+ * On a MariaDB Galera node (wsrep_on=ON; docs/CLUSTER.md) a connection is
+ * refused unless the node is Synced, and the session sets wsrep_sync_wait
+ * to IDEMPAY_DB_SYNC_WAIT (default 1: reads are causal across nodes; 0 turns
+ * it off). A certification failure (a write-write conflict with another
+ * node, found at COMMIT or on an autocommit statement) is reported as 1213
+ * and is retryable like a deadlock; nothing of the failed transaction was
+ * committed anywhere. */
 #ifndef IDEMPAY_DB_CONN_H
 #define IDEMPAY_DB_CONN_H
 
@@ -31,9 +39,11 @@ void db_conn_params_get(db_conn_params *p);
 
 /* A new connection to database dbname, or NULL with the reason in err. */
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen);
-/* true for 2006/2013/2002/2003/2055/1927 ...: the connection must be replaced. */
+/* true for 2006/2013/2002/2003/2055/1927 ... and 1047 (a Galera node that
+ * does not serve): the connection must be replaced. */
 bool db_conn_lost(unsigned int mysql_errno);
-/* true for 1213 (deadlock) and 1205 (lock wait timeout): retry the transaction. */
+/* true for 1213 (deadlock, or a Galera certification failure) and 1205 (lock
+ * wait timeout, or a wsrep_sync_wait timeout): retry the transaction. */
 bool db_conn_retryable(unsigned int mysql_errno);
 
 /* Executes a prepared statement with parameters bound by type letters:
