@@ -12,6 +12,9 @@
 static const char *const inv_names[INV_COUNT] = {
     "no_double_charge", "charge_has_paid_order", "paid_has_charge", "client_paid_is_final",
     "token_single_order", "forged_callback_no_effect", "mismatch_no_effect", "all_settled",
+    "no_402_after_charge", "no_paid_after_402", "no_failed_read_after_charge",
+    "paid_answer_has_charge", "refusal_no_effect", "second_charge_refunded",
+    "closed_after_doubt",
 };
 
 static const char *const inv_texts[INV_COUNT] = {
@@ -23,6 +26,15 @@ static const char *const inv_texts[INV_COUNT] = {
     "forged callbacks change nothing",
     "requests with another amount or user for an existing order are refused and change nothing",
     "no order left PROCESSING after the settle period",
+    "no 402 (\"nothing was charged\") answered once a charge of the order existed",
+    "after a 402 the order turns PAID only by a charge for a request sent after it",
+    "no order read showed FAILED once a charge of the order existed",
+    "every PAID a client was told names a charge the gateway had already made",
+    "403/409/422 change nothing: every charge has a request the service took; an order only "
+    "refused does not exist",
+    "a second charge the payer made at the gateway is refunded by the end",
+    "402 payment_closed only once a request of the order was left in doubt (no answer, 5xx, or "
+    "its own attempt's 202)",
 };
 
 const char *checker_invariant_name(int inv)
@@ -41,6 +53,12 @@ int checker_pay_accepted(const sim_op *op)
            (op->http_code == 200 || op->http_code == 202 || op->http_code == 402);
 }
 
+int checker_pay_refused(const sim_op *op)
+{
+    return op->kind == OP_PAY &&
+           (op->http_code == 403 || op->http_code == 409 || op->http_code == 422);
+}
+
 /* Per-order lists (compressed rows): for order i, items idx[off[i] .. off[i+1]). */
 typedef struct {
     size_t *off;
@@ -53,6 +71,7 @@ typedef struct {
     chk_result *r;
     chk_index ops;      /* ops per order */
     chk_index charges;  /* charges per order */
+    unsigned char *stray; /* per ledger charge: made by the payer (the simulator), not the service */
     int oom;
 } chk_ctx;
 
@@ -162,13 +181,19 @@ static void chk_no_double_charge(chk_ctx *c)
 {
     const sim_charge *ch = c->o->charges;
     for (size_t i = 0; i < c->s->norders; i++) {
-        size_t a = c->charges.off[i], b = c->charges.off[i + 1];
-        if (b - a < 2)
+        size_t a = c->charges.off[i], b = c->charges.off[i + 1], own = 0;
+        long second = -1;
+        for (size_t k = a; k < b; k++)
+            if (!c->stray[c->charges.idx[k]] && own++ == 1)
+                second = (long)c->charges.idx[k];
+        if (own < 2)
             continue;
         char list[160] = "";
         size_t used = 0, refunded = 0;
         for (size_t k = a; k < b; k++) {
             const sim_charge *x = &ch[c->charges.idx[k]];
+            if (c->stray[c->charges.idx[k]])
+                continue;
             refunded += x->refunded != 0;
             int n = snprintf(list + used, sizeof(list) - used, "%s%s%s", k > a ? ", " : "",
                              x->transaction_id, x->refunded ? " (refunded)" : "");
@@ -176,8 +201,8 @@ static void chk_no_double_charge(chk_ctx *c)
                 break;
             used += (size_t)n;
         }
-        chk_violate(c, INV_NO_DOUBLE_CHARGE, (long)i, -1, (long)c->charges.idx[a + 1],
-                    "charged %zu times (%zu refunded): %s", b - a, refunded, list);
+        chk_violate(c, INV_NO_DOUBLE_CHARGE, (long)i, -1, second,
+                    "charged %zu times (%zu refunded): %s", own, refunded, list);
     }
     /* Charges of order numbers we never made: group by out_trade_no. */
     for (size_t i = 0; i < c->o->ncharges; i++) {
@@ -200,6 +225,8 @@ static void chk_charge_has_paid_order(chk_ctx *c)
 {
     for (size_t i = 0; i < c->o->ncharges; i++) {
         const sim_charge *x = &c->o->charges[i];
+        if (c->stray[i])
+            continue; /* the payer's own second charge: second_charge_refunded judges it */
         if (x->order < 0) {
             chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, -1, -1, (long)i,
                         "charge %s for %s, an order number this run never made",
@@ -407,6 +434,16 @@ static void chk_mismatch_no_effect(chk_ctx *c)
 {
     for (size_t i = 0; i < c->o->nops; i++) {
         const sim_op *op = &c->o->ops[i];
+        /* The order can only exist with the user and amount its own
+         * requests carry: refusing one of those as a mismatch is wrong. */
+        if (op->kind == OP_PAY && !(op->flags & OPF_MISMATCH) && op->http_code == 422 &&
+            strcmp(op->error, "order_mismatch") == 0) {
+            chk_violate(c, INV_MISMATCH_NO_EFFECT, op->order, op->token, -1,
+                        "a request with the order's own user and amount was refused 422 "
+                        "order_mismatch (+%.3f s)",
+                        (double)op->start_us / 1e6);
+            continue;
+        }
         if (!(op->flags & OPF_MISMATCH) || !checker_pay_accepted(op))
             continue;
         chk_violate(c, INV_MISMATCH_NO_EFFECT, op->order, -1, -1,
@@ -453,6 +490,283 @@ static void chk_all_settled(chk_ctx *c)
             }
         }
     }
+}
+
+/* ---- what the service says, against the ledger's times ---- */
+
+static int chk_time_known(int64_t t)
+{
+    return t != INT64_MIN;
+}
+
+/* The earliest charge of order i (any, the payer's too) made before t, or -1. */
+static long chk_charge_before(const chk_ctx *c, size_t i, int64_t t)
+{
+    long best = -1;
+    for (size_t k = c->charges.off[i]; k < c->charges.off[i + 1]; k++) {
+        const sim_charge *x = &c->o->charges[c->charges.idx[k]];
+        if (chk_time_known(x->at_us) && x->at_us < t &&
+            (best < 0 || x->at_us < c->o->charges[best].at_us))
+            best = (long)c->charges.idx[k];
+    }
+    return best;
+}
+
+/* The ledger charge of order i with transaction_id txn, or -1. */
+static long chk_charge_of(const chk_ctx *c, size_t i, const char *txn)
+{
+    for (size_t k = c->charges.off[i]; txn[0] && k < c->charges.off[i + 1]; k++)
+        if (strcmp(c->o->charges[c->charges.idx[k]].transaction_id, txn) == 0)
+            return (long)c->charges.idx[k];
+    return -1;
+}
+
+static double chk_s(int64_t us)
+{
+    return (double)us / 1e6;
+}
+
+/* A 402 says nothing was charged: no charge of the order may exist by then. */
+static void chk_no_402_after_charge(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++)
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *op = &c->o->ops[c->ops.idx[j]];
+            if (op->kind != OP_PAY || op->http_code != 402 || (op->flags & OPF_MISMATCH))
+                continue;
+            long k = chk_charge_before(c, i, op->end_us - CHK_ANSWER_SLACK_US);
+            if (k < 0)
+                continue;
+            const sim_charge *x = &c->o->charges[k];
+            chk_violate(c, INV_NO_402_AFTER_CHARGE, (long)i, op->token, k,
+                        "answered 402 %s (+%.3f..+%.3f s) though the gateway had charged %s at "
+                        "+%.3f s%s",
+                        op->error[0] ? op->error : "FAILED", chk_s(op->start_us),
+                        chk_s(op->end_us), x->transaction_id, chk_s(x->at_us),
+                        (op->flags & OPF_REPLAYED) ? " (a replayed answer)" : "");
+            break; /* one per order */
+        }
+}
+
+/* When the service may still be working on p: its end, or, when its client
+ * gave up without an answer, a while after it was sent. */
+static int64_t chk_op_busy_until(const chk_ctx *c, const sim_op *p)
+{
+    if (p->http_code != 0)
+        return p->end_us;
+    int64_t call = c->o->service_call_us > 0 ? c->o->service_call_us : CHK_DEFAULT_SERVICE_CALL_US;
+    return p->start_us + call > p->end_us ? p->start_us + call : p->end_us;
+}
+
+/* Whether a POST of order i other than the 402 a, which the service took
+ * (not refused, not itself a 402), was still in the service after a began
+ * and was sent before the charge at t. */
+static int chk_new_request(const chk_ctx *c, size_t i, const sim_op *a, int64_t t)
+{
+    for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+        const sim_op *p = &c->o->ops[c->ops.idx[j]];
+        if (p == a || p->kind != OP_PAY || (p->flags & OPF_MISMATCH) || checker_pay_refused(p) ||
+            p->http_code == 402)
+            continue;
+        if (p->start_us < t + CHK_CLOCK_SLACK_US && chk_op_busy_until(c, p) > a->start_us)
+            return 1;
+    }
+    return 0;
+}
+
+/* After a 402, PAID needs a charge made for a request sent after it. */
+static void chk_no_paid_after_402(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++) {
+        const sim_row *row = &c->o->api_rows[i];
+        if (row->state != ROW_PRESENT || row->status != OST_PAID)
+            continue;
+        long k = chk_charge_of(c, i, row->transaction_id);
+        if (k < 0 || !chk_time_known(c->o->charges[k].at_us))
+            continue; /* paid_has_charge judges that */
+        int64_t t = c->o->charges[k].at_us;
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *a = &c->o->ops[c->ops.idx[j]];
+            if (a->kind != OP_PAY || a->http_code != 402 || (a->flags & OPF_MISMATCH) ||
+                t < a->end_us - CHK_ANSWER_SLACK_US || chk_new_request(c, i, a, t))
+                continue;
+            chk_violate(c, INV_NO_PAID_AFTER_402, (long)i, a->token, k,
+                        "answered 402 %s at +%.3f s, then PAID by %s charged at +%.3f s with no "
+                        "request of the order sent in between",
+                        a->error[0] ? a->error : "FAILED", chk_s(a->end_us),
+                        c->o->charges[k].transaction_id, chk_s(t));
+            break;
+        }
+    }
+}
+
+/* A read of the order saying FAILED once a charge of it existed. */
+static void chk_no_failed_read_after_charge(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++)
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *op = &c->o->ops[c->ops.idx[j]];
+            if (op->kind != OP_QUERY || op->http_code != 200 || op->status != OST_FAILED)
+                continue;
+            long k = chk_charge_before(c, i, op->start_us - CHK_CLOCK_SLACK_US);
+            if (k < 0)
+                continue;
+            const sim_charge *x = &c->o->charges[k];
+            chk_violate(c, INV_NO_FAILED_READ_AFTER_CHARGE, (long)i, -1, k,
+                        "GET said FAILED at +%.3f s though the gateway had charged %s at +%.3f s",
+                        chk_s(op->start_us), x->transaction_id, chk_s(x->at_us));
+            break;
+        }
+}
+
+/* Every PAID told to a client names a charge made before the answer. */
+static void chk_paid_answer_has_charge(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++)
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *op = &c->o->ops[c->ops.idx[j]];
+            if ((op->kind != OP_PAY && op->kind != OP_QUERY) || op->http_code != 200 ||
+                op->status != OST_PAID)
+                continue;
+            long k = chk_charge_of(c, i, op->txn);
+            const sim_charge *x = k >= 0 ? &c->o->charges[k] : NULL;
+            if (x != NULL && (!chk_time_known(x->at_us) ||
+                              x->at_us <= op->end_us + CHK_CLOCK_SLACK_US))
+                continue;
+            if (x != NULL)
+                chk_violate(c, INV_PAID_ANSWER_HAS_CHARGE, (long)i, op->token, k,
+                            "%s said PAID with %s at +%.3f s, before the gateway charged it "
+                            "(+%.3f s)",
+                            history_kind_name(op->kind), op->txn, chk_s(op->end_us),
+                            chk_s(x->at_us));
+            else
+                chk_violate(c, INV_PAID_ANSWER_HAS_CHARGE, (long)i, op->token, -1,
+                            "%s said PAID with transaction_id %s at +%.3f s, which the ledger "
+                            "does not have for this order",
+                            history_kind_name(op->kind), op->txn[0] ? op->txn : "(none)",
+                            chk_s(op->end_us));
+            break;
+        }
+}
+
+/* Refusals change nothing: a charge needs a POST the service took, sent
+ * before it; an order whose every POST was refused does not exist. */
+static void chk_refusal_no_effect(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++) {
+        if (c->s->orders[i].flags & ORD_NEVER_SUBMITTED)
+            continue; /* forged_callback_no_effect judges those */
+        size_t posts = 0, refused = 0;
+        int64_t first_taken = INT64_MAX;
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *p = &c->o->ops[c->ops.idx[j]];
+            if (p->kind != OP_PAY || (p->flags & OPF_MISMATCH))
+                continue;
+            posts++;
+            if (checker_pay_refused(p))
+                refused++;
+            else if (p->start_us < first_taken)
+                first_taken = p->start_us;
+        }
+        for (size_t k = c->charges.off[i]; k < c->charges.off[i + 1]; k++) {
+            const sim_charge *x = &c->o->charges[c->charges.idx[k]];
+            if (c->stray[c->charges.idx[k]] || !chk_time_known(x->at_us) ||
+                x->at_us + CHK_CLOCK_SLACK_US >= first_taken)
+                continue;
+            chk_violate(c, INV_REFUSAL_NO_EFFECT, (long)i, -1, (long)c->charges.idx[k],
+                        "charge %s at +%.3f s, but no request the service took was sent before "
+                        "it (%zu POST(s), %zu refused 403/409/422)",
+                        x->transaction_id, chk_s(x->at_us), posts, refused);
+            break;
+        }
+        const sim_row *row = &c->o->api_rows[i];
+        if (posts > 0 && refused == posts && row->state == ROW_PRESENT)
+            chk_violate(c, INV_REFUSAL_NO_EFFECT, (long)i, -1, -1,
+                        "every POST of the order (%zu) was refused 403/409/422, yet it exists "
+                        "(%s)",
+                        posts, history_status_name(row->status));
+    }
+}
+
+/* The payer's own second charges end refunded. */
+static void chk_second_charge_refunded(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->o->ncharges; i++) {
+        const sim_charge *x = &c->o->charges[i];
+        if (!c->stray[i] || x->refunded)
+            continue;
+        chk_violate(c, INV_SECOND_CHARGE_REFUNDED, x->order, -1, (long)i,
+                    "the payer paid a second time (%s, %lld fen, at +%.3f s) and it was not "
+                    "refunded",
+                    x->transaction_id, (long long)x->total_fee,
+                    chk_time_known(x->at_us) ? chk_s(x->at_us) : -1.0);
+    }
+}
+
+/* Whether POST q left its order in doubt: no answer, a 5xx, or a 202 of
+ * its own attempt (not a replayed "still in flight"). */
+static int chk_left_in_doubt(const sim_op *q)
+{
+    if (q->kind != OP_PAY || (q->flags & OPF_MISMATCH))
+        return 0;
+    return q->http_code == 0 || q->http_code >= 500 ||
+           (q->http_code == 202 && !(q->flags & OPF_REPLAYED));
+}
+
+/* An order is closed only after its attempt was in doubt: the attempt's
+ * holder left it (no answer, 5xx, its own 202), and another request or the
+ * reconciler took it over once its lease had run out. So a 402
+ * payment_closed needs another POST of the order left in doubt that began
+ * at least a lease before that answer. A close of an attempt whose own
+ * request was still waiting for the gateway is a close too early. */
+static void chk_closed_after_doubt(chk_ctx *c)
+{
+    for (size_t i = 0; i < c->s->norders; i++)
+        for (size_t j = c->ops.off[i]; j < c->ops.off[i + 1]; j++) {
+            const sim_op *p = &c->o->ops[c->ops.idx[j]];
+            if (p->kind != OP_PAY || p->http_code != 402 || strcmp(p->error, "payment_closed") != 0)
+                continue;
+            int64_t by = p->end_us - c->o->lease_us; /* the holder began by then */
+            int doubt = 0;
+            for (size_t k = c->ops.off[i]; k < c->ops.off[i + 1] && !doubt; k++) {
+                const sim_op *q = &c->o->ops[c->ops.idx[k]];
+                doubt = q != p && q->start_us < by && chk_left_in_doubt(q);
+            }
+            if (doubt)
+                continue;
+            chk_violate(c, INV_CLOSED_AFTER_DOUBT, (long)i, p->token, -1,
+                        "answered 402 payment_closed at +%.3f s, but no request of the order left "
+                        "in doubt had begun a lease (%.1f s) before: an attempt was closed while "
+                        "its request may still have waited for the gateway",
+                        chk_s(p->end_us), chk_s(c->o->lease_us));
+            break;
+        }
+}
+
+/* Marks the ledger charges the payer made (OP_STRAY): by transaction id,
+ * or, for a call whose answer was lost, every charge of its order made
+ * while it was under way. */
+static int chk_mark_strays(chk_ctx *c)
+{
+    c->stray = calloc(c->o->ncharges ? c->o->ncharges : 1, 1);
+    if (c->stray == NULL)
+        return -1;
+    for (size_t j = 0; j < c->o->nops; j++) {
+        const sim_op *op = &c->o->ops[j];
+        if (op->kind != OP_STRAY || op->outcome == OUT_FAIL)
+            continue;
+        for (size_t k = 0; k < c->o->ncharges; k++) {
+            const sim_charge *x = &c->o->charges[k];
+            if (x->order != op->order)
+                continue;
+            if (op->txn[0] ? strcmp(op->txn, x->transaction_id) == 0
+                           : chk_time_known(x->at_us) &&
+                                 x->at_us >= op->start_us - CHK_CLOCK_SLACK_US &&
+                                 x->at_us <= op->end_us + CHK_CLOCK_SLACK_US)
+                c->stray[k] = 1;
+        }
+    }
+    return 0;
 }
 
 static void chk_stats_fill(chk_ctx *c)
@@ -509,7 +823,8 @@ int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *
     c.o = obs;
     c.r = out;
     if (chk_index_build(&c.ops, s->norders, obs->nops, chk_op_order, obs->ops) < 0 ||
-        chk_index_build(&c.charges, s->norders, obs->ncharges, chk_charge_order, obs->charges) < 0) {
+        chk_index_build(&c.charges, s->norders, obs->ncharges, chk_charge_order, obs->charges) < 0 ||
+        chk_mark_strays(&c) < 0) {
         c.oom = 1;
         goto done;
     }
@@ -522,9 +837,17 @@ int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *
     chk_forged_callback_no_effect(&c);
     chk_mismatch_no_effect(&c);
     chk_all_settled(&c);
+    chk_no_402_after_charge(&c);
+    chk_no_paid_after_402(&c);
+    chk_no_failed_read_after_charge(&c);
+    chk_paid_answer_has_charge(&c);
+    chk_refusal_no_effect(&c);
+    chk_second_charge_refunded(&c);
+    chk_closed_after_doubt(&c);
 done:
     chk_index_free(&c.ops);
     chk_index_free(&c.charges);
+    free(c.stray);
     return c.oom ? -1 : 0;
 }
 

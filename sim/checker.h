@@ -23,8 +23,31 @@ typedef enum {
     INV_MISMATCH_NO_EFFECT,        /* another amount/user for an order is refused; rows keep
                                       the user and amount the order was created with */
     INV_ALL_SETTLED,               /* no order left PROCESSING */
+    /* What the service says, judged against the ledger's charge times: */
+    INV_NO_402_AFTER_CHARGE,       /* a 402 ("nothing was charged") is never answered once a
+                                      charge of the order exists */
+    INV_NO_PAID_AFTER_402,         /* after a 402 the order turns PAID only by a charge made
+                                      for a request sent after it */
+    INV_NO_FAILED_READ_AFTER_CHARGE, /* no order read shows FAILED once a charge exists */
+    INV_PAID_ANSWER_HAS_CHARGE,    /* every PAID a client was told names a charge the gateway
+                                      had made by then */
+    INV_REFUSAL_NO_EFFECT,         /* 403/409/422 change nothing: every charge has a request
+                                      the service took; an order only refused does not exist */
+    INV_SECOND_CHARGE_REFUNDED,    /* a second charge the payer made at the gateway is refunded */
+    INV_CLOSED_AFTER_DOUBT,        /* 402 payment_closed only after a request of the order was
+                                      left in doubt (no answer, 5xx, or its own attempt's 202)
+                                      at least a lease (obs->lease_us) before */
     INV_COUNT
 } sim_invariant;
+
+/* Times compared across the simulator and the ledger allow for the two
+ * clocks' reading (one machine, but the ledger takes its time just before
+ * its commit): */
+#define CHK_CLOCK_SLACK_US 50000     /* a charge "before" a time is before it minus this */
+#define CHK_ANSWER_SLACK_US 250000   /* a 402 is judged this much before the client got it */
+/* How long the service may go on with a request whose client gave up
+ * without an answer (two gateway calls and a second), when obs does not say. */
+#define CHK_DEFAULT_SERVICE_CALL_US 7000000
 
 /* Row index of violations that belong to no scenario (a charge for an order
  * number the simulator never made). */
@@ -75,5 +98,9 @@ void checker_result_free(chk_result *r);
 /* true when a POST /api/pay answer means the service took the request into
  * payment (200, 202 or 402): what counts as a token being accepted. */
 int checker_pay_accepted(const sim_op *op);
+
+/* true when a POST /api/pay was refused without effect by contract: 403,
+ * 409 or 422. */
+int checker_pay_refused(const sim_op *op);
 
 #endif

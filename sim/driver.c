@@ -65,6 +65,7 @@ struct driver {
     int nworkers;
     worker *w;
     struct timespec t0;
+    int64_t origin_epoch_us;   /* CLOCK_REALTIME at t0 */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
     unsigned long gen;
@@ -99,6 +100,11 @@ int64_t driver_now_us(const driver *d)
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (int64_t)(now.tv_sec - d->t0.tv_sec) * 1000000 +
            (int64_t)(now.tv_nsec - d->t0.tv_nsec) / 1000;
+}
+
+int64_t driver_origin_epoch_us(const driver *d)
+{
+    return d->origin_epoch_us;
 }
 
 static int drv_stopped(const driver *d)
@@ -187,6 +193,9 @@ driver *driver_new(const driver_config *cfg, char *err, size_t errlen)
     d->cfg = *cfg;
     d->nworkers = cfg->workers > 0 ? cfg->workers : 1;
     clock_gettime(CLOCK_MONOTONIC, &d->t0);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    d->origin_epoch_us = (int64_t)wall.tv_sec * 1000000 + wall.tv_nsec / 1000;
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->rt_mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
@@ -647,7 +656,7 @@ static drv_session_end drv_session(worker *w, const sched_task *t, long task, co
                 wait = drv_backoff_ms(w, t, i + 1);
             } else if (code == 202) {
                 wait = drv_retry_after_ms(&rep, drv_backoff_ms(w, t, 1));
-                if (t->poll) {
+                if (t->poll && !t->hasty) {
                     int st = -1;
                     while (queries < DRV_MAX_POLLS && driver_now_us(d) < deadline &&
                            !drv_stopped(d)) {
@@ -674,6 +683,8 @@ static drv_session_end drv_session(worker *w, const sched_task *t, long task, co
         } else {
             wait = drv_backoff_ms(w, t, i + 1);
         }
+        if (t->hasty) /* at once: no Retry-After, no backoff, a few ms of jitter */
+            wait = (int64_t)rng_below(&w->rng, t->backoff_ms ? t->backoff_ms : 20);
         if (driver_now_us(d) + wait * 1000 > deadline)
             break;
         drv_sleep_ms(d, wait);
@@ -902,6 +913,93 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
     drv_op_end(w, &op, 1);
 }
 
+/* ---- the payer's second charge ---- */
+
+/* The signed unifiedorder of a second charge of order no (fee fen), or NULL. */
+static char *drv_stray_xml(const driver *d, const char *no, int64_t fen)
+{
+    char nonce[33];
+    wx_msg m;
+    char *xml = NULL;
+    if (wx_nonce(nonce) < 0)
+        return NULL;
+    wx_msg_init(&m);
+    int ok = wx_msg_set(&m, "appid", d->cfg.appid) == 0 &&
+             wx_msg_set(&m, "mch_id", d->cfg.mch_id) == 0 &&
+             wx_msg_set(&m, "nonce_str", nonce) == 0 &&
+             wx_msg_set(&m, "body", "idempay-sim: the payer pays again") == 0 &&
+             wx_msg_set(&m, "out_trade_no", no) == 0 &&
+             wx_msg_set_int(&m, "total_fee", (long long)fen) == 0 &&
+             wx_msg_set(&m, "spbill_create_ip", "127.0.0.1") == 0 &&
+             wx_msg_set(&m, "notify_url", d->cfg.notify_url) == 0 &&
+             wx_msg_set(&m, "trade_type", "NATIVE") == 0 &&
+             wx_sign_msg(&m, d->cfg.key, WX_SIGN_MD5, 0) == 0;
+    if (ok)
+        xml = wx_xml_build(&m);
+    wx_msg_free(&m);
+    return xml;
+}
+
+/* Reads the unifiedorder reply into op: ok with the transaction id when it
+ * charged, fail when it says it did not, unknown otherwise. */
+static void drv_stray_reply(const http_reply *rep, sim_op *op)
+{
+    wx_msg r;
+    char perr[64];
+    wx_msg_init(&r);
+    if (rep->code == 200 && wx_xml_parse(rep->body, rep->body_len, &r, perr, sizeof(perr)) == 0) {
+        const char *rc = wx_msg_get(&r, "return_code"), *res = wx_msg_get(&r, "result_code");
+        const char *txn = wx_msg_get(&r, "transaction_id"), *ec = wx_msg_get(&r, "err_code");
+        if (rc != NULL && strcmp(rc, "SUCCESS") == 0 && res != NULL && strcmp(res, "SUCCESS") == 0 &&
+            txn != NULL && txn[0]) {
+            op->outcome = OUT_OK;
+            drv_copy_str(op->txn, sizeof(op->txn), txn);
+        } else if (rc != NULL) {
+            op->outcome = OUT_FAIL; /* return_code FAIL or result_code FAIL: nothing charged */
+            drv_copy_str(op->error, sizeof(op->error), ec ? ec : wx_msg_get(&r, "return_msg"));
+        }
+    } else if (op->error[0] == '\0') {
+        drv_copy_str(op->error, sizeof(op->error), "unparseable reply");
+    }
+    wx_msg_free(&r);
+}
+
+/* The payer pays an order a second time, straight at the gateway, once a
+ * client has seen it PAID (the service never charges a PAID order again,
+ * so this charge is the payer's doing; the service must refund it). */
+static void drv_task_stray(worker *w, const sched_task *t, long task)
+{
+    driver *d = w->d;
+    const sim_schedule *s = d->cfg.sched;
+    char no[64];
+    pthread_mutex_lock(&d->rt_mu);
+    int paid = d->ort[t->order].saw_paid;
+    pthread_mutex_unlock(&d->rt_mu);
+    if (!paid || d->cfg.gateway == NULL)
+        return;
+    sched_order_no(s, d->cfg.prefix, (size_t)t->order, no, sizeof(no));
+    char *xml = drv_stray_xml(d, no, s->orders[t->order].amount_fen);
+    sim_op op;
+    http_reply rep;
+    drv_op_begin(w, &op, OP_STRAY, s->orders[t->order].scenario, t->order, task);
+    op.amount_fen = s->orders[t->order].amount_fen;
+    op.attempt = 1;
+    if (xml == NULL) {
+        drv_copy_str(op.error, sizeof(op.error), "could not build XML");
+        op.outcome = OUT_FAIL;
+        drv_op_end(w, &op, 1);
+        return;
+    }
+    snprintf(w->url, sizeof(w->url), "%s/pay/unifiedorder", d->cfg.gateway);
+    http_status hs = http_client_request(w->http, "POST", w->url, "text/xml", xml, strlen(xml),
+                                         NULL, t->timeout_ms ? t->timeout_ms : 5000, &rep);
+    free(xml);
+    drv_transport(&op, hs, &rep);
+    if (hs == HTTP_OK)
+        drv_stray_reply(&rep, &op);
+    drv_op_end(w, &op, 1);
+}
+
 /* ---- ping ---- */
 
 static void drv_task_ping(worker *w, const sched_task *t, long task, size_t phase)
@@ -960,6 +1058,9 @@ static void drv_run_one(worker *w, size_t i, void *arg)
             break;
         case TASK_FORGE:
             drv_task_forge(w, t, (long)ti);
+            break;
+        case TASK_STRAY:
+            drv_task_stray(w, t, (long)ti);
             break;
         case TASK_PING:
             drv_task_ping(w, t, (long)ti, phase);

@@ -21,7 +21,9 @@ typedef struct {
     const char *prefix;        /* order-number prefix of this run */
     const sim_schedule *sched;
     int workers;               /* threads (--concurrency) */
-    const char *appid, *mch_id, *key; /* merchant credentials for forged callbacks */
+    const char *gateway;       /* the mock gateway (the payer's second charges), no slash */
+    const char *notify_url;    /* the service's notification URL, for those charges */
+    const char *appid, *mch_id, *key; /* merchant credentials (forged callbacks, charges) */
     volatile int *stop;        /* set (e.g. by SIGINT) to skip the remaining tasks */
 } driver_config;
 
@@ -40,6 +42,10 @@ void driver_free(driver *d);
 
 /* Microseconds since driver_new on the monotonic clock. */
 int64_t driver_now_us(const driver *d);
+
+/* The wall clock (CLOCK_REALTIME, microseconds since 1970) at the run's
+ * time 0: ledger times minus this are on the run's clock. */
+int64_t driver_origin_epoch_us(const driver *d);
 
 /* Called by the driver when phase p is about to start (after its tokens
  * are issued): applies the phase's mock config. Returns 0, or -1 to stop the

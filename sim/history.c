@@ -103,7 +103,8 @@ void history_sort(sim_history *h)
 
 const char *history_kind_name(int kind)
 {
-    static const char *const names[OP_KIND_COUNT] = {"pay", "query", "token", "callback", "ping"};
+    static const char *const names[OP_KIND_COUNT] = {"pay", "query", "token", "callback", "ping",
+                                                     "stray"};
     return (kind >= 0 && kind < OP_KIND_COUNT) ? names[kind] : "?";
 }
 
@@ -127,4 +128,11 @@ int history_status_parse(const char *s)
         if (strcmp(s, history_status_name(i)) == 0)
             return i;
     return OST_NONE;
+}
+
+void history_charge_times(sim_charge *charges, size_t n, int64_t origin_epoch_us)
+{
+    for (size_t i = 0; i < n; i++)
+        charges[i].at_us = charges[i].epoch_us == INT64_MIN ? INT64_MIN
+                                                           : charges[i].epoch_us - origin_epoch_us;
 }

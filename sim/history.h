@@ -16,6 +16,8 @@ typedef enum {
     OP_TOKEN,     /* GET /api/pay/token */
     OP_CALLBACK,  /* POST /api/pay/callback/wechat (forged) */
     OP_PING,      /* GET /api/ping */
+    OP_STRAY,     /* POST {gateway}/pay/unifiedorder by the simulator: the payer pays an
+                     order a second time (txn: the charge it made) */
     OP_KIND_COUNT
 } sim_op_kind;
 
@@ -81,6 +83,8 @@ typedef struct {
     int refunded;
     char charged_at[40];
     long order;            /* schedule order index, -1 when not ours / unknown */
+    int64_t epoch_us;      /* charged_at as microseconds since 1970 (INT64_MIN: unparseable) */
+    int64_t at_us;         /* charged_at on the run's clock (sim_op times; INT64_MIN unknown) */
 } sim_charge;
 
 /* An order row as read at the end (through the API or the database). */
@@ -107,6 +111,10 @@ typedef struct {
     const sim_row *db_rows;
     const char *prefix;
     uint64_t seed;
+    const int64_t *phase_start_us; /* per schedule phase, on the ops' clock (-1 never; NULL unknown) */
+    int64_t service_call_us;       /* how long the service may go on with a request whose
+                                      client gave up (0: CHK_DEFAULT_SERVICE_CALL_US) */
+    int64_t lease_us;              /* the service's PROCESSING lease (0: unknown) */
 } sim_observations;
 
 /* An empty history. */
@@ -125,5 +133,10 @@ const char *history_outcome_name(int outcome);
 const char *history_status_name(int status);
 /* Parses "PENDING"/"PROCESSING"/"PAID"/"FAILED" (OST_NONE otherwise). */
 int history_status_parse(const char *s);
+
+/* Puts the ledger's charge times on the run's clock: at_us = epoch_us -
+ * origin_epoch_us (the wall clock at the run's time 0; the mock and the
+ * simulator read the same clock, being on one machine). */
+void history_charge_times(sim_charge *charges, size_t n, int64_t origin_epoch_us);
 
 #endif

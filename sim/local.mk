@@ -10,14 +10,20 @@ noinst_LIBRARIES += sim/libidempay_sim.a
 sim_libidempay_sim_a_SOURCES = \
 	sim/histogram.c sim/histogram.h \
 	sim/schedule.c sim/schedule.h \
+	sim/windows.c sim/windows.h \
+	sim/gen.c sim/gen.h \
 	sim/scenarios.c sim/scenarios.h \
+	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
 	sim/checker.c sim/checker.h \
 	sim/report.c sim/report.h \
+	sim/witness.c sim/witness.h \
 	sim/driver.c sim/driver.h \
 	sim/mock_admin.c sim/mock_admin.h \
 	sim/dbread.c sim/dbread.h \
-	sim/chaos.c sim/chaos.h
+	sim/chaos.c sim/chaos.h \
+	sim/settle.c sim/settle.h \
+	sim/run.c sim/run.h
 sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim
@@ -31,7 +37,8 @@ sim_unit_tests = \
 	tests/unit/test_sim_checker \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
-	tests/unit/test_sim_driver
+	tests/unit/test_sim_driver \
+	tests/unit/test_sim_settle
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -61,4 +68,9 @@ tests_unit_test_sim_driver_SOURCES = tests/unit/test_sim_driver.c
 tests_unit_test_sim_driver_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
 
-EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py
+tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
+tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_settle_LDADD = $(sim_unit_ldadd)
+
+EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
+	tests/mutants/mutants.py $(wildcard $(top_srcdir)/tests/mutants/*.mutant)

@@ -73,6 +73,119 @@ int mock_admin_configure(const char *gateway, const char *config, char *err, siz
     return mock_call("PUT", url, config, err, errlen);
 }
 
+char *mock_admin_get_config(const char *gateway, char *err, size_t errlen)
+{
+    char url[512];
+    http_reply rep;
+    char *text = NULL;
+    snprintf(url, sizeof(url), "%s/mock/config", gateway);
+    http_client *c = http_client_new(2000, 10000);
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (mock_call_on(c, "GET", url, NULL, 10000, &rep, err, errlen) == 0) {
+        text = strndup(rep.body, rep.body_len);
+        if (text == NULL)
+            snprintf(err, errlen, "out of memory");
+    }
+    http_client_free(c);
+    return text;
+}
+
+static void mock_note_dropped(char *dropped, size_t len, const char *name)
+{
+    size_t used = strlen(dropped);
+    if (strstr(dropped, name) == NULL && used + strlen(name) + 3 < len)
+        snprintf(dropped + used, len - used, "%s%s", used ? ", " : "", name);
+}
+
+/* Removes from obj the optional knobs that kn lacks (and, in "endpoints",
+ * the endpoints and knobs kn's "endpoints" lacks). */
+static void mock_filter_obj(json_t *obj, const json_t *kn, char *dropped, size_t len)
+{
+    static const char *const optional[] = MOCK_OPTIONAL_KNOBS;
+    for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+        json_t *v = json_object_get(obj, optional[i]);
+        const json_t *kv = json_object_get(kn, optional[i]);
+        if (v == NULL)
+            continue;
+        if (kv == NULL) {
+            json_object_del(obj, optional[i]);
+            mock_note_dropped(dropped, len, optional[i]);
+            continue;
+        }
+        if (!json_is_object(v) || !json_is_object(kv))
+            continue;
+        const char *ep;
+        json_t *ev, *tmp;
+        json_object_foreach_safe(v, tmp, ep, ev) {
+            const json_t *kev = json_object_get(kv, ep);
+            if (kev == NULL) {
+                json_object_del(v, ep);
+                mock_note_dropped(dropped, len, ep);
+                continue;
+            }
+            const char *knob;
+            json_t *x, *tmp2;
+            json_object_foreach_safe(ev, tmp2, knob, x) {
+                if (json_object_get(kev, knob) == NULL) {
+                    json_object_del(ev, knob);
+                    mock_note_dropped(dropped, len, knob);
+                }
+            }
+        }
+    }
+}
+
+int mock_admin_filter(const char *config, const char *known, char *out, size_t outlen,
+                      char *dropped, size_t droppedlen)
+{
+    int rc = -1;
+    char *text = NULL;
+    if (droppedlen > 0)
+        dropped[0] = '\0';
+    json_t *obj = json_loads(config, JSON_REJECT_DUPLICATES, NULL);
+    json_t *kn = known != NULL ? json_loads(known, 0, NULL) : NULL;
+    if (!json_is_object(obj))
+        goto done;
+    if (json_is_object(kn))
+        mock_filter_obj(obj, kn, dropped, droppedlen);
+    text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+    if (text != NULL && strlen(text) < outlen) {
+        snprintf(out, outlen, "%s", text);
+        rc = 0;
+    }
+done:
+    free(text);
+    json_decref(obj);
+    json_decref(kn);
+    return rc;
+}
+
+int64_t mock_admin_time_us(const char *iso)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *p = iso != NULL ? strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (p == NULL)
+        return INT64_MIN;
+    long long us = 0;
+    if (*p == '.') {
+        int digits = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (digits < 6) {
+                us = us * 10 + (*p - '0');
+                digits++;
+            }
+        for (; digits < 6; digits++)
+            us *= 10;
+    }
+    if (*p != 'Z' || p[1] != '\0')
+        return INT64_MIN;
+    return (int64_t)timegm(&tm) * 1000000 + us;
+}
+
 static void mock_copy(char *dst, size_t len, const char *src)
 {
     snprintf(dst, len, "%s", src ? src : "");
@@ -129,6 +242,8 @@ int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
         else if (json_is_number(at))
             snprintf(x->charged_at, sizeof(x->charged_at), "%.3f", json_number_value(at));
         x->order = sched_order_lookup(s, prefix, otn);
+        x->epoch_us = mock_admin_time_us(x->charged_at);
+        x->at_us = INT64_MIN;
     }
     json_decref(root);
     *out = v;
@@ -160,3 +275,107 @@ done:
     http_client_free(c);
     return rc;
 }
+
+/* ---- the journal ---- */
+
+static const char *mock_jstr(const json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "";
+}
+
+static double mock_jtime(const json_t *o, int64_t origin_epoch_us)
+{
+    int64_t t = mock_admin_time_us(mock_jstr(o, "time"));
+    return t == INT64_MIN ? -1.0 : (double)(t - origin_epoch_us) / 1e6;
+}
+
+static void mock_journal_call(FILE *f, const json_t *e, int64_t origin)
+{
+    const char *rc = mock_jstr(e, "result_code"), *ec = mock_jstr(e, "err_code");
+    const char *txn = mock_jstr(e, "transaction_id"), *fault = mock_jstr(e, "fault");
+    fprintf(f, "    +%.3f s %-12s fault=%s reply=%s %s%s%s%s%s (%lld ms)\n",
+            mock_jtime(e, origin), mock_jstr(e, "endpoint"), fault[0] ? fault : "none",
+            mock_jstr(e, "reply"), mock_jstr(e, "return_code"), rc[0] ? "/" : "", rc,
+            ec[0] ? " " : "", ec, (long long)json_integer_value(json_object_get(e, "latency_ms")));
+    if (txn[0])
+        fprintf(f, "      charged %s\n", txn);
+}
+
+static void mock_journal_notification(FILE *f, const json_t *e, int64_t origin)
+{
+    json_t *st = json_object_get(e, "http_status");
+    const char *error = mock_jstr(e, "error");
+    fprintf(f, "    +%.3f s notification of %s copy %lld try %lld: ", mock_jtime(e, origin),
+            mock_jstr(e, "transaction_id"), (long long)json_integer_value(json_object_get(e, "copy")),
+            (long long)json_integer_value(json_object_get(e, "attempt")));
+    if (json_is_integer(st))
+        fprintf(f, "HTTP %lld %s", (long long)json_integer_value(st),
+                json_is_true(json_object_get(e, "acknowledged")) ? "acknowledged"
+                                                                 : mock_jstr(e, "return_msg"));
+    else
+        fprintf(f, "no answer (%s)", error);
+    fprintf(f, "\n");
+}
+
+int mock_admin_format_journal(const char *body, size_t len, int64_t origin_epoch_us, char **text)
+{
+    char *buf = NULL;
+    size_t blen = 0;
+    json_t *root = json_loadb(body, len, 0, NULL);
+    json_t *req = json_object_get(root, "requests"), *ntf = json_object_get(root, "notifications");
+    FILE *f = json_is_array(req) ? open_memstream(&buf, &blen) : NULL;
+    if (f == NULL) {
+        json_decref(root);
+        return -1;
+    }
+    /* Both lists are in time order: merge them. */
+    size_t i = 0, j = 0, ni = json_array_size(req), nj = json_array_size(ntf);
+    while (i < ni || j < nj) {
+        const json_t *a = i < ni ? json_array_get(req, i) : NULL;
+        const json_t *b = j < nj ? json_array_get(ntf, j) : NULL;
+        if (b == NULL || (a != NULL && strcmp(mock_jstr(a, "time"), mock_jstr(b, "time")) <= 0)) {
+            mock_journal_call(f, a, origin_epoch_us);
+            i++;
+        } else {
+            mock_journal_notification(f, b, origin_epoch_us);
+            j++;
+        }
+    }
+    json_decref(root);
+    if (fclose(f) != 0) {
+        free(buf);
+        return -1;
+    }
+    *text = buf;
+    return 0;
+}
+
+int mock_admin_journal(const char *gateway, const char *out_trade_no, int64_t origin_epoch_us,
+                       char **text, char *err, size_t errlen)
+{
+    char url[512];
+    http_reply rep;
+    int rc = -1;
+    *text = NULL;
+    snprintf(url, sizeof(url), "%s/mock/requests?out_trade_no=%s", gateway, out_trade_no);
+    http_client *c = http_client_new(2000, 10000);
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    http_status hs = http_client_request(c, "GET", url, NULL, NULL, 0, NULL, 10000, &rep);
+    if (hs == HTTP_OK && rep.code == 404) {
+        *text = strdup(""); /* a mock without a journal */
+        rc = *text != NULL ? 0 : -1;
+    } else if (hs == HTTP_OK && rep.code == 200) {
+        rc = mock_admin_format_journal(rep.body, rep.body_len, origin_epoch_us, text);
+        if (rc < 0)
+            snprintf(err, errlen, "the journal is not {\"requests\": [...]}");
+    } else {
+        snprintf(err, errlen, "GET %s: %s", url, hs == HTTP_OK ? "not 200" : rep.error);
+    }
+    http_client_free(c);
+    return rc;
+}
+

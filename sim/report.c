@@ -1,5 +1,5 @@
 /* report.c - human table, JSON (jansson) and JUnit XML renderings of one
- * run. Witness text is built once (report_witness) and used by all three. */
+ * run. Witness text is built once (witness.c) and used by all three. */
 #include "report.h"
 
 #include <errno.h>
@@ -9,9 +9,11 @@
 
 #include "http_client.h"
 #include "money.h"
+#include "witness.h"
 
 static const char *const inv_short[INV_COUNT] = {
     "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
+    "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd", "closed",
 };
 
 void report_init(sim_report *r)
@@ -59,160 +61,6 @@ void report_xml_escape(FILE *out, const char *s)
     }
 }
 
-static void report_order_no(const sim_report *r, long order, char *out, size_t len)
-{
-    if (order < 0 || sched_order_no(r->sched, r->prefix ? r->prefix : "", (size_t)order, out,
-                                    len) < 0)
-        snprintf(out, len, "-");
-}
-
-static void report_op_line(const sim_report *r, FILE *f, const sim_op *op)
-{
-    char amt[MONEY_STR_MAX];
-    fprintf(f, "    +%.6fs..+%.6fs %-8s", (double)op->start_us / 1e6, (double)op->end_us / 1e6,
-            history_kind_name(op->kind));
-    if (op->kind == OP_PAY || op->kind == OP_TOKEN)
-        fprintf(f, " user=%lld", (long long)op->user_id);
-    if (op->kind == OP_PAY || op->kind == OP_CALLBACK) {
-        if (op->amount_fen >= 0)
-            fprintf(f, " amount=%s", money_format(op->amount_fen, amt));
-    }
-    if (op->kind == OP_PAY) {
-        if (op->token_use == TOK_SLOT)
-            fprintf(f, " token=#%d", op->token);
-        else if (op->token_use == TOK_UNKNOWN)
-            fprintf(f, " token=made-up");
-        if (op->idem)
-            fprintf(f, " idem-key=%u", op->idem);
-        fprintf(f, " try=%u", op->attempt);
-    }
-    if (op->kind == OP_TOKEN && op->token >= 0)
-        fprintf(f, " slot=#%d", op->token);
-    if (op->kind == OP_CALLBACK) {
-        static const char *const fk[FORGE_KIND_COUNT] = {"bad-sign", "wrong-fee", "replayed-txn",
-                                                         "unknown-order", "wrong-mch"};
-        fprintf(f, " forged=%s", op->forge < FORGE_KIND_COUNT ? fk[op->forge] : "?");
-        if (op->txn[0])
-            fprintf(f, " txn=%s", op->txn);
-    }
-    if (op->flags & OPF_MISMATCH)
-        fprintf(f, " (mismatch)");
-    if (op->flags & OPF_FOREIGN)
-        fprintf(f, " (another user's token)");
-    if (op->flags & OPF_EXPIRED)
-        fprintf(f, " (expired token)");
-    fprintf(f, " -> ");
-    if (op->http_code)
-        fprintf(f, "%u", op->http_code);
-    else
-        fprintf(f, "no answer");
-    if (op->status != OST_NONE)
-        fprintf(f, " %s", history_status_name(op->status));
-    if (op->kind != OP_CALLBACK && op->txn[0])
-        fprintf(f, " txn=%s", op->txn);
-    if (op->error[0])
-        fprintf(f, " %s", op->error);
-    if (op->flags & OPF_REPLAYED)
-        fprintf(f, " replayed");
-    if (op->kind == OP_CALLBACK)
-        fprintf(f, " %s", (op->flags & OPF_CALLBACK_SUCCESS) ? "SUCCESS" : "FAIL");
-    fprintf(f, " [%s]\n", history_outcome_name(op->outcome));
-}
-
-static void report_row_line(FILE *f, const char *name, const sim_row *row)
-{
-    char amt[MONEY_STR_MAX];
-    switch (row->state) {
-    case ROW_ABSENT:
-        fprintf(f, "  final row (%s): none (404)\n", name);
-        break;
-    case ROW_PRESENT:
-        fprintf(f, "  final row (%s): %s user=%lld amount=%s txn=%s updated=%s\n", name,
-                history_status_name(row->status), (long long)row->user_id,
-                row->amount_fen >= 0 ? money_format(row->amount_fen, amt) : "?",
-                row->transaction_id[0] ? row->transaction_id : "null",
-                row->updated_at[0] ? row->updated_at : "?");
-        break;
-    default:
-        fprintf(f, "  final row (%s): could not be read\n", name);
-    }
-}
-
-char *report_witness(const sim_report *r, const chk_violation *v)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL)
-        return NULL;
-    const sim_schedule *s = r->sched;
-    const sim_observations *o = r->obs;
-    char no[64], amt[MONEY_STR_MAX];
-    report_order_no(r, v->order, no, sizeof(no));
-    fprintf(f, "[%s] scenario %s, order %s: %s\n", checker_invariant_name(v->invariant),
-            sched_scenario_name(v->scenario), no, v->message);
-    fprintf(f, "  seed: %llu", (unsigned long long)r->seed);
-    if (r->replay_cmd)
-        fprintf(f, "  (replay: %s)", r->replay_cmd);
-    fprintf(f, "\n");
-    if (v->order >= 0 && (size_t)v->order < s->norders) {
-        const sched_order *so = &s->orders[v->order];
-        fprintf(f, "  order: user=%lld amount=%s%s\n", (long long)so->user_id,
-                money_format(so->amount_fen, amt),
-                (so->flags & ORD_NEVER_SUBMITTED) ? " (never submitted by a client)" : "");
-        size_t nch = 0;
-        for (size_t i = 0; o && i < o->ncharges; i++)
-            nch += o->charges[i].order == v->order;
-        fprintf(f, "  ledger: %zu charge(s)\n", nch);
-        for (size_t i = 0; o && i < o->ncharges; i++) {
-            const sim_charge *c = &o->charges[i];
-            if (c->order != v->order)
-                continue;
-            fprintf(f, "    %s total_fee=%lld%s charged_at=%s\n", c->transaction_id,
-                    (long long)c->total_fee, c->refunded ? " REFUNDED" : "", c->charged_at);
-        }
-        if (o && o->api_rows)
-            report_row_line(f, "API", &o->api_rows[v->order]);
-        if (o && o->db_rows)
-            report_row_line(f, "DB", &o->db_rows[v->order]);
-    } else if (v->charge >= 0 && o && (size_t)v->charge < o->ncharges) {
-        const sim_charge *c = &o->charges[v->charge];
-        fprintf(f, "  ledger: %s out_trade_no=%s total_fee=%lld%s charged_at=%s\n",
-                c->transaction_id, c->out_trade_no, (long long)c->total_fee,
-                c->refunded ? " REFUNDED" : "", c->charged_at);
-    }
-    if (v->token >= 0 && (size_t)v->token < s->ntokens)
-        fprintf(f, "  token #%ld: issued to user %lld\n", v->token,
-                (long long)s->tokens[v->token].user_id);
-    fprintf(f, "  client operations, in time order:\n");
-    size_t shown = 0;
-    for (size_t i = 0; o && i < o->nops; i++) {
-        const sim_op *op = &o->ops[i];
-        int mine = (v->order >= 0 && op->order == v->order) ||
-                   (v->token >= 0 && op->token == v->token && op->token_use == TOK_SLOT);
-        if (!mine)
-            continue;
-        if (shown == 200) {
-            fprintf(f, "    ... (more omitted)\n");
-            break;
-        }
-        if (v->token >= 0 && op->order != v->order && op->order >= 0) {
-            char other[64];
-            report_order_no(r, op->order, other, sizeof(other));
-            fprintf(f, "    (order %s)\n", other);
-        }
-        report_op_line(r, f, op);
-        shown++;
-    }
-    if (shown == 0)
-        fprintf(f, "    (none)\n");
-    if (fclose(f) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 static const char *report_cell(const sim_report *r, int sc, int inv, char *buf, size_t len)
 {
     size_t n = r->chk->count[sc][inv];
@@ -257,6 +105,42 @@ static void report_answers(const sim_report *r, FILE *out)
             }
         fprintf(out, "\n");
     }
+}
+
+/* The run's numbers: requests and time, notifications, phase starts, chaos
+ * runs, the windows aimed at and the mock knobs that could not be applied. */
+static void report_run_lines(const sim_report *r, FILE *out)
+{
+    uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
+             unk = report_total(r, OUT_UNKNOWN);
+    fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
+                 "%.0f requests/s; run %.1f s (settle %.1f s)\n",
+            (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
+            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s,
+            r->traffic_s > 0 ? (double)(ok + fail + unk) / r->traffic_s : 0.0, r->total_s,
+            r->settle_s);
+    if (r->notifications_sent >= 0)
+        fprintf(out, "gateway notifications sent: %lld\n", r->notifications_sent);
+    if (r->phase_s != NULL && r->sched->nphases > 0) {
+        fprintf(out, "phases started at:");
+        for (size_t p = 0; p < r->sched->nphases; p++)
+            fprintf(out, "%s %s/%s +%.1fs", p ? "," : "",
+                    sched_scenario_name(r->sched->phases[p].scenario), r->sched->phases[p].label,
+                    r->phase_s[p]);
+        fprintf(out, "\n");
+    }
+    if (r->nchaos > 0) {
+        fprintf(out, "chaos command ran %zu time(s):", r->nchaos);
+        for (size_t i = 0; i < r->nchaos; i++)
+            fprintf(out, " %s +%.1fs(exit %d)", sched_chaos_name(r->chaos[i].action),
+                    (double)r->chaos[i].at_us / 1e6, r->chaos[i].exit_status);
+        fprintf(out, "\n");
+    }
+    if (r->windows != NULL)
+        fprintf(out, "nemesis aimed at the service windows: %s\n", r->windows);
+    if (r->mock_missing != NULL && r->mock_missing[0])
+        fprintf(out, "the mock gateway does not know these knobs (not applied): %s\n",
+                r->mock_missing);
 }
 
 void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
@@ -330,42 +214,18 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
 
     report_answers(r, out);
 
-    uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
-             unk = report_total(r, OUT_UNKNOWN);
-    fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
-                 "%.0f requests/s; run %.1f s (settle %.1f s)\n",
-            (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
-            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s,
-            r->traffic_s > 0 ? (double)(ok + fail + unk) / r->traffic_s : 0.0, r->total_s,
-            r->settle_s);
-    if (r->notifications_sent >= 0)
-        fprintf(out, "gateway notifications sent: %lld\n", r->notifications_sent);
-    if (r->phase_s != NULL && r->sched->nphases > 0) {
-        fprintf(out, "phases started at:");
-        for (size_t p = 0; p < r->sched->nphases; p++)
-            fprintf(out, "%s %s/%s +%.1fs", p ? "," : "",
-                    sched_scenario_name(r->sched->phases[p].scenario), r->sched->phases[p].label,
-                    r->phase_s[p]);
-        fprintf(out, "\n");
-    }
-    if (r->nchaos > 0) {
-        fprintf(out, "chaos command ran %zu time(s):", r->nchaos);
-        for (size_t i = 0; i < r->nchaos; i++)
-            fprintf(out, " +%.1fs(exit %d)", (double)r->chaos[i].at_us / 1e6,
-                    r->chaos[i].exit_status);
-        fprintf(out, "\n");
-    }
+    report_run_lines(r, out);
 
     if (c != NULL && c->nv > 0) {
         fprintf(out, "\nviolations: %zu\n", c->total);
         for (size_t i = 0; i < c->nv; i++) {
             if (i < max_witnesses) {
-                char *w = report_witness(r, &c->v[i]);
+                char *w = witness_text(r, &c->v[i]);
                 fprintf(out, "%s\n", w ? w : "(out of memory)\n");
                 free(w);
             } else if (i < max_witnesses + 100) {
                 char no[64];
-                report_order_no(r, c->v[i].order, no, sizeof(no));
+                witness_order_no(r, c->v[i].order, no, sizeof(no));
                 fprintf(out, "[%s] %s %s: %s\n", checker_invariant_name(c->v[i].invariant),
                         sched_scenario_name(c->v[i].scenario), no, c->v[i].message);
             } else {
@@ -421,7 +281,7 @@ static json_t *report_row_json(const sim_row *row)
 static json_t *report_violation_json(const sim_report *r, const chk_violation *v)
 {
     char no[64];
-    report_order_no(r, v->order, no, sizeof(no));
+    witness_order_no(r, v->order, no, sizeof(no));
     json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "invariant", checker_invariant_name(v->invariant),
                           "scenario", sched_scenario_name(v->scenario), "order_no", no,
                           "message", v->message);
@@ -438,6 +298,9 @@ static json_t *report_violation_json(const sim_report *r, const chk_violation *v
                                         c->transaction_id, "out_trade_no", c->out_trade_no,
                                         "total_fee", (json_int_t)c->total_fee, "refunded",
                                         c->refunded != 0, "charged_at", c->charged_at));
+        if (c->at_us != INT64_MIN)
+            json_object_set_new(json_array_get(charges, json_array_size(charges) - 1), "at_s",
+                                json_real((double)c->at_us / 1e6));
     }
     json_object_set_new(j, "charges", charges ? charges : json_null());
     if (v->order >= 0 && o && o->api_rows)
@@ -446,9 +309,18 @@ static json_t *report_violation_json(const sim_report *r, const chk_violation *v
         json_object_set_new(j, "db_row", report_row_json(&o->db_rows[v->order]));
     if (v->token >= 0)
         json_object_set_new(j, "token_slot", json_integer(v->token));
-    char *w = report_witness(r, v);
+    char *w = witness_text(r, v);
     json_object_set_new(j, "witness", w ? json_string(w) : json_null());
     free(w);
+    char *faults = NULL;
+    size_t flen = 0;
+    FILE *f = open_memstream(&faults, &flen);
+    if (f != NULL) {
+        witness_faults(r, v->order, f);
+        if (fclose(f) == 0)
+            json_object_set_new(j, "faults", json_string(faults));
+        free(faults);
+    }
     return j;
 }
 
@@ -563,22 +435,27 @@ int report_json(const sim_report *r, const char *path)
     json_t *phases = json_array();
     for (size_t p = 0; p < r->sched->nphases && phases; p++) {
         const sched_phase *ph = &r->sched->phases[p];
-        json_array_append_new(phases, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:s}", "scenario",
+        json_array_append_new(phases, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "scenario",
                                                 sched_scenario_name(ph->scenario), "label",
                                                 ph->label, "tasks", (json_int_t)ph->ntasks,
                                                 "tokens", (json_int_t)ph->ntokens, "budget_s",
                                                 ph->budget_ms / 1e3, "start_s",
                                                 r->phase_s ? r->phase_s[p] : 0.0, "mock_config",
-                                                ph->mock_config));
+                                                ph->mock_config, "faults", ph->faults));
     }
     json_object_set_new(root, "phases", phases);
     json_t *chaos = json_array();
     for (size_t i = 0; i < r->nchaos && chaos; i++)
-        json_array_append_new(chaos, json_pack("{s:f,s:f,s:i}", "at_s",
+        json_array_append_new(chaos, json_pack("{s:s,s:f,s:f,s:i}", "action",
+                                               sched_chaos_name(r->chaos[i].action), "at_s",
                                                (double)r->chaos[i].at_us / 1e6, "duration_s",
                                                (double)r->chaos[i].duration_us / 1e6,
                                                "exit_status", r->chaos[i].exit_status));
     json_object_set_new(root, "chaos", chaos);
+    if (r->windows != NULL)
+        json_object_set_new(root, "windows", json_string(r->windows));
+    if (r->mock_missing != NULL && r->mock_missing[0])
+        json_object_set_new(root, "mock_knobs_missing", json_string(r->mock_missing));
 
     int rc;
     if (strcmp(path, "-") == 0)
@@ -645,7 +522,7 @@ int report_junit(const sim_report *r, const char *path)
                     report_xml_escape(f, "... more violations in the JSON report\n");
                     break;
                 }
-                char *w = report_witness(r, &c->v[k]);
+                char *w = witness_text(r, &c->v[k]);
                 report_xml_escape(f, w ? w : c->v[k].message);
                 report_xml_escape(f, "\n");
                 free(w);
@@ -681,7 +558,7 @@ int report_history(const sim_report *r, const char *path)
     for (size_t i = 0; o != NULL && i < o->nops; i++) {
         const sim_op *op = &o->ops[i];
         char no[64];
-        report_order_no(r, op->order, no, sizeof(no));
+        witness_order_no(r, op->order, no, sizeof(no));
         json_t *j = json_pack("{s:f,s:f,s:s,s:s,s:s,s:i,s:i,s:s,s:s}", "start_s",
                               (double)op->start_us / 1e6, "end_s", (double)op->end_us / 1e6,
                               "kind", history_kind_name(op->kind), "scenario",

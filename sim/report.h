@@ -17,6 +17,8 @@ typedef struct {
     int64_t at_us;        /* when it started, from the run start */
     int64_t duration_us;
     int exit_status;      /* exit code, or 128+signal, or -1 when it could not run */
+    uint8_t action;       /* sched_chaos_action */
+    uint32_t phase;       /* the phase that planned it */
 } sim_chaos_event;
 
 typedef struct {
@@ -40,18 +42,16 @@ typedef struct {
     const double *phase_s;     /* when each phase started, s from the traffic start
                                   (-1 never; NULL unknown) */
     long long notifications_sent; /* from the ledger, -1 unknown */
+    const char *windows;       /* the service windows the nemesis aimed at (NULL: no nemesis) */
+    const char *mock_missing;  /* optional knobs the mock did not know ("" / NULL: none) */
+    char *const *journal;      /* per schedule order: the mock's journal of it as text lines
+                                  (NULL entries, or NULL: not fetched) */
     int exit_code;             /* 0, 1, 2 */
     const char *error;         /* why the run could not be carried out (exit 2) */
 } sim_report;
 
 /* A zeroed report with empty histograms. */
 void report_init(sim_report *r);
-
-/* The minimal witness of v as text: the invariant, the order and its
- * scenario, the seed, the order's ledger charges, its final row(s) and the
- * client operations on it (or on the token) in time order. malloc'd, caller
- * frees; NULL on OOM. */
-char *report_witness(const sim_report *r, const chk_violation *v);
 
 /* The human report. Prints at most max_witnesses full witnesses (the rest
  * as one line each, up to 100). */

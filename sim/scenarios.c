@@ -8,14 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gen.h"
 #include "money.h"
+#include "nemesis.h"
 #include "rng.h"
 
 /* Weights of the scenarios in a mix: orders and time are shared by weight. */
 static const unsigned sc_weight[SC_COUNT] = {
     [SC_DOUBLE_CLICK] = 22, [SC_RETRY_STORM] = 10,    [SC_CALLBACK_STORM] = 15,
     [SC_TOKEN_REPLAY] = 12, [SC_FORGED_CALLBACK] = 6, [SC_ORDER_MISMATCH] = 8,
-    [SC_GATEWAY_CHAOS] = 17, [SC_CRASH] = 10,         [SC_PING] = 10,
+    [SC_GATEWAY_CHAOS] = 17, [SC_CRASH] = 10,         [SC_NEMESIS] = 8,
+    [SC_PING] = 10,
 };
 
 unsigned scenarios_all_mask(int chaos)
@@ -53,7 +56,7 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
                 snprintf(err, errlen,
                          "--scenario: unknown scenario '%s' (known: all, double-click, "
                          "retry-storm, callback-storm, token-replay, forged-callback, "
-                         "order-mismatch, gateway-chaos, crash, ping)",
+                         "order-mismatch, gateway-chaos, crash, nemesis, ping)",
                          name);
                 return -1;
             }
@@ -73,6 +76,15 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
     return 0;
 }
 
+static const char *const sc_endpoint_names[EP_COUNT] = {
+    "orderquery", "closeorder", "refund", "downloadbill",
+};
+
+const char *scenarios_endpoint_name(int ep)
+{
+    return (ep >= 0 && ep < EP_COUNT) ? sc_endpoint_names[ep] : "?";
+}
+
 void scenarios_mock_defaults(sim_mock_knobs *k)
 {
     memset(k, 0, sizeof(*k));
@@ -81,7 +93,56 @@ void scenarios_mock_defaults(sim_mock_knobs *k)
     k->notify_concurrency = 8;
     k->notify_delay_ms = 0;
     k->notify_retry_ms = 1000;
+    k->notify_enabled = 1;
+    k->hold_max_ms = 30000;
+    k->closeorder_enabled = 1;
+    for (int e = 0; e < EP_COUNT; e++)
+        k->endpoints[e].latency_ms = k->endpoints[e].jitter_ms = -1;
     k->seed = 1;
+}
+
+static json_t *sc_ms_json(long ms)
+{
+    return ms < 0 ? json_null() : json_integer(ms);
+}
+
+/* "endpoints": {"orderquery": {...}, ...}: every endpoint, every knob. */
+static json_t *sc_endpoints_json(const sim_mock_knobs *k)
+{
+    json_t *eps = json_object();
+    for (int e = 0; eps != NULL && e < EP_COUNT; e++) {
+        const sim_endpoint_faults *f = &k->endpoints[e];
+        json_t *o = json_pack("{s:o,s:o,s:f,s:f}", "latency_ms", sc_ms_json(f->latency_ms),
+                              "jitter_ms", sc_ms_json(f->jitter_ms), "error_rate", f->error_rate,
+                              "reset_rate", f->reset_rate);
+        if (o == NULL || json_object_set_new(eps, sc_endpoint_names[e], o) != 0) {
+            json_decref(eps);
+            return NULL;
+        }
+    }
+    return eps;
+}
+
+static json_t *sc_knobs_json(const sim_mock_knobs *k)
+{
+    json_t *o = json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:I,s:I,s:I,s:I,s:b,s:I,s:b,s:I}",
+                          "latency_ms", (json_int_t)k->latency_ms, "jitter_ms",
+                          (json_int_t)k->jitter_ms, "error_rate", k->error_rate, "decline_rate",
+                          k->decline_rate, "timeout_after_charge_rate",
+                          k->timeout_after_charge_rate, "reset_rate", k->reset_rate, "dedupe",
+                          k->dedupe != 0, "notify_copies", (json_int_t)k->notify_copies,
+                          "notify_concurrency", (json_int_t)k->notify_concurrency,
+                          "notify_delay_ms", (json_int_t)k->notify_delay_ms, "notify_retry_ms",
+                          (json_int_t)k->notify_retry_ms, "notify_enabled",
+                          k->notify_enabled != 0, "hold_max_ms", (json_int_t)k->hold_max_ms,
+                          "closeorder_enabled", k->closeorder_enabled != 0, "seed",
+                          (json_int_t)k->seed);
+    json_t *eps = o != NULL ? sc_endpoints_json(k) : NULL;
+    if (eps == NULL || json_object_set_new(o, "endpoints", eps) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out, size_t outlen,
@@ -90,15 +151,7 @@ int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out
     int rc = -1;
     char *text = NULL;
     json_t *ov = NULL;
-    json_t *o = json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:I,s:I,s:I,s:I,s:I}", "latency_ms",
-                          (json_int_t)k->latency_ms, "jitter_ms", (json_int_t)k->jitter_ms,
-                          "error_rate", k->error_rate, "decline_rate", k->decline_rate,
-                          "timeout_after_charge_rate", k->timeout_after_charge_rate,
-                          "reset_rate", k->reset_rate, "dedupe", k->dedupe != 0,
-                          "notify_copies", (json_int_t)k->notify_copies, "notify_concurrency",
-                          (json_int_t)k->notify_concurrency, "notify_delay_ms",
-                          (json_int_t)k->notify_delay_ms, "notify_retry_ms",
-                          (json_int_t)k->notify_retry_ms, "seed", (json_int_t)k->seed);
+    json_t *o = sc_knobs_json(k);
     if (o == NULL) {
         snprintf(err, errlen, "out of memory");
         goto done;
@@ -128,133 +181,6 @@ done:
     json_decref(ov);
     json_decref(o);
     return rc;
-}
-
-/* ---- shared draws ---- */
-
-typedef struct {
-    sim_schedule *s;
-    rng_t rng;
-    int scenario;
-    const char *override;
-    char *err;
-    size_t errlen;
-    uint64_t seed_state; /* derives mock seeds and task jitter seeds */
-} gen_ctx;
-
-static int64_t gen_user(gen_ctx *g)
-{
-    if (rng_chance(&g->rng, 0.05))
-        return rng_range(&g->rng, (int64_t)1 << 62, INT64_MAX);
-    return rng_range(&g->rng, 1, (int64_t)1 << 40);
-}
-
-static int64_t gen_amount(gen_ctx *g)
-{
-    switch (rng_below(&g->rng, 10)) {
-    case 0: case 1: case 2: case 3:
-        return rng_range(&g->rng, 1, 99999);
-    case 4: case 5: case 6:
-        return rng_range(&g->rng, 1, 500) * 100;
-    case 7: case 8:
-        return rng_range(&g->rng, 1, 9999) * 10;
-    default:
-        return rng_range(&g->rng, 1, MONEY_MAX_FEN);
-    }
-}
-
-static int gen_style(gen_ctx *g)
-{
-    return rng_chance(&g->rng, 0.5) ? AMT_SHORT : AMT_FIXED2;
-}
-
-static int gen_order(gen_ctx *g, unsigned flags)
-{
-    int64_t user = gen_user(g), fen = gen_amount(g);
-    int idx = sched_add_order(g->s, &g->rng, g->scenario, user, fen, gen_style(g), flags);
-    if (idx < 0)
-        snprintf(g->err, g->errlen, "out of memory or too many orders");
-    return idx;
-}
-
-static int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms,
-                     int chaos)
-{
-    char cfg[SCHED_MOCK_CONFIG_MAX];
-    k->seed = (long long)(rng_splitmix64(&g->seed_state) >> 1);
-    if (scenarios_mock_json(k, g->override, cfg, sizeof(cfg), g->err, g->errlen) < 0)
-        return -1;
-    if (sched_begin_phase(g->s, g->scenario, label, cfg, budget_ms, chaos) < 0) {
-        snprintf(g->err, g->errlen, "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start_ms)
-{
-    sched_task *t = sched_add_task(g->s, kind);
-    if (t == NULL) {
-        snprintf(g->err, g->errlen, "out of memory");
-        return NULL;
-    }
-    t->order = order;
-    t->start_ms = start_ms;
-    t->style = order >= 0 ? g->s->orders[order].style : AMT_FIXED2;
-    t->jitter_seed = rng_splitmix64(&g->seed_state);
-    return t;
-}
-
-static int gen_token(gen_ctx *g, int64_t user)
-{
-    int t = sched_add_token(g->s, g->scenario, user);
-    if (t < 0)
-        snprintf(g->err, g->errlen, "out of memory");
-    return t;
-}
-
-/* Release time of group i of n spread over budget (0 when no pacing). */
-static uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms)
-{
-    return n ? (uint32_t)((uint64_t)budget_ms * i / n) : 0;
-}
-
-/* A client paying one order: optional token and Idempotency-Key. */
-typedef struct {
-    double token_share, idem_share, poll_share, retry_declined_share;
-    int min_attempts, max_attempts;
-    uint32_t min_timeout_ms, max_timeout_ms;
-    uint32_t min_backoff_ms, max_backoff_ms;
-    uint32_t patience_ms;     /* 0: the default */
-} gen_client;
-
-#define GEN_PATIENCE_MS 6000
-
-/* Fills the client fields of t from c. token is the order's slot or -1. */
-static void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem)
-{
-    t->token = token;
-    t->token_use = token >= 0 ? TOK_SLOT : TOK_NONE;
-    t->idem = (uint8_t)idem;
-    t->poll = (uint8_t)rng_chance(&g->rng, c->poll_share);
-    t->retry_declined = (uint8_t)rng_chance(&g->rng, c->retry_declined_share);
-    t->max_attempts = (uint8_t)rng_range(&g->rng, c->min_attempts, c->max_attempts);
-    t->timeout_ms = (uint32_t)rng_range(&g->rng, c->min_timeout_ms, c->max_timeout_ms);
-    t->backoff_ms = (uint32_t)rng_range(&g->rng, c->min_backoff_ms, c->max_backoff_ms);
-    t->patience_ms = c->patience_ms ? c->patience_ms : GEN_PATIENCE_MS;
-}
-
-/* Token slot and key variant for a new order of a client. */
-static int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int *idem)
-{
-    *token = -1;
-    *idem = rng_chance(&g->rng, c->idem_share) ? 1 : 0;
-    if (rng_chance(&g->rng, c->token_share)) {
-        *token = gen_token(g, g->s->orders[order].user_id);
-        if (*token < 0)
-            return -1;
-    }
-    return 0;
 }
 
 /* ---- double-click ---- */
@@ -834,6 +760,7 @@ static int gen_gateway_chaos(gen_ctx *g, const gc_params *p)
 typedef struct {
     size_t orders;
     uint32_t budget_ms;
+    uint32_t chaos_every_ms;  /* the chaos command's period */
     double dup_share;
     gen_client client;
 } cr_params;
@@ -841,6 +768,7 @@ typedef struct {
 static void cr_defaults(cr_params *p, size_t orders, uint32_t budget_ms, double chaos_every_s)
 {
     p->orders = orders;
+    p->chaos_every_ms = (uint32_t)(chaos_every_s * 1000.0);
     uint32_t min_budget = (uint32_t)(chaos_every_s * 2500.0);
     p->budget_ms = budget_ms > min_budget ? budget_ms : min_budget;
     p->dup_share = 0.2;
@@ -849,6 +777,24 @@ static void cr_defaults(cr_params *p, size_t orders, uint32_t budget_ms, double 
                              .min_timeout_ms = 6000, .max_timeout_ms = 8000,
                              .min_backoff_ms = 200, .max_backoff_ms = 600,
                              .patience_ms = 20000};
+}
+
+/* The chaos command every chaos_every_ms, each run's action drawn (kill a
+ * service process twice as often as a Redis or mock restart), until well
+ * past the budget: clients of the phase may outlive it, and the runs still
+ * planned when its last client is done are not made. */
+static int cr_chaos_plan(gen_ctx *g, const cr_params *p)
+{
+    static const sched_chaos_action mix[4] = {CHAOS_KILL_WORKER, CHAOS_KILL_WORKER,
+                                              CHAOS_RESTART_REDIS, CHAOS_RESTART_MOCK};
+    uint32_t every = p->chaos_every_ms ? p->chaos_every_ms : 5000;
+    uint32_t runs = p->budget_ms / every + 6;
+    for (uint32_t k = 1; k <= runs; k++)
+        if (sched_add_chaos(g->s, mix[rng_below(&g->rng, 4)], k * every) < 0) {
+            snprintf(g->err, g->errlen, "out of memory");
+            return -1;
+        }
+    return 0;
 }
 
 static int gen_crash(gen_ctx *g, const cr_params *p)
@@ -875,7 +821,7 @@ static int gen_crash(gen_ctx *g, const cr_params *p)
             t->copy_count = (uint8_t)clients;
         }
     }
-    return 0;
+    return cr_chaos_plan(g, p);
 }
 
 /* ---- ping ---- */
@@ -897,31 +843,99 @@ static int gen_ping(gen_ctx *g, uint32_t budget_ms, int workers)
 
 /* ---- the mix ---- */
 
+/* One scenario's generator with its parameters. */
+static int sc_generate(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
+{
+    switch (g->scenario) {
+    case SC_DOUBLE_CLICK: {
+        dc_params p;
+        dc_defaults(&p, orders, budget);
+        return gen_double_click(g, &p);
+    }
+    case SC_RETRY_STORM: {
+        rs_params p;
+        rs_defaults(&p, orders, budget);
+        return gen_retry_storm(g, &p);
+    }
+    case SC_CALLBACK_STORM: {
+        cs_params p;
+        cs_defaults(&p, orders, budget);
+        return gen_callback_storm(g, &p);
+    }
+    case SC_TOKEN_REPLAY: {
+        tr_params p;
+        tr_defaults(&p, orders, budget);
+        return gen_token_replay(g, &p);
+    }
+    case SC_FORGED_CALLBACK: {
+        fc_params p;
+        fc_defaults(&p, orders, budget);
+        return gen_forged_callback(g, &p);
+    }
+    case SC_ORDER_MISMATCH: {
+        om_params p;
+        om_defaults(&p, orders, budget);
+        return gen_order_mismatch(g, &p);
+    }
+    case SC_GATEWAY_CHAOS: {
+        gc_params p;
+        gc_defaults(&p, orders, budget);
+        return gen_gateway_chaos(g, &p);
+    }
+    case SC_CRASH: {
+        cr_params p;
+        cr_defaults(&p, orders, budget, plan->chaos_every_s);
+        return gen_crash(g, &p);
+    }
+    case SC_NEMESIS: {
+        nm_params p;
+        nemesis_defaults(&p, orders, plan->duration_s, plan->chaos, plan->windows);
+        return nemesis_generate(g, &p);
+    }
+    default:
+        return gen_ping(g, budget ? budget : 3000, plan->concurrency > 0 ? plan->concurrency : 1);
+    }
+}
+
+/* The flags that shape the schedule (and, with the nemesis, the windows
+ * it aims at), for the digest. */
+static void sc_params(sim_schedule *s, const sim_plan *plan)
+{
+    char wtext[160] = "";
+    if (plan->mask & (1u << SC_NEMESIS)) {
+        sim_windows w;
+        if (plan->windows != NULL)
+            w = *plan->windows;
+        else
+            windows_defaults(&w);
+        windows_describe(&w, wtext, sizeof(wtext));
+    }
+    snprintf(s->params, sizeof(s->params),
+             "mask=%u orders=%zu duration_ms=%llu concurrency=%d chaos=%d chaos_every_ms=%llu%s%s",
+             plan->mask, plan->orders, (unsigned long long)(plan->duration_s * 1000.0),
+             plan->concurrency, plan->chaos,
+             (unsigned long long)(plan->chaos ? plan->chaos_every_s * 1000.0 : 0),
+             wtext[0] ? " windows: " : "", wtext);
+}
+
 int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t errlen)
 {
+    /* Orders are shared by weight; time too, except for the nemesis, whose
+     * length follows the service's windows. */
     unsigned wsum = 0, osum = 0;
+    int last_order_sc = -1;
     for (int sc = 0; sc < SC_COUNT; sc++)
         if (plan->mask & (1u << sc)) {
-            wsum += sc_weight[sc];
-            if (sc != SC_PING)
-                osum += sc_weight[sc];
+            wsum += sc == SC_NEMESIS ? 0 : sc_weight[sc];
+            osum += sc == SC_PING ? 0 : sc_weight[sc];
+            last_order_sc = sc == SC_PING ? last_order_sc : sc;
         }
-    if (wsum == 0) {
+    if (plan->mask == 0) {
         snprintf(err, errlen, "no scenario selected");
         return -1;
     }
-    snprintf(s->params, sizeof(s->params),
-             "mask=%u orders=%zu duration_ms=%llu concurrency=%d chaos=%d chaos_every_ms=%llu",
-             plan->mask, plan->orders, (unsigned long long)(plan->duration_s * 1000.0),
-             plan->concurrency, plan->chaos,
-             (unsigned long long)(plan->chaos ? plan->chaos_every_s * 1000.0 : 0));
-
+    sc_params(s, plan);
     size_t given = 0;
-    int last_order_sc = -1;
-    for (int sc = 0; sc < SC_COUNT; sc++)
-        if ((plan->mask & (1u << sc)) && sc != SC_PING)
-            last_order_sc = sc;
-
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (!(plan->mask & (1u << sc)))
             continue;
@@ -936,7 +950,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
         rng_seed(&g.rng, rng_splitmix64(&st));
         g.seed_state = rng_splitmix64(&st);
 
-        uint32_t budget = (uint32_t)(plan->duration_s * 1000.0 * sc_weight[sc] / wsum);
+        uint32_t budget = wsum ? (uint32_t)(plan->duration_s * 1000.0 * sc_weight[sc] / wsum) : 0;
         size_t orders = 0;
         if (sc != SC_PING) {
             orders = sc == last_order_sc ? (plan->orders > given ? plan->orders - given : 0)
@@ -945,62 +959,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
             if (orders < 4)
                 orders = 4;
         }
-        int rc;
-        switch (sc) {
-        case SC_DOUBLE_CLICK: {
-            dc_params p;
-            dc_defaults(&p, orders, budget);
-            rc = gen_double_click(&g, &p);
-            break;
-        }
-        case SC_RETRY_STORM: {
-            rs_params p;
-            rs_defaults(&p, orders, budget);
-            rc = gen_retry_storm(&g, &p);
-            break;
-        }
-        case SC_CALLBACK_STORM: {
-            cs_params p;
-            cs_defaults(&p, orders, budget);
-            rc = gen_callback_storm(&g, &p);
-            break;
-        }
-        case SC_TOKEN_REPLAY: {
-            tr_params p;
-            tr_defaults(&p, orders, budget);
-            rc = gen_token_replay(&g, &p);
-            break;
-        }
-        case SC_FORGED_CALLBACK: {
-            fc_params p;
-            fc_defaults(&p, orders, budget);
-            rc = gen_forged_callback(&g, &p);
-            break;
-        }
-        case SC_ORDER_MISMATCH: {
-            om_params p;
-            om_defaults(&p, orders, budget);
-            rc = gen_order_mismatch(&g, &p);
-            break;
-        }
-        case SC_GATEWAY_CHAOS: {
-            gc_params p;
-            gc_defaults(&p, orders, budget);
-            rc = gen_gateway_chaos(&g, &p);
-            break;
-        }
-        case SC_CRASH: {
-            cr_params p;
-            cr_defaults(&p, orders, budget, plan->chaos_every_s);
-            rc = gen_crash(&g, &p);
-            break;
-        }
-        default: {
-            uint32_t b = budget ? budget : 3000;
-            rc = gen_ping(&g, b, plan->concurrency > 0 ? plan->concurrency : 1);
-        }
-        }
-        if (rc < 0)
+        if (sc_generate(&g, plan, orders, budget) < 0)
             return -1;
     }
     sched_sort_tasks(s);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "schedule.h"
+#include "windows.h"
 
 typedef struct {
     unsigned mask;            /* bit (1u << sim_scenario) per scenario to run */
@@ -18,6 +19,7 @@ typedef struct {
     int chaos;                /* a chaos command is configured */
     double chaos_every_s;     /* its period (crash lasts at least 2.5 periods) */
     const char *mock_override;/* JSON object merged into every phase's mock config, or NULL */
+    const sim_windows *windows;/* the service's windows the nemesis aims at (NULL: defaults) */
 } sim_plan;
 
 /* The mask of "all": every scenario but ping, and crash only with chaos. */
@@ -33,20 +35,41 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
  * (bad mock override, out of memory, too many orders). */
 int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t errlen);
 
-/* The mock knobs of one phase. */
+/* Faults of one of the mock's other endpoints ("endpoints" in its config). */
+typedef enum { EP_ORDERQUERY = 0, EP_CLOSEORDER, EP_REFUND, EP_DOWNLOADBILL, EP_COUNT } sim_endpoint;
+
+typedef struct {
+    long latency_ms, jitter_ms;   /* < 0: inherit the top-level latency and jitter (null) */
+    double error_rate, reset_rate;
+} sim_endpoint_faults;
+
+/* The mock knobs of one phase. The top-level latency and fault rates are
+ * unifiedorder's (today's mock also delays its other endpoints by them);
+ * endpoints[] are the per-endpoint faults and closeorder_enabled the close,
+ * which only a mock that knows them applies (mock_admin strips them for an
+ * older mock). */
 typedef struct {
     long latency_ms, jitter_ms;
     double error_rate, decline_rate, timeout_after_charge_rate, reset_rate;
     int dedupe;
     long notify_copies, notify_concurrency, notify_delay_ms, notify_retry_ms;
+    int notify_enabled;
+    long hold_max_ms;
+    int closeorder_enabled;
+    sim_endpoint_faults endpoints[EP_COUNT];
     long long seed;
 } sim_mock_knobs;
 
-/* The mock's defaults (no faults, dedupe on, one notification copy). */
+/* The endpoint names as the mock's config spells them ("orderquery" ...). */
+const char *scenarios_endpoint_name(int ep);
+
+/* The mock's defaults (no faults, dedupe on, one notification copy,
+ * notifications on, replies withheld at most 30 s, close on). */
 void scenarios_mock_defaults(sim_mock_knobs *k);
-/* The knobs as a compact JSON object with override (a JSON object text, or
- * NULL) merged over them. Returns 0, or -1 (override not a JSON object, or the
- * result does not fit outlen) with a message in err. */
+/* The knobs as a compact JSON object (every knob, so a phase never inherits
+ * the previous phase's) with override (a JSON object text, or NULL) merged
+ * over them. Returns 0, or -1 (override not a JSON object, or the result
+ * does not fit outlen) with a message in err. */
 int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out, size_t outlen,
                         char *err, size_t errlen);
 

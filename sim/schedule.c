@@ -11,10 +11,13 @@
 
 static const char *const sched_names[SC_COUNT] = {
     "double-click", "retry-storm", "callback-storm", "token-replay", "forged-callback",
-    "order-mismatch", "gateway-chaos", "crash", "ping",
+    "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping",
 };
 static const char *const sched_codes[SC_COUNT] = {
-    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "pg",
+    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg",
+};
+static const char *const sched_chaos_names[CHAOS_ACTION_COUNT] = {
+    "kill-worker", "restart-redis", "restart-mock", "restart-mariadb",
 };
 static const char sched_b36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -50,6 +53,7 @@ void sched_free(sim_schedule *s)
     free(s->tokens);
     free(s->tasks);
     free(s->phases);
+    free(s->chaos);
     memset(s, 0, sizeof(*s));
 }
 
@@ -139,6 +143,34 @@ int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
     return 0;
 }
 
+int sched_add_chaos(sim_schedule *s, sched_chaos_action action, uint32_t at_ms)
+{
+    if (s->nphases == 0 || (int)action < 0 || action >= CHAOS_ACTION_COUNT ||
+        sched_grow((void **)&s->chaos, &s->cap_chaos, s->nchaos, sizeof(sched_chaos)) < 0)
+        return -1;
+    sched_chaos c = {.phase = (uint32_t)(s->nphases - 1), .at_ms = at_ms, .action = (uint8_t)action};
+    /* Keep (phase, at_ms) order: events are added phase by phase. */
+    size_t i = s->nchaos;
+    while (i > 0 && s->chaos[i - 1].phase == c.phase && s->chaos[i - 1].at_ms > at_ms) {
+        s->chaos[i] = s->chaos[i - 1];
+        i--;
+    }
+    s->chaos[i] = c;
+    s->nchaos++;
+    return 0;
+}
+
+const char *sched_chaos_name(int action)
+{
+    return (action >= 0 && action < CHAOS_ACTION_COUNT) ? sched_chaos_names[action] : "?";
+}
+
+void sched_set_faults(sim_schedule *s, const char *faults)
+{
+    if (s->nphases > 0)
+        snprintf(s->phases[s->nphases - 1].faults, SCHED_FAULTS_MAX, "%s", faults);
+}
+
 void sched_mark_barriers(sim_schedule *s)
 {
     for (size_t p = 0; p < s->nphases; p++) {
@@ -147,7 +179,8 @@ void sched_mark_barriers(sim_schedule *s)
         ph->barrier = (uint8_t)(prev == NULL || ph->budget_ms == 0 || prev->budget_ms == 0 ||
                                 ph->chaos || prev->chaos || ph->exclusive || prev->exclusive ||
                                 ph->scenario == SC_PING ||
-                                prev->scenario == SC_PING);
+                                prev->scenario == SC_PING ||
+                                (ph->scenario == SC_NEMESIS && prev->scenario != SC_NEMESIS));
     }
 }
 
@@ -268,7 +301,7 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
             fn(ctx, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1); \
     } while (0)
 
-    SCHED_EMIT("idempay-sim schedule v1\n");
+    SCHED_EMIT("idempay-sim schedule v2\n");
     SCHED_EMIT("seed %llu\n", (unsigned long long)s->seed);
     SCHED_EMIT("params %s\n", s->params);
     for (size_t i = 0; i < s->norders; i++) {
@@ -284,6 +317,12 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
                    p, sched_scenario_name(ph->scenario), ph->label, ph->budget_ms, ph->chaos,
                    ph->exclusive, ph->barrier,
                    ph->first_token, ph->ntokens, ph->first_task, ph->ntasks, ph->mock_config);
+        if (ph->faults[0])
+            SCHED_EMIT("faults %zu %s\n", p, ph->faults);
+        for (size_t k = 0; k < s->nchaos; k++)
+            if (s->chaos[k].phase == p)
+                SCHED_EMIT("chaos phase=%zu at=%u action=%s\n", p, s->chaos[k].at_ms,
+                           sched_chaos_name(s->chaos[k].action));
         for (size_t k = ph->first_token; k < ph->first_token + ph->ntokens; k++)
             SCHED_EMIT("token %zu user=%lld sc=%s\n", k, (long long)s->tokens[k].user_id,
                        sched_scenario_name(s->tokens[k].scenario));
@@ -291,13 +330,13 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
             const sched_task *t = &s->tasks[k];
             SCHED_EMIT("task %zu kind=%u order=%d token=%d use=%u style=%u idem=%u poll=%u "
                        "att=%u copies=%u forge=%u rd=%u exp=%u copy=%u/%u aux=%d vu=%lld vf=%lld "
-                       "start=%u gap=%u to=%u bo=%u pat=%u js=%llu\n",
+                       "start=%u gap=%u to=%u bo=%u pat=%u js=%llu hasty=%u beh=%u\n",
                        k, t->kind, t->order, t->token, t->token_use, t->style, t->idem, t->poll,
                        t->max_attempts, t->copies, t->forge, t->retry_declined,
                        t->expect_expired, t->copy_index, t->copy_count, t->aux_order,
                        (long long)t->variant_user, (long long)t->variant_fen, t->start_ms,
                        t->gap_ms, t->timeout_ms, t->backoff_ms, t->patience_ms,
-                       (unsigned long long)t->jitter_seed);
+                       (unsigned long long)t->jitter_seed, t->hasty, t->behaviour);
         }
     }
 #undef SCHED_EMIT

@@ -25,6 +25,7 @@ typedef enum {
     SC_ORDER_MISMATCH,
     SC_GATEWAY_CHAOS,
     SC_CRASH,
+    SC_NEMESIS,
     SC_PING,
     SC_COUNT
 } sim_scenario;
@@ -41,7 +42,8 @@ typedef enum { AMT_FIXED2 = 0, AMT_SHORT = 1 } sched_amount_style;
 #define SCHED_SUFFIX_LEN 12       /* 2 scenario letters, 5 base36 index, 5 random */
 #define SCHED_MAX_ORDERS 60466176 /* 36^5 */
 #define SCHED_PREFIX_MAX 12
-#define SCHED_MOCK_CONFIG_MAX 512
+#define SCHED_MOCK_CONFIG_MAX 1024
+#define SCHED_FAULTS_MAX 320
 
 typedef struct {
     char suffix[SCHED_SUFFIX_LEN + 1];
@@ -63,6 +65,8 @@ typedef enum {
     TASK_MISMATCH, /* pay the order, then `copies` variants (other amount/user) */
     TASK_FORGE,    /* one forged payment notification */
     TASK_PING,     /* GET /api/ping in a loop until the phase budget ends */
+    TASK_STRAY,    /* the payer pays the order a second time at the gateway itself
+                      (unifiedorder by the simulator), if a client saw it PAID */
     TASK_KIND_COUNT
 } sched_task_kind;
 
@@ -90,6 +94,8 @@ typedef struct {
     uint8_t expect_expired;/* wait for the token to expire first (short TTL only) */
     uint8_t copy_index;    /* which copy of a double-click this is (0 = first) */
     uint8_t copy_count;    /* how many copies the double-click has */
+    uint8_t hasty;         /* retries at once: ignores Retry-After and backoff */
+    uint8_t behaviour;     /* the nemesis' client behaviour (nemesis_behaviour_name), 0 none */
     int32_t order;         /* index into orders (-1: none) */
     int32_t token;         /* token slot for TOK_SLOT, else -1 */
     int32_t aux_order;     /* FORGE_REPLAY_TXN: the order whose transaction is replayed */
@@ -112,14 +118,33 @@ typedef struct {
                               is used up, and late clients finish meanwhile */
     char label[32];
     char mock_config[SCHED_MOCK_CONFIG_MAX]; /* JSON object for PUT /mock/config */
+    char faults[SCHED_FAULTS_MAX]; /* the phase's faults in words ("" for plain phases) */
     uint32_t budget_ms;    /* intended length (releases are spread over it) */
     size_t first_token, ntokens;
     size_t first_task, ntasks;
 } sched_phase;
 
+/* Chaos actions: the last word given to the --chaos-cmd command (./stack
+ * chaos ACTION). */
+typedef enum {
+    CHAOS_KILL_WORKER = 0,   /* kill -9 one service process */
+    CHAOS_RESTART_REDIS,
+    CHAOS_RESTART_MOCK,      /* kill -9 the mock gateway: held replies and pending
+                                notifications are lost */
+    CHAOS_RESTART_MARIADB,
+    CHAOS_ACTION_COUNT
+} sched_chaos_action;
+
+/* One planned run of the chaos command: at_ms after its phase starts. */
+typedef struct {
+    uint32_t phase;
+    uint32_t at_ms;
+    uint8_t action;        /* sched_chaos_action */
+} sched_chaos;
+
 typedef struct {
     uint64_t seed;
-    char params[256];      /* the flags that shape the schedule, for the digest */
+    char params[512];      /* the flags that shape the schedule, for the digest */
     sched_order *orders;
     size_t norders, cap_orders;
     sched_token *tokens;
@@ -128,6 +153,8 @@ typedef struct {
     size_t ntasks, cap_tasks;
     sched_phase *phases;
     size_t nphases, cap_phases;
+    sched_chaos *chaos;    /* in phase order, then at_ms */
+    size_t nchaos, cap_chaos;
 } sim_schedule;
 
 /* Scenario names as the command line spells them ("double-click", ...),
@@ -155,6 +182,15 @@ sched_task *sched_add_task(sim_schedule *s, sched_task_kind kind);
  * mock_config is copied (truncated configs are refused: -1). Returns 0/-1. */
 int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
                       const char *mock_config, uint32_t budget_ms, int chaos);
+
+/* Plans a run of the chaos command with action at_ms after the current
+ * phase starts. Returns 0, or -1 (OOM, or no phase begun). */
+int sched_add_chaos(sim_schedule *s, sched_chaos_action action, uint32_t at_ms);
+/* The action's word ("kill-worker" ...), "?" when out of range. */
+const char *sched_chaos_name(int action);
+
+/* Sets the faults description of the current phase (truncated to fit). */
+void sched_set_faults(sim_schedule *s, const char *faults);
 
 /* Sets every phase's barrier flag: the first phase, phases without a
  * budget, exclusive, chaos and ping phases and the phase after each of them

@@ -14,10 +14,12 @@ import xml.etree.ElementTree as ET
 from lib import *  # noqa: F401,F403
 
 SCENARIOS = ["double-click", "retry-storm", "callback-storm", "token-replay",
-             "forged-callback", "order-mismatch", "gateway-chaos"]
+             "forged-callback", "order-mismatch", "gateway-chaos", "nemesis"]
 INVARIANTS = ["no_double_charge", "charge_has_paid_order", "paid_has_charge",
               "client_paid_is_final", "token_single_order", "forged_callback_no_effect",
-              "mismatch_no_effect", "all_settled"]
+              "mismatch_no_effect", "all_settled", "no_402_after_charge", "no_paid_after_402",
+              "no_failed_read_after_charge", "paid_answer_has_charge", "refusal_no_effect",
+              "second_charge_refunded", "closed_after_doubt"]
 
 
 def sim_binary():
@@ -28,8 +30,9 @@ def sim_binary():
     raise AssertionError("idempay-sim not built (looked in the stack's build dir and sim/)")
 
 
-def sim(*args, timeout=150):
-    out = subprocess.run([sim_binary(), *args], capture_output=True, text=True, timeout=timeout)
+def sim(*args, timeout=300, env=None):
+    out = subprocess.run([sim_binary(), *args], capture_output=True, text=True, timeout=timeout,
+                         env=env)
     return out
 
 
@@ -48,8 +51,10 @@ def closed_port():
 
 
 TMP = tempfile.mkdtemp(prefix="test_sim.")
+# --settle 60: a second charge whose notification the nemesis drops is found
+# by the statement job (./stack: every 30 s).
 RUN_FLAGS = ["--scenario", "all", "--orders", "240", "--duration", "6", "--concurrency", "16",
-             "--seed", "20260101", "--settle", "30", "--quiet", "--db"]
+             "--seed", "20260101", "--settle", "60", "--quiet", "--db"]
 
 
 @test
@@ -122,12 +127,45 @@ def same_seed_same_digest_other_seed_other_digest():
 
 
 @test
+def nemesis_aims_at_the_windows():
+    """The nemesis' schedule follows the service windows in the environment,
+    always has one episode with the safety nets removed, and plans chaos
+    runs (with their action) only with a chaos command."""
+    flags = ["--scenario", "nemesis", "--seed", "5", "--schedule-only", "--print-schedule"]
+    plain = sim(*flags)
+    check(plain.returncode == 0, f"exit {plain.returncode}: {plain.stderr}")
+    check("timeout=3000 lease=10000" in plain.stdout, "the default windows are not in the schedule")
+    check(plain.stdout.count("NETS REMOVED") == 1, "not exactly one nets-removed episode")
+    check("\nchaos " not in plain.stdout, "chaos planned without --chaos-cmd")
+    env = dict(os.environ, IDEMPAY_LEASE_MS="7000", IDEMPAY_GATEWAY_TIMEOUT_MS="2000")
+    other = sim(*flags, env=env)
+    check("timeout=2000 lease=7000" in other.stdout, "the windows of the environment are ignored")
+    check(digest_of(other) != digest_of(plain), "other windows, same digest")
+    chaos = sim(*flags, "--chaos-cmd", "true")
+    check(re.search(r"^chaos phase=\d+ at=\d+ action=kill-worker$", chaos.stdout, re.M),
+          "no kill-worker planned with a chaos command")
+    check(digest_of(sim(*flags)) == digest_of(plain), "the same seed gives another digest")
+
+
+@test
+def soak_runs_new_seeds_until_the_time_is_up():
+    out = sim("--scenario", "order-mismatch", "--orders", "8", "--duration", "0", "--quiet",
+              "--soak", "0.02", timeout=120)
+    check(out.returncode == 0, f"soak exit {out.returncode}: {out.stdout[-2000:]}{out.stderr}")
+    seeds = re.findall(r"^soak: run \d+, seed (\d+)$", out.stdout, re.M)
+    check(len(seeds) >= 1, f"no seed printed: {out.stdout[-1000:]}")
+    check(re.search(r"^soak: \d+ run\(s\), every invariant held", out.stdout, re.M),
+          "no closing line")
+    check(len(set(seeds)) == len(seeds), "a seed was drawn twice")
+
+
+@test
 def bad_arguments_exit_2():
     cases = [["--orders", "0"], ["--orders", "x"], ["--scenario", "bogus"],
              ["--scenario", "crash"], ["--seed", "-1"], ["--seed", "abc"],
              ["--target", "ftp://127.0.0.1:1"], ["--concurrency", "0"], ["--bogus"],
              ["stray-argument"], ["--chaos-every", "5"], ["--mock-config", "[1]"],
-             ["--prefix", "bad_prefix"]]
+             ["--prefix", "bad_prefix"], ["--soak", "0"], ["--soak", "x"]]
     for args in cases:
         out = sim(*args, timeout=30)
         check(out.returncode == 2, f"{args}: exit {out.returncode}, expected 2 ({out.stderr})")

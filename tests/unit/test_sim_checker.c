@@ -82,6 +82,15 @@ static void add_charge(int order, const char *txn, int64_t fee, int refunded)
     c->total_fee = fee;
     c->refunded = refunded;
     c->order = order;
+    c->at_us = INT64_MIN; /* unknown unless a test sets it */
+    c->epoch_us = INT64_MIN;
+}
+
+/* Puts op at [start_ms, end_ms] on the run's clock. */
+static void at(sim_op *op, double start_ms, double end_ms)
+{
+    op->start_us = (int64_t)(start_ms * 1000);
+    op->end_us = (int64_t)(end_ms * 1000);
 }
 
 static void set_row(sim_row *rows, int order, int status, const char *txn)
@@ -385,6 +394,199 @@ static void test_unreadable_not_judged(void)
     checker_result_free(&r);
 }
 
+/* ---- what the service says ---- */
+
+static void test_402_after_charge(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 6 was charged at 1 s, and a 402 came back at 4 s. */
+    add_charge(6, "4200000000aa", S.orders[6].amount_fen, 0);
+    CH[NCH - 1].at_us = 1000000;
+    at(&OPS[7], 500, 4000); /* the 402 of order 6 (clean_world's 8th op) */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_402_AFTER_CHARGE), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.v[r.nv - 1].message, "had charged 4200000000aa"));
+    checker_result_free(&r);
+    /* The same charge landing while the 402 is on its way back is not judged. */
+    clean_world();
+    add_charge(6, "4200000000aa", S.orders[6].amount_fen, 0);
+    CH[NCH - 1].at_us = 3900000;
+    at(&OPS[7], 500, 4000);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_402_AFTER_CHARGE), 0);
+    checker_result_free(&r);
+}
+
+/* Order 6: a POST at 0..3 s answered 202, a 402 at 20 s, PAID by a charge
+ * at 25 s. */
+static void late_paid_world(void)
+{
+    clean_world();
+    at(&OPS[7], 20000, 20100);
+    sim_op *first = add_op(OP_PAY, 6, 202, OST_PROCESSING, NULL);
+    at(first, 0, 3000);
+    add_charge(6, "4200000000bb", S.orders[6].amount_fen, 0);
+    CH[NCH - 1].at_us = 25000000;
+    set_row(API, 6, OST_PAID, "4200000000bb");
+}
+
+static void test_paid_after_402(void)
+{
+    chk_result r;
+    late_paid_world();
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_PAID_AFTER_402), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_402_AFTER_CHARGE), 0);
+    checker_result_free(&r);
+    /* A new request after the 402 explains the charge. */
+    late_paid_world();
+    sim_op *again = add_op(OP_PAY, 6, 200, OST_PAID, "4200000000bb");
+    at(again, 24900, 25100);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_PAID_AFTER_402), 0);
+    checker_result_free(&r);
+    /* A refused one (409) does not. */
+    late_paid_world();
+    sim_op *busy = add_op(OP_PAY, 6, 409, OST_NONE, NULL);
+    at(busy, 24900, 24901);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_PAID_AFTER_402), 1);
+    checker_result_free(&r);
+}
+
+static void test_failed_read_after_charge(void)
+{
+    chk_result r;
+    clean_world();
+    add_charge(6, "4200000000cc", S.orders[6].amount_fen, 0);
+    CH[NCH - 1].at_us = 1000000;
+    sim_op *read = add_op(OP_QUERY, 6, 200, OST_FAILED, NULL);
+    at(read, 2000, 2001);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_FAILED_READ_AFTER_CHARGE), 1);
+    checker_result_free(&r);
+    /* Read before the charge: fine (this check). */
+    at(read, 900, 901);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_FAILED_READ_AFTER_CHARGE), 0);
+    checker_result_free(&r);
+}
+
+static void test_paid_answer_has_charge(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 1 said PAID at 0.5 s; the gateway charged it at 2 s. */
+    CH[1].at_us = 2000000;
+    at(&OPS[1], 100, 500);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAID_ANSWER_HAS_CHARGE), 1);
+    checker_result_free(&r);
+    /* PAID without a transaction id. */
+    clean_world();
+    OPS[2].txn[0] = '\0';
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAID_ANSWER_HAS_CHARGE), 1);
+    checker_result_free(&r);
+}
+
+static void test_refusal_no_effect(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 5's only POST is refused 403, yet it is PAID and charged. */
+    OPS[5].http_code = 403;
+    OPS[5].status = OST_NONE;
+    OPS[5].txn[0] = '\0';
+    at(&OPS[5], 1000, 1001);
+    CH[5].at_us = 1000500;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUSAL_NO_EFFECT), 2); /* the charge, and the row */
+    checker_result_free(&r);
+    /* Refused and absent: fine. */
+    clean_world();
+    OPS[5].http_code = 403;
+    OPS[5].status = OST_NONE;
+    NCH = 5; /* drop order 5's charge */
+    API[5].state = ROW_ABSENT;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUSAL_NO_EFFECT), 0);
+    checker_result_free(&r);
+}
+
+static void test_second_charge_refunded(void)
+{
+    chk_result r;
+    clean_world();
+    /* The payer pays order 1 again at the gateway: not the service's double
+     * charge, but it must be refunded. */
+    sim_op *stray = add_op(OP_STRAY, 1, 200, OST_NONE, "4200000000dd");
+    at(stray, 9000, 9010);
+    add_charge(1, "4200000000dd", S.orders[1].amount_fen, 0);
+    CH[NCH - 1].at_us = 9005000;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_DOUBLE_CHARGE), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CHARGE_HAS_PAID_ORDER), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_SECOND_CHARGE_REFUNDED), 1);
+    checker_result_free(&r);
+    CH[NCH - 1].refunded = 1;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+    /* A second charge the service made itself still counts. */
+    add_charge(1, "4200000000ee", S.orders[1].amount_fen, 1);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_DOUBLE_CHARGE), 1);
+    checker_result_free(&r);
+}
+
+static void test_closed_after_doubt(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 6's only POST is answered payment_closed: closed too early. */
+    snprintf(OPS[7].error, sizeof(OPS[7].error), "payment_closed");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
+    checker_result_free(&r);
+    /* A repeat that saw the live lease (202 replayed) is no doubt... */
+    sim_op *repeat = add_op(OP_PAY, 6, 202, OST_PROCESSING, NULL);
+    repeat->flags |= OPF_REPLAYED;
+    at(repeat, 0, 1);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
+    checker_result_free(&r);
+    /* ...the holder's own 202 (its gateway call timed out) is. */
+    repeat->flags = 0;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
+    checker_result_free(&r);
+    /* With a 10 s lease, a holder that began 2 s before the close is too
+     * recent: its attempt was closed while it could still be waiting. */
+    at(&OPS[7], 2000, 2300);
+    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
+                          .api_rows = API, .prefix = PFX, .seed = 1234, .lease_us = 10000000};
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
+    checker_result_free(&r);
+    at(&OPS[7], 12000, 12300);
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 0);
+    checker_result_free(&r);
+}
+
+static void test_mismatch_wrong_refusal(void)
+{
+    chk_result r;
+    clean_world();
+    sim_op *op = add_op(OP_PAY, 3, 422, OST_NONE, NULL);
+    snprintf(op->error, sizeof(op->error), "order_mismatch");
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_MISMATCH_NO_EFFECT), 1);
+    checker_result_free(&r);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -399,6 +601,14 @@ int main(void)
         { "all settled", test_all_settled },
         { "database view", test_db_view },
         { "unreadable rows not judged", test_unreadable_not_judged },
+        { "402 after a charge", test_402_after_charge },
+        { "PAID after a 402", test_paid_after_402 },
+        { "FAILED read after a charge", test_failed_read_after_charge },
+        { "PAID answer before its charge", test_paid_answer_has_charge },
+        { "refusals change nothing", test_refusal_no_effect },
+        { "the payer's second charge", test_second_charge_refunded },
+        { "a wrong order_mismatch", test_mismatch_wrong_refusal },
+        { "closed only after doubt", test_closed_after_doubt },
     };
     return CU_SUITE_RUN("sim_checker", setup, teardown, tests);
 }

@@ -88,11 +88,56 @@ static void test_empty_and_bad(void)
     }
 }
 
+/* Optional knobs an older mock does not know are cut; others pass. */
+static void test_config_filter(void)
+{
+    char out[1024], dropped[256];
+    const char *cfg = "{\"latency_ms\":5,\"closeorder_enabled\":true,\"notify_enabled\":false,"
+                      "\"endpoints\":{\"orderquery\":{\"latency_ms\":1,\"error_rate\":0.1},"
+                      "\"downloadbill\":{\"latency_ms\":2}},\"bogus\":1}";
+    const char *old = "{\"latency_ms\":0,\"notify_enabled\":true}";
+    CU_ASSERT_EQUAL(mock_admin_filter(cfg, old, out, sizeof(out), dropped, sizeof(dropped)), 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "endpoints"));
+    CU_ASSERT_PTR_NULL(strstr(out, "closeorder_enabled"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"notify_enabled\":false"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"bogus\":1")); /* not optional: the mock judges it */
+    CU_ASSERT_PTR_NOT_NULL(strstr(dropped, "endpoints"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(dropped, "closeorder_enabled"));
+    /* A newer mock with some endpoints and knobs. */
+    const char *newer = "{\"closeorder_enabled\":true,\"notify_enabled\":true,"
+                        "\"endpoints\":{\"orderquery\":{\"latency_ms\":0}}}";
+    CU_ASSERT_EQUAL(mock_admin_filter(cfg, newer, out, sizeof(out), dropped, sizeof(dropped)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"orderquery\":{\"latency_ms\":1}"));
+    CU_ASSERT_PTR_NULL(strstr(out, "downloadbill"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(dropped, "downloadbill"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(dropped, "error_rate"));
+    /* NULL known keeps everything; garbage is refused. */
+    CU_ASSERT_EQUAL(mock_admin_filter(cfg, NULL, out, sizeof(out), dropped, sizeof(dropped)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "downloadbill"));
+    CU_ASSERT_STRING_EQUAL(dropped, "");
+    CU_ASSERT_EQUAL(mock_admin_filter("[1]", NULL, out, sizeof(out), dropped, sizeof(dropped)), -1);
+    CU_ASSERT_EQUAL(mock_admin_filter(cfg, NULL, out, 10, dropped, sizeof(dropped)), -1);
+}
+
+static void test_ledger_time(void)
+{
+    CU_ASSERT_EQUAL(mock_admin_time_us("1970-01-01T00:00:01.000002Z"), 1000002);
+    CU_ASSERT_EQUAL(mock_admin_time_us("2024-02-29T23:30:00.123456Z"), 1709249400123456LL);
+    CU_ASSERT_EQUAL(mock_admin_time_us("2024-02-29T23:30:00Z"), 1709249400000000LL);
+    CU_ASSERT_EQUAL(mock_admin_time_us("2024-02-29T23:30:00.5Z"), 1709249400500000LL);
+    CU_ASSERT_EQUAL(mock_admin_time_us("2024-02-29 23:30:00"), INT64_MIN);
+    CU_ASSERT_EQUAL(mock_admin_time_us("1709249400.123"), INT64_MIN);
+    CU_ASSERT_EQUAL(mock_admin_time_us(""), INT64_MIN);
+    CU_ASSERT_EQUAL(mock_admin_time_us(NULL), INT64_MIN);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
         { "filter and map", test_filter_and_map },
         { "empty and bad bodies", test_empty_and_bad },
+        { "config cut to the mock's knobs", test_config_filter },
+        { "ledger times", test_ledger_time },
     };
     return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
 }

@@ -13,6 +13,7 @@
 
 #include "checker.h"
 #include "report.h"
+#include "witness.h"
 #include "rng.h"
 #include "schedule.h"
 
@@ -45,6 +46,7 @@ static int setup(void)
         OPS[i].kind = OP_PAY;
         OPS[i].order = 0;
         OPS[i].token = -1;
+        OPS[i].task = i; /* two clients (one client's runs of one answer are folded) */
         OPS[i].scenario = SC_DOUBLE_CLICK;
         OPS[i].user_id = 11;
         OPS[i].amount_fen = 1230;
@@ -122,7 +124,7 @@ static void test_checker_found_it(void)
 static void test_witness(void)
 {
     CU_ASSERT_EQUAL_FATAL(CHK.nv, 1);
-    char *w = report_witness(&REP, &CHK.v[0]);
+    char *w = witness_text(&REP, &CHK.v[0]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
     char no[64];
     sched_order_no(&S, PFX, 0, no, sizeof(no));

@@ -4,6 +4,7 @@
  * digest ignores the run prefix; amounts print in both styles. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,94 @@ static void test_mock_json(void)
     CU_ASSERT_EQUAL(scenarios_mock_json(&k, NULL, out, 20, err, sizeof(err)), -1);
 }
 
+/* A top-level integer knob of a phase's mock config. */
+static long long knob(const sched_phase *ph, const char *name)
+{
+    json_t *j = json_loads(ph->mock_config, 0, NULL);
+    long long v = (long long)json_integer_value(json_object_get(j, name));
+    json_decref(j);
+    return v;
+}
+
+static int build_nemesis(sim_schedule *s, uint64_t seed, int chaos, const sim_windows *w)
+{
+    char err[256];
+    sim_plan p = {.mask = 1u << SC_NEMESIS, .orders = 200, .duration_s = 30, .concurrency = 8,
+                  .chaos = chaos, .chaos_every_s = 5, .windows = w};
+    sched_init(s, seed);
+    return scenarios_build(s, &p, err, sizeof(err));
+}
+
+/* The nemesis aims at the windows it is given: one episode with the nets
+ * removed holds its calls past the lease, the windows are in the digest,
+ * and chaos runs are planned only with a chaos command. */
+static void test_nemesis(void)
+{
+    sim_windows w;
+    windows_defaults(&w);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sim_schedule s;
+        CU_ASSERT_EQUAL_FATAL(build_nemesis(&s, seed, 1, &w), 0);
+        int nets_off = 0, kills = 0, strays = 0;
+        for (size_t p = 0; p < s.nphases; p++) {
+            const sched_phase *ph = &s.phases[p];
+            CU_ASSERT_EQUAL(ph->scenario, SC_NEMESIS);
+            CU_ASSERT(ph->faults[0] != '\0');
+            if (strstr(ph->faults, "NETS REMOVED") != NULL) {
+                nets_off++;
+                CU_ASSERT_PTR_NOT_NULL(strstr(ph->mock_config, "\"dedupe\":false"));
+                CU_ASSERT_PTR_NOT_NULL(strstr(ph->mock_config, "\"notify_enabled\":false"));
+                CU_ASSERT(knob(ph, "latency_ms") > w.lease_ms);
+            }
+        }
+        for (size_t k = 0; k < s.nchaos; k++)
+            kills += s.chaos[k].action == CHAOS_KILL_WORKER;
+        for (size_t t = 0; t < s.ntasks; t++)
+            strays += s.tasks[t].kind == TASK_STRAY;
+        CU_ASSERT_EQUAL(nets_off, 1);
+        CU_ASSERT(kills >= 1);
+        CU_ASSERT(strays >= 1);
+        CU_ASSERT(s.phases[0].barrier);
+        sched_free(&s);
+        CU_ASSERT_EQUAL_FATAL(build_nemesis(&s, seed, 0, &w), 0);
+        CU_ASSERT_EQUAL(s.nchaos, 0);
+        sched_free(&s);
+    }
+    /* Other windows, another schedule; shorter windows, shorter holds. */
+    char a[65], b[65];
+    sim_schedule s;
+    CU_ASSERT_EQUAL_FATAL(build_nemesis(&s, 7, 1, &w), 0);
+    sched_digest(&s, a);
+    sched_free(&s);
+    sim_windows quick = w;
+    quick.lease_ms = 4000;
+    quick.gateway_timeout_ms = 1000;
+    quick.reconcile_ms = 500;
+    CU_ASSERT_EQUAL_FATAL(build_nemesis(&s, 7, 1, &quick), 0);
+    sched_digest(&s, b);
+    CU_ASSERT_STRING_NOT_EQUAL(a, b);
+    for (size_t p = 0; p < s.nphases; p++)
+        CU_ASSERT(knob(&s.phases[p], "latency_ms") + knob(&s.phases[p], "jitter_ms") < 7000);
+    sched_free(&s);
+}
+
+/* The crash scenario's chaos runs are planned, every period, with drawn actions. */
+static void test_crash_chaos_plan(void)
+{
+    char err[256];
+    sim_schedule s;
+    sim_plan p = {.mask = 1u << SC_CRASH, .orders = 50, .duration_s = 10, .concurrency = 8,
+                  .chaos = 1, .chaos_every_s = 2, .mock_override = NULL};
+    sched_init(&s, 3);
+    CU_ASSERT_EQUAL_FATAL(scenarios_build(&s, &p, err, sizeof(err)), 0);
+    CU_ASSERT(s.nchaos >= 6);
+    for (size_t k = 0; k < s.nchaos; k++) {
+        CU_ASSERT_EQUAL(s.chaos[k].at_ms, 2000u * (uint32_t)(k + 1));
+        CU_ASSERT(s.chaos[k].action != CHAOS_RESTART_MARIADB);
+    }
+    sched_free(&s);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -211,6 +300,8 @@ int main(void)
         { "amount text", test_amount_text },
         { "scenario names", test_scenario_names },
         { "mock config JSON", test_mock_json },
+        { "nemesis aims at the windows", test_nemesis },
+        { "crash chaos plan", test_crash_chaos_plan },
     };
     return CU_SUITE_RUN("sim_schedule", NULL, NULL, tests);
 }

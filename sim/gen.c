@@ -1,0 +1,109 @@
+/* gen.c - the shared draws of the scenario generators (see gen.h). */
+#include "gen.h"
+
+#include <stdio.h>
+
+#include "money.h"
+
+int64_t gen_user(gen_ctx *g)
+{
+    if (rng_chance(&g->rng, 0.05))
+        return rng_range(&g->rng, (int64_t)1 << 62, INT64_MAX);
+    return rng_range(&g->rng, 1, (int64_t)1 << 40);
+}
+
+int64_t gen_amount(gen_ctx *g)
+{
+    switch (rng_below(&g->rng, 10)) {
+    case 0: case 1: case 2: case 3:
+        return rng_range(&g->rng, 1, 99999);
+    case 4: case 5: case 6:
+        return rng_range(&g->rng, 1, 500) * 100;
+    case 7: case 8:
+        return rng_range(&g->rng, 1, 9999) * 10;
+    default:
+        return rng_range(&g->rng, 1, MONEY_MAX_FEN);
+    }
+}
+
+int gen_style(gen_ctx *g)
+{
+    return rng_chance(&g->rng, 0.5) ? AMT_SHORT : AMT_FIXED2;
+}
+
+int gen_order(gen_ctx *g, unsigned flags)
+{
+    int64_t user = gen_user(g), fen = gen_amount(g);
+    int idx = sched_add_order(g->s, &g->rng, g->scenario, user, fen, gen_style(g), flags);
+    if (idx < 0)
+        snprintf(g->err, g->errlen, "out of memory or too many orders");
+    return idx;
+}
+
+int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms,
+                     int chaos)
+{
+    char cfg[SCHED_MOCK_CONFIG_MAX];
+    k->seed = (long long)(rng_splitmix64(&g->seed_state) >> 1);
+    if (scenarios_mock_json(k, g->override, cfg, sizeof(cfg), g->err, g->errlen) < 0)
+        return -1;
+    if (sched_begin_phase(g->s, g->scenario, label, cfg, budget_ms, chaos) < 0) {
+        snprintf(g->err, g->errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start_ms)
+{
+    sched_task *t = sched_add_task(g->s, kind);
+    if (t == NULL) {
+        snprintf(g->err, g->errlen, "out of memory");
+        return NULL;
+    }
+    t->order = order;
+    t->start_ms = start_ms;
+    t->style = order >= 0 ? g->s->orders[order].style : AMT_FIXED2;
+    t->jitter_seed = rng_splitmix64(&g->seed_state);
+    return t;
+}
+
+int gen_token(gen_ctx *g, int64_t user)
+{
+    int t = sched_add_token(g->s, g->scenario, user);
+    if (t < 0)
+        snprintf(g->err, g->errlen, "out of memory");
+    return t;
+}
+
+uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms)
+{
+    return n ? (uint32_t)((uint64_t)budget_ms * i / n) : 0;
+}
+
+/* Fills the client fields of t from c. token is the order's slot or -1. */
+void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem)
+{
+    t->token = token;
+    t->token_use = token >= 0 ? TOK_SLOT : TOK_NONE;
+    t->idem = (uint8_t)idem;
+    t->poll = (uint8_t)rng_chance(&g->rng, c->poll_share);
+    t->retry_declined = (uint8_t)rng_chance(&g->rng, c->retry_declined_share);
+    t->max_attempts = (uint8_t)rng_range(&g->rng, c->min_attempts, c->max_attempts);
+    t->timeout_ms = (uint32_t)rng_range(&g->rng, c->min_timeout_ms, c->max_timeout_ms);
+    t->backoff_ms = (uint32_t)rng_range(&g->rng, c->min_backoff_ms, c->max_backoff_ms);
+    t->patience_ms = c->patience_ms ? c->patience_ms : GEN_PATIENCE_MS;
+}
+
+/* Token slot and key variant for a new order of a client. */
+int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int *idem)
+{
+    *token = -1;
+    *idem = rng_chance(&g->rng, c->idem_share) ? 1 : 0;
+    if (rng_chance(&g->rng, c->token_share)) {
+        *token = gen_token(g, g->s->orders[order].user_id);
+        if (*token < 0)
+            return -1;
+    }
+    return 0;
+}

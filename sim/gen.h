@@ -1,0 +1,63 @@
+/* gen - the draws every scenario generator shares: users, amounts, orders,
+ * phases (with their mock config), client tasks and tokens, all taken from
+ * the generator's own PRNG so that one scenario's draws never shift
+ * another's. Errors (out of memory, too many orders) leave a message in the
+ * context's err buffer and return -1 / NULL; the schedule keeps what was
+ * added before the failure (the caller frees it). */
+#ifndef IDEMPAY_SIM_GEN_H
+#define IDEMPAY_SIM_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rng.h"
+#include "scenarios.h"
+#include "schedule.h"
+
+typedef struct {
+    sim_schedule *s;
+    rng_t rng;
+    int scenario;
+    const char *override;  /* --mock-config, merged into every phase (may be NULL) */
+    char *err;
+    size_t errlen;
+    uint64_t seed_state;   /* derives mock seeds and task jitter seeds */
+} gen_ctx;
+
+/* A user id: mostly below 2^40, 5 % near 2^63. */
+int64_t gen_user(gen_ctx *g);
+/* An amount in fen, 0.01 .. 99999999.99 yuan, with round values common. */
+int64_t gen_amount(gen_ctx *g);
+/* AMT_SHORT or AMT_FIXED2, half each. */
+int gen_style(gen_ctx *g);
+/* Appends an order of the generator's scenario. Its index, or -1. */
+int gen_order(gen_ctx *g, unsigned flags);
+/* Starts a phase with the knobs k (their seed is drawn here, the override
+ * merged). 0 or -1. */
+int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms, int chaos);
+/* Appends a task of the current phase for order (-1: none) released at
+ * start_ms. NULL on OOM. */
+sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start_ms);
+/* Appends a token slot for user to the current phase. Its index, or -1. */
+int gen_token(gen_ctx *g, int64_t user);
+/* Release time of group i of n spread over budget (0 when no pacing). */
+uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms);
+
+/* A client paying one order: optional token and Idempotency-Key. */
+typedef struct {
+    double token_share, idem_share, poll_share, retry_declined_share;
+    int min_attempts, max_attempts;
+    uint32_t min_timeout_ms, max_timeout_ms;
+    uint32_t min_backoff_ms, max_backoff_ms;
+    uint32_t patience_ms;     /* 0: GEN_PATIENCE_MS */
+} gen_client;
+
+#define GEN_PATIENCE_MS 6000
+
+/* Fills the client fields of t from c. token is the order's slot or -1. */
+void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem);
+/* Draws the token slot (or -1) and Idempotency-Key variant (0 or 1) of a new
+ * order of a client c. 0 or -1. */
+int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int *idem);
+
+#endif

@@ -1,0 +1,598 @@
+/* run.c - one simulator run (see run.h): each step is one function over a
+ * run context, and every step leaves what it found (or why it could not
+ * go on) in that context for the report. */
+#include "run.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chaos.h"
+#include "checker.h"
+#include "dbread.h"
+#include "driver.h"
+#include "env.h"
+#include "history.h"
+#include "http_client.h"
+#include "mock_admin.h"
+#include "report.h"
+#include "scenarios.h"
+#include "settle.h"
+#include "windows.h"
+
+#define DEFAULT_KEY "idempaydevkey0123456789abcdefABC"
+#define RUN_SETTLE_POLL_NS 500000000L
+
+volatile int sim_stop;
+
+typedef struct {
+    driver *d;
+    const sim_schedule *s;
+    volatile size_t phase;
+    volatile int stop;
+    pthread_t thread;
+} run_progress;
+
+typedef struct {
+    const sim_args *a;
+    sim_schedule s;
+    char digest[65];
+    sim_windows w;
+    char windows_text[200];
+    unsigned mask;
+    int need_gateway;
+    sim_report rep;
+    driver *d;
+    chaos *ch;
+    run_progress prog;
+    sim_history hist;
+    sim_row *api_rows, *db_rows;
+    size_t *pending;
+    double *phase_s;
+    sim_charge *charges;
+    size_t ncharges;
+    long long notifications;
+    const char **strays;        /* transaction ids of the payer's own second charges */
+    size_t nstrays;
+    chk_result chk;
+    int have_chk;
+    const char *error;
+    char errbuf[1024];
+    char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
+    char *mock_known;           /* the mock's own config: phase configs are cut to it */
+    char mock_missing[256];     /* optional knobs the mock did not know */
+    int phase_failed;
+} run_ctx;
+
+/* ---- the schedule ---- */
+
+static int run_schedule(run_ctx *c)
+{
+    const sim_args *a = c->a;
+    char err[512] = "";
+    if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err, sizeof(err)) < 0) {
+        fprintf(stderr, "idempay-sim: %s\n", err);
+        return 2;
+    }
+    windows_load(&c->w);
+    windows_describe(&c->w, c->windows_text, sizeof(c->windows_text));
+    sim_plan plan = {.mask = c->mask, .orders = a->orders, .duration_s = a->duration_s,
+                     .concurrency = a->concurrency, .chaos = a->chaos_cmd != NULL,
+                     .chaos_every_s = a->chaos_every_s, .mock_override = a->mock_override,
+                     .windows = &c->w};
+    sched_init(&c->s, a->seed);
+    if (scenarios_build(&c->s, &plan, err, sizeof(err)) < 0) {
+        fprintf(stderr, "idempay-sim: %s\n", err);
+        return 2;
+    }
+    if (sched_digest(&c->s, c->digest) < 0) {
+        fprintf(stderr, "idempay-sim: cannot compute the schedule digest\n");
+        return 2;
+    }
+    printf("seed: %llu\n", (unsigned long long)a->seed);
+    printf("schedule digest: %s\n", c->digest);
+    if (a->print_schedule)
+        sched_print(&c->s, stdout);
+    fflush(stdout);
+    c->need_gateway = (c->mask & ~(1u << SC_PING)) != 0;
+    return 0;
+}
+
+static void run_banner(const run_ctx *c)
+{
+    const sim_args *a = c->a;
+    if (a->quiet)
+        return;
+    printf("order prefix: %s\n", a->prefix);
+    printf("target: %s%s%s\n", a->target, c->need_gateway ? "  gateway: " : "",
+           c->need_gateway ? a->gateway : "");
+    printf("orders: %zu  tasks: %zu  phases: %zu  concurrency: %d  duration budget: %.0f s\n",
+           c->s.norders, c->s.ntasks, c->s.nphases, a->concurrency, a->duration_s);
+    if (c->mask & (1u << SC_NEMESIS))
+        printf("service windows (%s): %s\n",
+               c->w.from_env ? "IDEMPAY_* environment, defaults for the rest"
+                             : "the service's defaults: no IDEMPAY_* window set",
+               c->windows_text);
+    fflush(stdout);
+}
+
+/* ---- preflight: both ends answer before anything is sent ---- */
+
+static int run_preflight(run_ctx *c)
+{
+    const sim_args *a = c->a;
+    char url[512], err[512];
+    http_client *h = http_client_new(2000, 5000);
+    snprintf(url, sizeof(url), "%s/api/ping", a->target);
+    int up = 0;
+    for (int i = 0; i < 3 && h != NULL && !up; i++) {
+        http_reply r;
+        http_status hs = http_client_request(h, "GET", url, NULL, NULL, 0, NULL, 5000, &r);
+        up = hs == HTTP_OK && r.code == 200;
+        if (!up) {
+            snprintf(c->errbuf, sizeof(c->errbuf), "target %s is not answering: GET /api/ping %s",
+                     a->target, hs == HTTP_OK ? "did not return 200" : r.error);
+            if (i < 2)
+                sleep(1);
+        }
+    }
+    http_client_free(h);
+    if (!up)
+        return -1;
+    if (!c->need_gateway)
+        return 0;
+    if (mock_admin_reset(a->gateway, err, sizeof(err)) < 0 ||
+        (c->mock_known = mock_admin_get_config(a->gateway, err, sizeof(err))) == NULL) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "gateway %s is not answering: %s", a->gateway, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the mock's config, cut to the knobs it knows ---- */
+
+static int run_configure(run_ctx *c, const char *config, char *err, size_t errlen)
+{
+    char cut[SCHED_MOCK_CONFIG_MAX], dropped[256];
+    if (mock_admin_filter(config, c->mock_known, cut, sizeof(cut), dropped, sizeof(dropped)) < 0) {
+        snprintf(err, errlen, "the phase's mock config is not a JSON object");
+        return -1;
+    }
+    if (dropped[0] && strstr(c->mock_missing, dropped) == NULL) {
+        size_t used = strlen(c->mock_missing);
+        snprintf(c->mock_missing + used, sizeof(c->mock_missing) - used, "%s%s",
+                 used ? ", " : "", dropped);
+    }
+    return mock_admin_configure(c->a->gateway, cut, err, errlen);
+}
+
+/* driver_phase_fn: the phase's mock config, before its requests. */
+static int run_on_phase(void *arg, size_t phase)
+{
+    run_ctx *c = arg;
+    const sched_phase *ph = &c->s.phases[phase];
+    char err[512];
+    c->prog.phase = phase;
+    if (!c->need_gateway)
+        return 0;
+    if (run_configure(c, ph->mock_config, err, sizeof(err)) < 0) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "cannot configure the mock for phase %s/%s: %s",
+                 sched_scenario_name(ph->scenario), ph->label, err);
+        c->phase_failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- progress line ---- */
+
+static void *run_progress_main(void *arg)
+{
+    run_progress *p = arg;
+    uint64_t last_ops = 0;
+    struct timespec last, now;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    while (!p->stop) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000L};
+        nanosleep(&ts, NULL);
+        driver_progress_t pr;
+        driver_progress(p->d, &pr);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double dt = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) / 1e9;
+        uint64_t ops = pr.outcome[OUT_OK] + pr.outcome[OUT_FAIL] + pr.outcome[OUT_UNKNOWN];
+        size_t ph = p->phase < p->s->nphases ? p->phase : p->s->nphases - 1;
+        fprintf(stderr, "\r\033[K[%zu/%zu %s/%s] tasks %llu/%llu  ok %llu fail %llu unknown %llu  %.0f req/s",
+                ph + 1, p->s->nphases, sched_scenario_name(p->s->phases[ph].scenario),
+                p->s->phases[ph].label, (unsigned long long)pr.tasks_done,
+                (unsigned long long)p->s->ntasks, (unsigned long long)pr.outcome[OUT_OK],
+                (unsigned long long)pr.outcome[OUT_FAIL],
+                (unsigned long long)pr.outcome[OUT_UNKNOWN],
+                dt > 0 ? (double)(ops - last_ops) / dt : 0.0);
+        last_ops = ops;
+        last = now;
+    }
+    fprintf(stderr, "\r\033[K");
+    return NULL;
+}
+
+static int64_t run_clock(void *arg)
+{
+    return driver_now_us((const driver *)arg);
+}
+
+static int64_t run_phase_start(void *arg, size_t phase)
+{
+    return driver_phase_start_us((const driver *)arg, phase);
+}
+
+/* ---- traffic ---- */
+
+static int run_start_driver(run_ctx *c)
+{
+    const sim_args *a = c->a;
+    static char notify_url[512];
+    char err[512];
+    snprintf(notify_url, sizeof(notify_url), "%s",
+             env_str("IDEMPAY_NOTIFY_URL", ""));
+    if (notify_url[0] == '\0')
+        snprintf(notify_url, sizeof(notify_url), "%s/api/pay/callback/wechat", a->target);
+    driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
+                        .workers = a->concurrency, .gateway = c->need_gateway ? a->gateway : NULL,
+                        .notify_url = notify_url,
+                        .appid = env_str("IDEMPAY_WX_APPID", "wx0000000000000000"),
+                        .mch_id = env_str("IDEMPAY_WX_MCHID", "1900000109"),
+                        .key = env_str("IDEMPAY_WX_KEY", DEFAULT_KEY), .stop = &sim_stop};
+    c->d = driver_new(&dc, err, sizeof(err));
+    if (c->d == NULL) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "%s", err);
+        return -1;
+    }
+    if (a->chaos_cmd != NULL && (c->ch = chaos_new(a->chaos_cmd, run_clock, c->d)) == NULL) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "out of memory");
+        return -1;
+    }
+    c->phase_s = calloc(c->s.nphases ? c->s.nphases : 1, sizeof(*c->phase_s));
+    if (c->phase_s == NULL) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The planned chaos runs of phases [first, last): *n of them from *ev. */
+static void run_chaos_of(const sim_schedule *s, size_t first, size_t last,
+                         const sched_chaos **ev, size_t *n)
+{
+    size_t i = 0;
+    while (i < s->nchaos && s->chaos[i].phase < first)
+        i++;
+    *ev = s->chaos + i;
+    *n = 0;
+    while (i + *n < s->nchaos && s->chaos[i + *n].phase < last)
+        (*n)++;
+}
+
+static void run_traffic(run_ctx *c)
+{
+    const sim_schedule *s = &c->s;
+    c->prog = (run_progress){.d = c->d, .s = s};
+    int show = !c->a->quiet && isatty(STDERR_FILENO);
+    if (show && pthread_create(&c->prog.thread, NULL, run_progress_main, &c->prog) != 0)
+        show = 0;
+    int64_t t0 = driver_now_us(c->d);
+    for (size_t p = 0; p < s->nphases && !sim_stop && !c->phase_failed;) {
+        size_t last = p + 1;
+        while (last < s->nphases && !s->phases[last].barrier)
+            last++;
+        const sched_chaos *ev;
+        size_t nev;
+        run_chaos_of(s, p, last, &ev, &nev);
+        if (c->ch != NULL && nev > 0)
+            chaos_start(c->ch, ev, nev, run_phase_start, c->d);
+        driver_run_segment(c->d, p, last, run_on_phase, c);
+        chaos_stop(c->ch);
+        p = last;
+    }
+    for (size_t p = 0; p < s->nphases; p++) {
+        int64_t at = driver_phase_start_us(c->d, p);
+        c->phase_s[p] = at < 0 ? -1.0 : (double)(at - t0) / 1e6;
+    }
+    c->rep.traffic_s = (double)(driver_now_us(c->d) - t0) / 1e6;
+    if (show) {
+        c->prog.stop = 1;
+        pthread_join(c->prog.thread, NULL);
+    }
+    if (c->ch != NULL)
+        c->rep.chaos = chaos_events(c->ch, &c->rep.nchaos);
+}
+
+/* The history, now that no client runs any more, and the payer's charges. */
+static int run_collect(run_ctx *c)
+{
+    if (driver_collect(c->d, &c->hist, &c->rep) < 0)
+        return -1;
+    history_sort(&c->hist);
+    size_t n = 0;
+    for (size_t i = 0; i < c->hist.n; i++)
+        n += c->hist.op[i].kind == OP_STRAY && c->hist.op[i].txn[0];
+    c->strays = calloc(n ? n : 1, sizeof(*c->strays));
+    if (c->strays == NULL)
+        return -1;
+    for (size_t i = 0; i < c->hist.n; i++)
+        if (c->hist.op[i].kind == OP_STRAY && c->hist.op[i].txn[0])
+            c->strays[c->nstrays++] = c->hist.op[i].txn;
+    return 0;
+}
+
+/* Heal: the gateway back to its defaults, so pending work can finish. */
+static void run_heal(run_ctx *c)
+{
+    sim_mock_knobs k;
+    char cfg[SCHED_MOCK_CONFIG_MAX], err[512];
+    scenarios_mock_defaults(&k);
+    if (scenarios_mock_json(&k, NULL, cfg, sizeof(cfg), err, sizeof(err)) < 0 ||
+        run_configure(c, cfg, err, sizeof(err)) < 0) {
+        if (c->error == NULL) {
+            snprintf(c->errbuf, sizeof(c->errbuf), "cannot heal the mock gateway: %s", err);
+            c->error = c->errbuf;
+        }
+    }
+}
+
+/* ---- settling and the final reads ---- */
+
+static int run_read_ledger(run_ctx *c)
+{
+    char err[512];
+    free(c->charges);
+    c->charges = NULL;
+    if (mock_admin_ledger(c->a->gateway, &c->s, c->a->prefix, &c->charges, &c->ncharges,
+                          &c->notifications, err, sizeof(err)) < 0) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "cannot read the mock ledger: %s", err);
+        return -1;
+    }
+    history_charge_times(c->charges, c->ncharges, driver_origin_epoch_us(c->d));
+    return 0;
+}
+
+/* How long to wait for orders to settle: --settle, or long enough for the
+ * service's own windows (a lease, the recheck, two reconciler periods)
+ * when the nemesis ran. */
+static double run_settle_s(const run_ctx *c)
+{
+    if (c->a->settle_given || !(c->mask & (1u << SC_NEMESIS)))
+        return c->a->settle_s;
+    double w = (double)windows_settle_ms(&c->w) / 1000.0 + 5.0;
+    return w > c->a->settle_s ? w : c->a->settle_s;
+}
+
+static int run_settle(run_ctx *c)
+{
+    const sim_schedule *s = &c->s;
+    double settle_s = run_settle_s(c);
+    int64_t t0 = driver_now_us(c->d), deadline = t0 + (int64_t)(settle_s * 1e6);
+    c->api_rows = calloc(s->norders, sizeof(*c->api_rows));
+    c->pending = malloc(s->norders * sizeof(*c->pending));
+    if (c->api_rows == NULL || c->pending == NULL) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "out of memory");
+        return -1;
+    }
+    size_t n = s->norders;
+    for (size_t i = 0; i < n; i++)
+        c->pending[i] = i;
+    if (!c->a->quiet)
+        fprintf(stderr, "settling: up to %.0f s\n", settle_s);
+    for (;;) {
+        driver_read_orders(c->d, c->pending, n, c->api_rows);
+        if (run_read_ledger(c) < 0)
+            return -1;
+        n = settle_pending(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
+                           c->pending);
+        if (n == 0 || driver_now_us(c->d) >= deadline || sim_stop)
+            break;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = RUN_SETTLE_POLL_NS};
+        nanosleep(&ts, NULL);
+    }
+    /* The final read: every order, then the ledger. */
+    for (size_t i = 0; i < s->norders; i++)
+        c->pending[i] = i;
+    driver_read_orders(c->d, c->pending, s->norders, c->api_rows);
+    if (run_read_ledger(c) < 0)
+        return -1;
+    c->rep.settle_s = (double)(driver_now_us(c->d) - t0) / 1e6;
+    return 0;
+}
+
+static int run_read_db(run_ctx *c)
+{
+    char err[512];
+    c->db_rows = calloc(c->s.norders ? c->s.norders : 1, sizeof(*c->db_rows));
+    if (c->db_rows == NULL) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "out of memory");
+        return -1;
+    }
+    if (dbread_orders(&c->s, c->a->prefix, c->db_rows, err, sizeof(err)) < 0) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "cannot read MariaDB (--db): %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- judging and reporting ---- */
+
+static int run_judge(run_ctx *c, sim_observations *obs)
+{
+    int rc;
+    if (c->api_rows != NULL && c->charges != NULL) {
+        if (checker_run(&c->s, obs, &c->chk) < 0 && c->error == NULL)
+            c->error = "out of memory while checking";
+        c->have_chk = 1;
+    } else if (!c->need_gateway && c->error == NULL) {
+        /* ping only: nothing to judge, but the table still lists the run */
+        checker_run(&c->s, obs, &c->chk);
+        c->have_chk = 1;
+    }
+    c->rep.chk = c->have_chk ? &c->chk : NULL;
+    if (c->have_chk && c->chk.total > 0) {
+        rc = 1;
+    } else if (c->error != NULL) {
+        rc = 2;
+    } else if (c->have_chk && c->chk.unreadable > 0) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "%zu order(s) could not be read at the end",
+                 c->chk.unreadable);
+        c->error = c->errbuf;
+        rc = 2;
+    } else {
+        rc = c->have_chk ? 0 : 2;
+    }
+    c->rep.exit_code = rc;
+    c->rep.error = c->error;
+    if (rc == 2 && c->error == NULL)
+        c->rep.error = "the run could not be carried out";
+    return rc;
+}
+
+/* The mock's journal of each order a printed witness names: what it did
+ * with every call and notification of it. Best effort: a mock without a
+ * journal, or one that does not answer, leaves the witness without it. */
+static void run_journals(run_ctx *c)
+{
+    char no[64], err[256];
+    if (!c->have_chk || c->chk.nv == 0 || !c->need_gateway || c->d == NULL)
+        return;
+    c->journal = calloc(c->s.norders ? c->s.norders : 1, sizeof(*c->journal));
+    for (size_t i = 0; c->journal != NULL && i < c->chk.nv && i < c->a->max_witnesses; i++) {
+        long o = c->chk.v[i].order;
+        if (o < 0 || c->journal[o] != NULL || sched_order_no(&c->s, c->a->prefix, (size_t)o, no,
+                                                             sizeof(no)) < 0)
+            continue;
+        if (mock_admin_journal(c->a->gateway, no, driver_origin_epoch_us(c->d), &c->journal[o],
+                               err, sizeof(err)) < 0)
+            break; /* the mock is gone: no journals */
+    }
+    c->rep.journal = c->journal;
+}
+
+static int run_report(run_ctx *c, int rc)
+{
+    const sim_args *a = c->a;
+    if (rc == 2 && c->d == NULL)
+        fprintf(stderr, "idempay-sim: %s\n", c->rep.error);
+    else
+        report_human(&c->rep, stdout, a->max_witnesses);
+    fflush(stdout);
+    struct {
+        const char *path;
+        int (*write)(const sim_report *, const char *);
+    } out[3] = {{a->json_path, report_json}, {a->junit_path, report_junit},
+                {a->history_path, report_history}};
+    for (int i = 0; i < 3; i++)
+        if (out[i].path != NULL && out[i].write(&c->rep, out[i].path) < 0) {
+            fprintf(stderr, "idempay-sim: cannot write %s: %s\n", out[i].path, strerror(errno));
+            if (rc == 0)
+                rc = 2;
+        }
+    return rc;
+}
+
+static void run_free(run_ctx *c)
+{
+    checker_result_free(&c->chk);
+    chaos_free(c->ch);
+    driver_free(c->d);
+    history_free(&c->hist);
+    free(c->api_rows);
+    free(c->db_rows);
+    free(c->pending);
+    free(c->phase_s);
+    free(c->charges);
+    free(c->strays);
+    for (size_t i = 0; c->journal != NULL && i < c->s.norders; i++)
+        free(c->journal[i]);
+    free(c->journal);
+    free(c->mock_known);
+    sched_free(&c->s);
+}
+
+/* Traffic, heal, settle and the final reads; sets c->error when one fails. */
+static void run_body(run_ctx *c)
+{
+    if (http_client_global_init() < 0) {
+        c->error = "curl_global_init failed";
+        return;
+    }
+    if (run_preflight(c) < 0 || run_start_driver(c) < 0) {
+        c->error = c->errbuf;
+        return;
+    }
+    c->rep.phase_s = c->phase_s;
+    run_traffic(c);
+    if (c->phase_failed)
+        c->error = c->errbuf;
+    if (sim_stop && c->error == NULL)
+        c->error = "interrupted";
+    if (run_collect(c) < 0 && c->error == NULL)
+        c->error = "out of memory collecting the history";
+    c->rep.total_s = (double)driver_now_us(c->d) / 1e6;
+    if (!c->need_gateway || c->s.norders == 0) {
+        c->api_rows = calloc(c->s.norders ? c->s.norders : 1, sizeof(*c->api_rows));
+        return;
+    }
+    run_heal(c);
+    if (run_settle(c) < 0 || (c->a->db && run_read_db(c) < 0))
+        c->error = c->errbuf;
+    c->rep.total_s = (double)driver_now_us(c->d) / 1e6;
+}
+
+int sim_run(const sim_args *a)
+{
+    run_ctx *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        fprintf(stderr, "idempay-sim: out of memory\n");
+        return 2;
+    }
+    c->a = a;
+    c->notifications = -1;
+    history_init(&c->hist);
+    int rc = run_schedule(c);
+    if (rc != 0 || a->schedule_only) {
+        run_free(c);
+        free(c);
+        return rc;
+    }
+    report_init(&c->rep);
+    c->rep.seed = a->seed;
+    c->rep.digest = c->digest;
+    c->rep.prefix = a->prefix;
+    c->rep.target = a->target;
+    c->rep.gateway = c->need_gateway ? a->gateway : NULL;
+    c->rep.replay_cmd = a->replay_cmd;
+    c->rep.sched = &c->s;
+    c->rep.windows = (c->mask & (1u << SC_NEMESIS)) ? c->windows_text : NULL;
+    c->rep.mock_missing = c->mock_missing;
+    run_banner(c);
+    run_body(c);
+    sim_observations obs = {.ops = c->hist.op, .nops = c->hist.n, .charges = c->charges,
+                            .ncharges = c->ncharges, .api_rows = c->api_rows,
+                            .db_rows = c->db_rows, .prefix = a->prefix, .seed = a->seed,
+                            .phase_start_us = NULL};
+    int64_t *starts = calloc(c->s.nphases ? c->s.nphases : 1, sizeof(*starts));
+    for (size_t p = 0; starts != NULL && c->d != NULL && p < c->s.nphases; p++)
+        starts[p] = driver_phase_start_us(c->d, p);
+    obs.phase_start_us = starts;
+    obs.service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
+    obs.lease_us = (int64_t)c->w.lease_ms * 1000;
+    c->rep.obs = &obs;
+    c->rep.notifications_sent = c->notifications;
+    rc = run_judge(c, &obs);
+    run_journals(c);
+    rc = run_report(c, rc);
+    free(starts);
+    run_free(c);
+    free(c);
+    return rc;
+}

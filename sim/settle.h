@@ -1,0 +1,20 @@
+/* settle - which orders are still moving after the traffic: the simulator
+ * re-reads those until none is left or the settle time is up. Pure: unit
+ * tests feed it rows and charges. */
+#ifndef IDEMPAY_SIM_SETTLE_H
+#define IDEMPAY_SIM_SETTLE_H
+
+#include <stddef.h>
+
+#include "history.h"
+#include "schedule.h"
+
+/* Writes to out (room for s->norders) the orders still moving: a row
+ * unread, unreadable or PROCESSING; a charge whose order is not PAID; a
+ * PAID order without a charge of its transaction_id; a second charge the
+ * payer made (a txn among strays[0..nstrays)) not refunded yet. Returns
+ * how many (0 on OOM). */
+size_t settle_pending(const sim_schedule *s, const sim_row *rows, const sim_charge *ch,
+                      size_t nch, const char *const *strays, size_t nstrays, size_t *out);
+
+#endif

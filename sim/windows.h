@@ -1,0 +1,52 @@
+/* windows - the service's own time windows, which the nemesis aims its
+ * faults at: the gateway timeout, the PROCESSING lease, the reconciler's
+ * period, the FAILED recheck, the Idempotency-Key claim and the Retry-After
+ * it answers.
+ *
+ * The service exposes no configuration endpoint and /metrics carries no
+ * settings, so the windows are read from the same IDEMPAY_* environment
+ * that ./stack passes to the service (lighttpd.conf copies these variables
+ * into the FastCGI programs), with the service's defaults (app/config.c)
+ * for the unset ones. They shape the schedule, so they are part of the
+ * digest. */
+#ifndef IDEMPAY_SIM_WINDOWS_H
+#define IDEMPAY_SIM_WINDOWS_H
+
+#include <stddef.h>
+
+typedef struct {
+    long gateway_timeout_ms;   /* IDEMPAY_GATEWAY_TIMEOUT_MS, 3000: one gateway call */
+    long lease_ms;             /* IDEMPAY_LEASE_MS, 10000: a PROCESSING order's lease */
+    long reconcile_ms;         /* IDEMPAY_RECONCILE_INTERVAL_MS, 2000: reconciler period */
+    long failed_recheck_ms;    /* IDEMPAY_FAILED_RECHECK_MS, 60000: a FAILED order asked again */
+    long retry_after_s;        /* IDEMPAY_RETRY_AFTER, 1: Retry-After of 202/409/503 */
+    long statement_ms;         /* IDEMPAY_STATEMENT_INTERVAL_MS, 300000 (./stack: 30000): how
+                                  often the statement job reads the gateway's statement */
+    long claim_ms;             /* an Idempotency-Key claim's lease: max(lease, 2 x timeout + 1 s) */
+    long notify_retry_ms;      /* the mock's default first retry step (1000) */
+    int from_env;              /* how many of the variables were set (the rest: defaults) */
+} sim_windows;
+
+/* The mock's limit on latency_ms and jitter_ms (gateway-mock/faults.c). */
+#define WINDOWS_MOCK_LATENCY_MAX_MS 60000L
+
+/* Reads the windows from the environment (service defaults for unset or
+ * unparseable values). Never fails. */
+void windows_load(sim_windows *w);
+
+/* The service defaults only (what an empty environment gives). */
+void windows_defaults(sim_windows *w);
+
+/* One line for the report and the schedule's params, e.g.
+ * "timeout=3000 lease=10000 reconcile=2000 recheck=60000 claim=10000 retry_after=1s".
+ * Returns out. */
+char *windows_describe(const sim_windows *w, char *out, size_t len);
+
+/* The longest the service may take to settle an order on its own once
+ * the gateway is healthy: a lease, the recheck and two reconciler periods,
+ * or a statement period and two reconciler periods (a second charge whose
+ * notification was lost is found by the statement job), whichever is
+ * longer. */
+long windows_settle_ms(const sim_windows *w);
+
+#endif
