@@ -533,9 +533,11 @@ int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_
     atomic_store(&wl_pool_next[1], 0);
     if (wl_mock_setup(err, errlen) != 0)
         return -1;
-    if (selected[WL_RAWDB] &&
-        (wl_sql_simple(db, "CREATE TABLE IF NOT EXISTS bench_payment_order LIKE payment_order", err, errlen) ||
-         wl_sql_simple(db, "TRUNCATE TABLE bench_payment_order", err, errlen)))
+    /* every worker prepares rawdb's statements, whatever is selected: its
+     * table must exist (a fresh database has none) */
+    if (wl_sql_simple(db, "CREATE TABLE IF NOT EXISTS bench_payment_order LIKE payment_order", err,
+                      errlen) != 0 ||
+        (selected[WL_RAWDB] && wl_sql_simple(db, "TRUNCATE TABLE bench_payment_order", err, errlen)))
         return -1;
     if (selected[WL_CALLBACK] && wl_pool_setup(db, "CB", err, errlen) != 0)
         return -1;
