@@ -1,5 +1,6 @@
 /* app_ctx - one worker thread's connections: MariaDB (with its prepared
- * statements), Redis, and the gateway's curl handle. */
+ * statements), Redis (directly, or the primary found through Redis
+ * Sentinel), and the gateway's curl handle. */
 #include "app_ctx.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "db_conn.h"
+#include "env.h"
 #include "log.h"
 
 app_ctx *app_ctx_new(const app_config *cfg, int thread_index)
@@ -45,7 +47,7 @@ int app_ctx_db(app_ctx *c)
 {
     if (c->db)
         return 0;
-    c->db = db_conn_open("idempay", c->err, sizeof c->err);
+    c->db = db_conn_open(c->db_name != NULL ? c->db_name : "idempay", c->err, sizeof c->err);
     if (!c->db)
         return -1;
     c->db_generation++;
@@ -77,24 +79,127 @@ int app_ctx_db_error(app_ctx *c, unsigned int mysql_errno)
     return 1;
 }
 
+/* A connection to host:port with every call bounded by tv, or NULL with the
+ * reason in err. */
+static redisContext *redis_open(const char *host, int port, struct timeval tv, char *err,
+                                size_t errlen)
+{
+    redisContext *r = redisConnectWithTimeout(host, port, tv);
+
+    if (!r || r->err) {
+        snprintf(err, errlen, "redis connect %s:%d: %s", host, port,
+                 r ? r->errstr : "out of memory");
+        if (r)
+            redisFree(r);
+        return NULL;
+    }
+    redisSetTimeout(r, tv);
+    return r;
+}
+
+/* Asks the Sentinels in list ("host:port,host:port,...") where the primary
+ * named master is, starting at the first'th (threads spread over them).
+ * Returns 0 with host and *port, or -1 with the reason in err. */
+static int redis_sentinel_primary(const char *list, const char *master, unsigned first,
+                                  struct timeval tv, char *host, size_t hostlen, int *port,
+                                  char *err, size_t errlen)
+{
+    char addrs[APP_CTX_SENTINELS_MAX][80];
+    int n = 0;
+    const char *p = list;
+
+    while (*p != '\0' && n < APP_CTX_SENTINELS_MAX) {
+        size_t len = strcspn(p, ",");
+        if (len > 0 && len < sizeof(addrs[n])) {
+            memcpy(addrs[n], p, len);
+            addrs[n][len] = '\0';
+            n++;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    snprintf(err, errlen, "redis: no Sentinel in IDEMPAY_REDIS_SENTINELS");
+    for (int k = 0; k < n; k++) {
+        char *a = addrs[(first + (unsigned)k) % (unsigned)n];
+        char *colon = strrchr(a, ':');
+        redisContext *s;
+        redisReply *r;
+
+        if (colon == NULL)
+            continue;
+        *colon = '\0';
+        s = redis_open(a, atoi(colon + 1), tv, err, errlen);
+        *colon = ':';
+        if (s == NULL)
+            continue;
+        r = redisCommand(s, "SENTINEL get-master-addr-by-name %s", master);
+        if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
+            snprintf(host, hostlen, "%s", r->element[0]->str);
+            *port = atoi(r->element[1]->str);
+            freeReplyObject(r);
+            redisFree(s);
+            return 0;
+        }
+        snprintf(err, errlen, "redis: Sentinel %s does not know the primary '%s'", a, master);
+        if (r)
+            freeReplyObject(r);
+        redisFree(s);
+    }
+    return -1;
+}
+
+/* 1 when r says ROLE master; a replica (or an old primary the Sentinels have
+ * demoted) is not written to. */
+static int redis_is_primary(redisContext *r)
+{
+    redisReply *rep = redisCommand(r, "ROLE");
+    int ok = rep != NULL && rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
+             rep->element[0]->type == REDIS_REPLY_STRING && strcmp(rep->element[0]->str, "master") == 0;
+
+    if (rep)
+        freeReplyObject(rep);
+    return ok;
+}
+
 int app_ctx_redis(app_ctx *c)
 {
     struct timeval tv;
+    const char *sentinels = env_str("IDEMPAY_REDIS_SENTINELS", NULL);
+    char host[64];
+    int port;
 
     if (c->redis)
         return 0;
     tv.tv_sec = c->cfg->redis_timeout_ms / 1000;
     tv.tv_usec = (c->cfg->redis_timeout_ms % 1000) * 1000;
-    c->redis = redisConnectWithTimeout(c->cfg->redis_host, c->cfg->redis_port, tv);
-    if (!c->redis || c->redis->err) {
-        snprintf(c->err, sizeof c->err, "redis connect: %s",
-                 c->redis ? c->redis->errstr : "out of memory");
-        if (c->redis)
-            redisFree(c->redis);
-        c->redis = NULL;
+    if (sentinels == NULL) {
+        snprintf(host, sizeof host, "%s", c->cfg->redis_host);
+        port = c->cfg->redis_port;
+    } else if (redis_sentinel_primary(sentinels, env_str("IDEMPAY_REDIS_MASTER", "idempay"),
+                                      (unsigned)c->thread_index, tv, host, sizeof host, &port,
+                                      c->err, sizeof c->err) != 0) {
         return -1;
     }
-    redisSetTimeout(c->redis, tv);
+    c->redis = redis_open(host, port, tv, c->err, sizeof c->err);
+    if (!c->redis)
+        return -1;
+    if (sentinels != NULL) {
+        char addr[sizeof c->redis_primary];
+        if (!redis_is_primary(c->redis)) {
+            snprintf(c->err, sizeof c->err,
+                     "redis %s:%d is not the primary (yet): a failover is under way", host, port);
+            redisFree(c->redis);
+            c->redis = NULL;
+            return -1;
+        }
+        snprintf(addr, sizeof addr, "%s:%d", host, port);
+        if (c->redis_primary[0] != '\0' && strcmp(addr, c->redis_primary) != 0)
+            log_msg(LOG_WARN, "redis: the Sentinels moved the primary from %s to %s", c->redis_primary,
+                    addr);
+        snprintf(c->redis_primary, sizeof c->redis_primary, "%s", addr);
+    }
     c->redis_generation++;
     return 0;
 }

@@ -31,7 +31,10 @@ typedef struct app_ctx {
     unsigned long db_generation;/* bumped at each (re)connect */
     redisContext *redis;        /* NULL while down */
     unsigned long redis_generation; /* bumped at each (re)connect: re-load scripts */
+    char redis_primary[80];     /* "host:port" of the primary last found through Sentinel */
     http_client *gateway;       /* reused keep-alive handle */
+    const char *db_name;        /* the MariaDB database; NULL: "idempay" (the seed
+                                   fixture sets "idempay_seed" after app_ctx_new) */
     char err[256];              /* last dependency error, for logs */
 } app_ctx;
 
@@ -52,7 +55,19 @@ MYSQL_STMT *app_ctx_stmt(app_ctx *c, int id, const char *sql);
  * Returns 1 when the connection was dropped, 0 otherwise. */
 int app_ctx_db_error(app_ctx *c, unsigned int mysql_errno);
 
-/* Makes sure the Redis connection is up. Returns 0 or -1 (c->err set). */
+/* Sentinels a thread asks, at most. */
+#define APP_CTX_SENTINELS_MAX 8
+
+/* Makes sure the Redis connection is up. Returns 0 or -1 (c->err set).
+ * Without IDEMPAY_REDIS_SENTINELS: IDEMPAY_REDIS_HOST:IDEMPAY_REDIS_PORT.
+ * With IDEMPAY_REDIS_SENTINELS ("host:port,host:port,..."; docs/CLUSTER.md):
+ * asks the Sentinels, one after another, for the primary named
+ * IDEMPAY_REDIS_MASTER (default "idempay"), connects to it and checks that
+ * it says ROLE master (during a failover an answer may be stale: then -1,
+ * and the caller answers 503). Every reconnect asks again, so a failover is
+ * followed as soon as the old connection fails: the old primary killed,
+ * demoted (Sentinel closes its clients), or answering READONLY (any error
+ * reply drops the connection: app_ctx_redis_lost). */
 int app_ctx_redis(app_ctx *c);
 /* Call when a redis reply is NULL or c->redis->err is set: frees the
  * context so the next call reconnects. */

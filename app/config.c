@@ -68,6 +68,12 @@ int app_config_load(app_config *c)
         fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; intervals and timeouts > 0)\n");
         return -1;
     }
+    if (c->statement_overlap_ms <= c->lease_ms) {
+        fprintf(stderr, "IDEMPAY_STATEMENT_OVERLAP_MS=%ld must exceed IDEMPAY_LEASE_MS=%ld: a"
+                " charge of an order under a live lease is judged by the next statement run\n",
+                c->statement_overlap_ms, c->lease_ms);
+        return -1;
+    }
     if (c->lease_ms < app_config_lease_min_ms(c)) {
         fprintf(stderr,
                 "IDEMPAY_LEASE_MS=%ld is too short: one lease holder may wait on %d gateway"

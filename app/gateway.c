@@ -36,8 +36,13 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
     double started;
     int rc = -1;
 
-    if (wx_nonce(nonce) != 0 || wx_msg_set(req, "appid", cfg->appid) != 0 ||
-        wx_msg_set(req, "mch_id", cfg->mch_id) != 0 || wx_msg_set(req, "nonce_str", nonce) != 0 ||
+    const wx_pair merchant[] = {
+        WX_TEXT("appid", cfg->appid),
+        WX_TEXT("mch_id", cfg->mch_id),
+        WX_TEXT("nonce_str", nonce),
+    };
+
+    if (wx_nonce(nonce) != 0 || WX_MSG_SET_PAIRS(req, merchant) != 0 ||
         wx_sign_msg(req, cfg->key, WX_SIGN_MD5, 0) != 0 || (xml = wx_xml_build(req)) == NULL) {
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the signed request");
         goto done;
@@ -48,6 +53,7 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
     }
 
     started = gw_now();
+    metrics_gateway_begin(op);
     hs = http_client_request(ctx->gateway, "POST", url, "text/xml; charset=utf-8", xml,
                              strlen(xml), NULL, cfg->gateway_timeout_ms, hr);
     metrics_gateway(op, gw_now() - started);
@@ -135,16 +141,19 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
                                 gw_result *out)
 {
     wx_msg req;
+    const wx_pair fields[] = {
+        WX_TEXT("body", "idempay order"),
+        WX_TEXT("out_trade_no", order_no),
+        WX_NUM("total_fee", total_fee),
+        WX_TEXT("spbill_create_ip", "127.0.0.1"),
+        WX_TEXT("notify_url", ctx->cfg->notify_url),
+        WX_TEXT("trade_type", "NATIVE"),
+        WX_TEXT("product_id", order_no),
+    };
 
     gateway_result_init(out);
     wx_msg_init(&req);
-    int built = wx_msg_set(&req, "body", "idempay order") == 0 &&
-                wx_msg_set(&req, "out_trade_no", order_no) == 0 &&
-                wx_msg_set_int(&req, "total_fee", total_fee) == 0 &&
-                wx_msg_set(&req, "spbill_create_ip", "127.0.0.1") == 0 &&
-                wx_msg_set(&req, "notify_url", ctx->cfg->notify_url) == 0 &&
-                wx_msg_set(&req, "trade_type", "NATIVE") == 0 &&
-                wx_msg_set(&req, "product_id", order_no) == 0;
+    int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
     return gw_call(ctx, "unifiedorder", "/pay/unifiedorder", &req, built, order_no,
                    gw_mean_unifiedorder, out);
 }
@@ -177,13 +186,16 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
                           long long total_fee, long long refund_fee, gw_result *out)
 {
     wx_msg req;
+    const wx_pair fields[] = {
+        WX_TEXT("transaction_id", transaction_id),
+        WX_TEXT("out_refund_no", out_refund_no),
+        WX_NUM("total_fee", total_fee),
+        WX_NUM("refund_fee", refund_fee),
+    };
 
     gateway_result_init(out);
     wx_msg_init(&req);
-    int built = wx_msg_set(&req, "transaction_id", transaction_id) == 0 &&
-                wx_msg_set(&req, "out_refund_no", out_refund_no) == 0 &&
-                wx_msg_set_int(&req, "total_fee", total_fee) == 0 &&
-                wx_msg_set_int(&req, "refund_fee", refund_fee) == 0;
+    int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
     return gw_call(ctx, "refund", "/secapi/pay/refund", &req, built, transaction_id,
                    gateway_reply_refund, out);
 }
@@ -210,15 +222,18 @@ int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin,
     wx_msg req;
     http_reply hr;
     int rc = -1;
+    const wx_pair fields[] = {
+        WX_TEXT("bill_date", bill_date),
+        WX_TEXT("bill_type", "ALL"),
+        WX_TEXT("begin_time", begin),     /* NULL: left out */
+        WX_TEXT("end_time", end),
+    };
 
     *text = NULL;
     *len = 0;
     gateway_result_init(out);
     wx_msg_init(&req);
-    if (wx_msg_set(&req, "bill_date", bill_date) != 0 ||
-        wx_msg_set(&req, "bill_type", "ALL") != 0 ||
-        (begin != NULL && wx_msg_set(&req, "begin_time", begin) != 0) ||
-        (end != NULL && wx_msg_set(&req, "end_time", end) != 0)) {
+    if (WX_MSG_SET_PAIRS(&req, fields) != 0) {
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the request");
         goto done;
     }

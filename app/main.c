@@ -1,12 +1,25 @@
 /* idempay-fcgi - the payment service: a FastCGI responder with N worker
  * threads (each with its own MariaDB, Redis and gateway connections) plus
- * the background workers of this process. */
+ * the background workers of this process.
+ *
+ *   idempay-fcgi [LISTEN]        serve (LISTEN ":PORT" or a socket path;
+ *                                default: the socket systemd or the web
+ *                                server passed)
+ *   idempay-fcgi --check-config  validate and print the effective settings
+ *   idempay-fcgi --version
+ *
+ * SIGTERM/SIGINT: stop accepting, finish requests in flight within
+ * IDEMPAY_SHUTDOWN_TIMEOUT_MS, exit 0 (1 when the bound passed). SIGHUP:
+ * reopen IDEMPAY_LOG_FILE. */
 #include <mysql.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "app_ctx.h"
 #include "config.h"
+#include "config_report.h"
 #include "env.h"
 #include "fcgi_adapter.h"
 #include "http_client.h"
@@ -43,14 +56,79 @@ static void handle(void *tctx, const http_request *req, http_response *resp)
     router_handle(tctx, req, resp);
 }
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: idempay-fcgi [:PORT | SOCKET_PATH]\n"
+               "       idempay-fcgi --check-config\n"
+               "       idempay-fcgi --version\n"
+               "Settings: IDEMPAY_* environment variables over %s\n"
+               "(IDEMPAY_CONFIG names another file; see docs/DEPLOY.md).\n",
+            IDEMPAY_DEFAULT_CONFIG);
+}
+
+/* The configuration file and the service's settings; 0 when both are valid. */
+static int load_config(void)
+{
+    char err[512];
+
+    if (env_config_load(err, sizeof err) != 0) {
+        fprintf(stderr, "idempay-fcgi: configuration: %s\n", err);
+        return -1;
+    }
+    return app_config_load(&config);
+}
+
+static long drain_ms_of(const app_config *c)
+{
+    return (long)env_int("IDEMPAY_SHUTDOWN_TIMEOUT_MS", c->gateway_timeout_ms + 5000);
+}
+
+static int check_config(void)
+{
+    int warnings;
+
+    if (load_config() != 0) {
+        fprintf(stderr, "configuration INVALID\n");
+        return 2;
+    }
+    warnings = config_report_print(&config, drain_ms_of(&config), stdout, stderr);
+    printf("configuration OK%s\n", warnings ? " (with warnings)" : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    fcgi_app app = { thread_init, thread_fini, handle };
-    const char *listen_spec = argc > 1 ? argv[1] : NULL;
+    static const fcgi_app app = { thread_init, thread_fini, handle };
+    long drain_ms;
+    const char *listen_spec = NULL;
+    int rc;
 
-    log_init("idempay-fcgi");
-    if (app_config_load(&config) != 0)
+    if (argc > 1 && !strcmp(argv[1], "--check-config"))
+        return check_config();
+    if (argc > 1 && !strcmp(argv[1], "--version")) {
+        printf("idempay-fcgi %s\n", IDEMPAY_VERSION);
+        return 0;
+    }
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc > 1 && argv[1][0] == '-') {
+        usage(stderr);
         return 2;
+    }
+    listen_spec = argc > 1 ? argv[1] : NULL;
+
+    /* before any thread: the stop signals are for the adapter's thread */
+    fcgi_adapter_block_signals();
+    if (load_config() != 0)
+        return 2;
+    log_init("idempay-fcgi");
+    drain_ms = drain_ms_of(&config);
+    if (drain_ms < 1) {
+        log_msg(LOG_ERROR, "IDEMPAY_SHUTDOWN_TIMEOUT_MS must be positive");
+        return 2;
+    }
     if (mysql_library_init(0, NULL, NULL) != 0 || http_client_global_init() != 0) {
         log_msg(LOG_ERROR, "library initialisation failed");
         return 2;
@@ -59,7 +137,15 @@ int main(int argc, char **argv)
     reconciler_start(&config);
     refund_queue_start(&config);
     statement_start(&config);
-    log_msg(LOG_INFO, "starting: %d threads, gateway %s, token mode %d", config.threads,
-            config.gateway_url, (int)config.token_mode);
-    return fcgi_adapter_run(&app, config.threads, listen_spec) == 0 ? 0 : 1;
+    log_msg(LOG_INFO, "starting %s: %d threads, gateway %s, token mode %d, config %s",
+            IDEMPAY_VERSION, config.threads, config.gateway_url, (int)config.token_mode,
+            env_config_path() ? env_config_path() : "environment only");
+    rc = fcgi_adapter_serve(&app, config.threads, listen_spec, drain_ms);
+    if (rc < 0)
+        return 1;
+    /* The reconciler, refund and statement threads run to the process's end: every step
+     * they take is a CAS or an idempotent gateway call, so leaving now is
+     * safe, and _exit skips atexit handlers they could still be using. */
+    log_msg(LOG_INFO, "exiting");
+    _exit(rc == 0 ? 0 : 1);
 }

@@ -1,7 +1,15 @@
 /* metrics - process-shared counters and histograms in an mmap'd file under
  * the state dir, so every FastCGI process of the service (and a restarted
  * one) adds to the same numbers. Updates are lock-free atomic adds; the
- * file layout is versioned and recreated when it does not match. */
+ * file layout is versioned and recreated when it does not match.
+ *
+ * The exposition follows Prometheus' text format 0.0.4 by the book: every
+ * family has # HELP and # TYPE, counters end in _total, durations are
+ * histograms in seconds (idempay_http_request_duration_seconds by method,
+ * route template and code; idempay_gateway_seconds by op), plus
+ * idempay_build_info, gauges (gateway calls in flight in every live service
+ * process, PROCESSING orders, live processes) and the standard process_*
+ * metrics of the process that answers the scrape. */
 #ifndef IDEMPAY_METRICS_H
 #define IDEMPAY_METRICS_H
 
@@ -64,6 +72,7 @@ typedef enum {
     MET_STMT_REFUND,         /* not its order's transaction: refund queued now */
     MET_STMT_REFUNDED,       /* refunded already (in the statement or our queue) */
     MET_STMT_UNMATCHED,      /* no order of that out_trade_no: logged for a human */
+    MET_STMT_IN_FLIGHT,      /* its order is PROCESSING under a live lease: left to its holder */
     MET__COUNT
 } metric_counter;
 
@@ -71,12 +80,22 @@ typedef enum {
  * Returns 0, or -1 (metrics then live in process memory only). */
 int metrics_init(const char *path);
 void metrics_inc(metric_counter m);
-/* One request served: route label (e.g. "POST /api/pay"), status code. */
-void metrics_request(const char *route, int status, double seconds);
+/* One request served: method, route template (e.g. "/api/pay/orders/{order_no}",
+ * "other" for an unknown path), status code, duration. */
+void metrics_request(const char *method, const char *route, int status, double seconds);
+/* A gateway call of op starts: counts it in flight until metrics_gateway. */
+void metrics_gateway_begin(const char *op);
 /* One gateway call of op ("unifiedorder", "orderquery", "refund", "closeorder",
- * "downloadbill"). */
+ * "downloadbill") ended
+ * after seconds: observed in the histogram, no longer in flight. */
 void metrics_gateway(const char *op, double seconds);
+
+/* What a scrape adds from outside the shared file. */
+typedef struct {
+    long long orders_processing;   /* PROCESSING orders in the database, -1 unknown */
+} metrics_scrape;
+
 /* The Prometheus text of all metrics into resp (200 text/plain). */
-void metrics_handle(http_response *resp);
+void metrics_handle(http_response *resp, const metrics_scrape *scrape);
 
 #endif

@@ -56,12 +56,21 @@ static int statement_judge_charge(app_ctx *ctx, const bill_record *c, statement_
     settle_result s;
 
     t->charges++;
-    if (order_store_get(ctx, c->out_trade_no, &row) == ORDER_STORE_OK &&
-        row.status == ORDER_PAID && strcmp(row.transaction_id, c->transaction_id) == 0 &&
-        row.amount_fen == c->total_fee) {
-        t->matched++;
-        metrics_inc(MET_STMT_MATCHED);
-        return 0;
+    if (order_store_get(ctx, c->out_trade_no, &row) == ORDER_STORE_OK) {
+        if (row.status == ORDER_PAID && strcmp(row.transaction_id, c->transaction_id) == 0 &&
+            row.amount_fen == c->total_fee) {
+            t->matched++;
+            metrics_inc(MET_STMT_MATCHED);
+            return 0;
+        }
+        if (row.status == ORDER_PROCESSING && row.lease_live) {
+            /* Its holder is at the gateway now and settles it (or the
+             * reconciler, once the lease runs out); the next run, which
+             * re-reads more than a lease of this one, looks again. */
+            t->in_flight++;
+            metrics_inc(MET_STMT_IN_FLIGHT);
+            return 0;
+        }
     }
     s = settle_charge(ctx, c->out_trade_no, c->transaction_id, c->total_fee, "statement", &row);
     switch (s) {
@@ -92,6 +101,8 @@ static int statement_judge_charge(app_ctx *ctx, const bill_record *c, statement_
 
 int statement_judge(app_ctx *ctx, bill_record *records, size_t n, statement_tally *tally)
 {
+    if (n == 0)
+        return 0; /* records is NULL then */
     qsort(records, n, sizeof(*records), statement_cmp);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
@@ -269,8 +280,9 @@ static void *statement_main(void *arg)
         else if (rc > 0)
             log_msg(t.refunds || t.made_paid || t.unmatched ? LOG_WARN : LOG_INFO,
                     "statement job: %zu charges: %zu matched, %zu made PAID, %zu refunds,"
-                    " %zu refunded before, %zu without an order", t.charges, t.matched,
-                    t.made_paid, t.refunds, t.already_refunded, t.unmatched);
+                    " %zu refunded before, %zu in flight, %zu without an order", t.charges,
+                    t.matched, t.made_paid, t.refunds, t.already_refunded, t.in_flight,
+                    t.unmatched);
     }
     return NULL;
 }

@@ -8,7 +8,10 @@
  * up to now, and judges every charge in it with settle_charge: a charge of
  * a PROCESSING or retryable FAILED order makes it PAID; a charge that is not
  * its order's transaction_id (a second charge, another amount, a charge of
- * a closed order) is queued for refund, once per transaction_id. Charges
+ * a closed order) is queued for refund, once per transaction_id. A charge
+ * of an order PROCESSING under a live lease is left to the lease holder
+ * (the next run, whose window overlaps this one by more than a lease,
+ * judges it if it is still there). Charges
  * refunded in full in the statement are skipped; charges of an out_trade_no
  * that has no order are counted and logged, not refunded (the merchant
  * account may be shared with another system). Results are counted in
@@ -30,6 +33,7 @@ typedef struct {
     size_t made_paid;        /* made their order PAID */
     size_t refunds;          /* not their order's: refund queued (now or before) */
     size_t already_refunded; /* refunded in full in the statement */
+    size_t in_flight;        /* order PROCESSING under a live lease: its holder settles it */
     size_t unmatched;        /* no order with that out_trade_no */
 } statement_tally;
 

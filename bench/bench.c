@@ -1,84 +1,67 @@
-/* idempay-bench - `./stack bench`: throughput and latency of the service's
- * routes, each against its physical baseline, measured in one run at one
- * concurrency (contract section 6).
+/* idempay-bench - `./stack bench`: throughput, latency and cost per request
+ * of the service's routes, each against a baseline doing the same work
+ * without the service, in one run at one concurrency (contract section 6,
+ * issue 18).
  *
- * Every workload runs twice: a closed loop (each of C workers sends as soon
- * as its previous answer arrived) gives the throughput; an open loop paced
- * at half of that throughput gives the latency, measured from each request's
- * intended send time, so a stall is charged to every request it delayed
- * (no coordinated omission). */
+ * Every workload runs twice per round: a closed loop (each of C workers
+ * sends as soon as its previous answer arrived) gives the throughput and
+ * the cost (CPU of every process of the stack, MariaDB's counters); an open
+ * loop paced at half of that throughput gives the latency, measured from
+ * each request's intended send time, so a stall is charged to every request
+ * it delayed (no coordinated omission). --repeat N runs N rounds of all
+ * workloads, interleaved, and the report gives medians and spreads.
+ *
+ * Honesty rules: a request that does not answer exactly as expected is an
+ * error; a row with any error is "not measured" and the exit status is 1.
+ * Notifications are signed with the merchant key the running service has
+ * (its /proc environment), never with a default it may not use; the report
+ * says where the key came from, never the key. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <jansson.h>
-#include <mysql.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <mysql.h>
+
+#include "bench.h"
 #include "db_conn.h"
 #include "env.h"
 #include "http_client.h"
-#include "wx_sign.h"
-#include "wx_xml.h"
 
-#define MAX_SAMPLES_PER_WORKER (1u << 20)
-#define CALLBACK_ORDERS 150000
-#define REPEAT_ORDERS 256
-#define PACED_SHARE 0.5  /* open-loop rate as a share of the closed-loop throughput */
-
-typedef enum { W_PING, W_PAY, W_REPEAT, W_CALLBACK, W_TOKEN, W_RAWDB, W_COUNT } workload;
-
-static const char *const wl_name[W_COUNT] = {
-    "ping", "pay_fresh", "pay_repeat", "callback", "token", "rawdb"
-};
-static const char *const wl_title[W_COUNT] = {
-    "GET /api/ping", "POST /api/pay (fresh)", "POST /api/pay (repeat)",
-    "POST callback (verified)", "GET /api/pay/token", "raw DB: INSERT+UPDATE"
-};
-/* each figure's baseline */
-static const workload wl_base[W_COUNT] = { W_PING, W_RAWDB, W_PING, W_RAWDB, W_PING, W_RAWDB };
-
-typedef struct {
-    double rps;            /* closed loop */
-    double p50_ms, p99_ms; /* open loop, from intended send time */
-    double paced_rps;
-    long errors;
-    long requests;
-} result;
+#define BENCH_MAX_SAMPLES (1u << 20)   /* latency samples per worker and phase */
+#define BENCH_POOL_RATE 8000.0         /* notifications/s a pool is sized for */
+#define BENCH_DEV_KEY "idempaydevkey0123456789abcdefABC"  /* README: the development key */
 
 static struct {
-    char target[256];
-    char gateway[256];
-    int concurrency;
-    double duration;
+    char state_dir[512];
     char json_path[512];
-    char pids[512];
-    char only[128];            /* comma-separated workload names, "" = all */
-    char run[16];
-    const char *key;
-    const char *appid;
-    const char *mchid;
+    char only[256];          /* ",name,name," or "" for all */
+    char key_source[16];     /* "auto" or "env" */
+    char pids[512];          /* --pids: service pids given by the caller */
+    double settle_max_s;
+    long pool;
 } opt;
 
 typedef struct {
-    int index;
-    workload w;
-    int paced;                 /* 0 closed loop, 1 open loop */
-    double rate;               /* per worker, open loop */
-    double start, end;         /* monotonic seconds */
-    http_client *http;
-    MYSQL *db;
-    MYSQL_STMT *ins, *upd;
-    double *lat;               /* seconds */
+    wl_worker wl;
+    wl_kind w;
+    int paced;
+    double rate;             /* per worker, open loop */
+    double start, end;       /* monotonic seconds */
+    double *lat;             /* seconds */
     size_t nlat;
-    long errors;
-    long seq;                  /* per-workload request counter of this worker */
-} worker;
+} bench_worker;
+
+typedef struct {
+    long requests, errors;
+    char first_error[WL_ERROR_MAX];
+    double rps;              /* requests per second over the phase */
+    double p50_ms, p99_ms;
+} phase_result;
 
 static double now_s(void)
 {
@@ -91,480 +74,517 @@ static void sleep_until(double t)
 {
     double d = t - now_s();
     if (d > 0) {
-        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
 }
 
-/* --- one request of each workload: 0 ok, -1 error -------------------- */
+/* ---- phases ------------------------------------------------------------- */
 
-static int do_http(worker *wk, const char *method, const char *path, const char *ctype,
-                   const char *body, long expect, const char *must_contain)
+static void *bench_worker_main(void *p)
 {
-    char url[512];
-    http_reply rep;
-
-    snprintf(url, sizeof url, "%s%s", opt.target, path);
-    if (http_client_request(wk->http, method, url, ctype, body, body ? strlen(body) : 0, NULL, 0,
-                            &rep) != HTTP_OK)
-        return -1;
-    if (rep.code != expect)
-        return -1;
-    if (must_contain && (!rep.body || !strstr(rep.body, must_contain)))
-        return -1;
-    return 0;
-}
-
-static int req_pay(worker *wk, const char *order_no, long user)
-{
-    char body[256];
-    snprintf(body, sizeof body, "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"1.00\"}",
-             order_no, user);
-    return do_http(wk, "POST", "/api/pay", "application/json", body, 200, "PAID");
-}
-
-static int req_callback(worker *wk, long n)
-{
-    char order_no[40], txid[40], nonce[33];
-    wx_msg m;
-    char *xml;
-    int rc;
-
-    snprintf(order_no, sizeof order_no, "CB%s_%ld", opt.run, n % CALLBACK_ORDERS);
-    snprintf(txid, sizeof txid, "4200%08ld%s%010ld", 20261130L, opt.run, n);
-    wx_msg_init(&m);
-    wx_nonce(nonce);
-    wx_msg_set(&m, "appid", opt.appid);
-    wx_msg_set(&m, "bank_type", "CMC");
-    wx_msg_set(&m, "cash_fee", "100");
-    wx_msg_set(&m, "fee_type", "CNY");
-    wx_msg_set(&m, "is_subscribe", "N");
-    wx_msg_set(&m, "mch_id", opt.mchid);
-    wx_msg_set(&m, "nonce_str", nonce);
-    wx_msg_set(&m, "openid", "oBenchOpenId000000000000000");
-    wx_msg_set(&m, "out_trade_no", order_no);
-    wx_msg_set(&m, "result_code", "SUCCESS");
-    wx_msg_set(&m, "return_code", "SUCCESS");
-    wx_msg_set(&m, "time_end", "20261130000000");
-    wx_msg_set(&m, "total_fee", "100");
-    wx_msg_set(&m, "trade_type", "NATIVE");
-    wx_msg_set(&m, "transaction_id", txid);
-    wx_sign_msg(&m, opt.key, WX_SIGN_MD5, 0);
-    xml = wx_xml_build(&m);
-    wx_msg_free(&m);
-    if (!xml)
-        return -1;
-    rc = do_http(wk, "POST", "/api/pay/callback/wechat", "text/xml", xml, 200, "SUCCESS");
-    free(xml);
-    return rc;
-}
-
-static int req_rawdb(worker *wk, long n)
-{
-    char order_no[40], txid[40];
-
-    snprintf(order_no, sizeof order_no, "RW%s_%d_%ld", opt.run, wk->index, n);
-    snprintf(txid, sizeof txid, "4201%s%03d%012ld", opt.run, wk->index, n);
-    if (db_stmt_exec(wk->ins, "sls", order_no, (long long)(wk->index + 1), "1.00") != 0)
-        return -1;
-    if (db_stmt_exec(wk->upd, "ss", txid, order_no) != 0)
-        return -1;
-    return mysql_stmt_affected_rows(wk->upd) == 1 ? 0 : -1;
-}
-
-static int one_request(worker *wk)
-{
-    long n = wk->seq++;
-    char buf[96];
-
-    switch (wk->w) {
-    case W_PING:
-        return do_http(wk, "GET", "/api/ping", NULL, NULL, 200, NULL);
-    case W_PAY:
-        snprintf(buf, sizeof buf, "BP%s_%d_%c%ld", opt.run, wk->index, wk->paced ? 'b' : 'a', n);
-        return req_pay(wk, buf, wk->index + 1);
-    case W_REPEAT:
-        snprintf(buf, sizeof buf, "BR%s_%ld", opt.run, (n * opt.concurrency + wk->index) % REPEAT_ORDERS);
-        return req_pay(wk, buf, 7);
-    case W_CALLBACK:
-        /* strided so workers never share an order; phase b continues after a */
-        return req_callback(wk, (long)wk->index + (n + (wk->paced ? CALLBACK_ORDERS / 2 / opt.concurrency : 0)) * opt.concurrency);
-    case W_TOKEN:
-        snprintf(buf, sizeof buf, "/api/pay/token?user_id=%d", wk->index + 1);
-        return do_http(wk, "GET", buf, NULL, NULL, 200, "token");
-    case W_RAWDB:
-        return req_rawdb(wk, n + (wk->paced ? 100000000L : 0));
-    default:
-        return -1;
-    }
-}
-
-static void *worker_main(void *p)
-{
-    worker *wk = p;
-    double next = wk->start;
+    bench_worker *bw = p;
+    double next = bw->start;
 
     mysql_thread_init();
-    while (now_s() < wk->end) {
+    sleep_until(bw->start);
+    while (now_s() < bw->end) {
         double t0;
-        if (wk->paced) {
+        if (bw->paced) {
             sleep_until(next);
             t0 = next;                 /* the intended send time */
-            next += 1.0 / wk->rate;
+            next += 1.0 / bw->rate;
         } else {
             t0 = now_s();
         }
-        if (one_request(wk) != 0)
-            wk->errors++;
-        if (wk->nlat < MAX_SAMPLES_PER_WORKER)
-            wk->lat[wk->nlat++] = now_s() - t0;
+        (void)wl_request(&bw->wl, bw->w);
+        if (bw->nlat < BENCH_MAX_SAMPLES)
+            bw->lat[bw->nlat++] = now_s() - t0;
     }
     mysql_thread_end();
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Runs one phase of workload w with the given workers; fills rps or
- * latency percentiles. Returns 0 or -1. */
-static int run_phase(worker *ws, workload w, int paced, double rate_total, result *res)
+/* Runs one phase of w on every worker; fills *out. Returns 0 or -1. */
+static int bench_phase(bench_worker *ws, int n, wl_kind w, int paced, double rate_total,
+                       double duration, int phase_id, phase_result *out)
 {
     pthread_t tid[256];
-    double start = now_s() + 0.05;
+    double start = now_s() + 0.05, first_at = 0;
     size_t total = 0, k = 0;
-    long requests = 0, errors = 0;
     double *all;
+    int started = 0;
 
-    for (int i = 0; i < opt.concurrency; i++) {
-        ws[i].w = w;
-        ws[i].paced = paced;
-        ws[i].rate = rate_total / opt.concurrency;
-        ws[i].start = start + (paced ? (double)i / rate_total : 0);
-        ws[i].end = start + opt.duration;
-        ws[i].nlat = 0;
-        ws[i].errors = 0;
-        pthread_create(&tid[i], NULL, worker_main, &ws[i]);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        bench_worker *bw = &ws[i];
+        wl_worker_phase(&bw->wl, phase_id);
+        bw->w = w;
+        bw->paced = paced;
+        bw->rate = rate_total / n;
+        bw->start = start + (paced ? (double)i / rate_total : 0);
+        bw->end = start + duration;
+        bw->nlat = 0;
+        if (pthread_create(&tid[i], NULL, bench_worker_main, bw) != 0)
+            break;
+        started++;
     }
-    for (int i = 0; i < opt.concurrency; i++) {
+    for (int i = 0; i < started; i++) {
         pthread_join(tid[i], NULL);
         total += ws[i].nlat;
-        errors += ws[i].errors;
+        out->errors += ws[i].wl.errors;
+        if (ws[i].wl.errors && (first_at == 0 || ws[i].wl.first_error_at < first_at)) {
+            first_at = ws[i].wl.first_error_at;
+            snprintf(out->first_error, sizeof out->first_error, "%s", ws[i].wl.first_error);
+        }
     }
-    requests = (long)total;
-    all = malloc((total ? total : 1) * sizeof *all);
-    if (!all)
+    if (started < n) {
+        fprintf(stderr, "bench: could not start %d worker threads\n", n);
         return -1;
-    for (int i = 0; i < opt.concurrency; i++) {
+    }
+    out->requests = (long)total;
+    out->rps = (double)total / duration;
+    all = malloc((total ? total : 1) * sizeof *all);
+    if (all == NULL)
+        return -1;
+    for (int i = 0; i < n; i++) {
         memcpy(all + k, ws[i].lat, ws[i].nlat * sizeof *all);
         k += ws[i].nlat;
     }
-    qsort(all, total, sizeof *all, cmp_double);
-    if (!paced) {
-        res->rps = (double)requests / opt.duration;
-        res->requests = requests;
-        res->errors = errors;
-    } else {
-        res->paced_rps = (double)requests / opt.duration;
-        res->p50_ms = total ? all[total / 2] * 1e3 : 0;
-        res->p99_ms = total ? all[(size_t)((double)(total - 1) * 0.99)] * 1e3 : 0;
-        res->errors += errors;
-        res->requests += requests;
-    }
+    stats_sort(all, total);
+    out->p50_ms = stats_quantile_sorted(all, total, 0.50) * 1e3;
+    out->p99_ms = stats_quantile_sorted(all, total, 0.99) * 1e3;
     free(all);
     return 0;
 }
 
-/* Busy share of all CPUs since the previous call, from /proc/stat; -1 when
- * unreadable. */
-static double cpu_busy_share(unsigned long long *prev_total, unsigned long long *prev_idle)
+/* CPU milliseconds used so far by the stack's processes (not this one):
+ * what a phase leaves behind (MariaDB purging and flushing, the service
+ * finishing) shows up here; other users of the machine do not. */
+static double bench_stack_cpu_ms(const proc_set *ps)
 {
-    unsigned long long v[8] = { 0 }, total = 0, idle;
-    FILE *f = fopen("/proc/stat", "r");
-    int n;
+    double sum = 0;
 
-    if (!f)
-        return -1;
-    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-               &v[4], &v[5], &v[6], &v[7]);
-    fclose(f);
-    if (n < 5)
-        return -1;
-    for (int i = 0; i < 8; i++)
-        total += v[i];
-    idle = v[3] + v[4];
-    double share = total > *prev_total
-        ? 1.0 - (double)(idle - *prev_idle) / (double)(total - *prev_total) : 1.0;
-    *prev_total = total;
-    *prev_idle = idle;
-    return share;
+    for (int r = 0; r < PROC_ROLE_COUNT; r++) {
+        if (r == PROC_BENCH)
+            continue;
+        for (int i = 0; i < ps->n[r]; i++) {
+            double ms = proc_cpu_ms(ps->pid[r][i]);
+            if (ms > 0)
+                sum += ms;
+        }
+    }
+    return sum;
 }
 
-/* Waits (at most QUIESCE_MAX_S) until the machine is quiet: a write-heavy
- * phase leaves MariaDB purging and flushing for seconds, and the next
- * phase's latency would pay for it. Quiet = under QUIESCE_BUSY of the CPUs
- * busy over a QUIESCE_STEP_S window. Returns the seconds waited. */
-#define QUIESCE_MAX_S 20.0
-#define QUIESCE_STEP_S 0.5
-#define QUIESCE_BUSY 0.15
-static double quiesce(void)
+/* Waits (at most opt.settle_max_s) until the stack is quiet: a write-heavy
+ * phase leaves MariaDB purging and flushing for seconds, and the next phase
+ * would pay for it. Quiet = the stack's processes used under 10 % of one
+ * CPU over half a second (the machine's other users are not waited for:
+ * the report gives their share as "other"). Returns the seconds waited. */
+#define BENCH_SETTLE_STEP_S 0.5
+#define BENCH_SETTLE_BUSY 0.10
+static double bench_settle(void)
 {
-    unsigned long long t = 0, i = 0;
-    double start = now_s();
-    struct timespec step = { 0, (long)(QUIESCE_STEP_S * 1e9) };
+    double start = now_s(), before, after;
+    struct timespec step = {0, (long)(BENCH_SETTLE_STEP_S * 1e9)};
+    proc_set ps;
 
-    if (cpu_busy_share(&t, &i) < 0)
+    if (opt.settle_max_s <= 0)
         return 0;
-    while (now_s() - start < QUIESCE_MAX_S) {
+    proc_discover(opt.state_dir, &ps);
+    before = bench_stack_cpu_ms(&ps);
+    while (now_s() - start < opt.settle_max_s) {
         nanosleep(&step, NULL);
-        if (cpu_busy_share(&t, &i) < QUIESCE_BUSY)
+        after = bench_stack_cpu_ms(&ps);
+        if (after - before < BENCH_SETTLE_BUSY * BENCH_SETTLE_STEP_S * 1000)
             break;
+        before = after;
     }
     return now_s() - start;
 }
 
-/* --- setup ---------------------------------------------------------------- */
+/* ---- cost --------------------------------------------------------------- */
 
-static int admin(const char *method, const char *url, const char *body)
+typedef struct {
+    proc_set procs;
+    double cpu[PROC_ROLE_COUNT][PROC_MAX_PER_ROLE];
+    double machine_busy, machine_total;
+    dbstat db;
+} cost_snapshot;
+
+/* Replaces the service's pids with --pids when given. */
+static void bench_override_pids(proc_set *ps)
 {
-    http_client *c = http_client_new(2000, 30000);
-    http_reply rep;
-    int ok;
+    char *s = opt.pids, *end;
 
-    if (!c)
-        return -1;
-    ok = http_client_request(c, method, url, body ? "application/json" : NULL, body,
-                             body ? strlen(body) : 0, NULL, 0, &rep) == HTTP_OK && rep.code == 200;
-    http_client_free(c);
-    return ok ? 0 : -1;
-}
-
-static int sql(MYSQL *db, const char *q)
-{
-    if (db_exec_simple(db, q) != 0) {
-        fprintf(stderr, "bench: %s: %s\n", q, mysql_error(db));
-        return -1;
+    if (opt.pids[0] == '\0')
+        return;
+    ps->n[PROC_SERVICE] = 0;
+    for (;;) {
+        long pid = strtol(s, &end, 10);
+        if (end == s)
+            break;
+        if (pid > 0 && ps->n[PROC_SERVICE] < PROC_MAX_PER_ROLE)
+            ps->pid[PROC_SERVICE][ps->n[PROC_SERVICE]++] = (int)pid;
+        s = end;
     }
-    return 0;
 }
 
-static int setup(MYSQL *db)
+static void cost_take(MYSQL *db, cost_snapshot *c, const proc_set *procs)
 {
-    char q[1024], url[512];
-    worker wk = { 0 };
+    if (procs != NULL) {
+        c->procs = *procs;
+    } else {
+        proc_discover(opt.state_dir, &c->procs);
+        bench_override_pids(&c->procs);
+    }
+    for (int r = 0; r < PROC_ROLE_COUNT; r++)
+        for (int i = 0; i < c->procs.n[r]; i++)
+            c->cpu[r][i] = proc_cpu_ms(c->procs.pid[r][i]);
+    if (proc_machine_cpu_ms(&c->machine_busy, &c->machine_total) != 0)
+        c->machine_busy = c->machine_total = -1;
+    (void)dbstat_read(db, &c->db);
+}
 
-    snprintf(url, sizeof url, "%s/mock/reset", opt.gateway);
-    if (admin("POST", url, NULL) != 0)
-        return -1;
-    snprintf(url, sizeof url, "%s/mock/config", opt.gateway);
-    if (admin("PUT", url, "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false}") != 0)
-        return -1;
-    if (sql(db, "CREATE TABLE IF NOT EXISTS bench_payment_order LIKE payment_order") ||
-        sql(db, "TRUNCATE TABLE bench_payment_order"))
-        return -1;
-    /* orders waiting for their notification; the lease keeps the reconciler away */
-    snprintf(q, sizeof q,
-             "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until) "
-             "SELECT CONCAT('CB%s_', seq - 1), 9, 1.00, 1, NOW(3) + INTERVAL 1 HOUR "
-             "FROM seq_1_to_%d", opt.run, CALLBACK_ORDERS);
-    if (sql(db, q))
-        return -1;
-    /* orders paid once, for the repeat workload */
-    wk.http = http_client_new(2000, 10000);
-    for (int i = 0; i < REPEAT_ORDERS && wk.http; i++) {
-        char no[64];
-        snprintf(no, sizeof no, "BR%s_%d", opt.run, i);
-        if (req_pay(&wk, no, 7) != 0) {
-            fprintf(stderr, "bench: could not pay %s\n", no);
-            http_client_free(wk.http);
-            return -1;
+/* Adds the per-request cost between a and b (same processes) to row. */
+static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long requests,
+                        bench_row *row)
+{
+    double tracked = 0;
+
+    if (requests <= 0)
+        return;
+    for (int r = 0; r < PROC_ROLE_COUNT; r++) {
+        double sum = 0;
+        int n = 0;
+        for (int i = 0; i < a->procs.n[r]; i++) {
+            if (a->cpu[r][i] < 0 || b->cpu[r][i] < 0)
+                continue;  /* gone (a respawned worker): its share is unknown */
+            sum += b->cpu[r][i] - a->cpu[r][i];
+            n++;
+        }
+        if (n > 0) {
+            stats_add(&row->cpu_ms[r], sum / (double)requests);
+            tracked += sum;
         }
     }
-    http_client_free(wk.http);
+    if (a->machine_busy >= 0 && b->machine_busy >= 0) {
+        double other = b->machine_busy - a->machine_busy - tracked;
+        stats_add(&row->cpu_other_ms, (other > 0 ? other : 0) / (double)requests);
+    }
+    for (int c = 0; c < DBSTAT_COUNT; c++) {
+        long long d = dbstat_delta(&a->db, &b->db, (dbstat_counter)c);
+        if (d >= 0)
+            stats_add(&row->db[c], (double)d / (double)requests);
+    }
+    {
+        static const dbstat_counter writes[] = {DBSTAT_COM_INSERT, DBSTAT_COM_INSERT_SELECT,
+                                                DBSTAT_COM_UPDATE, DBSTAT_COM_DELETE};
+        long long sum = 0;
+        for (size_t i = 0; i < sizeof writes / sizeof writes[0] && sum >= 0; i++) {
+            long long d = dbstat_delta(&a->db, &b->db, writes[i]);
+            sum = d >= 0 ? sum + d : -1;
+        }
+        if (sum >= 0)
+            stats_add(&row->db_writes, (double)sum / (double)requests);
+    }
+}
+
+/* ---- the merchant key ---------------------------------------------------- */
+
+/* The key (and appid, mch_id) of process pid's environment into the
+ * buffers, with where it came from in source. Returns 0, or -1 when the
+ * environment cannot be read. A process without IDEMPAY_WX_KEY uses the
+ * development key (the service's and the mock's documented default). */
+static int bench_key_of(int pid, const char *who, char *key, size_t key_cap, char *appid,
+                        size_t appid_cap, char *mchid, size_t mchid_cap, char *source,
+                        size_t source_cap)
+{
+    int found = proc_environ_get(pid, "IDEMPAY_WX_KEY", key, key_cap);
+
+    if (found < 0)
+        return -1;
+    if (found == 0) {
+        snprintf(key, key_cap, "%s", BENCH_DEV_KEY);
+        snprintf(source, source_cap, "the development key: %s pid %d has no IDEMPAY_WX_KEY "
+                 "in its environment, so it uses its documented default", who, pid);
+    } else {
+        snprintf(source, source_cap, "IDEMPAY_WX_KEY from the environment of %s pid %d (%s)",
+                 who, pid, strcmp(key, BENCH_DEV_KEY) == 0 ? "the development key"
+                                                            : "not the development key");
+    }
+    if (appid != NULL && proc_environ_get(pid, "IDEMPAY_WX_APPID", appid, appid_cap) != 1)
+        snprintf(appid, appid_cap, "wx0000000000000000");
+    if (mchid != NULL && proc_environ_get(pid, "IDEMPAY_WX_MCHID", mchid, mchid_cap) != 1)
+        snprintf(mchid, mchid_cap, "1900000109");
     return 0;
 }
 
-static long peak_rss_kb(int pid)
+/* Fills cfg's keys and r's key sources (see the file comment). */
+static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
 {
-    char path[64], line[256];
-    long kb = -1;
-    FILE *f;
+    const char *env_key = env_str("IDEMPAY_WX_KEY", NULL);
+    bool from_env = strcmp(opt.key_source, "env") == 0;
 
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    f = fopen(path, "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6))
-            kb = strtol(line + 6, NULL, 10);
-    fclose(f);
-    return kb;
+    if (from_env || ps->n[PROC_SERVICE] == 0 ||
+        bench_key_of(ps->pid[PROC_SERVICE][0], "service", cfg->key, sizeof cfg->key, cfg->appid,
+                     sizeof cfg->appid, cfg->mchid, sizeof cfg->mchid, r->key_source,
+                     sizeof r->key_source) != 0) {
+        const char *why = from_env ? "--key-source env"
+                          : ps->n[PROC_SERVICE] == 0 ? "no running service found under the state dir"
+                                                     : "the service's environment is unreadable";
+        snprintf(cfg->key, sizeof cfg->key, "%s", env_key ? env_key : BENCH_DEV_KEY);
+        snprintf(cfg->appid, sizeof cfg->appid, "%s", env_str("IDEMPAY_WX_APPID", "wx0000000000000000"));
+        snprintf(cfg->mchid, sizeof cfg->mchid, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
+        if (env_key != NULL)
+            snprintf(r->key_source, sizeof r->key_source,
+                     "IDEMPAY_WX_KEY from the bench's own environment (%s; %s)",
+                     strcmp(env_key, BENCH_DEV_KEY) == 0 ? "the development key"
+                                                         : "not the development key", why);
+        else
+            snprintf(r->key_source, sizeof r->key_source,
+                     "the development key (IDEMPAY_WX_KEY unset; %s)", why);
+        snprintf(cfg->mock_key, sizeof cfg->mock_key, "%s", cfg->key);
+        snprintf(r->mock_key_source, sizeof r->mock_key_source, "the same (%s)", why);
+        return;
+    }
+    if (ps->n[PROC_MOCK] == 0 ||
+        bench_key_of(ps->pid[PROC_MOCK][0], "mock", cfg->mock_key, sizeof cfg->mock_key, NULL, 0,
+                     NULL, 0, r->mock_key_source, sizeof r->mock_key_source) != 0) {
+        snprintf(cfg->mock_key, sizeof cfg->mock_key, "%s", cfg->key);
+        snprintf(r->mock_key_source, sizeof r->mock_key_source,
+                 "the service's (no readable mock process found)");
+        return;
+    }
+    if (strcmp(cfg->mock_key, cfg->key) == 0) {
+        snprintf(r->mock_key_source, sizeof r->mock_key_source, "the same as the service's (mock pid %d)",
+                 ps->pid[PROC_MOCK][0]);
+    } else {
+        size_t used = strlen(r->mock_key_source);
+        snprintf(r->mock_key_source + used, sizeof r->mock_key_source - used,
+                 " - DIFFERS from the service's: its payments cannot verify");
+    }
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static bool bench_selected(wl_kind w)
+{
+    char tag[40];
+
+    if (opt.only[0] == '\0')
+        return true;
+    snprintf(tag, sizeof tag, ",%s,", wl_name(w));
+    return strstr(opt.only, tag) != NULL;
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: idempay-bench [--target URL] [--gateway URL] [--concurrency C] "
-                    "[--duration S] [--json FILE] [--pids \"PID ...\"] [--only NAME,...]\n"
-                    "  workloads: ping pay_fresh pay_repeat callback token rawdb\n");
+    fprintf(stderr,
+            "usage: idempay-bench [--concurrency C] [--duration S] [--repeat N] [--only NAME,...]\n"
+            "                     [--json FILE] [--settle-max S] [--key-source auto|env]\n"
+            "                     [--target URL] [--gateway URL] [--state-dir DIR] [--pool N]\n"
+            "                     [--pids \"PID ...\"]\n"
+            "  workloads: ping pay_fresh pay_repeat callback token rawdb rawpay rawcallback\n"
+            "  exit status: 0 every row measured; 1 a row had errors (not measured); 2 no run\n");
 }
 
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {
-        { "target", required_argument, 0, 't' }, { "gateway", required_argument, 0, 'g' },
-        { "concurrency", required_argument, 0, 'c' }, { "duration", required_argument, 0, 'd' },
-        { "json", required_argument, 0, 'j' }, { "pids", required_argument, 0, 'p' },
-        { "only", required_argument, 0, 'o' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
-    };
-    result res[W_COUNT] = { 0 };
-    worker *ws;
-    MYSQL *db;
-    char err[256];
-    int c, rc = 0;
-    json_t *jout, *jrows, *jmem;
+        {"target", required_argument, 0, 't'},     {"gateway", required_argument, 0, 'g'},
+        {"concurrency", required_argument, 0, 'c'}, {"duration", required_argument, 0, 'd'},
+        {"repeat", required_argument, 0, 'r'},     {"json", required_argument, 0, 'j'},
+        {"only", required_argument, 0, 'o'},       {"settle-max", required_argument, 0, 's'},
+        {"key-source", required_argument, 0, 'k'}, {"state-dir", required_argument, 0, 'S'},
+        {"pool", required_argument, 0, 'P'},       {"pids", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    static wl_config cfg;
+    static bench_result res;
+    bench_worker *ws = NULL;
+    MYSQL *db = NULL;
+    proc_set procs;
+    char err[512];
+    bool selected[WL_COUNT];
+    int c, rc = 0, phase_id = 0, workers = 0;
 
-    snprintf(opt.target, sizeof opt.target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
-    snprintf(opt.gateway, sizeof opt.gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
-    opt.concurrency = 32;
-    opt.duration = 5;
-    opt.key = env_str("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC");
-    opt.appid = env_str("IDEMPAY_WX_APPID", "wx0000000000000000");
-    opt.mchid = env_str("IDEMPAY_WX_MCHID", "1900000109");
+    snprintf(cfg.target, sizeof cfg.target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
+    snprintf(cfg.gateway, sizeof cfg.gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(opt.state_dir, sizeof opt.state_dir, "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
+    snprintf(opt.key_source, sizeof opt.key_source, "auto");
+    opt.settle_max_s = 20;
+    res.concurrency = 32;
+    res.duration_s = 5;
+    res.rounds = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
-        case 't': snprintf(opt.target, sizeof opt.target, "%s", optarg); break;
-        case 'g': snprintf(opt.gateway, sizeof opt.gateway, "%s", optarg); break;
-        case 'c': opt.concurrency = atoi(optarg); break;
-        case 'd': opt.duration = atof(optarg); break;
+        case 't': snprintf(cfg.target, sizeof cfg.target, "%s", optarg); break;
+        case 'g': snprintf(cfg.gateway, sizeof cfg.gateway, "%s", optarg); break;
+        case 'c': res.concurrency = atoi(optarg); break;
+        case 'd': res.duration_s = atof(optarg); break;
+        case 'r': res.rounds = atoi(optarg); break;
         case 'j': snprintf(opt.json_path, sizeof opt.json_path, "%s", optarg); break;
-        case 'p': snprintf(opt.pids, sizeof opt.pids, "%s", optarg); break;
         case 'o': snprintf(opt.only, sizeof opt.only, ",%s,", optarg); break;
+        case 's': opt.settle_max_s = atof(optarg); break;
+        case 'k': snprintf(opt.key_source, sizeof opt.key_source, "%s", optarg); break;
+        case 'S': snprintf(opt.state_dir, sizeof opt.state_dir, "%s", optarg); break;
+        case 'P': opt.pool = atol(optarg); break;
+        case 'p': snprintf(opt.pids, sizeof opt.pids, "%s", optarg); break;
         default: usage(); return 2;
         }
     }
-    if (opt.concurrency < 1 || opt.concurrency > 256 || opt.duration <= 0) {
+    if (res.concurrency < 1 || res.concurrency > 256 || res.duration_s <= 0 || res.rounds < 1 ||
+        res.rounds > STATS_MAX_RUNS ||
+        (strcmp(opt.key_source, "auto") != 0 && strcmp(opt.key_source, "env") != 0)) {
         usage();
         return 2;
     }
-    snprintf(opt.run, sizeof opt.run, "%05ld", (long)(time(NULL) % 100000));
+    for (int w = 0; w < WL_COUNT; w++)
+        selected[w] = res.row[w].selected = bench_selected((wl_kind)w);
+
+    /* the stack as it runs: its processes and the key they use */
+    proc_discover(opt.state_dir, &procs);
+    bench_override_pids(&procs);
+    bench_keys(&procs, &cfg, &res);
+    snprintf(cfg.notify_url, sizeof cfg.notify_url, "%s/api/pay/callback/wechat", cfg.target);
+    snprintf(cfg.run, sizeof cfg.run, "%08ld", (long)(time(NULL) % 100000000L));
+    cfg.concurrency = res.concurrency;
+    cfg.pool_orders = opt.pool > 0 ? opt.pool
+                                   : (long)(BENCH_POOL_RATE * res.duration_s * (1 + BENCH_PACED_SHARE)) *
+                                         res.rounds + 1000;
+    snprintf(res.target, sizeof res.target, "%s", cfg.target);
+    snprintf(res.gateway, sizeof res.gateway, "%s", cfg.gateway);
+    res.cpus = proc_cpu_count();
+    res.load_start = proc_loadavg();
+    wl_init(&cfg);
+
     if (mysql_library_init(0, NULL, NULL) || http_client_global_init())
         return 2;
     db = db_conn_open("idempay", err, sizeof err);
-    if (!db) {
-        fprintf(stderr, "bench: %s\n", err);
+    if (db == NULL) {
+        fprintf(stderr, "bench: %s (is the stack up?)\n", err);
         return 2;
     }
-    if (setup(db) != 0) {
-        fprintf(stderr, "bench: setup failed (is the stack up?)\n");
-        return 2;
+    fprintf(stderr, "bench: merchant key: %s\n", res.key_source);
+    if (wl_fixtures_setup(db, selected, err, sizeof err) != 0) {
+        fprintf(stderr, "bench: setup failed (is the stack up?): %s\n", err);
+        rc = 2;
+        goto out;
     }
-    ws = calloc((size_t)opt.concurrency, sizeof *ws);
-    for (int i = 0; i < opt.concurrency; i++) {
-        ws[i].index = i;
-        ws[i].http = http_client_new(2000, 10000);
-        ws[i].lat = malloc(MAX_SAMPLES_PER_WORKER * sizeof(double));
-        ws[i].db = db_conn_open("idempay", err, sizeof err);
-        if (!ws[i].http || !ws[i].lat || !ws[i].db) {
-            fprintf(stderr, "bench: worker setup: %s\n", err);
-            return 2;
-        }
-        ws[i].ins = mysql_stmt_init(ws[i].db);
-        ws[i].upd = mysql_stmt_init(ws[i].db);
-        static const char ins[] = "INSERT INTO bench_payment_order (order_no, user_id, amount, status, lease_until) "
-                                  "VALUES (?, ?, ?, 1, NOW(3) + INTERVAL 10 SECOND)";
-        static const char upd[] = "UPDATE bench_payment_order SET status = 2, transaction_id = ?, lease_until = NULL "
-                                  "WHERE order_no = ? AND status = 1";
-        if (mysql_stmt_prepare(ws[i].ins, ins, sizeof ins - 1) ||
-            mysql_stmt_prepare(ws[i].upd, upd, sizeof upd - 1)) {
-            fprintf(stderr, "bench: prepare: %s\n", mysql_stmt_error(ws[i].ins));
-            return 2;
+    ws = calloc((size_t)res.concurrency, sizeof *ws);
+    if (ws == NULL) {
+        rc = 2;
+        goto out;
+    }
+    for (; workers < res.concurrency; workers++) {
+        ws[workers].lat = malloc(BENCH_MAX_SAMPLES * sizeof(double));
+        if (ws[workers].lat == NULL || wl_worker_open(&ws[workers].wl, workers, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: worker setup: %s\n", ws[workers].lat ? err : "out of memory");
+            free(ws[workers].lat);
+            rc = 2;
+            goto out;
         }
     }
-    fprintf(stderr, "bench: concurrency %d, %.0f s closed loop + %.0f s paced per workload\n",
-            opt.concurrency, opt.duration, opt.duration);
-    for (int w = 0; w < W_COUNT; w++) {
-        char tag[40];
-        snprintf(tag, sizeof tag, ",%s,", wl_name[w]);
-        if (opt.only[0] && !strstr(opt.only, tag))
-            continue;
-        double q = quiesce();
-        fprintf(stderr, "bench: %s ... (after %.1f s for the machine to quieten)\n", wl_name[w], q);
-        for (int i = 0; i < opt.concurrency; i++)
-            ws[i].seq = 0;
-        run_phase(ws, (workload)w, 0, 0, &res[w]);
-        if (res[w].rps > 0) {
-            (void)quiesce();
-            run_phase(ws, (workload)w, 1, res[w].rps * PACED_SHARE, &res[w]);
+    fprintf(stderr, "bench: concurrency %d, %.0f s closed loop + %.0f s paced per workload, %d round%s\n",
+            res.concurrency, res.duration_s, res.duration_s, res.rounds, res.rounds > 1 ? "s" : "");
+
+    for (int round = 0; round < res.rounds; round++) {
+        double round_rps[WL_COUNT] = {0};
+        for (int w = 0; w < WL_COUNT; w++) {
+            bench_row *row = &res.row[w];
+            phase_result closed, paced;
+            cost_snapshot before, after;
+            long errors_before = row->errors;
+
+            if (!selected[w])
+                continue;
+            double waited = bench_settle();
+            fprintf(stderr, "bench: round %d/%d %s ... (after %.1f s for the stack to quieten)\n",
+                    round + 1, res.rounds, wl_name((wl_kind)w), waited);
+            cost_take(db, &before, NULL);
+            if (bench_phase(ws, res.concurrency, (wl_kind)w, 0, 0, res.duration_s, phase_id++,
+                            &closed) != 0) {
+                rc = 2;
+                goto out;
+            }
+            cost_take(db, &after, &before.procs);
+            row->requests += closed.requests;
+            row->errors += closed.errors;
+            if (closed.errors && !row->first_error[0])
+                snprintf(row->first_error, sizeof row->first_error, "%s", closed.first_error);
+            if (closed.requests > 0) {
+                stats_add(&row->rps, closed.rps);
+                round_rps[w] = closed.rps;
+                cost_record(&before, &after, closed.requests, row);
+                (void)bench_settle();
+                if (bench_phase(ws, res.concurrency, (wl_kind)w, 1, closed.rps * BENCH_PACED_SHARE,
+                                res.duration_s, phase_id++, &paced) != 0) {
+                    rc = 2;
+                    goto out;
+                }
+                row->requests += paced.requests;
+                row->errors += paced.errors;
+                if (paced.errors && !row->first_error[0])
+                    snprintf(row->first_error, sizeof row->first_error, "%s", paced.first_error);
+                stats_add(&row->p50_ms, paced.p50_ms);
+                stats_add(&row->p99_ms, paced.p99_ms);
+                stats_add(&row->paced_rps, paced.rps);
+            }
+            if (row->errors > errors_before) {
+                row->rounds_with_errors++;
+                fprintf(stderr, "bench: %s: %ld errors; first: %s\n", wl_name((wl_kind)w),
+                        row->errors - errors_before, row->first_error);
+            }
+        }
+        /* ratios within this round */
+        for (int w = 0; w < WL_COUNT; w++) {
+            wl_kind b = wl_baseline((wl_kind)w);
+            if (round_rps[w] > 0 && round_rps[b] > 0)
+                stats_add(&res.row[w].ratio, round_rps[w] / round_rps[b]);
+            if ((w == WL_PAY || w == WL_CALLBACK) && round_rps[w] > 0 && round_rps[WL_RAWDB] > 0)
+                stats_add(&res.row[w].ratio_rawdb, round_rps[w] / round_rps[WL_RAWDB]);
         }
     }
 
-    jout = json_object();
-    jrows = json_array();
-    printf("\nidempay bench: concurrency %d, %.0f s per phase (throughput: closed loop; "
-           "latency: paced at half of it, from intended send time)\n\n", opt.concurrency, opt.duration);
-    printf("%-26s %10s %9s %9s %10s  %-8s %7s\n", "workload", "req/s", "p50 ms", "p99 ms",
-           "ratio", "baseline", "errors");
-    for (int w = 0; w < W_COUNT; w++) {
-        double ratio = res[wl_base[w]].rps > 0 ? res[w].rps / res[wl_base[w]].rps : 0;
-        printf("%-26s %10.0f %9.2f %9.2f %10.2f  %-8s %7ld\n", wl_title[w], res[w].rps,
-               res[w].p50_ms, res[w].p99_ms, ratio, wl_name[wl_base[w]], res[w].errors);
-        json_array_append_new(jrows, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:s, s:f, s:I, s:I}",
-            "workload", wl_name[w], "title", wl_title[w], "rps", res[w].rps, "p50_ms", res[w].p50_ms,
-            "p99_ms", res[w].p99_ms, "ratio", ratio, "baseline", wl_name[wl_base[w]],
-            "paced_rps", res[w].paced_rps, "requests", (json_int_t)res[w].requests,
-            "errors", (json_int_t)res[w].errors));
-        if (res[w].errors)
+    /* every notification that was answered SUCCESS must have paid its order */
+    static const wl_kind pooled[] = {WL_CALLBACK, WL_RAWCB};
+    for (size_t i = 0; i < sizeof pooled / sizeof pooled[0]; i++) {
+        wl_kind w = pooled[i];
+        long used = wl_pool_used(w), paid;
+        if (!selected[w] || res.row[w].errors)
+            continue;
+        paid = wl_pool_paid(db, w);
+        if (paid != used) {
+            res.row[w].errors += paid < 0 ? 1 : labs(used - paid);
+            snprintf(res.row[w].first_error, sizeof res.row[w].first_error,
+                     "%ld notifications answered as applied, but %ld of their orders are PAID",
+                     used, paid);
+        }
+    }
+
+    res.load_end = proc_loadavg();
+    proc_discover(opt.state_dir, &procs);
+    bench_override_pids(&procs);
+    res.n_service = procs.n[PROC_SERVICE];
+    for (int i = 0; i < res.n_service; i++) {
+        res.service_pids[i] = procs.pid[PROC_SERVICE][i];
+        res.service_peak_rss_kb[i] = proc_peak_rss_kb(procs.pid[PROC_SERVICE][i]);
+    }
+    report_print(&res);
+    for (int w = 0; w < WL_COUNT; w++)
+        if (selected[w] && !bench_row_measured(&res, (wl_kind)w))
             rc = 1;
-    }
-    jmem = json_array();
-    printf("\nservice processes, peak RSS (VmHWM):");
-    for (char *s = opt.pids, *end; *s; s = end) {
-        long pid = strtol(s, &end, 10);
-        if (end == s)
-            break;
-        long kb = peak_rss_kb((int)pid);
-        printf("  pid %ld %.1f MiB", pid, (double)kb / 1024.0);
-        json_array_append_new(jmem, json_pack("{s:I, s:I}", "pid", (json_int_t)pid, "peak_rss_kb", (json_int_t)kb));
-    }
-    if (opt.only[0])   /* a partial run has no baselines to judge against */
-        printf("\n");
-    else
-        printf("\n\ntargets: pay_fresh >= 0.5 x rawdb: %s   pay_repeat >= 0.5 x ping and p99 < 5 ms: %s   "
-           "callback >= 0.5 x rawdb: %s\n",
-           res[W_PAY].rps >= 0.5 * res[W_RAWDB].rps ? "met" : "MISSED",
-           res[W_REPEAT].rps >= 0.5 * res[W_PING].rps && res[W_REPEAT].p99_ms < 5 ? "met" : "MISSED",
-           res[W_CALLBACK].rps >= 0.5 * res[W_RAWDB].rps ? "met" : "MISSED");
-    json_object_set_new(jout, "concurrency", json_integer(opt.concurrency));
-    json_object_set_new(jout, "duration_s", json_real(opt.duration));
-    json_object_set_new(jout, "workloads", jrows);
-    json_object_set_new(jout, "service_memory", jmem);
-    if (opt.json_path[0] && json_dump_file(jout, opt.json_path, JSON_INDENT(2)) != 0) {
+    if (opt.json_path[0] && report_json(&res, opt.json_path) != 0) {
         fprintf(stderr, "bench: cannot write %s\n", opt.json_path);
         rc = 2;
     }
-    json_decref(jout);
-    {
-        char url[512];
-        char q[256];
-        snprintf(url, sizeof url, "%s/mock/reset", opt.gateway);
-        admin("POST", url, NULL);
-        /* the callback orders no notification reached: left PROCESSING, the
-         * reconciler would work through them once their lease ran out */
-        snprintf(q, sizeof q, "DELETE FROM payment_order WHERE order_no LIKE 'CB%s\\_%%' AND status = 1",
-                 opt.run);
-        if (sql(db, q) != 0)
-            fprintf(stderr, "bench: could not remove the unused callback orders\n");
-    }
-    for (int i = 0; i < opt.concurrency; i++) {
-        mysql_stmt_close(ws[i].ins);
-        mysql_stmt_close(ws[i].upd);
-        mysql_close(ws[i].db);
-        http_client_free(ws[i].http);
+
+out:
+    (void)wl_fixtures_teardown(db);  /* its problems are printed; the figures stand */
+    for (int i = 0; ws != NULL && i < workers; i++) {
+        wl_worker_close(&ws[i].wl);
         free(ws[i].lat);
     }
     free(ws);

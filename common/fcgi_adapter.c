@@ -1,23 +1,45 @@
 /* fcgi_adapter - the only code that knows libfcgi: N accept threads, each
- * turning FastCGI requests into http_request and http_response back. */
+ * turning FastCGI requests into http_request and http_response back; the
+ * calling thread waits for signals and runs the graceful stop. */
 #include "fcgi_adapter.h"
 
+#include <errno.h>
 #include <fcgiapp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
+#define SD_LISTEN_FDS_START 3
+#define WAKE_SIGNAL SIGUSR2      /* interrupts a worker blocked in accept */
+#define STOP_POLL_MS 20
+
 static _Thread_local int current_fd = -1;
+
+/* A worker's state, read by the stopping thread: only a worker in
+ * W_ACCEPTING is woken by a signal (a busy one is never interrupted). */
+enum { W_STARTING, W_ACCEPTING, W_BUSY, W_DONE };
 
 typedef struct {
     const fcgi_app *app;
     int index;
     int listen_fd;
+    pthread_t tid;
+    _Atomic int state;
 } worker_arg;
+
+static long adapter_drain_ms;   /* > 0: graceful stop (set before the workers start) */
+static atomic_int adapter_stopping;
+static atomic_int workers_live;
 
 int fcgi_adapter_current_fd(void)
 {
@@ -77,10 +99,15 @@ static void *worker(void *p)
     char *body = malloc(HTTP_MAX_BODY + 1);
     char path[2048];
     FCGX_Request req;
+    int flags = adapter_drain_ms > 0 ? FCGI_FAIL_ACCEPT_ON_INTR : 0;
 
-    if (!body || FCGX_InitRequest(&req, wa->listen_fd, 0) != 0) {
+    if (!body || FCGX_InitRequest(&req, wa->listen_fd, flags) != 0) {
         log_msg(LOG_ERROR, "fastcgi worker %d: cannot initialise", wa->index);
         free(body);
+        if (app->thread_fini)
+            app->thread_fini(tctx);
+        atomic_store(&wa->state, W_DONE);
+        atomic_fetch_sub(&workers_live, 1);
         return NULL;
     }
     for (;;) {
@@ -88,9 +115,21 @@ static void *worker(void *p)
         http_response resp;
         const char *uri, *q;
         size_t plen;
+        int rc;
 
-        if (FCGX_Accept_r(&req) < 0)
+        atomic_store(&wa->state, W_ACCEPTING);
+        if (atomic_load(&adapter_stopping))
             break;
+        rc = FCGX_Accept_r(&req);
+        if (rc < 0) {
+            if (atomic_load(&adapter_stopping))
+                break;
+            if (rc == -EINTR)
+                continue;   /* a stray signal, not a stop */
+            log_msg(LOG_ERROR, "fastcgi worker %d: accept failed (%d); worker ends", wa->index, rc);
+            break;
+        }
+        atomic_store(&wa->state, W_BUSY);
         current_fd = req.ipcFd;
         memset(&hr, 0, sizeof hr);
         hr.method = param(&req, "REQUEST_METHOD", "GET");
@@ -119,47 +158,244 @@ static void *worker(void *p)
     if (app->thread_fini)
         app->thread_fini(tctx);
     free(body);
+    atomic_store(&wa->state, W_DONE);
+    atomic_fetch_sub(&workers_live, 1);
     return NULL;
+}
+
+static void on_wake(int sig)
+{
+    (void)sig;   /* only there to make accept() fail with EINTR */
+}
+
+static void on_hup(int sig)
+{
+    (void)sig;
+    log_reopen();
+}
+
+void fcgi_adapter_block_signals(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/* Tells systemd our state when it asked ($NOTIFY_SOCKET); no-op otherwise. */
+static void notify_systemd(const char *state)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    struct sockaddr_un sa;
+    size_t n;
+    int fd;
+
+    if (!path || !*path || (path[0] != '/' && path[0] != '@'))
+        return;
+    n = strlen(path);
+    if (n >= sizeof sa.sun_path)
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, n);
+    if (sa.sun_path[0] == '@')
+        sa.sun_path[0] = '\0';   /* abstract namespace */
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+               (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+        log_msg(LOG_WARN, "cannot notify systemd (%s): %s", state, strerror(errno));
+    close(fd);
+}
+
+/* The socket systemd passed (socket activation), or -1. Clears LISTEN_* so
+ * child processes do not take it for theirs. */
+static int systemd_listen_fd(void)
+{
+    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    int fd = -1;
+
+    if (pid && fds && strtol(pid, NULL, 10) == (long)getpid() && strtol(fds, NULL, 10) >= 1) {
+        if (strtol(fds, NULL, 10) > 1)
+            log_msg(LOG_WARN, "systemd passed %s sockets; serving the first only", fds);
+        fd = SD_LISTEN_FDS_START;
+    }
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    return fd;
+}
+
+/* 1 when fd is a listening socket. */
+static int is_listening(int fd)
+{
+    int on = 0;
+    socklen_t len = sizeof on;
+
+    return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for SIGTERM/SIGINT (SIGHUP reopens the log) or for every worker to
+ * end on its own. Returns the stopping signal, or 0. */
+static int wait_for_stop(void)
+{
+    sigset_t set;
+    struct timespec tick = { 0, 200 * 1000000L };
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    for (;;) {
+        int sig = sigtimedwait(&set, NULL, &tick);
+
+        if (sig == SIGHUP) {
+            if (log_reopen() == 0)
+                log_msg(LOG_INFO, "SIGHUP: log reopened");
+            else
+                log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file: %s", strerror(errno));
+        } else if (sig == SIGTERM || sig == SIGINT) {
+            return sig;
+        }
+        if (atomic_load(&workers_live) == 0)
+            return 0;
+    }
+}
+
+/* The graceful stop: no new requests, wake the idle workers, give the busy
+ * ones until the deadline. Returns the number of workers still busy. */
+static int drain(worker_arg *args, int nthreads, long drain_ms)
+{
+    long long deadline = now_ms() + drain_ms;
+    int busy = 0;
+
+    atomic_store(&adapter_stopping, 1);
+    FCGX_ShutdownPending();
+    for (int i = 0; i < nthreads; i++)
+        busy += atomic_load(&args[i].state) == W_BUSY;
+    log_msg(LOG_INFO, "stopping: no new requests; %d in flight, waiting up to %ld ms", busy, drain_ms);
+    for (;;) {
+        struct timespec pause = { 0, STOP_POLL_MS * 1000000L };
+
+        /* a worker may enter accept() just after being signalled: signal again */
+        for (int i = 0; i < nthreads; i++)
+            if (atomic_load(&args[i].state) == W_ACCEPTING)
+                pthread_kill(args[i].tid, WAKE_SIGNAL);
+        if (atomic_load(&workers_live) == 0)
+            return 0;
+        if (now_ms() >= deadline)
+            break;
+        nanosleep(&pause, NULL);
+    }
+    busy = 0;
+    for (int i = 0; i < nthreads; i++)
+        busy += atomic_load(&args[i].state) != W_DONE;
+    return busy;
 }
 
 int fcgi_adapter_run(const fcgi_app *app, int nthreads, const char *listen_spec)
 {
-    pthread_t *tids;
+    return fcgi_adapter_serve(app, nthreads, listen_spec, 0);
+}
+
+int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spec, long drain_ms)
+{
     worker_arg *args;
-    int listen_fd = 0;
+    int listen_fd = 0, sig, busy;
+    struct sigaction sa;
+    sigset_t wake;
 
     signal(SIGPIPE, SIG_IGN);
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    adapter_drain_ms = drain_ms;
+    if (drain_ms > 0) {
+        /* installed before FCGX_Init, whose own SIGTERM/SIGUSR1 handlers
+         * only apply where the disposition is still the default */
+        sa.sa_handler = on_wake;   /* no SA_RESTART: accept() returns EINTR */
+        sigaction(WAKE_SIGNAL, &sa, NULL);
+        sigemptyset(&wake);
+        sigaddset(&wake, WAKE_SIGNAL);
+        pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+        fcgi_adapter_block_signals();
+    } else {
+        struct sigaction old;
+        if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+            sa.sa_handler = on_hup;
+            sa.sa_flags = SA_RESTART;
+            sigaction(SIGHUP, &sa, NULL);
+        }
+    }
     if (FCGX_Init() != 0)
         return -1;
     if (listen_spec) {
-        listen_fd = FCGX_OpenSocket(listen_spec, 256);
+        listen_fd = FCGX_OpenSocket(listen_spec, 1024);
         if (listen_fd < 0) {
             log_msg(LOG_ERROR, "cannot listen on %s", listen_spec);
             return -1;
         }
+    } else {
+        int sd = systemd_listen_fd();
+        if (sd >= 0)
+            listen_fd = sd;
+    }
+    if (!is_listening(listen_fd)) {
+        log_msg(LOG_ERROR, "fd %d is not a listening socket: run under lighttpd, spawn-fcgi or a "
+                "systemd socket, or give \":PORT\" or a socket path", listen_fd);
+        return -1;
     }
     if (nthreads < 1)
         nthreads = 1;
-    tids = calloc((size_t)nthreads, sizeof *tids);
     args = calloc((size_t)nthreads, sizeof *args);
-    if (!tids || !args) {
-        free(tids);
-        free(args);
+    if (!args)
         return -1;
-    }
+    atomic_store(&adapter_stopping, 0);
+    atomic_store(&workers_live, nthreads);
     for (int i = 0; i < nthreads; i++) {
         args[i].app = app;
         args[i].index = i;
         args[i].listen_fd = listen_fd;
-        if (pthread_create(&tids[i], NULL, worker, &args[i]) != 0) {
+        atomic_store(&args[i].state, W_STARTING);
+        if (pthread_create(&args[i].tid, NULL, worker, &args[i]) != 0) {
             log_msg(LOG_ERROR, "cannot start worker thread %d", i);
+            atomic_fetch_sub(&workers_live, nthreads - i);
             nthreads = i;
             break;
         }
     }
+    notify_systemd("READY=1");
+    if (drain_ms <= 0) {
+        for (int i = 0; i < nthreads; i++)
+            pthread_join(args[i].tid, NULL);
+        free(args);
+        return 0;
+    }
+    sig = wait_for_stop();
+    notify_systemd("STOPPING=1");
+    if (sig)
+        log_msg(LOG_INFO, "%s received", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    busy = drain(args, nthreads, drain_ms);
+    if (busy > 0) {
+        /* the workers still use args: leave it to the process's end */
+        log_msg(LOG_WARN, "stop: %d requests still running after %ld ms; leaving them", busy,
+                drain_ms);
+        return 1;
+    }
     for (int i = 0; i < nthreads; i++)
-        pthread_join(tids[i], NULL);
-    free(tids);
+        pthread_join(args[i].tid, NULL);
     free(args);
+    log_msg(LOG_INFO, "stopped: every request in flight was answered");
     return 0;
 }

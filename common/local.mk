@@ -32,7 +32,11 @@ common_unit_tests = \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_rng \
-	tests/unit/test_http_client
+	tests/unit/test_http_client \
+	tests/unit/test_env \
+	tests/unit/test_db_conn \
+	tests/unit/test_http_msg \
+	tests/unit/test_fcgi_adapter
 check_PROGRAMS += $(common_unit_tests)
 TESTS += $(common_unit_tests)
 
@@ -59,3 +63,19 @@ tests_unit_test_rng_LDADD = $(common_unit_ldadd)
 tests_unit_test_http_client_SOURCES = tests/unit/test_http_client.c
 tests_unit_test_http_client_CFLAGS = $(common_unit_cflags)
 tests_unit_test_http_client_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_env_SOURCES = tests/unit/test_env.c
+tests_unit_test_env_CFLAGS = $(common_unit_cflags)
+tests_unit_test_env_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_db_conn_SOURCES = tests/unit/test_db_conn.c
+tests_unit_test_db_conn_CFLAGS = $(common_unit_cflags) $(MARIADB_CFLAGS)
+tests_unit_test_db_conn_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_http_msg_SOURCES = tests/unit/test_http_msg.c
+tests_unit_test_http_msg_CFLAGS = $(common_unit_cflags) $(JANSSON_CFLAGS)
+tests_unit_test_http_msg_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_fcgi_adapter_SOURCES = tests/unit/test_fcgi_adapter.c
+tests_unit_test_fcgi_adapter_CFLAGS = $(common_unit_cflags) $(JANSSON_CFLAGS)
+tests_unit_test_fcgi_adapter_LDADD = $(common_unit_ldadd)

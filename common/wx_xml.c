@@ -1,6 +1,7 @@
 /* wx_xml.c - WeChat Pay v2 flat <xml> messages: strict parsing (raw-byte
  * pre-scan, then mxml 3.3 with a SAX pass that proves the root was closed)
- * and CDATA serialisation. A wx_msg always owns its names and values. */
+ * and serialisation (CDATA, or bare escaped text for fields set bare). A
+ * wx_msg always owns its names and values. */
 #include "wx_xml.h"
 
 #include <mxml.h>
@@ -56,7 +57,8 @@ static ssize_t wx_msg_find(const wx_msg *m, const char *name)
     return -1;
 }
 
-int wx_msg_set(wx_msg *m, const char *name, const char *value)
+/* Sets name=value, written bare or as CDATA. */
+static int wx_msg_put(wx_msg *m, const char *name, const char *value, bool bare)
 {
     if (m == NULL || name == NULL || value == NULL)
         return -1;
@@ -71,6 +73,7 @@ int wx_msg_set(wx_msg *m, const char *name, const char *value)
     if (at >= 0) {
         free(m->field[at].value);
         m->field[at].value = v;
+        m->field[at].bare = bare;
         return 0;
     }
     if (m->n >= WX_MSG_MAX_FIELDS) {
@@ -84,7 +87,47 @@ int wx_msg_set(wx_msg *m, const char *name, const char *value)
     }
     m->field[m->n].name = n;
     m->field[m->n].value = v;
+    m->field[m->n].bare = bare;
     m->n++;
+    return 0;
+}
+
+int wx_msg_set(wx_msg *m, const char *name, const char *value)
+{
+    return wx_msg_put(m, name, value, false);
+}
+
+int wx_msg_set_bare(wx_msg *m, const char *name, const char *value)
+{
+    return wx_msg_put(m, name, value, true);
+}
+
+int wx_msg_merge(wx_msg *m, const wx_msg *from)
+{
+    for (size_t i = 0; i < from->n; i++)
+        if (wx_msg_put(m, from->field[i].name, from->field[i].value, from->field[i].bare) != 0)
+            return -1;
+    return 0;
+}
+
+int wx_msg_set_pairs(wx_msg *m, const wx_pair *pairs, size_t n)
+{
+    char number[32];
+
+    for (size_t i = 0; i < n; i++) {
+        const wx_pair *p = &pairs[i];
+        int rc;
+        if (p->kind == WX_PAIR_TEXT) {
+            if (p->text == NULL)
+                continue;
+            rc = wx_msg_put(m, p->name, p->text, false);
+        } else {
+            snprintf(number, sizeof(number), "%lld", p->number);
+            rc = wx_msg_put(m, p->name, number, p->kind == WX_PAIR_BARE_NUM);
+        }
+        if (rc != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -116,6 +159,7 @@ void wx_msg_del(wx_msg *m, const char *name)
     m->n--;
     m->field[m->n].name = NULL;
     m->field[m->n].value = NULL;
+    m->field[m->n].bare = false;
 }
 
 /* ---- raw-byte pre-scan -------------------------------------------------- */
@@ -191,8 +235,11 @@ static void wx_set_err(char *err, size_t errlen, const char *reason)
         snprintf(err, errlen, "%s", reason);
 }
 
-/* Refuses what must never reach mxml. *start is set past a UTF-8 BOM and
- * leading whitespace.
+static const char *wx_scan_markup(const char *body, size_t len, size_t i);
+
+/* Refuses what must never reach mxml: the bytes (size, NUL, UTF-8,
+ * declarations), then the markup (wx_scan_markup). *start is set past a
+ * UTF-8 BOM and leading whitespace.
  * Returns NULL when acceptable, else the reason. */
 static const char *wx_prescan(const char *body, size_t len, size_t *start)
 {
@@ -224,12 +271,49 @@ static const char *wx_prescan(const char *body, size_t len, size_t *start)
             return "unterminated XML declaration";
         i = (size_t)end + 2;
     }
-    /* Every other markup is a CDATA section or a bare tag: "<name>",
-     * "<name/>", "</name>" (whitespace allowed before the '>'), nested at
-     * most two deep under one root, with only whitespace outside the root.
-     * So mxml never sees a processing instruction, a comment, an attribute
-     * or stray text around the root (its error paths for a bad attribute on
-     * the first element, or text then an end tag after the root, leak). */
+    return wx_scan_markup(body, len, i);
+}
+
+/* Reads the bare tag whose '<' is at body[*at]: "<name>", "<name/>" or
+ * "</name>", whitespace allowed before the '>'. Advances *at past the '>'
+ * and says whether it was an end tag or an empty one. NULL, or why the tag
+ * is refused. */
+static const char *wx_scan_tag(const char *body, size_t len, size_t *at, bool *end_tag,
+                               bool *empty_tag)
+{
+    size_t i = *at + 1;
+
+    *end_tag = i < len && body[i] == '/';
+    *empty_tag = false;
+    if (*end_tag)
+        i++;
+    size_t name = i;
+    while (i < len && !wx_is_space(body[i]) && body[i] != '/' && body[i] != '>' && body[i] != '<')
+        i++;
+    if (i == name)
+        return "malformed tag";
+    while (i < len && wx_is_space(body[i]))
+        i++;
+    if (!*end_tag && len - i >= 2 && body[i] == '/' && body[i + 1] == '>') {
+        *empty_tag = true;
+        i++;
+    }
+    if (i >= len || body[i] != '>')
+        return i < len && body[i] != '/' && body[i] != '<' ? "attributes are not allowed"
+                                                          : "malformed tag";
+    *at = i + 1;
+    return NULL;
+}
+
+/* The markup of body from i on (after any XML declaration): every markup
+ * is a CDATA section or a bare tag (wx_scan_tag), nested at most two deep
+ * under one root, with only whitespace outside the root. So mxml never
+ * sees a processing instruction, a comment, an attribute or stray text
+ * around the root (its error paths for a bad attribute on the first
+ * element, or text then an end tag after the root, leak). NULL, or why the
+ * body is refused. */
+static const char *wx_scan_markup(const char *body, size_t len, size_t i)
+{
     int depth = 0;
     bool root_seen = false;
     while (i < len) {
@@ -257,25 +341,10 @@ static const char *wx_prescan(const char *body, size_t len, size_t *start)
             return "comments are not allowed";
         if (len - i >= 2 && body[i + 1] == '!')
             return "markup declarations are not allowed";
-        i++;
-        bool end_tag = i < len && body[i] == '/', empty_tag = false;
-        if (end_tag)
-            i++;
-        size_t name = i;
-        while (i < len && !wx_is_space(body[i]) && body[i] != '/' && body[i] != '>' && body[i] != '<')
-            i++;
-        if (i == name)
-            return "malformed tag";
-        while (i < len && wx_is_space(body[i]))
-            i++;
-        if (!end_tag && len - i >= 2 && body[i] == '/' && body[i + 1] == '>') {
-            empty_tag = true;
-            i++;
-        }
-        if (i >= len || body[i] != '>')
-            return i < len && body[i] != '/' && body[i] != '<' ? "attributes are not allowed"
-                                                              : "malformed tag";
-        i++;
+        bool end_tag, empty_tag;
+        const char *bad = wx_scan_tag(body, len, &i, &end_tag, &empty_tag);
+        if (bad != NULL)
+            return bad;
         if (end_tag) {
             if (depth == 0)
                 return "end tag without start tag";
@@ -434,6 +503,45 @@ static const char *wx_collect(mxml_node_t *root, wx_msg *out, char *value)
     return NULL;
 }
 
+/* What the SAX pass saw of the document's shape: NULL when the root was
+ * really closed with nothing after it and no element nested deeper than
+ * two, else why not. */
+static const char *wx_sax_verdict(const wx_sax_state *st)
+{
+    if (!st->root_closed || st->depth != 0)
+        return "root element not closed";
+    if (st->after_root)
+        return "content after the root element";
+    if (st->max_depth > 2)
+        return "nested element";
+    return NULL;
+}
+
+/* The one root element of the document mxml loaded as top into *root (a
+ * leading declaration is loaded as a node holding the document). NULL, or
+ * why there is not exactly one. */
+static const char *wx_root_of(mxml_node_t *top, mxml_node_t **root)
+{
+    const char *tn = mxmlGetType(top) == MXML_ELEMENT ? mxmlGetElement(top) : "";
+
+    *root = top;
+    if (tn[0] == '?') {
+        *root = NULL;
+        for (mxml_node_t *c = mxmlGetFirstChild(top); c != NULL; c = mxmlGetNextSibling(c)) {
+            if (mxmlGetType(c) == MXML_OPAQUE && wx_space_only(mxmlGetOpaque(c)))
+                continue;
+            if (*root != NULL)
+                return "more than one root element";
+            *root = c;
+        }
+        if (*root == NULL)
+            return "no root element";
+    }
+    if (mxmlGetNextSibling(top) != NULL)
+        return "more than one root element";
+    return NULL;
+}
+
 int wx_xml_parse(const char *body, size_t len, wx_msg *out, char *err, size_t errlen)
 {
     const char *reason = NULL;
@@ -476,43 +584,12 @@ int wx_xml_parse(const char *body, size_t len, wx_msg *out, char *err, size_t er
         wx_mxml_error[0] = '\0';
         goto fail_reported;
     }
-    if (!st.root_closed || st.depth != 0) {
-        reason = "root element not closed";
-        goto fail;
-    }
-    if (st.after_root) {
-        reason = "content after the root element";
-        goto fail;
-    }
-    if (st.max_depth > 2) {
-        reason = "nested element";
-        goto fail;
-    }
-
-    /* A leading declaration is loaded as a node holding the document. */
-    mxml_node_t *root = top;
-    const char *tn = mxmlGetType(top) == MXML_ELEMENT ? mxmlGetElement(top) : "";
-    if (tn[0] == '?') {
-        root = NULL;
-        for (mxml_node_t *c = mxmlGetFirstChild(top); c != NULL; c = mxmlGetNextSibling(c)) {
-            if (mxmlGetType(c) == MXML_OPAQUE && wx_space_only(mxmlGetOpaque(c)))
-                continue;
-            if (root != NULL) {
-                reason = "more than one root element";
-                goto fail;
-            }
-            root = c;
-        }
-        if (root == NULL) {
-            reason = "no root element";
-            goto fail;
-        }
-    }
-    if (mxmlGetNextSibling(top) != NULL) {
-        reason = "more than one root element";
-        goto fail;
-    }
-    reason = wx_collect(root, out, value);
+    mxml_node_t *root = NULL;
+    reason = wx_sax_verdict(&st);
+    if (reason == NULL)
+        reason = wx_root_of(top, &root);
+    if (reason == NULL)
+        reason = wx_collect(root, out, value);
     if (reason != NULL)
         goto fail;
 
@@ -563,11 +640,41 @@ static char *wx_put_cdata(char *o, const char *v)
     return wx_put(o, "]]>");
 }
 
+/* The escape of c in bare text, or NULL when c stands as it is. */
+static const char *wx_bare_escape(char c)
+{
+    return c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : NULL;
+}
+
+/* Bytes needed for v as bare, escaped text. */
+static size_t wx_bare_len(const char *v)
+{
+    size_t n = 0;
+    for (; *v != '\0'; v++) {
+        const char *e = wx_bare_escape(*v);
+        n += e != NULL ? strlen(e) : 1;
+    }
+    return n;
+}
+
+static char *wx_put_bare(char *o, const char *v)
+{
+    for (; *v != '\0'; v++) {
+        const char *e = wx_bare_escape(*v);
+        if (e != NULL)
+            o = wx_put(o, e);
+        else
+            *o++ = *v;
+    }
+    return o;
+}
+
 static char *wx_build_fields(const wx_field *fields, size_t n)
 {
     size_t total = strlen("<xml></xml>") + 1;
     for (size_t i = 0; i < n; i++)
-        total += 2 * strlen(fields[i].name) + 5 + wx_cdata_len(fields[i].value);
+        total += 2 * strlen(fields[i].name) + 5 +
+                 (fields[i].bare ? wx_bare_len(fields[i].value) : wx_cdata_len(fields[i].value));
     char *doc = malloc(total);
     if (doc == NULL)
         return NULL;
@@ -576,7 +683,7 @@ static char *wx_build_fields(const wx_field *fields, size_t n)
         *o++ = '<';
         o = wx_put(o, fields[i].name);
         *o++ = '>';
-        o = wx_put_cdata(o, fields[i].value);
+        o = fields[i].bare ? wx_put_bare(o, fields[i].value) : wx_put_cdata(o, fields[i].value);
         o = wx_put(o, "</");
         o = wx_put(o, fields[i].name);
         *o++ = '>';
@@ -596,8 +703,8 @@ char *wx_xml_notify_reply(int success, const char *msg)
     if (msg == NULL)
         msg = success ? "OK" : "FAIL";
     wx_field fields[2] = {
-        { (char *)"return_code", (char *)(success ? "SUCCESS" : "FAIL") },
-        { (char *)"return_msg", (char *)msg },
+        { (char *)"return_code", (char *)(success ? "SUCCESS" : "FAIL"), false },
+        { (char *)"return_msg", (char *)msg, false },
     };
     return wx_build_fields(fields, 2);
 }

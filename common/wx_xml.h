@@ -10,6 +10,7 @@
 #ifndef IDEMPAY_WX_XML_H
 #define IDEMPAY_WX_XML_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define WX_XML_MAX_BODY   65536   /* bytes; larger bodies are refused */
@@ -20,6 +21,7 @@
 typedef struct {
     char *name;
     char *value;
+    bool bare;      /* written as plain text, not CDATA (see wx_msg_set_bare) */
 } wx_field;
 
 typedef struct {
@@ -37,6 +39,37 @@ void wx_msg_free(wx_msg *m);
 int wx_msg_set(wx_msg *m, const char *name, const char *value);
 /* Sets name to the decimal text of v. Same returns as wx_msg_set. */
 int wx_msg_set_int(wx_msg *m, const char *name, long long v);
+/* Sets name=value like wx_msg_set, but the field is written bare: plain
+ * text with &, < and > escaped, no CDATA (as WeChat writes its numbers,
+ * e.g. <total_fee>10</total_fee>). wx_msg_set on the name makes it CDATA
+ * again. Parsed fields are never bare. Same returns as wx_msg_set. */
+int wx_msg_set_bare(wx_msg *m, const char *name, const char *value);
+
+/* One field of a message being built, for wx_msg_set_pairs. Write them
+ * with the macros: WX_TEXT("out_trade_no", no) (left out when the text is
+ * NULL), WX_NUM("total_fee", fen) (decimal, CDATA), WX_BARE_NUM("cash_fee",
+ * fen) (decimal, bare). */
+typedef struct {
+    const char *name;
+    const char *text;       /* WX_TEXT: NULL leaves the field out */
+    long long number;       /* WX_NUM, WX_BARE_NUM */
+    unsigned char kind;     /* WX_PAIR_TEXT, WX_PAIR_NUM, WX_PAIR_BARE_NUM */
+} wx_pair;
+
+enum { WX_PAIR_TEXT = 0, WX_PAIR_NUM = 1, WX_PAIR_BARE_NUM = 2 };
+#define WX_TEXT(name, text) { (name), (text), 0, WX_PAIR_TEXT }
+#define WX_NUM(name, n) { (name), NULL, (n), WX_PAIR_NUM }
+#define WX_BARE_NUM(name, n) { (name), NULL, (n), WX_PAIR_BARE_NUM }
+
+/* Sets the n pairs in order (replacing fields of the same name): the one
+ * way idempay fills a message. Returns 0, or -1 at the first pair that
+ * wx_msg_set refuses; m then holds the pairs before it (free it). */
+int wx_msg_set_pairs(wx_msg *m, const wx_pair *pairs, size_t n);
+/* Sets every field of from in m, in from's order (bare fields stay bare).
+ * Returns 0, or -1 at the first refusal (m then holds the fields before it). */
+int wx_msg_merge(wx_msg *m, const wx_msg *from);
+/* wx_msg_set_pairs over a whole array. */
+#define WX_MSG_SET_PAIRS(m, pairs) wx_msg_set_pairs((m), (pairs), sizeof(pairs) / sizeof((pairs)[0]))
 /* The value of field name, or NULL when absent. Owned by m. */
 const char *wx_msg_get(const wx_msg *m, const char *name);
 /* Removes field name if present. */
@@ -49,7 +82,8 @@ void wx_msg_del(wx_msg *m, const char *name);
 int wx_xml_parse(const char *body, size_t len, wx_msg *out, char *err, size_t errlen);
 
 /* Serialises m as compact WeChat XML: <xml><name><![CDATA[value]]></name>...</xml>
- * in field order. Values that contain "]]>" are split across CDATA sections.
+ * in field order (bare fields as <name>value</name>, escaped). Values that
+ * contain "]]>" are split across CDATA sections.
  * Returns a malloc'd NUL-terminated string (caller frees), or NULL on OOM. */
 char *wx_xml_build(const wx_msg *m);
 

@@ -205,26 +205,25 @@ char *api_build_reply(const mock_creds *creds, wx_sign_type type, const char *fa
     wx_msg m;
     char nonce[33];
     char *xml = NULL;
+    const wx_pair head[] = {
+        WX_TEXT("return_code", fail_msg != NULL ? "FAIL" : "SUCCESS"),
+        WX_TEXT("return_msg", fail_msg != NULL ? fail_msg : "OK"),
+        WX_TEXT("appid", creds->appid),
+        WX_TEXT("mch_id", creds->mch_id),
+        WX_TEXT("nonce_str", nonce),
+    };
+    const wx_pair result[] = {   /* when the call was understood (no fail_msg) */
+        WX_TEXT("result_code", err_code != NULL ? "FAIL" : "SUCCESS"),
+        WX_TEXT("err_code", err_code),
+        WX_TEXT("err_code_des", err_code == NULL ? NULL : err_des != NULL ? err_des : ""),
+    };
 
     wx_msg_init(&m);
-    if (wx_nonce(nonce) != 0)
+    if (wx_nonce(nonce) != 0 || WX_MSG_SET_PAIRS(&m, head) != 0)
         goto done;
-    if (wx_msg_set(&m, "return_code", fail_msg != NULL ? "FAIL" : "SUCCESS") != 0 ||
-        wx_msg_set(&m, "return_msg", fail_msg != NULL ? fail_msg : "OK") != 0 ||
-        wx_msg_set(&m, "appid", creds->appid) != 0 ||
-        wx_msg_set(&m, "mch_id", creds->mch_id) != 0 ||
-        wx_msg_set(&m, "nonce_str", nonce) != 0)
+    if (fail_msg == NULL &&
+        (WX_MSG_SET_PAIRS(&m, result) != 0 || (extra != NULL && wx_msg_merge(&m, extra) != 0)))
         goto done;
-    if (fail_msg == NULL) {
-        if (wx_msg_set(&m, "result_code", err_code != NULL ? "FAIL" : "SUCCESS") != 0)
-            goto done;
-        if (err_code != NULL && (wx_msg_set(&m, "err_code", err_code) != 0 ||
-                                 wx_msg_set(&m, "err_code_des", err_des != NULL ? err_des : "") != 0))
-            goto done;
-        for (size_t i = 0; extra != NULL && i < extra->n; i++)
-            if (wx_msg_set(&m, extra->field[i].name, extra->field[i].value) != 0)
-                goto done;
-    }
     if (wx_sign_msg(&m, creds->key, type, type == WX_SIGN_HMAC_SHA256) != 0)
         goto done;
     xml = wx_xml_build(&m);

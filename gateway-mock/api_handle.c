@@ -203,25 +203,24 @@ static void api_notify_charge(api_call *c, const ledger_attempt_result *r, const
 static void api_reply_charged(api_call *c, const ledger_attempt_result *r)
 {
     const char *tt = wx_msg_get(&c->m, "trade_type");
-    char prepay[TXID_PREPAY_BUF];
+    char prepay[TXID_PREPAY_BUF], url[80];
     wx_msg extra;
 
     txid_prepay(r->charged_at, prepay);
+    snprintf(url, sizeof(url), "weixin://wxpay/bizpayurl?pr=%.20s", prepay + 16);
+    const wx_pair fields[] = {
+        WX_TEXT("trade_type", tt),
+        WX_TEXT("prepay_id", prepay),
+        WX_TEXT("transaction_id", r->transaction_id),
+        WX_NUM("total_fee", c->v.total_fee),
+        WX_TEXT("out_trade_no", wx_msg_get(&c->m, "out_trade_no")),
+        WX_TEXT("code_url", tt != NULL && strcmp(tt, "NATIVE") == 0 ? url : NULL),
+    };
     wx_msg_init(&extra);
-    if (wx_msg_set(&extra, "trade_type", tt) != 0 || wx_msg_set(&extra, "prepay_id", prepay) != 0 ||
-        wx_msg_set(&extra, "transaction_id", r->transaction_id) != 0 ||
-        wx_msg_set_int(&extra, "total_fee", c->v.total_fee) != 0 ||
-        wx_msg_set(&extra, "out_trade_no", wx_msg_get(&c->m, "out_trade_no")) != 0) {
-        wx_msg_free(&extra);
+    if (WX_MSG_SET_PAIRS(&extra, fields) != 0)
         api_cut(c);  /* charged, but no reply can be built: the outcome is unknown */
-        return;
-    }
-    if (strcmp(tt, "NATIVE") == 0) {
-        char url[80];
-        snprintf(url, sizeof(url), "weixin://wxpay/bizpayurl?pr=%.20s", prepay + 16);
-        wx_msg_set(&extra, "code_url", url);
-    }
-    api_send(c, NULL, NULL, NULL, &extra);
+    else
+        api_send(c, NULL, NULL, NULL, &extra);
     wx_msg_free(&extra);
 }
 
@@ -313,21 +312,25 @@ static void api_orderquery(api_call *c)
         return;
     }
     api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), o.out_trade_no);
+    const wx_pair state[] = {
+        WX_TEXT("out_trade_no", o.out_trade_no),
+        WX_TEXT("trade_state", o.trade_state),
+        WX_TEXT("trade_state_desc", api_state_desc(o.trade_state)),
+    };
+    const wx_pair charge[] = {   /* only when charged */
+        WX_TEXT("transaction_id", o.transaction_id),
+        WX_NUM("total_fee", o.total_fee),
+        WX_NUM("cash_fee", o.total_fee),
+        WX_TEXT("fee_type", "CNY"),
+        WX_TEXT("time_end", o.time_end),
+        WX_TEXT("trade_type", o.trade_type),
+        WX_TEXT("bank_type", "OTHERS"),
+        WX_TEXT("is_subscribe", "N"),
+    };
     wx_msg_init(&extra);
-    int bad = wx_msg_set(&extra, "out_trade_no", o.out_trade_no);
-    bad |= wx_msg_set(&extra, "trade_state", o.trade_state);
-    bad |= wx_msg_set(&extra, "trade_state_desc", api_state_desc(o.trade_state));
-    if (o.transaction_id[0] != '\0') {
-        bad |= wx_msg_set(&extra, "transaction_id", o.transaction_id);
-        bad |= wx_msg_set_int(&extra, "total_fee", o.total_fee);
-        bad |= wx_msg_set_int(&extra, "cash_fee", o.total_fee);
-        bad |= wx_msg_set(&extra, "fee_type", "CNY");
-        bad |= wx_msg_set(&extra, "time_end", o.time_end);
-        bad |= wx_msg_set(&extra, "trade_type", o.trade_type);
-        bad |= wx_msg_set(&extra, "bank_type", "OTHERS");
-        bad |= wx_msg_set(&extra, "is_subscribe", "N");
-    }
-    if (bad != 0)
+    int bad = WX_MSG_SET_PAIRS(&extra, state) != 0 ||
+              (o.transaction_id[0] != '\0' && WX_MSG_SET_PAIRS(&extra, charge) != 0);
+    if (bad)
         api_fail(c, "SYSTEMERROR", DES_BUSY);
     else
         api_send(c, NULL, NULL, NULL, &extra);
@@ -366,16 +369,18 @@ static void api_refund(api_call *c)
     log_msg(LOG_INFO, "refund %s of %s: %lld fen%s", orn, r.transaction_id, r.refund_fee,
             r.outcome == REFUND_REPEAT ? " (repeat, nothing done)" : "");
     api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), r.out_trade_no);
+    const wx_pair fields[] = {
+        WX_TEXT("transaction_id", r.transaction_id),
+        WX_TEXT("out_trade_no", r.out_trade_no),
+        WX_TEXT("out_refund_no", orn),
+        WX_TEXT("refund_id", r.refund_id),
+        WX_NUM("refund_fee", r.refund_fee),
+        WX_NUM("total_fee", r.total_fee),
+        WX_NUM("cash_fee", r.total_fee),
+        WX_NUM("cash_refund_fee", r.refund_fee),
+    };
     wx_msg_init(&extra);
-    int bad = wx_msg_set(&extra, "transaction_id", r.transaction_id);
-    bad |= wx_msg_set(&extra, "out_trade_no", r.out_trade_no);
-    bad |= wx_msg_set(&extra, "out_refund_no", orn);
-    bad |= wx_msg_set(&extra, "refund_id", r.refund_id);
-    bad |= wx_msg_set_int(&extra, "refund_fee", r.refund_fee);
-    bad |= wx_msg_set_int(&extra, "total_fee", r.total_fee);
-    bad |= wx_msg_set_int(&extra, "cash_fee", r.total_fee);
-    bad |= wx_msg_set_int(&extra, "cash_refund_fee", r.refund_fee);
-    if (bad != 0)
+    if (WX_MSG_SET_PAIRS(&extra, fields) != 0)
         api_fail(c, "SYSTEMERROR", DES_BUSY);
     else
         api_send(c, NULL, NULL, NULL, &extra);

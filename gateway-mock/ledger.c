@@ -5,6 +5,7 @@
 #include "ledger.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "log.h"
 
 #define LEDGER_MAX_TRIES 20
+#define LEDGER_ERR_LOGIC 1   /* err_no for a failure that is not MariaDB's */
 
 /* ---- statements ---------------------------------------------------------- */
 
@@ -131,13 +133,12 @@ static const char *const ledger_sql[S_COUNT] = {
     /* Charges and refunds in [from, to) (UTC), by the time shown (China
      * time, to the second), transaction_id, charges first, refund_id. */
     [S_BILL] =
-        "SELECT 0 AS kind, c.charged_at AS at, "
-        "DATE_FORMAT(c.charged_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s') AS cst, "
+        "SELECT 0 AS kind, DATE_FORMAT(c.charged_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s') AS cst, "
         "c.transaction_id AS txid, c.out_trade_no, c.total_fee, c.trade_type, "
         "COALESCE(c.openid, '') AS openid, '' AS refund_id, '' AS out_refund_no, 0 AS refund_fee "
         "FROM mock_charge c WHERE ? <> 0 AND c.charged_at >= ? AND c.charged_at < ? "
         "UNION ALL "
-        "SELECT 1, r.refunded_at, DATE_FORMAT(r.refunded_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s'), "
+        "SELECT 1, DATE_FORMAT(r.refunded_at + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s'), "
         "r.transaction_id, r.out_trade_no, r.total_fee, COALESCE(c.trade_type, ''), "
         "COALESCE(c.openid, ''), r.refund_id, r.out_refund_no, r.refund_fee "
         "FROM mock_refund r LEFT JOIN mock_charge c ON c.transaction_id = r.transaction_id "
@@ -167,38 +168,6 @@ struct ledger {
     bool write_sent;         /* COMMIT was sent: after a lost connection its fate is unknown */
     char err[256];
 };
-
-/* ---- parameters and result columns --------------------------------------- */
-
-typedef enum { LP_STR, LP_INT, LP_NULL } lp_type;
-
-typedef struct {
-    lp_type type;
-    const char *s;
-    long long i;
-} lp;
-
-#define P_STR(x) ((lp){ LP_STR, (x), 0 })
-#define P_INT(x) ((lp){ LP_INT, NULL, (x) })
-#define P_NULL ((lp){ LP_NULL, NULL, 0 })
-
-typedef enum { LC_STR, LC_INT } lc_type;
-
-typedef struct {
-    lc_type type;
-    char *buf;          /* LC_STR: receives NUL-terminated text */
-    size_t cap;
-    long long *i;       /* LC_INT */
-    bool is_null;
-    unsigned long len;
-    my_bool null_flag;
-    my_bool error;
-} lc;
-
-#define C_STR(b) ((lc){ LC_STR, (b), sizeof(b), NULL, false, 0, 0, 0 })
-#define C_INT(p) ((lc){ LC_INT, NULL, 0, (p), false, 0, 0, 0 })
-
-#define LEDGER_MAX_BIND 8
 
 static void ledger_set_err(ledger *l, unsigned int no, const char *what, const char *msg)
 {
@@ -247,98 +216,66 @@ static MYSQL_STMT *ledger_stmt(ledger *l, int sid)
     return db_stmt_slot(l->db, &l->stmt[sid], ledger_sql[sid], &l->err_no, l->err, sizeof(l->err));
 }
 
-/* Executes statement sid with params; when cols is non-NULL binds them and
- * fetches the first row (*found set to whether there was one) and discards
- * the rest. *affected receives the affected rows when non-NULL.
- * Returns 0 or -1 (err_no / err set). */
-static int ledger_exec(ledger *l, int sid, const lp *params, int np, lc *cols, int nc,
-                       bool *found, unsigned long long *affected)
+/* A statement that failed: its error into l, its result freed, itself
+ * reset for the next use. */
+static void ledger_stmt_fail(ledger *l, MYSQL_STMT *st, const char *what)
 {
-    MYSQL_BIND pb[LEDGER_MAX_BIND], rb[LEDGER_MAX_BIND];
-    unsigned long plen[LEDGER_MAX_BIND];
-    long long pint[LEDGER_MAX_BIND];
-    int rc = -1;
+    unsigned int no = mysql_stmt_errno(st);
+    if (no != 0)
+        ledger_set_err(l, no, what, mysql_stmt_error(st));
+    else
+        ledger_set_err(l, LEDGER_ERR_LOGIC, what, "out of memory or a bad binding");
+    db_stmt_done(st);
+    mysql_stmt_reset(st);
+}
 
-    if (np > LEDGER_MAX_BIND || nc > LEDGER_MAX_BIND)
-        return -1;
-    MYSQL_STMT *st = ledger_stmt(l, sid);
-    if (st == NULL)
-        return -1;
-
-    memset(pb, 0, sizeof(pb));
-    for (int i = 0; i < np; i++) {
-        switch (params[i].type) {
-        case LP_STR:
-            plen[i] = (unsigned long)strlen(params[i].s);
-            pb[i].buffer_type = MYSQL_TYPE_STRING;
-            pb[i].buffer = (void *)params[i].s;
-            pb[i].buffer_length = plen[i];
-            pb[i].length = &plen[i];
-            break;
-        case LP_INT:
-            pint[i] = params[i].i;
-            pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
-            pb[i].buffer = &pint[i];
-            break;
-        case LP_NULL:
-            pb[i].buffer_type = MYSQL_TYPE_NULL;
-            break;
-        }
-    }
-    if (np > 0 && mysql_stmt_bind_param(st, pb) != 0)
-        goto fail;
-    if (mysql_stmt_execute(st) != 0)
-        goto fail;
-    if (affected != NULL)
-        *affected = (unsigned long long)mysql_stmt_affected_rows(st);
-    if (cols != NULL) {
-        memset(rb, 0, sizeof(rb));
-        for (int i = 0; i < nc; i++) {
-            if (cols[i].type == LC_STR) {
-                rb[i].buffer_type = MYSQL_TYPE_STRING;
-                rb[i].buffer = cols[i].buf;
-                rb[i].buffer_length = cols[i].cap;
-            } else {
-                rb[i].buffer_type = MYSQL_TYPE_LONGLONG;
-                rb[i].buffer = cols[i].i;
-            }
-            rb[i].length = &cols[i].len;
-            rb[i].is_null = &cols[i].null_flag;
-            rb[i].error = &cols[i].error;
-        }
-        if (mysql_stmt_bind_result(st, rb) != 0)
-            goto fail;
-        int f = mysql_stmt_fetch(st);
-        if (f == 1)
-            goto fail;
-        *found = (f == 0 || f == MYSQL_DATA_TRUNCATED);
-        if (*found) {
-            for (int i = 0; i < nc; i++) {
-                cols[i].is_null = cols[i].null_flag != 0;
-                if (cols[i].type == LC_STR) {
-                    size_t n = cols[i].len < cols[i].cap ? cols[i].len : cols[i].cap - 1;
-                    cols[i].buf[cols[i].is_null ? 0 : n] = '\0';
-                } else if (cols[i].is_null) {
-                    *cols[i].i = 0;
-                }
-            }
-            while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED)
-                ;
-            if (f == 1)
-                goto fail;
-        }
-        mysql_stmt_free_result(st);
-    }
+static void ledger_ok(ledger *l)
+{
     l->err_no = 0;
     l->err[0] = '\0';
-    return 0;
+}
 
-fail:
-    rc = -1;
-    ledger_set_err(l, mysql_stmt_errno(st), "execute", mysql_stmt_error(st));
-    mysql_stmt_free_result(st);
-    mysql_stmt_reset(st);
-    return rc;
+/* Executes statement sid with parameters by db_conn's letters (db_stmt_exec;
+ * a result set is buffered). Returns the statement, for its affected rows
+ * or its rows (ledger_first, db_stmt_fetch), or NULL (err_no / err set). */
+static MYSQL_STMT *ledger_exec(ledger *l, int sid, const char *types, ...)
+{
+    va_list ap;
+    int rc;
+    MYSQL_STMT *st = ledger_stmt(l, sid);
+
+    if (st == NULL)
+        return NULL;
+    va_start(ap, types);
+    rc = db_stmt_vexec(st, types, ap);
+    va_end(ap);
+    if (rc != 0) {
+        ledger_stmt_fail(l, st, "execute");
+        return NULL;
+    }
+    ledger_ok(l);
+    return st;
+}
+
+/* Fetches the first row of st's result by db_conn's letters into the
+ * targets (*found says whether there was one) and drops the rest.
+ * Returns 0 or -1 (err_no / err set). */
+static int ledger_first(ledger *l, MYSQL_STMT *st, bool *found, const char *types, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, types);
+    rc = db_stmt_vfetch(st, types, ap);
+    va_end(ap);
+    if (rc < 0) {
+        ledger_stmt_fail(l, st, "fetch");
+        return -1;
+    }
+    *found = rc == 1;
+    db_stmt_done(st);
+    ledger_ok(l);
+    return 0;
 }
 
 static int ledger_sql_plain(ledger *l, const char *sql)
@@ -374,10 +311,22 @@ static void ledger_rollback(ledger *l)
 
 /* One write in its own transaction, so a connection found dead before
  * COMMIT leaves nothing done and the write can be retried safely. */
-static int ledger_write1(ledger *l, int sid, const lp *params, int np)
+static int ledger_write1(ledger *l, int sid, const char *types, ...)
 {
-    if (ledger_begin(l) != 0 || ledger_exec(l, sid, params, np, NULL, 0, NULL, NULL) != 0)
+    va_list ap;
+    int rc;
+    MYSQL_STMT *st;
+
+    if (ledger_begin(l) != 0 || (st = ledger_stmt(l, sid)) == NULL)
         return -1;
+    va_start(ap, types);
+    rc = db_stmt_vexec(st, types, ap);
+    va_end(ap);
+    if (rc != 0) {
+        ledger_stmt_fail(l, st, "execute");
+        return -1;
+    }
+    ledger_ok(l);
     return ledger_commit(l);
 }
 
@@ -430,9 +379,34 @@ static int ledger_run(ledger *l, ledger_op op, void *arg)
     return -1;
 }
 
-/* ---- attempts ----------------------------------------------------------- */
+/* What ledger_trade_get reads of a mock_trade row. */
+typedef struct {
+    bool found;               /* false: no row (the other fields are 0) */
+    long long total_fee;
+    bool charged;             /* it has a transaction_id */
+    char last_result[16];
+    bool closed;
+} trade_row;
 
-#define LEDGER_ERR_LOGIC 1   /* err_no for a failure that is not MariaDB's */
+/* The mock_trade row of out_trade_no into t. 0 or -1. */
+static int ledger_trade_get(ledger *l, const char *out_trade_no, trade_row *t)
+{
+    char txid[TXID_BUF];
+    int txid_null = 1;
+    long long closed = 0;
+    MYSQL_STMT *st = ledger_exec(l, S_TRADE_GET, "s", out_trade_no);
+
+    memset(t, 0, sizeof(*t));
+    if (st == NULL || ledger_first(l, st, &t->found, "lSsl", &t->total_fee, txid, sizeof(txid),
+                                   &txid_null, t->last_result, sizeof(t->last_result),
+                                   &closed) != 0)
+        return -1;
+    t->charged = t->found && !txid_null;
+    t->closed = t->found && closed != 0;
+    return 0;
+}
+
+/* ---- attempts ----------------------------------------------------------- */
 
 typedef struct {
     const char *out_trade_no;
@@ -458,10 +432,9 @@ static void ledger_draw_charge(attempt_arg *a)
  * transaction_id (1062) is left to the caller, who draws again. */
 static int ledger_insert_charge(ledger *l, attempt_arg *a)
 {
-    lp p[] = { P_STR(a->out->transaction_id), P_STR(a->out_trade_no), P_INT(a->total_fee),
-               P_STR(a->trade_type), P_STR(a->when),
-               a->openid != NULL && a->openid[0] != '\0' ? P_STR(a->openid) : P_NULL };
-    return ledger_exec(l, S_CHARGE_INSERT, p, 6, NULL, 0, NULL, NULL);
+    const char *openid = a->openid != NULL && a->openid[0] != '\0' ? a->openid : NULL;
+    return ledger_exec(l, S_CHARGE_INSERT, "sslsss", a->out->transaction_id, a->out_trade_no,
+                       a->total_fee, a->trade_type, a->when, openid) != NULL ? 0 : -1;
 }
 
 /* Once the out_trade_no exists and the conditional update missed: why?
@@ -469,24 +442,20 @@ static int ledger_insert_charge(ledger *l, attempt_arg *a)
  * row changed under us (try again), -1 on failure. */
 static int ledger_explain_miss(ledger *l, attempt_arg *a)
 {
-    long long fee = 0, closed = 0;
-    char txid[TXID_BUF], last[16];
-    bool found = false;
-    lp p[] = { P_STR(a->out_trade_no) };
-    lc c[] = { C_INT(&fee), C_STR(txid), C_STR(last), C_INT(&closed) };
-    if (ledger_exec(l, S_TRADE_GET, p, 1, c, 4, &found, NULL) != 0)
+    trade_row t;
+    if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
-    if (!found)
+    if (!t.found)
         return 1;  /* reset meanwhile */
-    if (closed) {
+    if (t.closed) {
         a->out->outcome = LEDGER_ORDERCLOSED;
         return 0;
     }
-    if (fee != a->total_fee) {
+    if (t.total_fee != a->total_fee) {
         a->out->outcome = LEDGER_MISMATCH;
         return 0;
     }
-    if (!c[1].is_null) {
+    if (t.charged) {
         a->out->outcome = LEDGER_ORDERPAID;
         return 0;
     }
@@ -521,10 +490,9 @@ static int ledger_attempt_dedupe(ledger *l, void *arg)
         /* The first attempt of this out_trade_no? The primary key decides. */
         if (ledger_begin(l) != 0)
             return -1;
-        lp ins[] = { P_STR(a->out_trade_no), P_INT(a->total_fee),
-                     a->charge ? P_STR(a->out->transaction_id) : P_NULL,
-                     P_STR(a->charge ? "SUCCESS" : "PAYERROR") };
-        if (ledger_exec(l, S_TRADE_INSERT, ins, 4, NULL, 0, NULL, NULL) == 0) {
+        if (ledger_exec(l, S_TRADE_INSERT, "slss", a->out_trade_no, a->total_fee,
+                        a->charge ? a->out->transaction_id : NULL,
+                        a->charge ? "SUCCESS" : "PAYERROR") != NULL) {
             rc = ledger_finish_attempt(l, a);
             if (rc <= 0)
                 return rc;
@@ -538,15 +506,13 @@ static int ledger_attempt_dedupe(ledger *l, void *arg)
         ledger_rollback(l);
         if (ledger_begin(l) != 0)
             return -1;
-        if (a->charge) {
-            lp cas[] = { P_STR(a->out->transaction_id), P_STR(a->out_trade_no), P_INT(a->total_fee) };
-            rc = ledger_exec(l, S_TRADE_CAS_CHARGE, cas, 3, NULL, 0, NULL, &n);
-        } else {
-            lp cas[] = { P_STR(a->out_trade_no), P_INT(a->total_fee) };
-            rc = ledger_exec(l, S_TRADE_CAS_DECLINE, cas, 2, NULL, 0, NULL, &n);
-        }
-        if (rc != 0)
+        MYSQL_STMT *cas =
+            a->charge ? ledger_exec(l, S_TRADE_CAS_CHARGE, "ssl", a->out->transaction_id,
+                                    a->out_trade_no, a->total_fee)
+                      : ledger_exec(l, S_TRADE_CAS_DECLINE, "sl", a->out_trade_no, a->total_fee);
+        if (cas == NULL)
             return -1;
+        n = (unsigned long long)mysql_stmt_affected_rows(cas);
         if (n == 1) {
             rc = ledger_finish_attempt(l, a);
             if (rc <= 0)
@@ -569,9 +535,8 @@ static int ledger_closed_under_lock(ledger *l, attempt_arg *a)
 {
     long long closed = 0;
     bool found = false;
-    lp p[] = { P_STR(a->out_trade_no) };
-    lc c[] = { C_INT(&closed) };
-    if (ledger_exec(l, S_TRADE_LOCK_CLOSED, p, 1, c, 1, &found, NULL) != 0)
+    MYSQL_STMT *st = ledger_exec(l, S_TRADE_LOCK_CLOSED, "s", a->out_trade_no);
+    if (st == NULL || ledger_first(l, st, &found, "l", &closed) != 0)
         return -1;
     if (!found || !closed)
         return 0;
@@ -592,12 +557,13 @@ static int ledger_attempt_trusting(ledger *l, void *arg)
             ledger_draw_charge(a);
         if (ledger_begin(l) != 0)
             return -1;
-        lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee), P_STR(a->out->transaction_id) };
-        int rc = a->charge ? ledger_exec(l, S_TRADE_UPSERT_CHARGE, p, 3, NULL, 0, NULL, NULL)
-                           : ledger_exec(l, S_TRADE_UPSERT_DECLINE, p, 2, NULL, 0, NULL, NULL);
-        if (rc != 0)
+        MYSQL_STMT *up =
+            a->charge ? ledger_exec(l, S_TRADE_UPSERT_CHARGE, "sls", a->out_trade_no, a->total_fee,
+                                    a->out->transaction_id)
+                      : ledger_exec(l, S_TRADE_UPSERT_DECLINE, "sl", a->out_trade_no, a->total_fee);
+        if (up == NULL)
             return -1;
-        rc = ledger_closed_under_lock(l, a);
+        int rc = ledger_closed_under_lock(l, a);
         if (rc != 0)
             return rc < 0 ? -1 : 0;
         rc = ledger_finish_attempt(l, a);
@@ -625,8 +591,7 @@ typedef struct {
 static int ledger_unpaid_op(ledger *l, void *arg)
 {
     unpaid_arg *a = arg;
-    lp p[] = { P_STR(a->out_trade_no), P_INT(a->total_fee) };
-    return ledger_write1(l, S_TRADE_UPSERT_UNPAID, p, 2);
+    return ledger_write1(l, S_TRADE_UPSERT_UNPAID, "sl", a->out_trade_no, a->total_fee);
 }
 
 int ledger_note_unpaid(ledger *l, const char *out_trade_no, long long total_fee)
@@ -646,20 +611,16 @@ typedef struct {
  * row is gone (a reset: try again), -1 on failure. */
 static int ledger_close_explain(ledger *l, close_arg *a)
 {
-    long long fee = 0, closed = 0;
-    char txid[TXID_BUF], last[16];
-    bool found = false;
-    lp p[] = { P_STR(a->out_trade_no) };
-    lc c[] = { C_INT(&fee), C_STR(txid), C_STR(last), C_INT(&closed) };
-    if (ledger_exec(l, S_TRADE_GET, p, 1, c, 4, &found, NULL) != 0)
+    trade_row t;
+    if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
-    if (!found)
+    if (!t.found)
         return 1;
-    if (!c[1].is_null) {
+    if (t.charged) {
         *a->out = CLOSE_PAID;
         return 0;
     }
-    if (closed) {
+    if (t.closed) {
         *a->out = CLOSE_ALREADY;
         return 0;
     }
@@ -673,13 +634,12 @@ static int ledger_close_explain(ledger *l, close_arg *a)
 static int ledger_close_op(ledger *l, void *arg)
 {
     close_arg *a = arg;
-    unsigned long long n = 0;
-    lp p[] = { P_STR(a->out_trade_no) };
+    MYSQL_STMT *cas;
 
     for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
         if (ledger_begin(l) != 0)
             return -1;
-        if (ledger_exec(l, S_CLOSE_INSERT, p, 1, NULL, 0, NULL, NULL) == 0) {
+        if (ledger_exec(l, S_CLOSE_INSERT, "s", a->out_trade_no) != NULL) {
             if (ledger_commit(l) != 0)
                 return -1;
             *a->out = CLOSE_DONE;
@@ -688,9 +648,9 @@ static int ledger_close_op(ledger *l, void *arg)
         if (l->err_no != 1062)
             return -1;
         ledger_rollback(l);
-        if (ledger_begin(l) != 0 || ledger_exec(l, S_CLOSE_CAS, p, 1, NULL, 0, NULL, &n) != 0)
+        if (ledger_begin(l) != 0 || (cas = ledger_exec(l, S_CLOSE_CAS, "s", a->out_trade_no)) == NULL)
             return -1;
-        if (n == 1) {
+        if (mysql_stmt_affected_rows(cas) == 1) {
             if (ledger_commit(l) != 0)
                 return -1;
             *a->out = CLOSE_DONE;
@@ -719,6 +679,21 @@ typedef struct {
     ledger_order *out;
 } query_arg;
 
+/* A charge by S_CHARGE_BY_TXID or S_CHARGE_BY_OTN (key: the transaction_id
+ * or the out_trade_no) into o's charge fields and *refund_count; *found
+ * says whether there is one. 0 or -1. */
+static int ledger_charge_get(ledger *l, int sid, const char *key, bool *found, ledger_order *o,
+                             long long *refund_count)
+{
+    MYSQL_STMT *st = ledger_exec(l, sid, "s", key);
+    if (st == NULL)
+        return -1;
+    return ledger_first(l, st, found, "sslllss", o->transaction_id, sizeof(o->transaction_id),
+                        o->out_trade_no, sizeof(o->out_trade_no), &o->total_fee,
+                        &o->refunded_fee, refund_count, o->trade_type, sizeof(o->trade_type),
+                        o->time_end, sizeof(o->time_end));
+}
+
 static int ledger_query_op(ledger *l, void *arg)
 {
     query_arg *a = arg;
@@ -728,11 +703,9 @@ static int ledger_query_op(ledger *l, void *arg)
     bool by_txid = a->transaction_id != NULL && a->transaction_id[0] != '\0';
 
     memset(o, 0, sizeof(*o));
-    lc c[] = { C_STR(o->transaction_id), C_STR(o->out_trade_no), C_INT(&o->total_fee),
-               C_INT(&o->refunded_fee), C_INT(&refund_count), C_STR(o->trade_type),
-               C_STR(o->time_end) };
-    lp p[] = { P_STR(by_txid ? a->transaction_id : a->out_trade_no) };
-    if (ledger_exec(l, by_txid ? S_CHARGE_BY_TXID : S_CHARGE_BY_OTN, p, 1, c, 7, &found, NULL) != 0)
+    if (ledger_charge_get(l, by_txid ? S_CHARGE_BY_TXID : S_CHARGE_BY_OTN,
+                          by_txid ? a->transaction_id : a->out_trade_no, &found, o,
+                          &refund_count) != 0)
         return -1;
     if (found) {
         o->found = true;
@@ -743,20 +716,19 @@ static int ledger_query_op(ledger *l, void *arg)
     memset(o, 0, sizeof(*o));
     if (by_txid)
         return 0;
-    char txid[TXID_BUF], last[16];
-    long long closed = 0;
-    lc t[] = { C_INT(&o->total_fee), C_STR(txid), C_STR(last), C_INT(&closed) };
-    if (ledger_exec(l, S_TRADE_GET, p, 1, t, 4, &found, NULL) != 0)
+    trade_row t;
+    if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
-    if (found) {
+    if (t.found) {
         o->found = true;
+        o->total_fee = t.total_fee;
         snprintf(o->out_trade_no, sizeof(o->out_trade_no), "%s", a->out_trade_no);
         /* A charge row always exists when the trade has a transaction_id,
          * and a closed trade never has one. */
         snprintf(o->trade_state, sizeof(o->trade_state), "%s",
-                 closed                          ? "CLOSED"
-                 : strcmp(last, "PAYERROR") == 0 ? "PAYERROR"
-                                                 : "NOTPAY");
+                 t.closed                                 ? "CLOSED"
+                 : strcmp(t.last_result, "PAYERROR") == 0 ? "PAYERROR"
+                                                          : "NOTPAY");
     }
     return 0;
 }
@@ -785,10 +757,11 @@ static int ledger_refund_earlier(ledger *l, refund_arg *a)
 {
     ledger_refund_result *o = a->out;
     bool found = false;
-    lp p[] = { P_STR(a->out_refund_no) };
-    lc c[] = { C_STR(o->transaction_id), C_STR(o->out_trade_no), C_STR(o->refund_id),
-               C_INT(&o->total_fee), C_INT(&o->refund_fee) };
-    if (ledger_exec(l, S_REFUND_GET, p, 1, c, 5, &found, NULL) != 0)
+    MYSQL_STMT *st = ledger_exec(l, S_REFUND_GET, "s", a->out_refund_no);
+    if (st == NULL ||
+        ledger_first(l, st, &found, "sssll", o->transaction_id, sizeof(o->transaction_id),
+                     o->out_trade_no, sizeof(o->out_trade_no), o->refund_id,
+                     sizeof(o->refund_id), &o->total_fee, &o->refund_fee) != 0)
         return -1;
     if (!found)
         return 0;
@@ -817,25 +790,25 @@ static int ledger_refund_op(ledger *l, void *arg)
         if (a->transaction_id != NULL && a->transaction_id[0] != '\0') {
             snprintf(txid, sizeof(txid), "%s", a->transaction_id);
         } else {
-            char otn[33], tt[16], te[15];
-            long long fee, rf, cnt;
-            lp p[] = { P_STR(a->out_trade_no) };
-            lc c[] = { C_STR(txid), C_STR(otn), C_INT(&fee), C_INT(&rf), C_INT(&cnt),
-                       C_STR(tt), C_STR(te) };
-            if (ledger_exec(l, S_CHARGE_BY_OTN, p, 1, c, 7, &found, NULL) != 0)
+            ledger_order charge;
+            long long count;
+            if (ledger_charge_get(l, S_CHARGE_BY_OTN, a->out_trade_no, &found, &charge,
+                                  &count) != 0)
                 return -1;
             if (!found) {
                 o->outcome = REFUND_NO_CHARGE;
                 return 0;
             }
+            snprintf(txid, sizeof(txid), "%s", charge.transaction_id);
         }
 
         if (ledger_begin(l) != 0)
             return -1;
         long long refunded = 0;
-        lp lk[] = { P_STR(txid) };
-        lc c[] = { C_STR(o->out_trade_no), C_INT(&o->total_fee), C_INT(&refunded) };
-        if (ledger_exec(l, S_CHARGE_LOCK, lk, 1, c, 3, &found, NULL) != 0)
+        MYSQL_STMT *lock = ledger_exec(l, S_CHARGE_LOCK, "s", txid);
+        if (lock == NULL ||
+            ledger_first(l, lock, &found, "sll", o->out_trade_no, sizeof(o->out_trade_no),
+                         &o->total_fee, &refunded) != 0)
             return -1;
         snprintf(o->transaction_id, sizeof(o->transaction_id), "%s", txid);
         o->refund_fee = a->refund_fee;
@@ -856,17 +829,15 @@ static int ledger_refund_op(ledger *l, void *arg)
         }
         time_t now = time(NULL);
         txid_refund(now, o->refund_id);
-        lp ins[] = { P_STR(a->out_refund_no), P_STR(o->refund_id), P_STR(txid),
-                     P_STR(o->out_trade_no), P_INT(o->total_fee), P_INT(a->refund_fee) };
-        if (ledger_exec(l, S_REFUND_INSERT, ins, 6, NULL, 0, NULL, NULL) != 0) {
+        if (ledger_exec(l, S_REFUND_INSERT, "ssssll", a->out_refund_no, o->refund_id, txid,
+                        o->out_trade_no, o->total_fee, a->refund_fee) == NULL) {
             if (l->err_no != 1062)
                 return -1;
             /* Same out_refund_no concurrently (or a refund_id clash): look again. */
             ledger_rollback(l);
             continue;
         }
-        lp up[] = { P_INT(a->refund_fee), P_STR(txid) };
-        if (ledger_exec(l, S_CHARGE_ADD_REFUND, up, 2, NULL, 0, NULL, NULL) != 0)
+        if (ledger_exec(l, S_CHARGE_ADD_REFUND, "ls", a->refund_fee, txid) == NULL)
             return -1;
         if (ledger_commit(l) != 0)
             return -1;
@@ -887,145 +858,102 @@ int ledger_refund(ledger *l, const char *transaction_id, const char *out_trade_n
 
 /* ---- the ledger listing ---------------------------------------------------- */
 
+/* A listing: all rows by sid_all, or those of out_trade_no by sid_otn,
+ * each row made a JSON object by next. */
 typedef struct {
-    const char *out_trade_no;
-    json_t *charges;
+    const char *out_trade_no;        /* NULL: all */
+    int sid_all, sid_otn;
+    int (*next)(MYSQL_STMT *st, json_t **obj);
+    const char *what;
+    json_t *rows;
 } list_arg;
+
+/* Out of memory while listing: the statement's result dropped. */
+static int ledger_list_oom(ledger *l, MYSQL_STMT *st, const char *what)
+{
+    db_stmt_done(st);
+    mysql_stmt_reset(st);
+    ledger_set_err(l, LEDGER_ERR_LOGIC, what, "out of memory");
+    return -1;
+}
+
+/* A new JSON array in *array (the old one dropped) with one object per row
+ * of st's executed query, made by next: it fetches st's next row as a new
+ * object into *obj (NULL when out of memory) and returns 1 for a row, 0
+ * after the last, -1 on error. 0, or -1 (err set). */
+static int ledger_json_rows(ledger *l, MYSQL_STMT *st, int (*next)(MYSQL_STMT *st, json_t **obj),
+                            const char *what, json_t **array)
+{
+    json_t *obj;
+    int f;
+
+    json_decref(*array);
+    *array = json_array();
+    if (*array == NULL)
+        return ledger_list_oom(l, st, what);
+    while ((f = next(st, &obj)) == 1)
+        if (obj == NULL || json_array_append_new(*array, obj) != 0)
+            return ledger_list_oom(l, st, what);
+    if (f < 0) {
+        ledger_stmt_fail(l, st, what);
+        return -1;
+    }
+    return 0;
+}
 
 static int ledger_list_op(ledger *l, void *arg)
 {
     list_arg *a = arg;
-    int sid = a->out_trade_no != NULL ? S_LIST_OTN : S_LIST_ALL;
-    char txid[TXID_BUF], otn[33], at[40];
-    long long fee = 0, refunded = 0, count = 0;
-    unsigned long lens[6];
-    my_bool nulls[6], errs[6];
-    MYSQL_BIND pb[1], rb[6];
-    unsigned long plen = 0;
-
-    json_decref(a->charges);
-    a->charges = json_array();
-    if (a->charges == NULL) {
-        ledger_set_err(l, LEDGER_ERR_LOGIC, "list", "out of memory");
-        return -1;
-    }
-    MYSQL_STMT *st = ledger_stmt(l, sid);
+    MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, a->sid_otn, "s", a->out_trade_no)
+                                             : ledger_exec(l, a->sid_all, "");
     if (st == NULL)
         return -1;
-    if (a->out_trade_no != NULL) {
-        memset(pb, 0, sizeof(pb));
-        plen = (unsigned long)strlen(a->out_trade_no);
-        pb[0].buffer_type = MYSQL_TYPE_STRING;
-        pb[0].buffer = (void *)a->out_trade_no;
-        pb[0].buffer_length = plen;
-        pb[0].length = &plen;
-        if (mysql_stmt_bind_param(st, pb) != 0)
-            goto fail;
+    return ledger_json_rows(l, st, a->next, a->what, &a->rows);
+}
+
+/* Runs the listing a; its new array, or NULL on failure. */
+static json_t *ledger_list(ledger *l, list_arg *a)
+{
+    if (ledger_run(l, ledger_list_op, a) != 0) {
+        json_decref(a->rows);
+        return NULL;
     }
-    if (mysql_stmt_execute(st) != 0)
-        goto fail;
-    memset(rb, 0, sizeof(rb));
-    void *bufs[6] = { txid, otn, &fee, &refunded, &count, at };
-    size_t caps[6] = { sizeof(txid), sizeof(otn), 0, 0, 0, sizeof(at) };
-    for (int i = 0; i < 6; i++) {
-        rb[i].buffer_type = caps[i] ? MYSQL_TYPE_STRING : MYSQL_TYPE_LONGLONG;
-        rb[i].buffer = bufs[i];
-        rb[i].buffer_length = caps[i];
-        rb[i].length = &lens[i];
-        rb[i].is_null = &nulls[i];
-        rb[i].error = &errs[i];
-    }
-    if (mysql_stmt_bind_result(st, rb) != 0)
-        goto fail;
-    int f;
-    while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
-        for (int i = 0; i < 6; i++) {
-            if (caps[i] != 0) {
-                size_t n = lens[i] < caps[i] ? lens[i] : caps[i] - 1;
-                ((char *)bufs[i])[nulls[i] ? 0 : n] = '\0';
-            }
-        }
-        json_t *c = json_pack("{s:s, s:s, s:I, s:b, s:I, s:I, s:s}",
-                              "transaction_id", txid, "out_trade_no", otn,
-                              "total_fee", (json_int_t)fee, "refunded", count > 0,
-                              "refund_count", (json_int_t)count,
-                              "refunded_fee", (json_int_t)refunded, "charged_at", at);
-        if (c == NULL || json_array_append_new(a->charges, c) != 0) {
-            mysql_stmt_free_result(st);
-            mysql_stmt_reset(st);
-            ledger_set_err(l, LEDGER_ERR_LOGIC, "list", "out of memory");
-            return -1;
-        }
-    }
+    return a->rows;
+}
+
+static int ledger_charge_json(MYSQL_STMT *st, json_t **obj)
+{
+    char txid[TXID_BUF], otn[33], at[40];
+    long long fee = 0, refunded = 0, count = 0;
+    int f = db_stmt_fetch(st, "ssllls", txid, sizeof(txid), otn, sizeof(otn), &fee, &refunded,
+                          &count, at, sizeof(at));
     if (f == 1)
-        goto fail;
-    mysql_stmt_free_result(st);
-    return 0;
-fail:
-    ledger_set_err(l, mysql_stmt_errno(st), "list", mysql_stmt_error(st));
-    mysql_stmt_free_result(st);
-    mysql_stmt_reset(st);
-    return -1;
+        *obj = json_pack("{s:s, s:s, s:I, s:b, s:I, s:I, s:s}", "transaction_id", txid,
+                         "out_trade_no", otn, "total_fee", (json_int_t)fee, "refunded", count > 0,
+                         "refund_count", (json_int_t)count, "refunded_fee", (json_int_t)refunded,
+                         "charged_at", at);
+    return f;
 }
 
 json_t *ledger_charges_json(ledger *l, const char *out_trade_no)
 {
-    list_arg a = { out_trade_no, NULL };
-    if (ledger_run(l, ledger_list_op, &a) != 0) {
-        json_decref(a.charges);
-        return NULL;
-    }
-    return a.charges;
+    list_arg a = { out_trade_no, S_LIST_ALL, S_LIST_OTN, ledger_charge_json, "list", NULL };
+    return ledger_list(l, &a);
 }
 
-typedef struct {
-    const char *out_trade_no;
-    json_t *closed;
-} closed_arg;
-
-static int ledger_closed_op(ledger *l, void *arg)
+static int ledger_close_json(MYSQL_STMT *st, json_t **obj)
 {
-    closed_arg *a = arg;
     char otn[33], at[40];
-    int f;
-
-    json_decref(a->closed);
-    a->closed = json_array();
-    if (a->closed == NULL) {
-        ledger_set_err(l, LEDGER_ERR_LOGIC, "closed", "out of memory");
-        return -1;
-    }
-    int sid = a->out_trade_no != NULL ? S_CLOSED_OTN : S_CLOSED_ALL;
-    lp p[] = { P_STR(a->out_trade_no != NULL ? a->out_trade_no : "") };
-    if (ledger_exec(l, sid, p, a->out_trade_no != NULL ? 1 : 0, NULL, 0, NULL, NULL) != 0)
-        return -1;
-    MYSQL_STMT *st = l->stmt[sid];
-    while ((f = db_stmt_fetch(st, "ss", otn, sizeof(otn), at, sizeof(at))) == 1) {
-        json_t *c = json_pack("{s:s, s:s}", "out_trade_no", otn, "closed_at", at);
-        if (c == NULL || json_array_append_new(a->closed, c) != 0) {
-            db_stmt_done(st);
-            mysql_stmt_reset(st);
-            ledger_set_err(l, LEDGER_ERR_LOGIC, "closed", "out of memory");
-            return -1;
-        }
-    }
-    if (f < 0) {
-        ledger_set_err(l, mysql_stmt_errno(st), "closed", mysql_stmt_error(st));
-        db_stmt_done(st);
-        mysql_stmt_reset(st);
-        return -1;
-    }
-    return 0;
+    int f = db_stmt_fetch(st, "ss", otn, sizeof(otn), at, sizeof(at));
+    if (f == 1)
+        *obj = json_pack("{s:s, s:s}", "out_trade_no", otn, "closed_at", at);
+    return f;
 }
 
 json_t *ledger_closed_json(ledger *l, const char *out_trade_no)
 {
-    closed_arg a = { out_trade_no, NULL };
-    if (ledger_run(l, ledger_closed_op, &a) != 0) {
-        json_decref(a.closed);
-        return NULL;
-    }
-    return a.closed;
+    list_arg a = { out_trade_no, S_CLOSED_ALL, S_CLOSED_OTN, ledger_close_json, "closed", NULL };
+    return ledger_list(l, &a);
 }
 
 /* ---- the statement ------------------------------------------------------- */
@@ -1042,9 +970,8 @@ typedef struct {
 /* Fetches the next statement row into r: 1 row, 0 done, -1 error. */
 static int ledger_bill_fetch(MYSQL_STMT *st, ledger_bill_record *r)
 {
-    char at[40];
     long long kind = 0;
-    int rc = db_stmt_fetch(st, "lsssslssssl", &kind, at, sizeof(at), r->time, sizeof(r->time),
+    int rc = db_stmt_fetch(st, "lssslssssl", &kind, r->time, sizeof(r->time),
                            r->transaction_id, sizeof(r->transaction_id), r->out_trade_no,
                            sizeof(r->out_trade_no), &r->total_fee, r->trade_type,
                            sizeof(r->trade_type), r->openid, sizeof(r->openid), r->refund_id,
@@ -1062,11 +989,16 @@ static int ledger_bill_op(ledger *l, void *arg)
 
     a->stopped = false;
     a->restart(a->arg);
-    lp p[] = { P_INT(a->charges), P_STR(a->from), P_STR(a->to),
-               P_INT(a->refunds), P_STR(a->from), P_STR(a->to) };
-    if (ledger_exec(l, S_BILL, p, 6, NULL, 0, NULL, NULL) != 0)
+    /* Streamed: a statement may be long, and rows go out as they come. */
+    MYSQL_STMT *st = ledger_stmt(l, S_BILL);
+    if (st == NULL)
         return -1;
-    MYSQL_STMT *st = l->stmt[S_BILL];
+    if (db_stmt_exec_stream(st, "lsslss", (long long)a->charges, a->from, a->to,
+                            (long long)a->refunds, a->from, a->to) != 0) {
+        ledger_stmt_fail(l, st, "bill");
+        return -1;
+    }
+    ledger_ok(l);
     memset(&r, 0, sizeof(r));
     while ((f = ledger_bill_fetch(st, &r)) == 1) {
         if (a->row(a->arg, &r) != 0) {
@@ -1077,9 +1009,7 @@ static int ledger_bill_op(ledger *l, void *arg)
         }
     }
     if (f < 0) {
-        ledger_set_err(l, mysql_stmt_errno(st), "bill", mysql_stmt_error(st));
-        db_stmt_done(st);
-        mysql_stmt_reset(st);
+        ledger_stmt_fail(l, st, "bill");
         return -1;
     }
     return 0;
@@ -1121,8 +1051,8 @@ static int ledger_counter_get_op(ledger *l, void *arg)
 {
     long long *v = arg;
     bool found = false;
-    lc c[] = { C_INT(v) };
-    if (ledger_exec(l, S_COUNTER_GET, NULL, 0, c, 1, &found, NULL) != 0)
+    MYSQL_STMT *st = ledger_exec(l, S_COUNTER_GET, "");
+    if (st == NULL || ledger_first(l, st, &found, "l", v) != 0)
         return -1;
     if (!found)
         *v = 0;
@@ -1137,8 +1067,7 @@ int ledger_counter_get(ledger *l, long long *value)
 static int ledger_counter_add_op(ledger *l, void *arg)
 {
     long long *n = arg;
-    lp p[] = { P_INT(*n) };
-    return ledger_write1(l, S_COUNTER_ADD, p, 1);
+    return ledger_write1(l, S_COUNTER_ADD, "l", *n);
 }
 
 int ledger_counter_add(ledger *l, long long n)
@@ -1149,15 +1078,12 @@ int ledger_counter_add(ledger *l, long long n)
 static int ledger_reset_op(ledger *l, void *arg)
 {
     const char *config_json = arg;
-    lp p[] = { P_STR(config_json) };
     if (ledger_begin(l) != 0)
         return -1;
-    if (ledger_exec(l, S_DEL_REFUNDS, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
-        ledger_exec(l, S_DEL_CHARGES, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
-        ledger_exec(l, S_DEL_TRADES, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
-        ledger_exec(l, S_DEL_JOURNAL, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
-        ledger_exec(l, S_COUNTER_ZERO, NULL, 0, NULL, 0, NULL, NULL) != 0 ||
-        ledger_exec(l, S_CONFIG_PUT, p, 1, NULL, 0, NULL, NULL) != 0)
+    if (ledger_exec(l, S_DEL_REFUNDS, "") == NULL || ledger_exec(l, S_DEL_CHARGES, "") == NULL ||
+        ledger_exec(l, S_DEL_TRADES, "") == NULL || ledger_exec(l, S_DEL_JOURNAL, "") == NULL ||
+        ledger_exec(l, S_COUNTER_ZERO, "") == NULL ||
+        ledger_exec(l, S_CONFIG_PUT, "s", config_json) == NULL)
         return -1;
     return ledger_commit(l);
 }
@@ -1176,55 +1102,14 @@ static int ledger_config_load_op(ledger *l, void *arg)
 {
     config_arg *a = arg;
     bool found = false;
-    unsigned long len = 0;
-    my_bool is_null = 0, err = 0;
-    MYSQL_BIND rb[1];
 
     free(a->json);
     a->json = NULL;
-    MYSQL_STMT *st = ledger_stmt(l, S_CONFIG_GET);
-    if (st == NULL)
+    MYSQL_STMT *st = ledger_exec(l, S_CONFIG_GET, "");
+    if (st == NULL || ledger_first(l, st, &found, "m", &a->json) != 0)
         return -1;
-    if (mysql_stmt_execute(st) != 0)
-        goto fail;
-    /* Fetch with no buffer to learn the length, then fetch the column. */
-    memset(rb, 0, sizeof(rb));
-    rb[0].buffer_type = MYSQL_TYPE_STRING;
-    rb[0].length = &len;
-    rb[0].is_null = &is_null;
-    rb[0].error = &err;
-    if (mysql_stmt_bind_result(st, rb) != 0)
-        goto fail;
-    int f = mysql_stmt_fetch(st);
-    if (f == 1)
-        goto fail;
-    found = (f == 0 || f == MYSQL_DATA_TRUNCATED);
-    if (found && !is_null) {
-        a->json = malloc(len + 1);
-        if (a->json == NULL) {
-            mysql_stmt_free_result(st);
-            mysql_stmt_reset(st);
-            ledger_set_err(l, LEDGER_ERR_LOGIC, "config", "out of memory");
-            return -1;
-        }
-        rb[0].buffer = a->json;
-        rb[0].buffer_length = len + 1;
-        if (len > 0 && mysql_stmt_fetch_column(st, rb, 0, 0) != 0)
-            goto fail;
-        a->json[len] = '\0';
-    }
-    while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED)
-        ;
-    mysql_stmt_free_result(st);
     a->rc = a->json != NULL ? 0 : 1;
     return 0;
-fail:
-    ledger_set_err(l, mysql_stmt_errno(st), "config", mysql_stmt_error(st));
-    mysql_stmt_free_result(st);
-    mysql_stmt_reset(st);
-    free(a->json);
-    a->json = NULL;
-    return -1;
 }
 
 int ledger_config_load(ledger *l, char **json_out)
@@ -1239,8 +1124,7 @@ int ledger_config_load(ledger *l, char **json_out)
 
 static int ledger_config_save_op(ledger *l, void *arg)
 {
-    lp p[] = { P_STR((const char *)arg) };
-    return ledger_write1(l, S_CONFIG_PUT, p, 1);
+    return ledger_write1(l, S_CONFIG_PUT, "s", (const char *)arg);
 }
 
 int ledger_config_save(ledger *l, const char *config_json)

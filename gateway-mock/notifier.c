@@ -52,121 +52,71 @@ static long long notifier_now_ms(void)
 
 /* ---- the XML ----------------------------------------------------------- */
 
-typedef struct {
-    const char *name;
-    const char *value;
-    int bare;
-} xml_field;
-
-static size_t notifier_cdata_len(const char *v)
-{
-    size_t n = strlen(v) + 12;
-    for (const char *p = strstr(v, "]]>"); p != NULL; p = strstr(p + 3, "]]>"))
-        n += 12;
-    return n;
-}
-
-/* Appends s at *o. */
-static void notifier_put(char **o, const char *s)
-{
-    size_t l = strlen(s);
-    memcpy(*o, s, l);
-    *o += l;
-}
-
 char *notifier_build_xml(const notifier_charge *c, const mock_creds *creds, const char *nonce)
 {
     wx_msg m;
-    char fee[24], sig[WX_SIGN_HEX_MAX];
+    char sig[WX_SIGN_HEX_MAX];
     char *doc = NULL;
-
-    snprintf(fee, sizeof(fee), "%lld", c->total_fee);
-    const xml_field fields[] = {
-        { "appid", creds->appid, 0 },
-        { "bank_type", "OTHERS", 0 },
-        { "cash_fee", fee, 1 },
-        { "fee_type", "CNY", 0 },
-        { "is_subscribe", "N", 0 },
-        { "mch_id", creds->mch_id, 0 },
-        { "nonce_str", nonce, 0 },
-        { "openid", c->openid, 0 },
-        { "out_trade_no", c->out_trade_no, 0 },
-        { "result_code", "SUCCESS", 0 },
-        { "return_code", "SUCCESS", 0 },
-        { "sign", NULL, 0 },
-        { "time_end", c->time_end, 0 },
-        { "total_fee", fee, 1 },
-        { "trade_type", c->trade_type, 0 },
-        { "transaction_id", c->transaction_id, 0 },
+    /* In WeChat's order; the fees are bare numbers, as WeChat writes them.
+     * sign is a placeholder until the signature is known. */
+    const wx_pair fields[] = {
+        WX_TEXT("appid", creds->appid),
+        WX_TEXT("bank_type", "OTHERS"),
+        WX_BARE_NUM("cash_fee", c->total_fee),
+        WX_TEXT("fee_type", "CNY"),
+        WX_TEXT("is_subscribe", "N"),
+        WX_TEXT("mch_id", creds->mch_id),
+        WX_TEXT("nonce_str", nonce),
+        WX_TEXT("openid", c->openid),
+        WX_TEXT("out_trade_no", c->out_trade_no),
+        WX_TEXT("result_code", "SUCCESS"),
+        WX_TEXT("return_code", "SUCCESS"),
+        WX_TEXT("sign", ""),
+        WX_TEXT("time_end", c->time_end),
+        WX_BARE_NUM("total_fee", c->total_fee),
+        WX_TEXT("trade_type", c->trade_type),
+        WX_TEXT("transaction_id", c->transaction_id),
     };
-    const size_t nf = sizeof(fields) / sizeof(fields[0]);
 
     wx_msg_init(&m);
-    for (size_t i = 0; i < nf; i++)
-        if (fields[i].value != NULL && wx_msg_set(&m, fields[i].name, fields[i].value) != 0)
-            goto done;
-    if (wx_sign_compute(&m, creds->key, WX_SIGN_MD5, sig) != 0)
-        goto done;
-
-    size_t total = strlen("<xml></xml>") + 1;
-    for (size_t i = 0; i < nf; i++) {
-        const char *v = fields[i].value != NULL ? fields[i].value : sig;
-        total += 2 * strlen(fields[i].name) + 5 + (fields[i].bare ? strlen(v) : notifier_cdata_len(v));
-    }
-    doc = malloc(total);
-    if (doc == NULL)
-        goto done;
-    char *o = doc;
-    notifier_put(&o, "<xml>");
-    for (size_t i = 0; i < nf; i++) {
-        const char *v = fields[i].value != NULL ? fields[i].value : sig;
-        *o++ = '<';
-        notifier_put(&o, fields[i].name);
-        *o++ = '>';
-        if (fields[i].bare) {
-            notifier_put(&o, v);  /* digits only */
-        } else {
-            notifier_put(&o, "<![CDATA[");
-            for (const char *p = strstr(v, "]]>"); p != NULL; p = strstr(v, "]]>")) {
-                memcpy(o, v, (size_t)(p - v));
-                o += p - v;
-                notifier_put(&o, "]]]]><![CDATA[>");
-                v = p + 3;
-            }
-            notifier_put(&o, v);
-            notifier_put(&o, "]]>");
-        }
-        notifier_put(&o, "</");
-        notifier_put(&o, fields[i].name);
-        *o++ = '>';
-    }
-    notifier_put(&o, "</xml>");
-    *o = '\0';
-done:
+    if (WX_MSG_SET_PAIRS(&m, fields) == 0 && wx_sign_compute(&m, creds->key, WX_SIGN_MD5, sig) == 0 &&
+        wx_msg_set(&m, "sign", sig) == 0)
+        doc = wx_xml_build(&m);
     wx_msg_free(&m);
     return doc;
 }
 
-/* The merchant's return_code and return_msg into e ("" when the body is not
- * WeChat XML). */
-static void notifier_reply_codes(const char *body, size_t len, journal_entry *e)
+/* The merchant's return_code and return_msg into rc and msg ("" when the
+ * body is not WeChat XML or lacks them). Returns 1 when return_code is
+ * SUCCESS, else 0. */
+static int notifier_reply_read(const char *body, size_t len, char *rc, size_t rclen, char *msg,
+                               size_t msglen)
 {
     wx_msg m;
     char err[128];
 
+    rc[0] = msg[0] = '\0';
     wx_msg_init(&m);
-    if (body != NULL && len > 0 && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
-        const char *rc = wx_msg_get(&m, "return_code");
-        const char *msg = wx_msg_get(&m, "return_msg");
-        snprintf(e->return_code, sizeof(e->return_code), "%s", rc != NULL ? rc : "");
-        snprintf(e->return_msg, sizeof(e->return_msg), "%s", msg != NULL ? msg : "");
+    if (body != NULL && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
+        const char *c = wx_msg_get(&m, "return_code");
+        const char *t = wx_msg_get(&m, "return_msg");
+        snprintf(rc, rclen, "%s", c != NULL ? c : "");
+        snprintf(msg, msglen, "%s", t != NULL ? t : "");
     }
     wx_msg_free(&m);
+    return strcmp(rc, "SUCCESS") == 0;
 }
 
-/* The journal entry of one delivery attempt (appended without waiting). */
-static void notifier_journal(notifier *n, const delivery *d, journal_entry *e, http_status st,
-                             const http_reply *reply)
+int notifier_reply_ok(const char *body, size_t len)
+{
+    char rc[16], msg[8];
+    return notifier_reply_read(body, len, rc, sizeof(rc), msg, sizeof(msg));
+}
+
+/* Fills the journal entry of one delivery attempt from its outcome; returns
+ * true when the merchant acknowledged it (HTTP 200, return_code SUCCESS). */
+static bool notifier_outcome(const delivery *d, http_status st, const http_reply *reply,
+                             journal_entry *e)
 {
     const notifier_charge *c = &d->charge;
     snprintf(e->out_trade_no, sizeof(e->out_trade_no), "%s", c->out_trade_no);
@@ -174,29 +124,15 @@ static void notifier_journal(notifier *n, const delivery *d, journal_entry *e, h
     snprintf(e->notify_url, sizeof(e->notify_url), "%s", c->notify_url);
     e->copy = d->copy;
     e->attempt = d->attempt + 1;
-    if (st == HTTP_OK) {
-        e->http_status = reply->code;
-        notifier_reply_codes(reply->body, reply->body_len, e);
-    } else {
-        snprintf(e->error, sizeof(e->error), "%s: %.200s", http_status_name(st), reply->error);
-    }
     e->latency_ms = journal_elapsed_ms(e);
-    journal_append(n->app->journal, e, false);
-}
-
-int notifier_reply_ok(const char *body, size_t len)
-{
-    wx_msg m;
-    char err[128];
-    int ok = 0;
-
-    wx_msg_init(&m);
-    if (body != NULL && wx_xml_parse(body, len, &m, err, sizeof(err)) == 0) {
-        const char *rc = wx_msg_get(&m, "return_code");
-        ok = rc != NULL && strcmp(rc, "SUCCESS") == 0;
+    if (st != HTTP_OK) {
+        snprintf(e->error, sizeof(e->error), "%s: %.200s", http_status_name(st), reply->error);
+        return false;
     }
-    wx_msg_free(&m);
-    return ok;
+    e->http_status = reply->code;
+    int success = notifier_reply_read(reply->body, reply->body_len, e->return_code,
+                                      sizeof(e->return_code), e->return_msg, sizeof(e->return_msg));
+    return reply->code == 200 && success;
 }
 
 /* ---- the heap (callers hold mu) ----------------------------------------- */
@@ -282,9 +218,8 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
     journal_entry_begin(&e, true);
     http_status st = http_client_request(hc, "POST", d->charge.notify_url, "text/xml; charset=utf-8",
                                          xml, strlen(xml), NULL, n->timeout_ms, &reply);
-    if (st == HTTP_OK && reply.code == 200)
-        ok = notifier_reply_ok(reply.body, reply.body_len);
-    notifier_journal(n, d, &e, st, &reply);
+    ok = notifier_outcome(d, st, &reply, &e);
+    journal_append(n->app->journal, &e, false);
     log_msg(ok ? LOG_DEBUG : LOG_INFO,
             "notify %s copy %d attempt %d to %s: %s (HTTP %ld)%s", d->charge.transaction_id,
             d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,

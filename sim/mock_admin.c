@@ -122,16 +122,16 @@ static void mock_filter_obj(json_t *obj, const json_t *kn, char *dropped, size_t
         json_object_foreach_safe(v, tmp, ep, ev) {
             const json_t *kev = json_object_get(kv, ep);
             if (kev == NULL) {
+                mock_note_dropped(dropped, len, ep); /* before the del frees the key */
                 json_object_del(v, ep);
-                mock_note_dropped(dropped, len, ep);
                 continue;
             }
             const char *knob;
             json_t *x, *tmp2;
             json_object_foreach_safe(ev, tmp2, knob, x) {
                 if (json_object_get(kev, knob) == NULL) {
-                    json_object_del(ev, knob);
                     mock_note_dropped(dropped, len, knob);
+                    json_object_del(ev, knob);
                 }
             }
         }

@@ -33,7 +33,10 @@ STATE = os.environ.get("IDEMPAY_STATE_DIR", os.path.join(ROOT, ".stack"))
 HTTP_PORT = int(os.environ.get("IDEMPAY_HTTP_PORT", "18080"))
 MOCK_PORT = int(os.environ.get("IDEMPAY_MOCK_PORT", "18081"))
 REDIS_PORT = int(os.environ.get("IDEMPAY_REDIS_PORT", "16379"))
-SERVICE = f"http://127.0.0.1:{HTTP_PORT}"
+# IDEMPAY_TEST_SERVICE_URL runs the same checks through another front
+# (test_fronts.py: the nginx one); the default is lighttpd's.
+SERVICE = os.environ.get("IDEMPAY_TEST_SERVICE_URL") or f"http://127.0.0.1:{HTTP_PORT}"
+NGINX_PORT = int(os.environ.get("IDEMPAY_NGINX_PORT", str(HTTP_PORT + 5)))
 MOCK = f"http://127.0.0.1:{MOCK_PORT}"
 KEY = os.environ.get("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC")
 APPID = os.environ.get("IDEMPAY_WX_APPID", "wx0000000000000000")

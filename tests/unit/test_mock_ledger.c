@@ -366,7 +366,7 @@ static void close_race(bool dedupe, const char *name)
 static void test_close_races_charges(void)
 {
     for (int round = 0; round < 4; round++) {
-        char name[16];
+        char name[24];
         snprintf(name, sizeof(name), "crace%d", round);
         close_race(round % 2 == 0, name);
     }

@@ -281,20 +281,22 @@ static void test_lease_expiry(void)
     /* a live lease cannot be taken */
     CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_MISS);
 
-    order_no(8, no);
-    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 30), ORDER_STORE_OK);
-    sleep_ms(80);
-    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
-    CU_ASSERT_FALSE(row.lease_live);
-    n = order_store_expired(ctx, nos, att, 512);
-    CU_ASSERT(n >= 1);
-    for (int i = 0; i < n; i++)
-        if (strcmp(nos[i], no) == 0 && att[i] == 1)
-            found = 1;
-    CU_ASSERT_TRUE(found);
-    /* the wrong attempt misses; the right one takes it once */
-    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 0, 10000), ORDER_STORE_MISS);
-    CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_OK);
+    /* The running stack's reconciler takes expired leases too (every 2 s):
+     * when it wins the race for an order (the order then moves on to attempt
+     * 2), try again with a fresh one. */
+    for (int tries = 0; tries < 5 && !found; tries++) {
+        order_no(8 + 100 * tries, no);
+        CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 30), ORDER_STORE_OK);
+        sleep_ms(80);
+        n = order_store_expired(ctx, nos, att, 512);
+        for (int i = 0; i < n; i++)
+            if (strcmp(nos[i], no) == 0 && att[i] == 1)
+                found = order_store_take_expired(ctx, no, 0, 10000) == ORDER_STORE_MISS &&
+                        order_store_take_expired(ctx, no, 1, 10000) == ORDER_STORE_OK;
+    }
+    /* listed as expired at attempt 1; the wrong attempt missed, the right
+     * one took it, and only once */
+    CU_ASSERT_TRUE_FATAL(found);
     CU_ASSERT_EQUAL(order_store_take_expired(ctx, no, 1, 10000), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_TRUE(row.lease_live);

@@ -5,8 +5,8 @@
  * (IDEMPAY_DB_* as ./stack sets them): a charge makes a PROCESSING order
  * PAID, a second charge and a charge of a closed order are queued for
  * refund once, a charge of another amount is refunded and fails the order
- * for good, a refunded charge is skipped, a charge without an order is only
- * counted. No database: the suite FAILS. */
+ * for good, a refunded charge is skipped, a charge of an order under a live
+ * lease is left to its holder, a charge without an order is only counted. No database: the suite FAILS. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
 #include <mysql.h>
@@ -148,6 +148,7 @@ static long long refunds_of(const char *txid)
 static void test_judge(void)
 {
     char a[ORDER_NO_MAX + 1], b[ORDER_NO_MAX + 1], c[ORDER_NO_MAX + 1], d[ORDER_NO_MAX + 1];
+    char e[ORDER_NO_MAX + 1];
     char txa[40];
     statement_tally t;
     order_row row;
@@ -157,10 +158,15 @@ static void test_judge(void)
     order_no(2, b); /* closed: its charge is refunded, the order stays FAILED */
     order_no(3, c); /* charged another amount: refunded, FAILED for good */
     order_no(4, d); /* its second charge was refunded in full: skipped */
-    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, a, 1, 1230, 60000), ORDER_STORE_OK);
+    order_no(5, e); /* PROCESSING under a live lease: left to its holder */
+    /* a and c: PROCESSING whose holder's lease has run out (1 ms) */
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, a, 1, 1230, 1), ORDER_STORE_OK);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, b, 1, 500, 60000), ORDER_STORE_OK);
     CU_ASSERT_EQUAL_FATAL(order_store_mark_final(ctx, b, 1, ORDER_FINAL_CLOSED), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, c, 1, 700, 60000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, c, 1, 700, 1), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, e, 1, 300, 60000), ORDER_STORE_OK);
+    struct timespec pause = {0, 20 * 1000000L};
+    nanosleep(&pause, NULL);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, d, 1, 100, 60000), ORDER_STORE_OK);
     snprintf(txa, sizeof(txa), "%sD1", prefix);
     CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, d, txa), ORDER_STORE_OK);
@@ -168,11 +174,12 @@ static void test_judge(void)
     bill_record recs[] = {
         charge(a, "A1", 1230, 0), charge(a, "A2", 1230, 0), charge(b, "B1", 500, 0),
         charge(c, "C1", 701, 0),  charge(d, "D1", 100, 0),  charge(d, "D2", 100, 0),
-        charge(d, "D2", 100, 100), charge("NOSUCHORDER1", "X1", 100, 0),
+        charge(d, "D2", 100, 100), charge("NOSUCHORDER1", "X1", 100, 0), charge(e, "E1", 300, 0),
     };
     memset(&t, 0, sizeof(t));
     CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), &t), 0);
-    CU_ASSERT_EQUAL(t.charges, 6);
+    CU_ASSERT_EQUAL(t.charges, 7);
+    CU_ASSERT_EQUAL(t.in_flight, 1);
     CU_ASSERT_EQUAL(t.made_paid, 1);
     CU_ASSERT_EQUAL(t.matched, 1);
     CU_ASSERT_EQUAL(t.refunds, 3);
@@ -193,6 +200,11 @@ static void test_judge(void)
     CU_ASSERT_EQUAL(refunds_of("C1"), 1);
     CU_ASSERT_EQUAL(refunds_of("D2"), 0);
     CU_ASSERT_EQUAL(refunds_of("X1"), 0);
+    CU_ASSERT_EQUAL(order_store_get(ctx, e, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
+
+    /* An empty statement judges nothing. */
+    CU_ASSERT_EQUAL(statement_judge(ctx, NULL, 0, &t), 0);
 
     /* The same statement again: nothing new (every action is idempotent). */
     memset(&t, 0, sizeof(t));

@@ -585,6 +585,80 @@ static void test_threads(void)
     }
 }
 
+static void test_build_bare(void)
+{
+    wx_msg m, back;
+    char err[128];
+    wx_msg_init(&m);
+    CU_ASSERT_EQUAL(wx_msg_set_bare(&m, "total_fee", "10"), 0);
+    CU_ASSERT_EQUAL(wx_msg_set_bare(&m, "note", "a&b<c>d]]>e"), 0);
+    CU_ASSERT_EQUAL(wx_msg_set_bare(&m, "empty", ""), 0);
+    CU_ASSERT_EQUAL(wx_msg_set(&m, "cdata", "x"), 0);
+    char *xml = wx_xml_build(&m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
+    CU_ASSERT_STRING_EQUAL(xml, "<xml><total_fee>10</total_fee><note>a&amp;b&lt;c&gt;d]]&gt;e</note>"
+                                "<empty></empty><cdata><![CDATA[x]]></cdata></xml>");
+    wx_msg_init(&back);
+    CU_ASSERT_EQUAL_FATAL(wx_xml_parse(xml, strlen(xml), &back, err, sizeof(err)), 0);
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&back, "note"), "a&b<c>d]]>e");
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&back, "total_fee"), "10");
+    CU_ASSERT_FALSE(back.field[0].bare);        /* parsed fields are never bare */
+    free(xml);
+    /* wx_msg_set on a bare field makes it CDATA again, in place. */
+    CU_ASSERT_EQUAL(wx_msg_set(&m, "total_fee", "11"), 0);
+    xml = wx_xml_build(&m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
+    CU_ASSERT_NSTRING_EQUAL(xml, "<xml><total_fee><![CDATA[11]]></total_fee>", 42);
+    free(xml);
+    /* The same limits as wx_msg_set. */
+    CU_ASSERT_EQUAL(wx_msg_set_bare(&m, "1bad", "1"), -1);
+    CU_ASSERT_EQUAL(wx_msg_set_bare(&m, "ok", NULL), -1);
+    wx_msg_free(&back);
+    wx_msg_free(&m);
+}
+
+static void test_set_pairs(void)
+{
+    wx_msg m, copy;
+    const char *absent = NULL;
+    const wx_pair fields[] = {
+        WX_TEXT("out_trade_no", "N1"),
+        WX_TEXT("begin_time", absent),          /* left out */
+        WX_NUM("total_fee", -12),
+        WX_BARE_NUM("cash_fee", 9223372036854775807LL),
+        WX_TEXT("out_trade_no", "N2"),          /* replaces in place */
+    };
+    const wx_pair bad[] = {
+        WX_TEXT("a", "1"),
+        WX_TEXT("not a name", "2"),
+        WX_TEXT("c", "3"),
+    };
+    wx_msg_init(&m);
+    CU_ASSERT_EQUAL(WX_MSG_SET_PAIRS(&m, fields), 0);
+    CU_ASSERT_EQUAL(m.n, 3);
+    CU_ASSERT_STRING_EQUAL(m.field[0].value, "N2");
+    CU_ASSERT_PTR_NULL(wx_msg_get(&m, "begin_time"));
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&m, "total_fee"), "-12");
+    CU_ASSERT_FALSE(m.field[1].bare);
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&m, "cash_fee"), "9223372036854775807");
+    CU_ASSERT_TRUE(m.field[2].bare);
+    CU_ASSERT_EQUAL(wx_msg_set_pairs(&m, fields, 0), 0);
+    /* merge keeps order and bareness */
+    wx_msg_init(&copy);
+    CU_ASSERT_EQUAL(wx_msg_set(&copy, "appid", "wx"), 0);
+    CU_ASSERT_EQUAL(wx_msg_merge(&copy, &m), 0);
+    CU_ASSERT_EQUAL(copy.n, 4);
+    CU_ASSERT_STRING_EQUAL(copy.field[3].name, "cash_fee");
+    CU_ASSERT_TRUE(copy.field[3].bare);
+    wx_msg_free(&copy);
+    /* the first refusal stops: the pairs before it are set */
+    wx_msg_free(&m);
+    CU_ASSERT_EQUAL(WX_MSG_SET_PAIRS(&m, bad), -1);
+    CU_ASSERT_EQUAL(m.n, 1);
+    CU_ASSERT_PTR_NULL(wx_msg_get(&m, "c"));
+    wx_msg_free(&m);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -599,6 +673,8 @@ int main(void)
         { "err buffer", test_err_buffer },
         { "build", test_build },
         { "notify reply", test_notify_reply },
+        { "build bare fields", test_build_bare },
+        { "set pairs, merge", test_set_pairs },
         { "threads", test_threads },
     };
     return CU_SUITE_RUN("wx_xml", NULL, NULL, tests);

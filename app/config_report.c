@@ -1,0 +1,142 @@
+/* config_report - the effective settings, secrets masked, and warnings. */
+#include "config_report.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "db_conn.h"
+#include "env.h"
+
+#define DEV_KEY "idempaydevkey0123456789abcdefABC"
+
+/* Every setting an idempay program reads (service, mock gateway, simulator,
+ * tools): a config-file key outside this list earns a warning. */
+static const char *const known_keys[] = {
+    "IDEMPAY_STATE_DIR", "IDEMPAY_HTTP_PORT", "IDEMPAY_MOCK_PORT",
+    "IDEMPAY_DB_SOCKET", "IDEMPAY_DB_HOST", "IDEMPAY_DB_PORT", "IDEMPAY_DB_USER",
+    "IDEMPAY_DB_PASSWORD", "IDEMPAY_DB_CONNECT_TIMEOUT", "IDEMPAY_DB_RW_TIMEOUT",
+    "IDEMPAY_REDIS_HOST", "IDEMPAY_REDIS_PORT", "IDEMPAY_REDIS_TIMEOUT_MS",
+    "IDEMPAY_WX_APPID", "IDEMPAY_WX_MCHID", "IDEMPAY_WX_KEY",
+    "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_GATEWAY_TIMEOUT_MS",
+    "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", "IDEMPAY_LEASE_MS", "IDEMPAY_RECONCILE_INTERVAL_MS",
+    "IDEMPAY_FAILED_RECHECK_MS", "IDEMPAY_STATEMENT_INTERVAL_MS", "IDEMPAY_RETRY_AFTER",
+    "IDEMPAY_TOKEN_MODE", "IDEMPAY_TOKEN_TTL", "IDEMPAY_IDEMPOTENCY_TTL",
+    "IDEMPAY_THREADS", "IDEMPAY_GATEWAY_MAX_INFLIGHT", "IDEMPAY_SERVICE_PROCS",
+    "IDEMPAY_METRICS_FILE", "IDEMPAY_LOG_LEVEL", "IDEMPAY_LOG_FILE", "IDEMPAY_SHUTDOWN_TIMEOUT_MS",
+    "IDEMPAY_MOCK_THREADS", "IDEMPAY_MOCK_DB", "IDEMPAY_MOCK_NOTIFY_TIMEOUT_MS",
+    "IDEMPAY_MIGRATE_DATABASES",
+};
+
+char *config_report_mask(const char *secret, char *buf, size_t buflen)
+{
+    snprintf(buf, buflen, "<masked, %zu characters>", secret ? strlen(secret) : (size_t)0);
+    return buf;
+}
+
+static const char *source_of(const char *key)
+{
+    const char *s = env_source(key);
+    return s ? s : "default";
+}
+
+static void line_s(FILE *out, const char *key, const char *value)
+{
+    int n = fprintf(out, "%s=%s", key, value ? value : "");
+    fprintf(out, "%*s# %s\n", n < 48 ? 48 - n : 1, "", source_of(key));
+}
+
+static void line_l(FILE *out, const char *key, long long value)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%lld", value);
+    line_s(out, key, v);
+}
+
+static int known(const char *key)
+{
+    size_t n = strlen(key);
+
+    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++) {
+        size_t k = strlen(known_keys[i]);
+        if (!strcmp(key, known_keys[i]) ||
+            (n == k + 5 && !strncmp(key, known_keys[i], k) && !strcmp(key + k, "_FILE")))
+            return 1;
+    }
+    return 0;
+}
+
+int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err)
+{
+    static const char *const modes[] = { "off", "optional", "required" };
+    const char *path = env_config_path();
+    db_conn_params db;
+    char masked[64];
+    int warnings = 0;
+
+    db_conn_params_get(&db);
+    fprintf(out, "# idempay-fcgi effective configuration (config file: %s)\n",
+            path ? path : "none");
+    line_s(out, "IDEMPAY_WX_APPID", c->appid);
+    line_s(out, "IDEMPAY_WX_MCHID", c->mch_id);
+    line_s(out, "IDEMPAY_WX_KEY", config_report_mask(c->key, masked, sizeof masked));
+    line_s(out, "IDEMPAY_GATEWAY_URL", c->gateway_url);
+    line_s(out, "IDEMPAY_NOTIFY_URL", c->notify_url);
+    line_l(out, "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", c->gateway_connect_timeout_ms);
+    line_l(out, "IDEMPAY_GATEWAY_TIMEOUT_MS", c->gateway_timeout_ms);
+    line_l(out, "IDEMPAY_GATEWAY_MAX_INFLIGHT", c->gateway_max_inflight);
+    line_l(out, "IDEMPAY_LEASE_MS", c->lease_ms);
+    line_l(out, "IDEMPAY_RECONCILE_INTERVAL_MS", c->reconcile_interval_ms);
+    line_l(out, "IDEMPAY_FAILED_RECHECK_MS", c->failed_recheck_ms);
+    line_l(out, "IDEMPAY_RETRY_AFTER", c->retry_after_s);
+    line_s(out, "IDEMPAY_TOKEN_MODE", modes[c->token_mode]);
+    line_l(out, "IDEMPAY_TOKEN_TTL", c->token_ttl_s);
+    line_l(out, "IDEMPAY_IDEMPOTENCY_TTL", c->idempotency_ttl_s);
+    line_l(out, "IDEMPAY_THREADS", c->threads);
+    line_l(out, "IDEMPAY_SHUTDOWN_TIMEOUT_MS", drain_ms);
+    line_s(out, "IDEMPAY_DB_SOCKET", db.socket ? db.socket : "");
+    line_s(out, "IDEMPAY_DB_HOST", db.host);
+    line_l(out, "IDEMPAY_DB_PORT", db.port);
+    line_s(out, "IDEMPAY_DB_USER", db.user);
+    line_s(out, "IDEMPAY_DB_PASSWORD", config_report_mask(db.password, masked, sizeof masked));
+    line_l(out, "IDEMPAY_DB_CONNECT_TIMEOUT", db.connect_timeout_s);
+    line_l(out, "IDEMPAY_DB_RW_TIMEOUT", db.rw_timeout_s);
+    line_s(out, "IDEMPAY_REDIS_HOST", c->redis_host);
+    line_l(out, "IDEMPAY_REDIS_PORT", c->redis_port);
+    line_l(out, "IDEMPAY_REDIS_TIMEOUT_MS", c->redis_timeout_ms);
+    line_s(out, "IDEMPAY_METRICS_FILE", c->metrics_path);
+    line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
+    line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));
+
+    for (size_t i = 0; env_config_key(i); i++)
+        if (!known(env_config_key(i))) {
+            fprintf(err, "warning: %s in %s is not a setting any idempay program reads\n",
+                    env_config_key(i), path);
+            warnings++;
+        }
+    if (!strcmp(c->key, DEV_KEY)) {
+        fprintf(err, "warning: IDEMPAY_WX_KEY is the documented development key; set the "
+                     "merchant's own (IDEMPAY_WX_KEY_FILE) for anything real\n");
+        warnings++;
+    }
+    {
+        char dir[sizeof c->metrics_path];
+        char *slash;
+        snprintf(dir, sizeof dir, "%s", c->metrics_path);
+        slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = '\0';
+        else if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK) != 0) {
+            fprintf(err, "warning: IDEMPAY_METRICS_FILE's directory %s is not writable here: "
+                         "metrics would count per process only\n", dir);
+            warnings++;
+        }
+    }
+    if (drain_ms <= c->gateway_timeout_ms) {
+        fprintf(err, "warning: IDEMPAY_SHUTDOWN_TIMEOUT_MS (%ld) is not above the gateway "
+                     "timeout: a stop may cut payments waiting on the gateway\n", drain_ms);
+        warnings++;
+    }
+    return warnings;
+}

@@ -1,0 +1,606 @@
+/* workload.c - the bench's requests and their fixtures (see workload.h).
+ * The raw pipelines use the service's own statements, text for text, on the
+ * service's own tables, so their rows cost the database what the service's
+ * rows cost it. */
+#include "workload.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "db_conn.h"
+#include "wx_sign.h"
+#include "wx_xml.h"
+
+#define WL_REPEAT_ORDERS 256
+#define WL_LEASE_MS 10000          /* the service's default IDEMPAY_LEASE_MS */
+#define WL_AMOUNT "1.00"
+#define WL_FEE 100
+
+static const wl_config *wl_cfg;
+
+/* notification pools: orders handed out so far (WL_CALLBACK, WL_RAWCB) */
+static atomic_long wl_pool_next[2];
+
+static const struct {
+    const char *name;
+    const char *title;
+    wl_kind baseline;
+} wl_table[WL_COUNT] = {
+    [WL_PING] = {"ping", "GET /api/ping", WL_PING},
+    [WL_PAY] = {"pay_fresh", "POST /api/pay (fresh)", WL_RAWPAY},
+    [WL_REPEAT] = {"pay_repeat", "POST /api/pay (repeat)", WL_PING},
+    [WL_CALLBACK] = {"callback", "POST callback (verified)", WL_RAWCB},
+    [WL_TOKEN] = {"token", "GET /api/pay/token", WL_PING},
+    [WL_RAWDB] = {"rawdb", "raw DB: INSERT+UPDATE", WL_RAWDB},
+    [WL_RAWPAY] = {"rawpay", "raw payment pipeline", WL_RAWPAY},
+    [WL_RAWCB] = {"rawcallback", "raw callback pipeline", WL_RAWCB},
+};
+
+const char *wl_name(wl_kind w) { return wl_table[w].name; }
+const char *wl_title(wl_kind w) { return wl_table[w].title; }
+wl_kind wl_baseline(wl_kind w) { return wl_table[w].baseline; }
+bool wl_is_baseline(wl_kind w) { return wl_table[w].baseline == w; }
+
+void wl_init(const wl_config *cfg)
+{
+    wl_cfg = cfg;
+}
+
+/* ---- statements ---------------------------------------------------------- */
+
+/* The service's statements (app/order_store.c, app/callback.c), text for
+ * text; rawdb keeps its own table, as before. */
+static const char *const wl_sql[WL_ST_COUNT] = {
+    [WL_ST_RAWDB_INS] =
+        "INSERT INTO bench_payment_order (order_no, user_id, amount, status, lease_until) "
+        "VALUES (?, ?, ?, 1, NOW(3) + INTERVAL 10 SECOND)",
+    [WL_ST_RAWDB_UPD] =
+        "UPDATE bench_payment_order SET status = 2, transaction_id = ?, lease_until = NULL "
+        "WHERE order_no = ? AND status = 1",
+    [WL_ST_PAY_INS] =
+        "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts)"
+        " VALUES (?, ?, ?, 1, NOW(3) + INTERVAL ? MICROSECOND, 1)",
+    [WL_ST_PAY_UPD] =
+        "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
+        " WHERE order_no = ? AND status = 1",
+    [WL_ST_CB_INS] =
+        "INSERT INTO payment_callback_record (third_party_no, order_no, total_fee, outcome, raw_xml) "
+        "SELECT ?, order_no, ?, 0, ? FROM payment_order WHERE order_no = ? AND amount * 100 = ?",
+    [WL_ST_CB_CAS] =
+        "UPDATE payment_order FORCE INDEX (uk_order_no) SET status = 2, transaction_id = ?, lease_until = NULL "
+        "WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0",
+};
+
+/* ---- errors -------------------------------------------------------------- */
+
+static double wl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Records an error of the current request; returns -1. */
+static int wl_fail(wl_worker *wk, const char *fmt, ...)
+{
+    va_list ap;
+
+    wk->errors++;
+    if (wk->first_error_at != 0)
+        return -1;
+    wk->first_error_at = wl_now();
+    va_start(ap, fmt);
+    vsnprintf(wk->first_error, sizeof wk->first_error, fmt, ap);
+    va_end(ap);
+    /* one line: bodies may hold newlines */
+    for (char *p = wk->first_error; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    return -1;
+}
+
+static int wl_db_fail(wl_worker *wk, const char *what, MYSQL_STMT *st)
+{
+    return wl_fail(wk, "%s: mariadb %u: %s", what, mysql_stmt_errno(st), mysql_stmt_error(st));
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+int wl_worker_open(wl_worker *wk, int index, char *err, size_t errlen)
+{
+    memset(wk, 0, sizeof *wk);
+    wk->index = index;
+    wk->http = http_client_new(2000, 10000);
+    wk->db = db_conn_open("idempay", err, errlen);
+    if (wk->http == NULL || wk->db == NULL) {
+        if (wk->http == NULL)
+            snprintf(err, errlen, "out of memory");
+        wl_worker_close(wk);
+        return -1;
+    }
+    for (int i = 0; i < WL_ST_COUNT; i++) {
+        wk->st[i] = mysql_stmt_init(wk->db);
+        if (wk->st[i] == NULL || mysql_stmt_prepare(wk->st[i], wl_sql[i], strlen(wl_sql[i])) != 0) {
+            snprintf(err, errlen, "prepare: %s", wk->st[i] ? mysql_stmt_error(wk->st[i]) : "out of memory");
+            wl_worker_close(wk);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void wl_worker_close(wl_worker *wk)
+{
+    for (int i = 0; i < WL_ST_COUNT; i++)
+        if (wk->st[i] != NULL)
+            mysql_stmt_close(wk->st[i]);
+    if (wk->db != NULL)
+        mysql_close(wk->db);
+    http_client_free(wk->http);
+    memset(wk, 0, sizeof *wk);
+}
+
+void wl_worker_phase(wl_worker *wk, int phase)
+{
+    wk->phase = phase;
+    wk->seq = 0;
+    wk->errors = 0;
+    wk->first_error[0] = '\0';
+    wk->first_error_at = 0;
+}
+
+/* ---- the service's workloads -------------------------------------------- */
+
+/* One HTTP exchange that must answer `expect` with a body containing
+ * must_contain (and, when replayed, the Idempotent-Replayed header). */
+static int wl_http(wl_worker *wk, const char *method, const char *base, const char *path,
+                   const char *ctype, const char *body, long expect, const char *must_contain,
+                   bool replayed, http_reply *rep)
+{
+    char url[600];
+    http_status hs;
+
+    snprintf(url, sizeof url, "%s%s", base, path);
+    hs = http_client_request(wk->http, method, url, ctype, body, body ? strlen(body) : 0, NULL, 0,
+                             rep);
+    if (hs != HTTP_OK)
+        return wl_fail(wk, "%s %s: no answer (%s): %s", method, path, http_status_name(hs),
+                       rep->error);
+    if (rep->code != expect || (must_contain && (!rep->body || !strstr(rep->body, must_contain))))
+        return wl_fail(wk, "%s %s: HTTP %ld: %.300s", method, path, rep->code,
+                       rep->body ? rep->body : "");
+    if (replayed && strcmp(rep->replayed, "true") != 0)
+        return wl_fail(wk, "%s %s: HTTP %ld without Idempotent-Replayed: true: %.300s", method,
+                       path, rep->code, rep->body ? rep->body : "");
+    return 0;
+}
+
+static int wl_pay(wl_worker *wk, const char *order_no, long user, bool repeat)
+{
+    char body[256];
+    http_reply rep;
+
+    snprintf(body, sizeof body, "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"" WL_AMOUNT "\"}",
+             order_no, user);
+    return wl_http(wk, "POST", wl_cfg->target, "/api/pay", "application/json", body, 200,
+                   "\"PAID\"", repeat, &rep);
+}
+
+/* The next order of a notification pool into order_no, or -1 when the pool
+ * is used up (an error: the pool was sized for a slower service). */
+static int wl_pool_take(wl_worker *wk, wl_kind w, char *order_no, size_t cap, long *n)
+{
+    int p = w == WL_CALLBACK ? 0 : 1;
+
+    *n = atomic_fetch_add(&wl_pool_next[p], 1);
+    if (*n >= wl_cfg->pool_orders)
+        return wl_fail(wk, "the pool of %ld orders for %s is used up (raise the pool)",
+                       wl_cfg->pool_orders, wl_name(w));
+    snprintf(order_no, cap, "%s%s_%ld", w == WL_CALLBACK ? "CB" : "RC", wl_cfg->run, *n);
+    return 0;
+}
+
+long wl_pool_used(wl_kind w)
+{
+    long n = atomic_load(&wl_pool_next[w == WL_CALLBACK ? 0 : 1]);
+    return n < wl_cfg->pool_orders ? n : wl_cfg->pool_orders;
+}
+
+/* A signed notification of order_no paid by txid, as WeChat sends it. */
+static char *wl_notification(const char *order_no, const char *txid)
+{
+    char nonce[33];
+    wx_msg m;
+    char *xml = NULL;
+
+    wx_msg_init(&m);
+    if (wx_nonce(nonce) == 0 && wx_msg_set(&m, "appid", wl_cfg->appid) == 0 &&
+        wx_msg_set(&m, "bank_type", "CMC") == 0 && wx_msg_set_int(&m, "cash_fee", WL_FEE) == 0 &&
+        wx_msg_set(&m, "fee_type", "CNY") == 0 && wx_msg_set(&m, "is_subscribe", "N") == 0 &&
+        wx_msg_set(&m, "mch_id", wl_cfg->mchid) == 0 && wx_msg_set(&m, "nonce_str", nonce) == 0 &&
+        wx_msg_set(&m, "openid", "oBenchOpenId000000000000000") == 0 &&
+        wx_msg_set(&m, "out_trade_no", order_no) == 0 &&
+        wx_msg_set(&m, "result_code", "SUCCESS") == 0 &&
+        wx_msg_set(&m, "return_code", "SUCCESS") == 0 &&
+        wx_msg_set(&m, "time_end", "20261130000000") == 0 &&
+        wx_msg_set_int(&m, "total_fee", WL_FEE) == 0 && wx_msg_set(&m, "trade_type", "NATIVE") == 0 &&
+        wx_msg_set(&m, "transaction_id", txid) == 0 &&
+        wx_sign_msg(&m, wl_cfg->key, WX_SIGN_MD5, 0) == 0)
+        xml = wx_xml_build(&m);
+    wx_msg_free(&m);
+    return xml;
+}
+
+static int wl_callback(wl_worker *wk)
+{
+    char order_no[48], txid[40];
+    char *xml;
+    long n;
+    http_reply rep;
+    int rc;
+
+    if (wl_pool_take(wk, WL_CALLBACK, order_no, sizeof order_no, &n) != 0)
+        return -1;
+    snprintf(txid, sizeof txid, "42%sC%012ld", wl_cfg->run, n);
+    xml = wl_notification(order_no, txid);
+    if (xml == NULL)
+        return wl_fail(wk, "could not build a notification");
+    rc = wl_http(wk, "POST", wl_cfg->target, "/api/pay/callback/wechat", "text/xml", xml, 200,
+                 "<return_code><![CDATA[SUCCESS]]></return_code>", false, &rep);
+    free(xml);
+    return rc;
+}
+
+/* ---- the baselines ------------------------------------------------------- */
+
+static int wl_rawdb(wl_worker *wk)
+{
+    char order_no[48], txid[40];
+    MYSQL_STMT *ins = wk->st[WL_ST_RAWDB_INS], *upd = wk->st[WL_ST_RAWDB_UPD];
+
+    snprintf(order_no, sizeof order_no, "RW%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
+             wk->seq);
+    snprintf(txid, sizeof txid, "41%s%02d%03d%09ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
+    if (db_stmt_exec(ins, "sls", order_no, (long long)(wk->index + 1), WL_AMOUNT) != 0)
+        return wl_db_fail(wk, "rawdb INSERT", ins);
+    if (db_stmt_exec(upd, "ss", txid, order_no) != 0)
+        return wl_db_fail(wk, "rawdb UPDATE", upd);
+    if (mysql_stmt_affected_rows(upd) != 1)
+        return wl_fail(wk, "rawdb UPDATE changed %lld rows", (long long)mysql_stmt_affected_rows(upd));
+    return 0;
+}
+
+/* The signed unifiedorder the service sends (app/gateway.c), its reply
+ * checked as the service checks it: HTTP 200, XML, return_code, signature,
+ * appid/mch_id, result_code SUCCESS with a transaction_id. */
+static int wl_unifiedorder(wl_worker *wk, const char *order_no, char *txid, size_t cap)
+{
+    char nonce[33], err[128];
+    wx_msg req, reply;
+    char *xml = NULL;
+    http_reply rep;
+    const char *v;
+    int rc = -1;
+
+    wx_msg_init(&req);
+    wx_msg_init(&reply);
+    if (wx_msg_set(&req, "body", "idempay order") != 0 ||
+        wx_msg_set(&req, "out_trade_no", order_no) != 0 ||
+        wx_msg_set_int(&req, "total_fee", WL_FEE) != 0 ||
+        wx_msg_set(&req, "spbill_create_ip", "127.0.0.1") != 0 ||
+        wx_msg_set(&req, "notify_url", wl_cfg->notify_url) != 0 ||
+        wx_msg_set(&req, "trade_type", "NATIVE") != 0 ||
+        wx_msg_set(&req, "product_id", order_no) != 0 || wx_nonce(nonce) != 0 ||
+        wx_msg_set(&req, "appid", wl_cfg->appid) != 0 ||
+        wx_msg_set(&req, "mch_id", wl_cfg->mchid) != 0 ||
+        wx_msg_set(&req, "nonce_str", nonce) != 0 ||
+        wx_sign_msg(&req, wl_cfg->mock_key, WX_SIGN_MD5, 0) != 0 ||
+        (xml = wx_xml_build(&req)) == NULL) {
+        wl_fail(wk, "could not build the unifiedorder request");
+        goto done;
+    }
+    if (wl_http(wk, "POST", wl_cfg->gateway, "/pay/unifiedorder", "text/xml; charset=utf-8", xml,
+                200, NULL, false, &rep) != 0)
+        goto done;
+    if (wx_xml_parse(rep.body, rep.body_len, &reply, err, sizeof err) != 0) {
+        wl_fail(wk, "unifiedorder: unreadable reply (%s): %.300s", err, rep.body);
+        goto done;
+    }
+    v = wx_msg_get(&reply, "return_code");
+    if (v == NULL || strcmp(v, "SUCCESS") != 0 || wx_sign_verify(&reply, wl_cfg->mock_key, WX_SIGN_MD5) != 1 ||
+        (v = wx_msg_get(&reply, "appid")) == NULL || strcmp(v, wl_cfg->appid) != 0 ||
+        (v = wx_msg_get(&reply, "mch_id")) == NULL || strcmp(v, wl_cfg->mchid) != 0 ||
+        (v = wx_msg_get(&reply, "result_code")) == NULL || strcmp(v, "SUCCESS") != 0 ||
+        (v = wx_msg_get(&reply, "transaction_id")) == NULL || v[0] == '\0') {
+        wl_fail(wk, "unifiedorder: not a verified charge: %.300s", rep.body);
+        goto done;
+    }
+    snprintf(txid, cap, "%s", v);
+    rc = 0;
+done:
+    free(xml);
+    wx_msg_free(&req);
+    wx_msg_free(&reply);
+    return rc;
+}
+
+static int wl_rawpay(wl_worker *wk)
+{
+    char order_no[48], txid[64];
+    MYSQL_STMT *ins = wk->st[WL_ST_PAY_INS], *upd = wk->st[WL_ST_PAY_UPD];
+
+    snprintf(order_no, sizeof order_no, "RP%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
+             wk->seq);
+    if (db_stmt_exec(ins, "slsl", order_no, (long long)(wk->index + 1), WL_AMOUNT,
+                     (long long)WL_LEASE_MS * 1000) != 0)
+        return wl_db_fail(wk, "rawpay INSERT", ins);
+    if (wl_unifiedorder(wk, order_no, txid, sizeof txid) != 0)
+        return -1;
+    if (db_stmt_exec(upd, "ss", txid, order_no) != 0)
+        return wl_db_fail(wk, "rawpay UPDATE", upd);
+    if (mysql_stmt_affected_rows(upd) != 1)
+        return wl_fail(wk, "rawpay UPDATE changed %lld rows", (long long)mysql_stmt_affected_rows(upd));
+    return 0;
+}
+
+/* A notification's transaction (app/callback.c, success path): START
+ * TRANSACTION, the record INSERT ... SELECT that checks order and amount,
+ * the CAS, COMMIT; the same raw XML stored. */
+static int wl_rawcallback(wl_worker *wk)
+{
+    char order_no[48], txid[40];
+    MYSQL_STMT *ins = wk->st[WL_ST_CB_INS], *cas = wk->st[WL_ST_CB_CAS];
+    char *xml;
+    long n;
+    int rc = -1;
+
+    if (wl_pool_take(wk, WL_RAWCB, order_no, sizeof order_no, &n) != 0)
+        return -1;
+    snprintf(txid, sizeof txid, "42%sR%012ld", wl_cfg->run, n);
+    xml = wl_notification(order_no, txid);
+    if (xml == NULL)
+        return wl_fail(wk, "could not build a notification");
+    if (db_exec_simple(wk->db, "START TRANSACTION") != 0) {
+        wl_fail(wk, "rawcallback START TRANSACTION: %s", mysql_error(wk->db));
+        goto done;
+    }
+    if (db_stmt_exec(ins, "slssl", txid, (long long)WL_FEE, xml, order_no, (long long)WL_FEE) != 0) {
+        wl_db_fail(wk, "rawcallback record INSERT", ins);
+        goto rollback;
+    }
+    if (mysql_stmt_affected_rows(ins) != 1) {
+        wl_fail(wk, "rawcallback record INSERT inserted %lld rows", (long long)mysql_stmt_affected_rows(ins));
+        goto rollback;
+    }
+    if (db_stmt_exec(cas, "ss", txid, order_no) != 0) {
+        wl_db_fail(wk, "rawcallback CAS", cas);
+        goto rollback;
+    }
+    if (mysql_stmt_affected_rows(cas) != 1) {
+        wl_fail(wk, "rawcallback CAS changed %lld rows", (long long)mysql_stmt_affected_rows(cas));
+        goto rollback;
+    }
+    if (db_exec_simple(wk->db, "COMMIT") != 0) {
+        wl_fail(wk, "rawcallback COMMIT: %s", mysql_error(wk->db));
+        goto done;
+    }
+    rc = 0;
+    goto done;
+rollback:
+    (void)db_exec_simple(wk->db, "ROLLBACK");
+done:
+    free(xml);
+    return rc;
+}
+
+int wl_request(wl_worker *wk, wl_kind w)
+{
+    char buf[96];
+    http_reply rep;
+    int rc;
+
+    switch (w) {
+    case WL_PING:
+        rc = wl_http(wk, "GET", wl_cfg->target, "/api/ping", NULL, NULL, 200, "\"ok\"", false, &rep);
+        break;
+    case WL_PAY:
+        snprintf(buf, sizeof buf, "BP%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
+        rc = wl_pay(wk, buf, wk->index + 1, false);
+        break;
+    case WL_REPEAT:
+        snprintf(buf, sizeof buf, "BR%s_%ld", wl_cfg->run,
+                 (wk->seq * wl_cfg->concurrency + wk->index) % WL_REPEAT_ORDERS);
+        rc = wl_pay(wk, buf, 7, true);
+        break;
+    case WL_CALLBACK:
+        rc = wl_callback(wk);
+        break;
+    case WL_TOKEN:
+        snprintf(buf, sizeof buf, "/api/pay/token?user_id=%d", wk->index + 1);
+        rc = wl_http(wk, "GET", wl_cfg->target, buf, NULL, NULL, 200, "\"token\"", false, &rep);
+        break;
+    case WL_RAWDB:
+        rc = wl_rawdb(wk);
+        break;
+    case WL_RAWPAY:
+        rc = wl_rawpay(wk);
+        break;
+    case WL_RAWCB:
+        rc = wl_rawcallback(wk);
+        break;
+    default:
+        rc = wl_fail(wk, "unknown workload");
+        break;
+    }
+    wk->seq++;
+    return rc;
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+static int wl_sql_simple(MYSQL *db, const char *q, char *err, size_t errlen)
+{
+    if (db_exec_simple(db, q) != 0) {
+        snprintf(err, errlen, "%.120s...: %s", q, mysql_error(db));
+        return -1;
+    }
+    return 0;
+}
+
+/* One admin call to the mock; the reply body into *body (caller frees)
+ * when body is not NULL. 0 when it answered 200. */
+static int wl_mock_admin(const char *method, const char *path, const char *json, char **body,
+                         char *err, size_t errlen)
+{
+    char url[600];
+    http_client *c = http_client_new(2000, 30000);
+    http_reply rep;
+    int rc = -1;
+
+    if (c == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(url, sizeof url, "%s%s", wl_cfg->gateway, path);
+    if (http_client_request(c, method, url, json ? "application/json" : NULL, json,
+                            json ? strlen(json) : 0, NULL, 0, &rep) != HTTP_OK)
+        snprintf(err, errlen, "mock %s %s: no answer: %s", method, path, rep.error);
+    else if (rep.code != 200)
+        snprintf(err, errlen, "mock %s %s: HTTP %ld: %.200s", method, path, rep.code,
+                 rep.body ? rep.body : "");
+    else {
+        rc = 0;
+        if (body != NULL)
+            *body = strdup(rep.body ? rep.body : "");
+    }
+    http_client_free(c);
+    return rc;
+}
+
+/* The mock as the bench wants it: reset, no latency, no notifications,
+ * and no journal when this mock keeps one (its knob is then in
+ * /mock/config; an older mock refuses unknown knobs). */
+static int wl_mock_setup(char *err, size_t errlen)
+{
+    char *cfg = NULL;
+    json_t *j;
+    bool journal = false;
+
+    if (wl_mock_admin("POST", "/mock/reset", NULL, NULL, err, errlen) != 0 ||
+        wl_mock_admin("GET", "/mock/config", NULL, &cfg, err, errlen) != 0)
+        return -1;
+    j = json_loads(cfg ? cfg : "", 0, NULL);
+    journal = j != NULL && json_object_get(j, "journal") != NULL;
+    json_decref(j);
+    free(cfg);
+    return wl_mock_admin("PUT", "/mock/config",
+                         journal ? "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false,\"journal\":false}"
+                                 : "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false}",
+                         NULL, err, errlen);
+}
+
+/* PROCESSING orders of 1.00 waiting for their notification; the hour's
+ * lease keeps the reconciler away. */
+static int wl_pool_setup(MYSQL *db, const char *prefix, char *err, size_t errlen)
+{
+    char q[512];
+
+    for (long from = 0; from < wl_cfg->pool_orders; from += 50000) {
+        long to = from + 50000 < wl_cfg->pool_orders ? from + 50000 : wl_cfg->pool_orders;
+        snprintf(q, sizeof q,
+                 "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts) "
+                 "SELECT CONCAT('%s%s_', seq), 9, " WL_AMOUNT ", 1, NOW(3) + INTERVAL 1 HOUR, 1 "
+                 "FROM seq_%ld_to_%ld",
+                 prefix, wl_cfg->run, from, to - 1);
+        if (wl_sql_simple(db, q, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_t errlen)
+{
+    wl_worker wk;
+    char e[256];
+
+    atomic_store(&wl_pool_next[0], 0);
+    atomic_store(&wl_pool_next[1], 0);
+    if (wl_mock_setup(err, errlen) != 0)
+        return -1;
+    /* every worker prepares rawdb's statements, whatever is selected: its
+     * table must exist (a fresh database has none) */
+    if (wl_sql_simple(db, "CREATE TABLE IF NOT EXISTS bench_payment_order LIKE payment_order", err,
+                      errlen) != 0 ||
+        (selected[WL_RAWDB] && wl_sql_simple(db, "TRUNCATE TABLE bench_payment_order", err, errlen)))
+        return -1;
+    if (selected[WL_CALLBACK] && wl_pool_setup(db, "CB", err, errlen) != 0)
+        return -1;
+    if (selected[WL_RAWCB] && wl_pool_setup(db, "RC", err, errlen) != 0)
+        return -1;
+    if (!selected[WL_REPEAT])
+        return 0;
+    /* orders paid once, for the repeat workload */
+    if (wl_worker_open(&wk, 0, e, sizeof e) != 0) {
+        snprintf(err, errlen, "%s", e);
+        return -1;
+    }
+    for (int i = 0; i < WL_REPEAT_ORDERS; i++) {
+        char no[64];
+        snprintf(no, sizeof no, "BR%s_%d", wl_cfg->run, i);
+        if (wl_pay(&wk, no, 7, false) != 0) {
+            snprintf(err, errlen, "could not pay %s: %s", no, wk.first_error);
+            wl_worker_close(&wk);
+            return -1;
+        }
+    }
+    wl_worker_close(&wk);
+    return 0;
+}
+
+int wl_fixtures_teardown(MYSQL *db)
+{
+    char q[256], err[300];
+    int problems = 0;
+    static const char *const prefixes[] = {"CB", "RC"};
+
+    if (wl_cfg == NULL)
+        return 0;
+    if (wl_mock_admin("POST", "/mock/reset", NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "bench: %s\n", err);
+        problems++;
+    }
+    /* the pool orders no notification reached: left PROCESSING, the
+     * reconciler would work through them once their lease ran out */
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        snprintf(q, sizeof q, "DELETE FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 1",
+                 prefixes[i], wl_cfg->run);
+        if (wl_sql_simple(db, q, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: could not remove the unused pool orders: %s\n", err);
+            problems++;
+        }
+    }
+    return problems;
+}
+
+long wl_pool_paid(MYSQL *db, wl_kind w)
+{
+    char q[256];
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    long n = -1;
+
+    snprintf(q, sizeof q, "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 2",
+             w == WL_CALLBACK ? "CB" : "RC", wl_cfg->run);
+    if (mysql_query(db, q) != 0 || (res = mysql_store_result(db)) == NULL)
+        return -1;
+    if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
+        n = strtol(row[0], NULL, 10);
+    mysql_free_result(res);
+    return n;
+}

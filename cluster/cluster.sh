@@ -1,0 +1,910 @@
+# cluster/cluster.sh - `./stack cluster ...` (contract section 7, docs/CLUSTER.md):
+# the same service on one machine as a cluster, on loopback, from Debian
+# packages: a 3-node MariaDB Galera cluster, 3 service nodes (each a lighttpd
+# with its FastCGI processes), HAProxy in front of them on IDEMPAY_HTTP_PORT,
+# a second HAProxy in front of the Galera nodes, Redis primary + replica + 3
+# Sentinels, and the mock gateway with its ledger on a separate single MariaDB.
+#
+# Sourced by ./stack (it uses stack's install_packages, build, migrate,
+# start_mariadb, wait_for, say, die ...). Everything lives under
+# $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
+# and `cluster down` stops exactly those.
+#
+# Ports, all on 127.0.0.1. The two the outside uses are the usual ones:
+#   IDEMPAY_HTTP_PORT  HAProxy: the service (health-checked on /healthz)
+#   IDEMPAY_MOCK_PORT  the mock gateway
+# The cluster's own, relative to I = IDEMPAY_CLUSTER_PORT_BASE (default
+# IDEMPAY_HTTP_PORT + 1000: 61080 for a 60080 service, above Linux's
+# ephemeral range 32768-60999, so no outgoing connection can sit on the
+# port of a node that the nemesis has killed and is restarting):
+#   I+11..13   service nodes s1..s3
+#   I+20       ledger MariaDB (the mock's ground truth; not replicated)
+#   I+21..23   Galera nodes g1..g3 (SQL)
+#   I+30..38   Galera g1..g3 replication: gcomm, IST, SST (3 each)
+#   I+40       HAProxy: Galera, multi-writer (every synced node)
+#   I+41       HAProxy: Galera, single-writer (g1; g2, g3 as backups)
+#   I+50, I+51 Redis r1, r2 (r1 starts as the primary)
+#   I+55..57   Redis Sentinels
+#   I+70..73   `cluster bench` only: the single-node stack it compares with
+
+CL=$STATE/cluster
+CL_RUN=$CL/run
+CL_LOG=$CL/log
+CL_B=$IDEMPAY_HTTP_PORT
+CL_I=${IDEMPAY_CLUSTER_PORT_BASE:-$((CL_B + 1000))}
+CL_MASTER=${IDEMPAY_REDIS_MASTER:-idempay}
+CL_PACKAGES=(galera-4 rsync mariadb-backup haproxy redis-sentinel socat iproute2)
+# Galera keeps memory small on a shared machine: 3 nodes x this pool.
+CL_GALERA_POOL=${IDEMPAY_CLUSTER_BUFFER_POOL:-96M}
+CL_GCACHE=${IDEMPAY_CLUSTER_GCACHE:-64M}
+# Service nodes: FastCGI processes each (threads each: IDEMPAY_THREADS).
+CL_PROCS=${IDEMPAY_CLUSTER_SERVICE_PROCS:-1}
+
+cl_port() { # cl_port KIND [N]
+  case $1 in
+    node) echo $((CL_I + 10 + $2)) ;;
+    ledger) echo $((CL_I + 20)) ;;
+    galera) echo $((CL_I + 20 + $2)) ;;
+    gcomm) echo $((CL_I + 27 + 3 * $2)) ;;
+    db-multi) echo $((CL_I + 40)) ;;
+    db-single) echo $((CL_I + 41)) ;;
+    redis) echo $((CL_I + 49 + $2)) ;;
+    sentinel) echo $((CL_I + 54 + $2)) ;;
+    single) echo $((CL_I + 70 + $2)) ;;
+  esac
+}
+
+cl_say() { printf 'cluster: %s\n' "$*"; }
+cl_die() { printf 'cluster: %s\n' "$*" >&2; exit 2; }
+
+# --- pid files --------------------------------------------------------------
+cl_pidfile() { # NAME -> its pid file
+  case $1 in
+    s[1-3]) echo "$CL/$1/run/lighttpd.pid" ;;
+    mock) echo "$CL/mock/run/lighttpd.pid" ;;
+    g[1-3]) echo "$CL/$1/mariadbd.pid" ;;
+    ledger) echo "$CL/ledger/run/mariadb.pid" ;;
+    *) echo "$CL_RUN/$1.pid" ;;
+  esac
+}
+cl_pid() { local f; f=$(cl_pidfile "$1"); [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
+cl_running() { [ -n "$(cl_pid "$1")" ]; }
+
+# cl_stop NAME [SIGNAL]: the recorded pid (TERM, wait up to 30 s for a
+# database, 5 s for the rest, then KILL), or KILL at once with SIGNAL=9.
+# lighttpd's FastCGI children go with it.
+cl_stop() {
+  local name=$1 sig=${2:-TERM} pid kids tenths=50
+  pid=$(cl_pid "$name") || true
+  [ -n "$pid" ] || { rm -f "$(cl_pidfile "$name")"; return 0; }
+  case $name in g[1-3]|ledger) tenths=300 ;; esac
+  kids=$(pgrep -P "$pid" 2>/dev/null | tr '\n' ' ')
+  kill -s "$sig" "$pid" 2>/dev/null
+  for _ in $(seq 1 "$tenths"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null
+  # lighttpd's FastCGI children (and a mariadbd's SST helpers) die with it
+  [ -n "$kids" ] && kill -9 $kids 2>/dev/null
+  rm -f "$(cl_pidfile "$name")"
+  return 0
+}
+
+cl_wait() { # cl_wait WHAT SECONDS CMD...: poll CMD, fail with a message
+  local what=$1 secs=$2; shift 2
+  local end=$((SECONDS + secs))
+  until "$@" > /dev/null 2>&1; do
+    [ $SECONDS -ge $end ] && { cl_say "$what not ready within ${secs}s" >&2; return 1; }
+    sleep 0.3
+  done
+}
+
+# --- Galera -----------------------------------------------------------------
+cl_sql() { # cl_sql NODE ARGS...: root over the node's socket (g1..g3, ledger)
+  local sock=$CL/$1/mysqld.sock; shift
+  mariadb --no-defaults -uroot --socket="$sock" --connect-timeout=3 "$@"
+}
+
+cl_galera_cnf() { # writes $CL/gN/my.cnf
+  local i=$1 d=$CL/g$1 p addr=""
+  p=$(cl_port gcomm "$i")
+  for n in 1 2 3; do addr="$addr${addr:+,}127.0.0.1:$(cl_port gcomm $n)"; done
+  cat > "$d/my.cnf" <<EOF
+# written by ./stack cluster (cluster/cluster.sh); regenerated at each start
+[mariadbd]
+datadir=$d/data
+socket=$d/mysqld.sock
+port=$(cl_port galera "$i")
+bind-address=127.0.0.1
+pid-file=$d/mariadbd.pid
+log-error=$CL_LOG/g$i.log
+user=root
+skip-name-resolve
+max-connections=600
+character-set-server=utf8mb4
+collation-server=utf8mb4_general_ci
+transaction-isolation=READ-COMMITTED
+performance-schema=OFF
+# Galera's requirements and durable commits
+binlog-format=ROW
+default-storage-engine=InnoDB
+innodb-autoinc-lock-mode=2
+innodb-flush-log-at-trx-commit=1
+innodb-buffer-pool-size=$CL_GALERA_POOL
+innodb-log-file-size=48M
+wsrep-on=ON
+wsrep-provider=/usr/lib/galera/libgalera_smm.so
+wsrep-cluster-name=idempay
+wsrep-cluster-address=gcomm://$addr
+wsrep-node-name=g$i
+wsrep-node-address=127.0.0.1:$p
+wsrep-sst-receive-address=127.0.0.1:$((p + 2))
+wsrep-sst-method=mariabackup
+# the donor streams a hot backup (mariabackup over socat) and keeps serving;
+# it logs in as root over its socket (unix_socket authentication)
+wsrep-sst-auth=root:
+wsrep-slave-threads=2
+# a certification failure of an autocommit statement is retried once by
+# the server before the client sees 1213 (the default; said here on purpose)
+wsrep-retry-autocommit=1
+# loopback: a killed node is noticed within ~2 s, not the 5-15 s defaults
+wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$p;ist.recv_addr=127.0.0.1:$((p + 1));gcache.size=$CL_GCACHE;evs.keepalive_period=PT0.5S;evs.suspect_timeout=PT2S;evs.inactive_timeout=PT4S;evs.install_timeout=PT4S;evs.inactive_check_period=PT0.5S"
+EOF
+}
+
+cl_galera_state() { # NODE -> wsrep_local_state_comment (Synced, Donor/Desynced, Joining ...)
+  cl_sql "$1" -N -e "SHOW STATUS LIKE 'wsrep_local_state_comment'" 2>/dev/null | awk '{print $2}'
+}
+cl_galera_synced() { [ "$(cl_galera_state "$1")" = Synced ]; }
+cl_galera_any_synced() { local n; for n in g1 g2 g3; do cl_running $n && cl_galera_synced $n && return 0; done; return 1; }
+
+# cl_galera_recover N: the uuid:seqno gN's InnoDB last committed, after a
+# crash left grastate.dat at seqno -1 (what galera_recovery does for the
+# packaged service): with it the node rejoins by IST, without it by SST.
+cl_galera_recover() {
+  local i=$1 f=$CL_LOG/g$1.recover.log
+  rm -f "$f"
+  mariadbd --defaults-file="$CL/g$i/my.cnf" --wsrep-recover --log-error="$f" > /dev/null 2>&1
+  sed -n 's/.*Recovered position: *\([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' "$f" | tail -n 1
+}
+
+# cl_galera_start N [bootstrap]: start gN (a joiner unless bootstrap) and
+# wait until it is Synced (IST or SST from a donor on joining).
+cl_galera_start() {
+  local i=$1 mode=${2:-join} d=$CL/g$1 extra=() pos
+  cl_running "g$i" && return 0
+  mkdir -p "$d/data"
+  cl_galera_cnf "$i"
+  [ "$mode" = bootstrap ] && extra=(--wsrep-new-cluster)
+  if [ -d "$d/data/mysql" ] && grep -q '^seqno: *-1' "$d/data/grastate.dat" 2>/dev/null; then
+    pos=$(cl_galera_recover "$i")
+    [ -n "$pos" ] && extra+=(--wsrep-start-position="$pos")
+  fi
+  rm -f "$d/mysqld.sock"
+  setsid mariadbd --defaults-file="$d/my.cnf" "${extra[@]}" > /dev/null 2>> "$CL_LOG/g$i.log" < /dev/null &
+  local pid=$! end=$((SECONDS + 300))
+  until cl_galera_synced "g$i"; do
+    if ! kill -0 "$pid" 2>/dev/null || [ $SECONDS -ge $end ]; then
+      cl_say "g$i did not reach Synced; last lines of its log:" >&2
+      tail -n 15 "$CL_LOG/g$i.log" >&2
+      return 1
+    fi
+    sleep 0.3
+  done
+}
+
+# The node to bootstrap from after every node stopped: the one marked
+# safe_to_bootstrap, else the one with the highest recovered seqno.
+cl_galera_pick_bootstrap() {
+  local i best=1 bestseq=-2 seq f
+  for i in 1 2 3; do
+    f=$CL/g$i/data/grastate.dat
+    [ -f "$f" ] && grep -q '^safe_to_bootstrap: 1' "$f" && { echo "$i"; return; }
+  done
+  for i in 1 2 3; do
+    [ -d "$CL/g$i/data/mysql" ] || continue
+    cl_galera_cnf "$i"
+    seq=$(cl_galera_recover "$i"); seq=${seq##*:}
+    [ -n "$seq" ] && [ "$seq" -gt "$bestseq" ] && { best=$i; bestseq=$seq; }
+  done
+  sed -i 's/^safe_to_bootstrap: 0/safe_to_bootstrap: 1/' "$CL/g$best/data/grastate.dat" 2>/dev/null
+  echo "$best"
+}
+
+cl_galera_up() {
+  local i first
+  mkdir -p "$CL/g1" "$CL/g2" "$CL/g3"
+  if ! cl_galera_any_synced; then
+    if [ ! -d "$CL/g1/data/mysql" ] && [ ! -d "$CL/g2/data/mysql" ] && [ ! -d "$CL/g3/data/mysql" ]; then
+      cl_say "initialising Galera (g1 bootstraps, g2 and g3 join by SST)"
+      mariadb-install-db --no-defaults --datadir="$CL/g1/data" --user=root \
+        --auth-root-authentication-method=socket --skip-test-db --skip-name-resolve --force \
+        > "$CL_LOG/g1-install.log" 2>&1 || { tail -n 20 "$CL_LOG/g1-install.log"; cl_die "mariadb-install-db failed"; }
+      first=1
+    else
+      first=$(cl_galera_pick_bootstrap)
+    fi
+    cl_say "g$first bootstraps the Galera cluster"
+    cl_galera_start "$first" bootstrap || cl_die "g$first did not start (log: $CL_LOG/g$first.log)"
+  fi
+  for i in 1 2 3; do
+    cl_running "g$i" || { cl_say "g$i joins"; cl_galera_start "$i" || cl_die "g$i did not join (log: $CL_LOG/g$i.log)"; }
+  done
+}
+
+cl_galera_migrate() { # migrations once, on a synced node (they replicate)
+  local n
+  for n in g1 g2 g3; do cl_galera_synced $n && break; done
+  ( RUN=$CL_RUN IDEMPAY_DB_SOCKET=$CL/$n/mysqld.sock; migrate ) || cl_die "migrations on the Galera cluster failed"
+  # HAProxy's health check user (it only connects) and the check script's
+  cl_sql $n -e "CREATE USER IF NOT EXISTS 'haproxy_check'@'127.0.0.1';" || cl_die "cannot create haproxy_check"
+}
+
+# --- ledger: a separate single MariaDB for the mock gateway -----------------
+cl_ledger_up() {
+  mkdir -p "$CL/ledger/run" "$CL/ledger/log"
+  ( RUN=$CL/ledger/run LOG=$CL/ledger/log DATA=$CL/ledger/data \
+    IDEMPAY_DB_SOCKET=$CL/ledger/mysqld.sock IDEMPAY_DB_PORT=$(cl_port ledger)
+    start_mariadb && migrate ) || cl_die "the ledger MariaDB did not start"
+}
+
+# --- Redis + Sentinel -------------------------------------------------------
+cl_redis_cli() { redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
+cl_redis_role() { cl_redis_cli "$1" role 2>/dev/null | head -n 1; }
+cl_sentinel_master_port() { # the primary's port as the Sentinels see it
+  local k
+  for k in 1 2 3; do
+    cl_redis_cli "$(cl_port sentinel $k)" sentinel get-master-addr-by-name "$CL_MASTER" 2>/dev/null | sed -n 2p | grep . && return 0
+  done
+  return 1
+}
+
+cl_redis_start() { # cl_redis_start N [PRIMARY_PORT]
+  local i=$1 primary=${2:-} port d=$CL/redis
+  cl_running "r$i" && return 0
+  port=$(cl_port redis "$i")
+  mkdir -p "$d/r$i"
+  cat > "$d/r$i.conf" <<EOF
+bind 127.0.0.1
+port $port
+protected-mode yes
+daemonize yes
+pidfile $CL_RUN/r$i.pid
+logfile $CL_LOG/r$i.log
+dir $d/r$i
+appendonly yes
+appendfsync everysec
+save ""
+maxclients 4096
+# A token consumed on the primary must be on the replica before a failover
+# can promote it (docs/CLUSTER.md): with no replica attached the primary
+# refuses writes (503 for tokens, nothing charged) rather than accept writes
+# a failover would forget.
+min-replicas-to-write 1
+min-replicas-max-lag 10
+replica-announce-ip 127.0.0.1
+EOF
+  [ -n "$primary" ] && [ "$primary" != "$port" ] && echo "replicaof 127.0.0.1 $primary" >> "$d/r$i.conf"
+  redis-server "$d/r$i.conf" > /dev/null 2>&1
+  cl_wait "r$i" 30 sh -c "[ \"\$(redis-cli -h 127.0.0.1 -p $port ping 2>/dev/null)\" = PONG ]"
+}
+
+cl_sentinel_start() { # cl_sentinel_start K PRIMARY_PORT
+  local k=$1 primary=$2 f=$CL/redis/sentinel$1.conf
+  cl_running "sn$k" && return 0
+  # Written anew at each start, pointing at the current primary; Sentinel
+  # rewrites it while it runs (what it learns: replicas, the other Sentinels).
+  cat > "$f" <<EOF
+bind 127.0.0.1
+port $(cl_port sentinel "$k")
+daemonize yes
+pidfile $CL_RUN/sn$k.pid
+logfile $CL_LOG/sentinel$k.log
+dir $CL/redis
+sentinel announce-ip 127.0.0.1
+sentinel monitor $CL_MASTER 127.0.0.1 $primary 2
+sentinel down-after-milliseconds $CL_MASTER 1000
+sentinel failover-timeout $CL_MASTER 6000
+sentinel parallel-syncs $CL_MASTER 1
+EOF
+  redis-sentinel "$f" > /dev/null 2>&1
+  cl_wait "sentinel $k" 30 cl_redis_cli "$(cl_port sentinel "$k")" ping
+}
+
+# Which of r1, r2 is the primary: the Sentinels' word while they run, else
+# the one recorded at the last `down`, else r1.
+cl_redis_primary_index() {
+  local p
+  if p=$(cl_sentinel_master_port 2>/dev/null); then
+    [ "$p" = "$(cl_port redis 2)" ] && echo 2 || echo 1
+  else
+    cat "$CL_RUN/redis-primary" 2>/dev/null || echo 1
+  fi
+}
+
+cl_redis_up() {
+  local i k primary
+  mkdir -p "$CL/redis"
+  i=$(cl_redis_primary_index); primary=$(cl_port redis "$i")
+  cl_redis_start "$i" ""
+  cl_redis_start $((3 - i)) "$primary"
+  for k in 1 2 3; do cl_sentinel_start "$k" "$primary"; done
+}
+
+# --- HAProxy ------------------------------------------------------------------
+cl_haproxy_cfg() {
+  local i
+  cat > "$CL/haproxy-http.cfg" <<EOF
+# written by ./stack cluster: the service's front (cluster/cluster.sh)
+global
+  maxconn 8192
+  pidfile $CL_RUN/haproxy-http.pid
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 60s
+  # longer than a request may take (three gateway calls, docs/FENCE.md)
+  timeout server 30s
+  timeout http-keep-alive 30s
+  # a request is sent again to another node only when the connection to
+  # the first failed: never after it may have reached the service
+  retries 2
+  retry-on conn-failure
+  option redispatch
+  # the contract's JSON error, not HAProxy's HTML page, if no node answers
+  errorfile 503 $ROOT/cluster/haproxy-503.http
+frontend service
+  bind 127.0.0.1:$CL_B
+  default_backend nodes
+backend nodes
+  balance roundrobin
+  option httpchk GET /healthz
+  http-check expect status 200
+  default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+EOF
+  for i in 1 2 3; do echo "  server s$i 127.0.0.1:$(cl_port node $i) check" >> "$CL/haproxy-http.cfg"; done
+  # The same nodes, unchecked, used only when every checked one is down: a
+  # Redis failover or a Galera view change fails /healthz on all three at
+  # once, yet the nodes still answer (payments without a token, or their own
+  # JSON 503). A node that is really gone refuses the connection and the
+  # request goes to the next one (retry-on conn-failure).
+  echo "  option allbackups" >> "$CL/haproxy-http.cfg"
+  for i in 1 2 3; do echo "  server s${i}b 127.0.0.1:$(cl_port node $i) backup" >> "$CL/haproxy-http.cfg"; done
+
+  cat > "$CL/haproxy-db.cfg" <<EOF
+# written by ./stack cluster: the Galera front (cluster/cluster.sh). A node
+# is used only while it says Synced (cluster/galera-check).
+global
+  maxconn 8192
+  pidfile $CL_RUN/haproxy-db.pid
+  external-check
+  insecure-fork-wanted
+defaults
+  mode tcp
+  timeout connect 1s
+  timeout client 1h
+  timeout server 1h
+  option external-check
+  external-check path "/usr/bin:/bin"
+  external-check command $ROOT/cluster/galera-check
+  default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+listen galera-multi
+  bind 127.0.0.1:$(cl_port db-multi)
+  balance roundrobin
+EOF
+  for i in 1 2 3; do echo "  server g$i 127.0.0.1:$(cl_port galera $i) check" >> "$CL/haproxy-db.cfg"; done
+  cat >> "$CL/haproxy-db.cfg" <<EOF
+listen galera-single
+  bind 127.0.0.1:$(cl_port db-single)
+  server g1 127.0.0.1:$(cl_port galera 1) check
+  server g2 127.0.0.1:$(cl_port galera 2) check backup
+  server g3 127.0.0.1:$(cl_port galera 3) check backup
+EOF
+}
+
+cl_haproxy_start() { # cl_haproxy_start http|db
+  local name=haproxy-$1
+  cl_running "$name" && return 0
+  [ -f "$CL/$name.cfg" ] || cl_haproxy_cfg
+  setsid haproxy -db -f "$CL/$name.cfg" >> "$CL_LOG/$name.log" 2>&1 < /dev/null &
+  echo $! > "$CL_RUN/$name.pid"
+  sleep 0.3
+  cl_running "$name" || { tail -n 10 "$CL_LOG/$name.log" >&2; return 1; }
+}
+
+# --- mock gateway and service nodes -------------------------------------------
+cl_http_ok() { [ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$1")" = 200 ]; }
+
+cl_mock_start() {
+  cl_running mock && return 0
+  mkdir -p "$CL/mock/run" "$CL/mock/log" "$CL/mock/www"
+  ( unset IDEMPAY_DB_HOST IDEMPAY_DB_PORT
+    export IDEMPAY_STATE_DIR=$CL/mock IDEMPAY_DB_SOCKET=$CL/ledger/mysqld.sock
+    lighttpd -f "$ROOT/cluster/lighttpd-mock.conf" ) > "$CL_LOG/mock.start.log" 2>&1 \
+    || { cat "$CL_LOG/mock.start.log"; cl_die "the mock gateway's lighttpd did not start"; }
+  cl_wait mock 30 cl_http_ok "http://127.0.0.1:$IDEMPAY_MOCK_PORT/mock/config" || cl_die "the mock gateway is not answering"
+}
+
+cl_db_mode() { cat "$CL_RUN/db-mode" 2>/dev/null || echo "${IDEMPAY_CLUSTER_DB_MODE:-multi}"; }
+
+cl_node_start() { # cl_node_start N: service node sN
+  local i=$1 d=$CL/s$1 sentinels="" k
+  cl_running "s$i" && return 0
+  mkdir -p "$d/run" "$d/log" "$d/www"
+  for k in 1 2 3; do sentinels="$sentinels${sentinels:+,}127.0.0.1:$(cl_port sentinel $k)"; done
+  ( unset IDEMPAY_DB_SOCKET IDEMPAY_REDIS_HOST IDEMPAY_REDIS_PORT
+    export IDEMPAY_STATE_DIR=$d IDEMPAY_HTTP_PORT=$(cl_port node "$i") IDEMPAY_SERVICE_PROCS=$CL_PROCS \
+      IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT=$(cl_port "db-$(cl_db_mode)") \
+      IDEMPAY_REDIS_SENTINELS=$sentinels IDEMPAY_REDIS_MASTER=$CL_MASTER \
+      IDEMPAY_GATEWAY_URL=http://127.0.0.1:$IDEMPAY_MOCK_PORT \
+      IDEMPAY_NOTIFY_URL=http://127.0.0.1:$CL_B/api/pay/callback/wechat
+    lighttpd -f "$ROOT/cluster/lighttpd-node.conf" ) > "$CL_LOG/s$i.start.log" 2>&1 \
+    || { cat "$CL_LOG/s$i.start.log"; return 1; }
+  cl_wait "s$i" 60 cl_http_ok "http://127.0.0.1:$(cl_port node "$i")/healthz" \
+    || { tail -n 20 "$d/log/fastcgi.log" >&2; return 1; }
+}
+
+# --- nemesis (docs/CLUSTER.md) -------------------------------------------------
+# One event per call, drawn from a seed: event k of seed S is a fixed function
+# of (S, k), so a seed replays the same sequence of faults (their timing
+# against the traffic depends on the machine). Every 4 events are a seeded
+# permutation of the 4 kinds, so each kind comes once per 4 events. Events
+# are serialised (a lock) and each one heals before it returns: at most one
+# Galera node and one Redis node are ever down, so the Galera primary
+# component and the Sentinel quorum always survive.
+cl_hash() { printf '%s' "$*" | sha256sum | cut -c1-12 | { read -r h; echo $((16#$h)); }; }
+
+cl_bin_dir() { cat "$CL_RUN/bin-dir" 2>/dev/null || builddir; }
+
+cl_nemesis_log() { # appends "time +s event" to the nemesis log and says it
+  local line
+  line="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) $*"
+  echo "$line" >> "$CL_LOG/nemesis.log"
+  echo "nemesis: $*" >&2
+}
+
+cl_galera_kill() { # kill -9 gN, down SECS, restart (IST, or SST when sst)
+  local i=$1 secs=$2 how=$3 t0=$SECONDS
+  local pid kids; pid=$(cl_pid "g$i")
+  kids=$(pgrep -P "$pid" 2>/dev/null | tr '\n' ' ') # its SST helpers, if any
+  [ -n "$pid" ] && kill -9 $pid $kids 2>/dev/null
+  rm -f "$(cl_pidfile "g$i")"
+  sleep "$secs"
+  if [ "$how" = sst ]; then # forget the node's state: it must take a full SST
+    rm -f "$CL/g$i/data/grastate.dat" "$CL/g$i/data/galera.cache"
+  fi
+  cl_galera_start "$i" || return 1
+  echo "back Synced after $((SECONDS - t0))s"
+}
+
+
+cl_redis_wait_new_primary() { # until the Sentinels name a primary other than PORT, and it has a replica
+  local old=$1 end=$((SECONDS + 60)) p
+  while :; do
+    p=$(cl_sentinel_master_port)
+    [ -n "$p" ] && [ "$p" != "$old" ] && cl_redis_cli "$p" info replication 2>/dev/null | grep -q '^connected_slaves:[1-9]' && return 0
+    [ $SECONDS -ge $end ] && return 1
+    sleep 0.3
+  done
+}
+
+cl_redis_fail() { # failover (SENTINEL FAILOVER) or kill (kill -9 the primary, restart it later)
+  local how=$1 secs=$2 i old t0=$SECONDS
+  i=$(cl_redis_primary_index); old=$(cl_port redis "$i")
+  if [ "$how" = failover ]; then
+    cl_redis_cli "$(cl_port sentinel 1)" sentinel failover "$CL_MASTER" > /dev/null
+    # the old primary comes back as the new one's replica by itself
+  else
+    kill -9 "$(cl_pid "r$i")" 2>/dev/null; rm -f "$(cl_pidfile "r$i")"
+    local end=$((SECONDS + 30))
+    until p=$(cl_sentinel_master_port) && [ "$p" != "$old" ]; do
+      [ $SECONDS -ge $end ] && return 1; sleep 0.3
+    done
+    sleep "$secs"
+    cl_redis_start "$i" "$p" || return 1
+  fi
+  cl_redis_wait_new_primary "$old" || return 1
+  echo "primary :$old -> :$(cl_sentinel_master_port) in $((SECONDS - t0))s"
+}
+
+cl_nemesis_event() { # cl_nemesis_event SEED K: run event K of SEED, log it
+  local seed=$1 k=$2 kinds=(galera service redis haproxy) round perm=() r j t kind n secs how out rc
+  round=$((k / 4))
+  # the round's permutation: sort the 4 kinds by a seeded key
+  perm=($(for t in "${kinds[@]}"; do echo "$(cl_hash "$seed" "$round" "$t") $t"; done | sort -n | awk '{print $2}'))
+  kind=${perm[k % 4]}
+  r=$(cl_hash "$seed" "$k" pick)
+  n=$((r % 3 + 1)); secs=$((r / 3 % 5 + 2)); j=$((r / 15 % 3))
+  case $kind in
+    galera)
+      how=ist; [ $j = 0 ] && how=sst
+      if ! cl_galera_synced g1 || ! cl_galera_synced g2 || ! cl_galera_synced g3; then
+        cl_nemesis_log "event $k galera-kill g$n: skipped, the cluster is not fully Synced"; return 0
+      fi
+      cl_nemesis_log "event $k galera-kill g$n: kill -9, down ${secs}s, rejoin by $how"
+      out=$(cl_galera_kill "$n" "$secs" "$how" 2>&1); rc=$? ;;
+    service)
+      cl_nemesis_log "event $k service-kill s$n: kill -9 lighttpd and its FastCGI processes, down ${secs}s"
+      cl_stop "s$n" 9; sleep "$secs"
+      out=$(IDEMPAY_BIN_DIR=$(cl_bin_dir) cl_node_start "$n" 2>&1 && echo "back"); rc=$? ;;
+    redis)
+      how=failover; [ $j != 0 ] && how=kill
+      cl_nemesis_log "event $k redis-$how: $( [ $how = failover ] && echo "SENTINEL FAILOVER" || echo "kill -9 the primary, down ${secs}s")"
+      out=$(cl_redis_fail "$how" "$secs" 2>&1); rc=$? ;;
+    haproxy)
+      cl_nemesis_log "event $k haproxy-restart: kill -9 the service's HAProxy, start it again"
+      cl_stop haproxy-http 9
+      out=$(cl_haproxy_start http 2>&1 && echo "back"); rc=$? ;;
+  esac
+  cl_nemesis_log "event $k done (exit $rc): $(echo "$out" | tail -n 1)"
+  return $rc
+}
+
+# cluster nemesis-step SEED: the next event of SEED (the counter lives in the
+# state dir; `cluster sim` resets it). This is the simulator's --chaos-cmd.
+# One event at a time: the lock is held by flock around the event, and not
+# inherited by the daemons the event starts (flock -o).
+cluster_nemesis_step() {
+  local seed=${1:?seed}
+  flock -o "$CL_RUN/nemesis.lk" "$ROOT/stack" cluster nemesis-locked "$seed"
+}
+
+cluster_nemesis_locked() {
+  local seed=$1 k
+  k=$(cat "$CL_RUN/nemesis.counter" 2>/dev/null || echo 0)
+  echo $((k + 1)) > "$CL_RUN/nemesis.counter"
+  cl_nemesis_event "$seed" "$k"
+}
+
+# Brings back anything a nemesis left down (after a failed event).
+cl_heal() {
+  local i
+  for i in 1 2 3; do cl_running "g$i" || cl_galera_start "$i"; done
+  for i in 1 2; do cl_running "r$i" || cl_redis_start "$i" "$(cl_sentinel_master_port)"; done
+  for i in 1 2 3; do cl_running "sn$i" || cl_sentinel_start "$i" "$(cl_sentinel_master_port)"; done
+  cl_haproxy_start db
+  export IDEMPAY_BIN_DIR=$(cl_bin_dir)
+  for i in 1 2 3; do cl_running "s$i" || cl_node_start "$i"; done
+  cl_haproxy_start http
+}
+
+# --- every node agrees ------------------------------------------------------------
+CL_TABLES=(payment_order payment_callback_record payment_refund payment_idempotent payment_statement_job)
+
+# cluster compare: the same rows on every Galera node. The service nodes are
+# stopped meanwhile (their reconcilers and statement jobs write), every node
+# must be Synced with an empty receive queue, then each node gives, per
+# table, its row count and CHECKSUM TABLE; all three lines must be equal.
+cluster_compare() {
+  local n t line lines=() rc=0 end
+  for i in 1 2 3; do cl_stop "s$i"; done
+  end=$((SECONDS + 60))
+  for n in g1 g2 g3; do
+    until cl_galera_synced $n && [ "$(cl_sql $n -N -e "SHOW STATUS LIKE 'wsrep_local_recv_queue'" | awk '{print $2}')" = 0 ]; do
+      [ $SECONDS -ge $end ] && { cl_say "$n is not Synced with an empty queue"; rc=1; break; }
+      sleep 0.5
+    done
+  done
+  printf '%-6s' node; for t in "${CL_TABLES[@]}"; do printf ' %28s' "$t"; done; echo
+  for n in g1 g2 g3; do
+    line=""
+    for t in "${CL_TABLES[@]}"; do
+      line="$line $(cl_sql $n -N -e "SET SESSION wsrep_sync_wait=1; SELECT CONCAT(COUNT(*), ' rows') FROM idempay.$t; CHECKSUM TABLE idempay.$t EXTENDED" \
+        | awk 'NR==1{c=$1} NR==2{s=$2} END{printf "%28s", c" rows/"s}')"
+    done
+    printf '%-6s%s\n' "$n" "$line"
+    lines+=("$line")
+  done
+  if [ "${lines[0]}" = "${lines[1]}" ] && [ "${lines[1]}" = "${lines[2]}" ] && [ $rc = 0 ]; then
+    cl_say "every Galera node holds the same rows"
+  else
+    cl_say "the Galera nodes DIFFER"; rc=1
+  fi
+  export IDEMPAY_BIN_DIR=$(cl_bin_dir)
+  for i in 1 2 3; do cl_node_start "$i" || rc=1; done
+  return $rc
+}
+
+# cluster sim [ARGS]: idempay-sim's default scenarios through HAProxy while
+# the nemesis runs: every IDEMPAY_CLUSTER_NEMESIS_EVERY seconds (default 15)
+# while traffic runs, and as the simulator's --chaos-cmd during its crash
+# scenario. Then every node must agree. Exit: the simulator's, or 1
+# when the nodes differ.
+cluster_sim() {
+  local seed="" orders=20000 duration=360 every=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-15} a out rc rc2 loop
+  local args=("$@")
+  for ((a = 0; a < ${#args[@]}; a++)); do
+    case ${args[a]} in
+      --seed) seed=${args[a + 1]} ;;
+      --orders) orders=${args[a + 1]} ;;
+      --duration) duration=${args[a + 1]} ;;
+    esac
+  done
+  [ -n "$seed" ] || { seed=$(( $(date +%s%N) % 1000000007 )); args+=(--seed "$seed"); }
+  cluster_up > /dev/null || exit 2
+  out=$CL/sim/$(date -u +%Y%m%dT%H%M%SZ)-seed$seed
+  mkdir -p "$out"; ln -sfn "$out" "$CL/sim/latest"
+  echo 0 > "$CL_RUN/nemesis.counter"; : > "$CL_LOG/nemesis.log"; rm -f "$CL_RUN/nemesis.stop"
+  cl_say "sim: seed $seed, $orders orders over ${duration}s, a nemesis event every ${every}s (results: $out)"
+  # The loop runs while the simulator sends traffic: until it says
+  # "settling:" (then it reads orders and the ledger, which a fault would
+  # only make unreadable), at most twice the traffic budget.
+  ( end=$((SECONDS + 2 * duration))
+    while [ $SECONDS -lt "$end" ] && [ ! -f "$CL_RUN/nemesis.stop" ]; do
+      sleep "$every"
+      [ -f "$CL_RUN/nemesis.stop" ] && break
+      grep -q '^settling:' "$out/sim.stderr" 2>/dev/null && break
+      "$ROOT/stack" cluster nemesis-step "$seed" > /dev/null 2>&1
+    done ) &
+  loop=$!
+  ( unset IDEMPAY_DB_SOCKET
+    IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT=$(cl_port db-multi) \
+    "$(cl_bin_dir)/sim/idempay-sim" --target "http://127.0.0.1:$CL_B" --gateway "http://127.0.0.1:$IDEMPAY_MOCK_PORT" \
+      --orders "$orders" --duration "$duration" --db \
+      --chaos-cmd "'$ROOT/stack' cluster nemesis-step $seed" --chaos-every "$every" \
+      --json "$out/report.json" --history "$out/history.jsonl" "${args[@]}" ) 2>"$out/sim.stderr" | tee "$out/report.txt"
+  rc=${PIPESTATUS[0]}
+  touch "$CL_RUN/nemesis.stop"; wait "$loop"
+  cl_heal > /dev/null 2>&1
+  echo; echo "nemesis events (seed $seed):"; cat "$CL_LOG/nemesis.log" | tee "$out/nemesis.log"
+  echo; cluster_compare | tee "$out/nodes.txt"; rc2=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] && [ "$rc2" != 0 ] && rc=1
+  cl_say "sim: exit $rc (seed $seed; results in $out)"
+  return "$rc"
+}
+
+# --- the trap test (tests/cluster/galera_race.c, docs/CLUSTER.md) ---------------
+cl_race_bin() {
+  local bin=$CL/bin/galera_race src=$ROOT/tests/cluster/galera_race.c
+  mkdir -p "$CL/bin"
+  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+    cc -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$bin" "$src" $(mariadb_config --cflags --libs) -lpthread \
+      || cl_die "cannot build $src"
+  fi
+  echo "$bin"
+}
+
+# cluster race [ROUNDS]: check-then-act, FOR UPDATE and CAS, two clients per
+# round, on two Galera nodes and on one. Passes when the CAS never charges
+# twice anywhere, FOR UPDATE never on one node, and both naive styles do
+# charge twice on two nodes (the trap is real).
+cluster_race() {
+  local rounds=${1:-100} bin two one rc=0
+  bin=$(cl_race_bin)
+  cl_galera_synced g1 && cl_galera_synced g2 || cl_die "g1 and g2 must be Synced (./stack cluster up)"
+  two=$("$bin" "$CL/g1/mysqld.sock" "$CL/g2/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
+  one=$("$bin" "$CL/g1/mysqld.sock" "$CL/g1/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
+  echo "$two"; echo "$one"
+  twice() { awk -v m="$2" '$1 == m { for (i = 1; i <= NF; i++) if ($i == "twice") print $(i + 1) }' <<< "$1"; }
+  [ "$(twice "$two" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on two Galera nodes"; rc=1; }
+  [ "$(twice "$one" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on one node"; rc=1; }
+  [ "$(twice "$one" for-update)" = 0 ] || { cl_say "FAIL: FOR UPDATE charged twice on one node"; rc=1; }
+  [ "$(twice "$two" naive)" -gt 0 ] || { cl_say "FAIL: check-then-act never charged twice on two nodes: no race was made"; rc=1; }
+  [ "$(twice "$two" for-update)" -gt 0 ] || { cl_say "FAIL: FOR UPDATE never charged twice on two nodes: no race was made"; rc=1; }
+  [ $rc = 0 ] && cl_say "race: the trap is real (check-then-act and FOR UPDATE charge twice on two Galera nodes); the CAS never charges twice"
+  return $rc
+}
+
+# cluster test: what `./stack test --cluster` runs (docs/CLUSTER.md).
+cluster_test() {
+  local rc=0
+  cluster_up || return 1
+  cl_say "test: the trap (tests/cluster/galera_race.c)"
+  cluster_race 100 || rc=1
+  cl_say "test: a short simulation with the nemesis, then every node compared"
+  IDEMPAY_CLUSTER_NEMESIS_EVERY=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-8} cluster_sim --orders 3000 --duration 60 || rc=1
+  if [ $rc = 0 ]; then cl_say "test --cluster: all passed"; else cl_say "test --cluster: FAILED"; fi
+  return $rc
+}
+
+# --- bench (docs/PERFORMANCE.md, the cluster section) ----------------------------
+cl_fcgi_pids() { local i p; for i in 1 2 3; do p=$(cl_pid "s$i") && pgrep -P "$p" -f idempay-fcgi; done | tr '\n' ' '; }
+
+# cluster bench [ARGS]: bench/idempay-bench (ARGS passed on) three times in
+# one run: against a single-node stack started beside the cluster (ports
+# I+71..74, the same build), against the cluster through HAProxy with the
+# service nodes on the multi-writer Galera front, and on the single-writer
+# front; then one table of ratios to the single node.
+cluster_bench() {
+  local out bin single=$CL/single mode0 rc=0
+  cluster_up > /dev/null || exit 2
+  bin=$(cl_bin_dir); mode0=$(cl_db_mode)
+  out=$CL/bench/$(date -u +%Y%m%dT%H%M%SZ); mkdir -p "$out" "$single"; ln -sfn "$out" "$CL/bench/latest"
+  ln -sfn "$bin" "$single/$(basename "$bin")"
+  local senv=(IDEMPAY_STATE_DIR="$single" IDEMPAY_HTTP_PORT="$(cl_port single 1)" IDEMPAY_MOCK_PORT="$(cl_port single 2)"
+              IDEMPAY_DB_PORT="$(cl_port single 3)" IDEMPAY_REDIS_PORT="$(cl_port single 4)"
+              IDEMPAY_DB_SOCKET="$single/run/mysqld.sock" IDEMPAY_FLAVOR="$FLAVOR")
+  cl_say "bench: the single-node stack on :$(cl_port single 1) (state $single)"
+  env -u IDEMPAY_DB_HOST "${senv[@]}" "$ROOT/stack" up > "$out/single-up.log" 2>&1 || { tail "$out/single-up.log"; cl_die "the single-node stack did not start"; }
+  local spids; spids=$(env "${senv[@]}" "$ROOT/stack" status | awk '$1 == "service" {for (i = 6; i <= NF; i++) printf "%s ", $i}')
+  cl_say "bench: single node"
+  env -u IDEMPAY_DB_HOST "${senv[@]}" "$bin/bench/idempay-bench" --target "http://127.0.0.1:$(cl_port single 1)" \
+    --gateway "http://127.0.0.1:$(cl_port single 2)" --pids "$spids" --json "$out/single.json" "$@" > "$out/single.txt" 2>&1 || rc=1
+  env "${senv[@]}" "$ROOT/stack" down > /dev/null 2>&1
+  for mode in multi single; do
+    [ "$(cl_db_mode)" = $mode ] || cluster_mode $mode > /dev/null
+    cl_wait haproxy 30 cl_http_ok "http://127.0.0.1:$CL_B/healthz"
+    sleep 3 # HAProxy sees every node up again
+    cl_say "bench: cluster, $mode-writer"
+    env -u IDEMPAY_DB_SOCKET IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT="$(cl_port "db-$mode")" \
+      "$bin/bench/idempay-bench" --target "http://127.0.0.1:$CL_B" --gateway "http://127.0.0.1:$IDEMPAY_MOCK_PORT" \
+      --pids "$(cl_fcgi_pids)" --json "$out/cluster-$mode.json" "$@" > "$out/cluster-$mode.txt" 2>&1 || rc=1
+  done
+  [ "$(cl_db_mode)" = "$mode0" ] || cluster_mode "$mode0" > /dev/null
+  python3 - "$out" <<'PY' | tee "$out/table.txt"
+import json, sys
+d = sys.argv[1]
+runs = [("single node", "single"), ("cluster multi-writer", "cluster-multi"), ("cluster single-writer", "cluster-single")]
+res = {}
+for _, f in runs:
+    with open(f"{d}/{f}.json") as fh:
+        j = json.load(fh)
+    res[f] = {w["workload"]: w for w in j["workloads"]}
+    res[f]["_c"] = j.get("concurrency")
+    res[f]["_d"] = j.get("duration_s")
+titles = {"ping": "GET /api/ping", "pay_fresh": "POST /api/pay (fresh)", "pay_repeat": "POST /api/pay (repeat)",
+          "callback": "POST callback (verified)", "token": "GET /api/pay/token", "rawdb": "raw DB: INSERT+UPDATE"}
+print(f"idempay cluster bench: concurrency {res['single']['_c']}, {res['single']['_d']:.0f} s per phase; "
+      "ratio = the cluster's req/s / the single node's")
+print()
+print(f"{'workload':26} {'single node':>22} | {'cluster multi-writer':>29} | {'cluster single-writer':>29}")
+print(f"{'':26} {'req/s':>8} {'p50':>6} {'p99':>6} | {'req/s':>8} {'p50':>6} {'p99':>6} {'ratio':>6} | {'req/s':>8} {'p50':>6} {'p99':>6} {'ratio':>6}")
+for w in ["ping", "pay_fresh", "pay_repeat", "callback", "token", "rawdb"]:
+    s = res["single"][w]
+    line = f"{titles[w]:26} {s['rps']:8.0f} {s['p50_ms']:6.2f} {s['p99_ms']:6.2f}"
+    for f in ("cluster-multi", "cluster-single"):
+        c = res[f][w]
+        r = c["rps"] / s["rps"] if s["rps"] else 0
+        line += f" | {c['rps']:8.0f} {c['p50_ms']:6.2f} {c['p99_ms']:6.2f} {r:6.2f}"
+    errs = [res[f][w]["errors"] for _, f in runs]
+    if any(errs):
+        line += f"   errors {errs}"
+    print(line)
+print()
+print("p50/p99 in ms (paced at half the closed-loop rate, from intended send time).")
+print("raw DB: the same two statements from a plain C client: the single node's MariaDB, and the")
+print("Galera cluster through its HAProxy front (multi: any node; single: g1).")
+PY
+  cl_say "bench: results in $out (exit $rc)"
+  return $rc
+}
+
+# --- commands -----------------------------------------------------------------
+cl_install() {
+  PACKAGES+=("${CL_PACKAGES[@]}")
+  local fresh=0 p
+  for p in "${CL_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || fresh=1
+  done
+  install_packages
+  if [ $fresh = 1 ]; then # Debian starts the packaged daemons; ours are private
+    for s in haproxy redis-sentinel; do
+      command -v systemctl > /dev/null && systemctl disable --now "$s" > /dev/null 2>&1
+      service "$s" stop > /dev/null 2>&1
+    done
+  fi
+  return 0
+}
+
+cluster_up() {
+  mkdir -p "$CL_RUN" "$CL_LOG" "$RUN" "$LOG"
+  [ "$(id -u)" = 0 ] || cl_die "the cluster runs its Galera nodes as root: run ./stack cluster up as root"
+  cl_install
+  build
+  export IDEMPAY_BIN_DIR
+  echo "$IDEMPAY_BIN_DIR" > "$CL_RUN/bin-dir"
+  cl_galera_up
+  cl_galera_migrate
+  cl_ledger_up
+  cl_redis_up
+  cl_haproxy_cfg
+  cl_haproxy_start db || cl_die "HAProxy (Galera front) did not start"
+  cl_mock_start
+  for i in 1 2 3; do cl_node_start "$i" || cl_die "service node s$i did not start (log: $CL/s$i/log/fastcgi.log)"; done
+  cl_haproxy_start http || cl_die "HAProxy (service front) did not start"
+  cl_wait haproxy 30 cl_http_ok "http://127.0.0.1:$CL_B/healthz" || cl_die "the service is not healthy through HAProxy"
+  cl_say "up: service http://127.0.0.1:$CL_B (HAProxy -> s1..s3 :$(cl_port node 1)-$(cl_port node 3))  mock http://127.0.0.1:$IDEMPAY_MOCK_PORT  Galera :$(cl_port galera 1)-$(cl_port galera 3) ($(cl_db_mode)-writer via :$(cl_port "db-$(cl_db_mode)"))  Redis :$(cl_port redis 1),:$(cl_port redis 2) Sentinels :$(cl_port sentinel 1)-$(cl_port sentinel 3)"
+}
+
+cluster_down() {
+  local p
+  cl_stop haproxy-http
+  for i in 1 2 3; do cl_stop "s$i"; done
+  cl_stop mock
+  cl_stop haproxy-db
+  cl_redis_primary_index > "$CL_RUN/redis-primary.new" && mv "$CL_RUN/redis-primary.new" "$CL_RUN/redis-primary"
+  for k in 1 2 3; do cl_stop "sn$k"; done
+  cl_stop r1; cl_stop r2
+  # one at a time: the last one stopped is safe to bootstrap from
+  cl_stop g3; cl_stop g2; cl_stop g1
+  cl_stop ledger
+  cl_say "down"
+}
+
+cluster_status() {
+  local name port pid detail
+  for name in haproxy-http s1 s2 s3 mock haproxy-db g1 g2 g3 ledger r1 r2 sn1 sn2 sn3; do
+    detail=""
+    case $name in
+      haproxy-http) port=$CL_B ;;
+      s[1-3]) port=$(cl_port node "${name#s}") ;;
+      mock) port=$IDEMPAY_MOCK_PORT ;;
+      haproxy-db) port="$(cl_port db-multi),$(cl_port db-single)"; detail="db mode $(cl_db_mode)" ;;
+      g[1-3]) port=$(cl_port galera "${name#g}") ;;
+      ledger) port=$(cl_port ledger) ;;
+      r[1-2]) port=$(cl_port redis "${name#r}") ;;
+      sn[1-3]) port=$(cl_port sentinel "${name#sn}") ;;
+    esac
+    pid=$(cl_pid "$name")
+    if [ -n "$pid" ]; then
+      case $name in
+        g*) detail=$(cl_galera_state "$name") ;;
+        r*) detail=$(cl_redis_role "$port") ;;
+      esac
+      printf '%-12s running  port %-12s pid %-8s %s\n' "$name" "$port" "$pid" "$detail"
+    else
+      printf '%-12s stopped  port %-12s\n' "$name" "$port"
+    fi
+  done
+}
+
+cluster_logs() {
+  local f
+  if [ $# -gt 0 ]; then
+    case $1 in
+      s[1-3]) f=$CL/$1/log/fastcgi.log ;;
+      mock) f=$CL/mock/log/fastcgi.log ;;
+      ledger) f=$CL/ledger/log/mariadb.log ;;
+      *) f=$CL_LOG/$1.log ;;
+    esac
+    [ -f "$f" ] || cl_die "no log $f (logs: $(ls "$CL_LOG" | tr '\n' ' ') s1 s2 s3 mock ledger)"
+    tail -n 100 "$f"
+  else
+    tail -n 15 "$CL_LOG"/*.log "$CL"/s[1-3]/log/fastcgi.log "$CL"/mock/log/fastcgi.log 2>/dev/null
+  fi
+}
+
+# cluster mode multi|single: the service nodes' database route (restarts them)
+cluster_mode() {
+  case ${1:-} in multi|single) ;; *) cl_die "mode multi|single (now: $(cl_db_mode))" ;; esac
+  echo "$1" > "$CL_RUN/db-mode"
+  export IDEMPAY_BIN_DIR=${IDEMPAY_BIN_DIR:-$(builddir)}
+  for i in 1 2 3; do cl_stop "s$i"; cl_node_start "$i" || cl_die "s$i did not restart"; done
+  cl_say "service nodes use the Galera cluster $1-writer (:$(cl_port "db-$1"))"
+}
+
+cluster_main() {
+  local sub=${1:-}; shift || true
+  mkdir -p "$CL_RUN" "$CL_LOG"
+  case $sub in
+    up) cluster_up ;;
+    down) cluster_down ;;
+    reset) cluster_down; rm -rf "$CL"; cl_say "reset: $CL removed" ;;
+    status) cluster_status ;;
+    logs) cluster_logs "$@" ;;
+    mode) cluster_mode "$@" ;;
+    sim) cluster_sim "$@" ;;
+    compare) cluster_compare ;;
+    nemesis-step) cluster_nemesis_step "$@" ;;
+    nemesis-locked) cluster_nemesis_locked "$@" ;;
+    heal) cl_heal ;;
+    race) cluster_race "$@" ;;
+    test) cluster_test ;;
+    bench) cluster_bench "$@" ;;
+    *) cat <<EOF
+usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
+  up        3 Galera nodes, 3 service nodes, HAProxy, Redis + Sentinels, mock gateway
+  down      stop what up started (keeps data)
+  reset     down and delete $CL
+  status    one line per component
+  logs [NAME]  g1 g2 g3 s1 s2 s3 mock ledger r1 r2 sentinel1.. haproxy-http haproxy-db nemesis
+  mode multi|single   the service nodes' route to Galera (any node / one node)
+  sim [ARGS]   idempay-sim through HAProxy with the nemesis, then compare the nodes
+  compare   the same rows on every Galera node (stops the service nodes meanwhile)
+  nemesis-step SEED   one nemesis event (the simulator's --chaos-cmd)
+  heal      start whatever is down
+  race [ROUNDS]   the trap: check-then-act vs idempay's CAS on two Galera nodes
+  bench [ARGS]    idempay-bench: single node vs the cluster (multi- and single-writer)
+  test      up, race, a short sim with the nemesis (= ./stack test --cluster)
+EOF
+       [ -z "$sub" ] && exit 2; [ "$sub" = help ] || exit 2 ;;
+  esac
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""test_config_table - the README's configuration table and the IDEMPAY_*
+variables the programs read say the same thing.
+
+Every variable read in app/, common/, gateway-mock/, sim/ or bench/
+(env_str, env_int, env_double, getenv with a literal name) or by
+lighttpd.conf (env.IDEMPAY_*, e.g. the service's process count) must have a
+row in README.md's "## Configuration" table, and every variable the table
+names must be read by one of them. Where the code's default is a number literal
+and the table gives a number for that variable, the two agree (a default
+that ./stack overrides is written "32 (`./stack`: 48)"; the first number
+counts). Needs no running stack."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib import ROOT, check, run_tests, test  # noqa: E402
+
+PROGRAM_DIRS = ("app", "common", "gateway-mock", "sim", "bench", "tools")
+READ = re.compile(r'\b(?:env_str|env_int|env_double|getenv)\s*\(\s*"(IDEMPAY_[A-Z0-9_]+)"'
+                  r'(?:\s*,\s*(-?\d+)\s*\))?')
+
+
+def code_reads():
+    """{variable: {default literal or None, ...}} over the programs' sources."""
+    reads = {}
+    for d in PROGRAM_DIRS:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, d)):
+            for f in files:
+                if not f.endswith((".c", ".h")):
+                    continue
+                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                    text = fh.read()
+                for m in READ.finditer(text):
+                    reads.setdefault(m.group(1), set()).add(m.group(2))
+    with open(os.path.join(ROOT, "lighttpd.conf"), encoding="utf-8") as fh:
+        for name in re.findall(r"\benv\.(IDEMPAY_[A-Z0-9_]+)", fh.read()):
+            reads.setdefault(name, set()).add(None)
+    return reads
+
+
+def stack_reads():
+    """Variables ./stack itself reads with a default (${IDEMPAY_X:-...}): a
+    table row for one of them documents ./stack, not a program."""
+    with open(os.path.join(ROOT, "stack"), encoding="utf-8") as fh:
+        return set(re.findall(r"\$\{(IDEMPAY_[A-Z0-9_]+):-", fh.read()))
+
+
+def readme_table():
+    """{variable: its default cell's text for that variable} from README.md."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    m = re.search(r"^## Configuration\n(.*?)(?=^## )", text, re.S | re.M)
+    check(m is not None, "README.md has no '## Configuration' section")
+    rows = {}
+    for line in m.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`IDEMPAY_"):
+            continue
+        names = re.findall(r"IDEMPAY_[A-Z0-9_]+", cells[0])
+        defaults = [d.strip() for d in cells[1].split(" / ")]
+        for i, name in enumerate(names):
+            rows[name] = defaults[i] if len(defaults) == len(names) else cells[1]
+    return rows
+
+
+@test
+def every_variable_read_is_in_the_table_and_back():
+    reads, rows = code_reads(), readme_table()
+    check(len(reads) > 20, f"found only {sorted(reads)} in the sources: the pattern is broken")
+    undocumented = sorted(set(reads) - set(rows))
+    unread = sorted(set(rows) - set(reads) - stack_reads())
+    check(not undocumented, f"read by the programs but missing from README's table: {undocumented}")
+    check(not unread, f"in README's table but read by no program nor ./stack: {unread}")
+
+
+@test
+def number_defaults_agree():
+    reads, rows = code_reads(), readme_table()
+    wrong, compared = [], 0
+    for name, defaults in sorted(reads.items()):
+        literals = {d for d in defaults if d is not None}
+        if len(literals) > 1:
+            wrong.append(f"{name}: the programs disagree on its default {sorted(literals)}")
+            continue
+        m = re.match(r"-?\d+(?=\D|$)", rows.get(name, ""))
+        if literals and m:
+            compared += 1
+            if m.group(0) not in literals:
+                wrong.append(f"{name}: README says {rows[name]!r}, the code {literals.pop()}")
+    check(compared >= 15, f"only {compared} defaults compared: the table parser is broken")
+    check(not wrong, "; ".join(wrong))
+
+
+@test
+def the_table_parser_sees_pairs():
+    rows = readme_table()
+    check(rows.get("IDEMPAY_GATEWAY_TIMEOUT_MS") == "3000", f"got {rows.get('IDEMPAY_GATEWAY_TIMEOUT_MS')!r}")
+    check(rows.get("IDEMPAY_SERVICE_PROCS") == "2", f"got {rows.get('IDEMPAY_SERVICE_PROCS')!r}")
+
+
+run_tests()
