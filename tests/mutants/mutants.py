@@ -355,4 +355,9 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("mutants: interrupted (the scratch tree is back to the unmutated service)",
+              file=sys.stderr)
+        sys.exit(2)
