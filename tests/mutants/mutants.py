@@ -43,6 +43,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_SEED = 1
 PORT_VARS = ("IDEMPAY_HTTP_PORT", "IDEMPAY_MOCK_PORT", "IDEMPAY_DB_PORT", "IDEMPAY_REDIS_PORT")
 PORT_DEFAULTS = (18080, 18081, 13306, 16379)
+DERIVED_VARS = ("IDEMPAY_NGINX_PORT", "IDEMPAY_BIN_DIR", "IDEMPAY_CLUSTER_PORT_BASE",
+                "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_METRICS_FILE")
 DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
 
 
@@ -158,6 +160,11 @@ class Stack:
         self.env["IDEMPAY_STATE_DIR"] = state
         self.env.pop("IDEMPAY_FLAVOR", None)
         self.env["IDEMPAY_FLAVOR"] = "release"
+        # what ./stack derives from the ports or the state dir must be derived
+        # again for this stack (under ./stack test the parent exported its own:
+        # its nginx port, its build dir)
+        for var in DERIVED_VARS:
+            self.env.pop(var, None)
         for var, dflt in zip(PORT_VARS, PORT_DEFAULTS):
             self.env[var] = str(int(os.environ.get(var, dflt)) + offset)
         self.env["IDEMPAY_DB_SOCKET"] = os.path.join(state, "run", "mysqld.sock")
