@@ -25,7 +25,7 @@
 #   I+41       HAProxy: Galera, single-writer (g1; g2, g3 as backups)
 #   I+50, I+51 Redis r1, r2 (r1 starts as the primary)
 #   I+55..57   Redis Sentinels
-#   I+70..73   `cluster bench` only: the single-node stack it compares with
+#   I+71..74   `cluster bench` only: the single-node stack it compares with
 
 CL=$STATE/cluster
 CL_RUN=$CL/run
