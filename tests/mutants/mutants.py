@@ -179,10 +179,18 @@ class Stack:
                                stdout=log, stderr=subprocess.STDOUT, timeout=timeout)
         return r.returncode
 
+    def stop_service(self):
+        """Stops every process running the service: lighttpd's FastCGI
+        children and, in a tree that has one, the nginx front's own
+        idempay-fcgi (spawn-fcgi), whose reconciler, refund worker and
+        statement job would otherwise go on with the previous build."""
+        self.run("stop", "nginx")  # an older tree has no nginx front: its refusal is harmless
+        self.run("stop", "lighttpd")
+
     def restart(self):
         """Stops the programs, builds, starts everything, and empties the
         service's tables and Redis (each run starts from a clean service)."""
-        self.run("stop", "lighttpd")
+        self.stop_service()
         if self.run("build") != 0:
             return "build failed"
         if self.run("up") != 0:
