@@ -272,7 +272,11 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
     }
     if (a->machine_busy >= 0 && b->machine_busy >= 0) {
         double other = b->machine_busy - a->machine_busy - tracked;
-        stats_add(&row->cpu_other_ms, (other > 0 ? other : 0) / (double)requests);
+        if (other < 0)
+            other = 0;  /* tick rounding */
+        stats_add(&row->cpu_other_ms, other / (double)requests);
+        if (tracked + other > 0)
+            stats_add(&row->other_share, other / (tracked + other));
     }
     for (int c = 0; c < DBSTAT_COUNT; c++) {
         long long d = dbstat_delta(&a->db, &b->db, (dbstat_counter)c);
