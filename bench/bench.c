@@ -210,7 +210,7 @@ static double bench_settle(void)
 typedef struct {
     proc_set procs;
     double cpu[PROC_ROLE_COUNT][PROC_MAX_PER_ROLE];
-    double machine_busy, machine_total;
+    proc_machine machine;          /* busy_ms < 0: unknown */
     dbstat db;
 } cost_snapshot;
 
@@ -243,8 +243,8 @@ static void cost_take(MYSQL *db, cost_snapshot *c, const proc_set *procs)
     for (int r = 0; r < PROC_ROLE_COUNT; r++)
         for (int i = 0; i < c->procs.n[r]; i++)
             c->cpu[r][i] = proc_cpu_ms(c->procs.pid[r][i]);
-    if (proc_machine_cpu_ms(&c->machine_busy, &c->machine_total) != 0)
-        c->machine_busy = c->machine_total = -1;
+    if (proc_machine_cpu_ms(&c->machine) != 0)
+        c->machine.busy_ms = -1;
     (void)dbstat_read(db, &c->db);
 }
 
@@ -270,13 +270,15 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
             tracked += sum;
         }
     }
-    if (a->machine_busy >= 0 && b->machine_busy >= 0) {
-        double other = b->machine_busy - a->machine_busy - tracked;
+    if (a->machine.busy_ms >= 0 && b->machine.busy_ms >= 0) {
+        double irq = b->machine.irq_ms - a->machine.irq_ms;
+        double other = b->machine.busy_ms - a->machine.busy_ms - irq - tracked;
         if (other < 0)
             other = 0;  /* tick rounding */
+        stats_add(&row->cpu_irq_ms, irq / (double)requests);
         stats_add(&row->cpu_other_ms, other / (double)requests);
-        if (tracked + other > 0)
-            stats_add(&row->other_share, other / (tracked + other));
+        if (tracked + irq + other > 0)
+            stats_add(&row->other_share, other / (tracked + irq + other));
     }
     for (int c = 0; c < DBSTAT_COUNT; c++) {
         long long d = dbstat_delta(&a->db, &b->db, (dbstat_counter)c);
