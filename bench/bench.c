@@ -9,7 +9,8 @@
  * loop paced at half of that throughput gives the latency, measured from
  * each request's intended send time, so a stall is charged to every request
  * it delayed (no coordinated omission). --repeat N runs N rounds of all
- * workloads, interleaved, and the report gives medians and spreads.
+ * workloads, interleaved, and the report gives medians and spreads; within
+ * a round each row runs next to its baseline (bench_round_order).
  *
  * Honesty rules: a request that does not answer exactly as expected is an
  * error; a row with any error is "not measured" and the exit status is 1.
@@ -376,6 +377,31 @@ static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* The order of one round: each row next to its baseline (the ratio is
+ * taken between phases seconds apart, not a minute, on a machine whose
+ * other load comes and goes), and every other round each group reversed,
+ * so a drift in the machine's load favours neither side. Returns the count
+ * (every workload once). */
+static int bench_round_order(int round, wl_kind out[WL_COUNT])
+{
+    static const wl_kind groups[][3] = {
+        {WL_REPEAT, WL_PING, WL_TOKEN},   /* both against ping */
+        {WL_RAWPAY, WL_PAY, WL_COUNT},
+        {WL_RAWCB, WL_CALLBACK, WL_COUNT},
+        {WL_RAWDB, WL_COUNT, WL_COUNT},
+    };
+    int n = 0;
+
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        int len = 0;
+        while (len < 3 && groups[g][len] != WL_COUNT)
+            len++;
+        for (int i = 0; i < len; i++)
+            out[n++] = groups[g][round % 2 ? len - 1 - i : i];
+    }
+    return n;
+}
+
 static bool bench_selected(wl_kind w)
 {
     char tag[40];
@@ -493,12 +519,15 @@ int main(int argc, char **argv)
             goto out;
         }
     }
-    fprintf(stderr, "bench: concurrency %d, %.0f s closed loop + %.0f s paced per workload, %d round%s\n",
+    fprintf(stderr, "bench: concurrency %d, %g s closed loop + %g s paced per workload, %d round%s\n",
             res.concurrency, res.duration_s, res.duration_s, res.rounds, res.rounds > 1 ? "s" : "");
 
     for (int round = 0; round < res.rounds; round++) {
         double round_rps[WL_COUNT] = {0};
-        for (int w = 0; w < WL_COUNT; w++) {
+        wl_kind order[WL_COUNT];
+        int n_order = bench_round_order(round, order);
+        for (int k = 0; k < n_order; k++) {
+            wl_kind w = order[k];
             bench_row *row = &res.row[w];
             phase_result closed, paced;
             cost_snapshot before, after;

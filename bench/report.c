@@ -223,7 +223,7 @@ static void report_target_lines(const bench_result *r)
 
 void report_print(const bench_result *r)
 {
-    printf("\nidempay bench: concurrency %d, %.0f s per phase, %d round%s interleaved "
+    printf("\nidempay bench: concurrency %d, %g s per phase, %d round%s interleaved "
            "(median; spread = (max - min) / median)\n",
            r->concurrency, r->duration_s, r->rounds, r->rounds > 1 ? "s" : "");
     printf("throughput: closed loop; latency: paced at %.0f%% of it, from intended send time\n",
