@@ -9,7 +9,8 @@
  * loop paced at half of that throughput gives the latency, measured from
  * each request's intended send time, so a stall is charged to every request
  * it delayed (no coordinated omission). --repeat N runs N rounds of all
- * workloads, interleaved, and the report gives medians and spreads.
+ * workloads, interleaved, and the report gives medians and spreads; within
+ * a round each row runs next to its baseline (bench_round_order).
  *
  * Honesty rules: a request that does not answer exactly as expected is an
  * error; a row with any error is "not measured" and the exit status is 1.
@@ -210,7 +211,7 @@ static double bench_settle(void)
 typedef struct {
     proc_set procs;
     double cpu[PROC_ROLE_COUNT][PROC_MAX_PER_ROLE];
-    double machine_busy, machine_total;
+    proc_machine machine;          /* busy_ms < 0: unknown */
     dbstat db;
 } cost_snapshot;
 
@@ -243,8 +244,8 @@ static void cost_take(MYSQL *db, cost_snapshot *c, const proc_set *procs)
     for (int r = 0; r < PROC_ROLE_COUNT; r++)
         for (int i = 0; i < c->procs.n[r]; i++)
             c->cpu[r][i] = proc_cpu_ms(c->procs.pid[r][i]);
-    if (proc_machine_cpu_ms(&c->machine_busy, &c->machine_total) != 0)
-        c->machine_busy = c->machine_total = -1;
+    if (proc_machine_cpu_ms(&c->machine) != 0)
+        c->machine.busy_ms = -1;
     (void)dbstat_read(db, &c->db);
 }
 
@@ -270,9 +271,15 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
             tracked += sum;
         }
     }
-    if (a->machine_busy >= 0 && b->machine_busy >= 0) {
-        double other = b->machine_busy - a->machine_busy - tracked;
-        stats_add(&row->cpu_other_ms, (other > 0 ? other : 0) / (double)requests);
+    if (a->machine.busy_ms >= 0 && b->machine.busy_ms >= 0) {
+        double irq = b->machine.irq_ms - a->machine.irq_ms;
+        double other = b->machine.busy_ms - a->machine.busy_ms - irq - tracked;
+        if (other < 0)
+            other = 0;  /* tick rounding */
+        stats_add(&row->cpu_irq_ms, irq / (double)requests);
+        stats_add(&row->cpu_other_ms, other / (double)requests);
+        if (tracked + irq + other > 0)
+            stats_add(&row->other_share, other / (tracked + irq + other));
     }
     for (int c = 0; c < DBSTAT_COUNT; c++) {
         long long d = dbstat_delta(&a->db, &b->db, (dbstat_counter)c);
@@ -369,6 +376,31 @@ static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
 }
 
 /* ---- main ---------------------------------------------------------------- */
+
+/* The order of one round: each row next to its baseline (the ratio is
+ * taken between phases seconds apart, not a minute, on a machine whose
+ * other load comes and goes), and every other round each group reversed,
+ * so a drift in the machine's load favours neither side. Returns the count
+ * (every workload once). */
+static int bench_round_order(int round, wl_kind out[WL_COUNT])
+{
+    static const wl_kind groups[][3] = {
+        {WL_REPEAT, WL_PING, WL_TOKEN},   /* both against ping */
+        {WL_RAWPAY, WL_PAY, WL_COUNT},
+        {WL_RAWCB, WL_CALLBACK, WL_COUNT},
+        {WL_RAWDB, WL_COUNT, WL_COUNT},
+    };
+    int n = 0;
+
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        int len = 0;
+        while (len < 3 && groups[g][len] != WL_COUNT)
+            len++;
+        for (int i = 0; i < len; i++)
+            out[n++] = groups[g][round % 2 ? len - 1 - i : i];
+    }
+    return n;
+}
 
 static bool bench_selected(wl_kind w)
 {
@@ -487,12 +519,15 @@ int main(int argc, char **argv)
             goto out;
         }
     }
-    fprintf(stderr, "bench: concurrency %d, %.0f s closed loop + %.0f s paced per workload, %d round%s\n",
+    fprintf(stderr, "bench: concurrency %d, %g s closed loop + %g s paced per workload, %d round%s\n",
             res.concurrency, res.duration_s, res.duration_s, res.rounds, res.rounds > 1 ? "s" : "");
 
     for (int round = 0; round < res.rounds; round++) {
         double round_rps[WL_COUNT] = {0};
-        for (int w = 0; w < WL_COUNT; w++) {
+        wl_kind order[WL_COUNT];
+        int n_order = bench_round_order(round, order);
+        for (int k = 0; k < n_order; k++) {
+            wl_kind w = order[k];
             bench_row *row = &res.row[w];
             phase_result closed, paced;
             cost_snapshot before, after;

@@ -21,7 +21,9 @@ typedef struct {
     stats_runs ratio;                   /* rps / its baseline's rps, same round */
     stats_runs ratio_rawdb;             /* fresh payments and callbacks: against raw DB */
     stats_runs cpu_ms[PROC_ROLE_COUNT]; /* per request, closed loop */
-    stats_runs cpu_other_ms;            /* machine CPU busy outside the processes above */
+    stats_runs cpu_irq_ms;              /* interrupts and softirqs (networking, disk) */
+    stats_runs cpu_other_ms;            /* the machine's other busy CPU: other processes */
+    stats_runs other_share;             /* that, as a share of all the machine's busy CPU */
     stats_runs db[DBSTAT_COUNT];        /* counter delta per request, closed loop */
     stats_runs db_writes;               /* INSERT, INSERT ... SELECT, UPDATE, DELETE per request */
     long requests;                      /* every phase of every round */

@@ -191,7 +191,7 @@ long proc_peak_rss_kb(int pid)
     return kb;
 }
 
-int proc_machine_cpu_ms(double *busy_ms, double *total_ms)
+int proc_machine_cpu_ms(proc_machine *out)
 {
     unsigned long long v[8] = {0}, total = 0;
     long hz = sysconf(_SC_CLK_TCK);
@@ -210,8 +210,10 @@ int proc_machine_cpu_ms(double *busy_ms, double *total_ms)
         return -1;
     for (int i = 0; i < 8; i++)
         total += v[i];
-    *total_ms = (double)total * 1000.0 / (double)hz;
-    *busy_ms = (double)(total - v[3] - v[4]) * 1000.0 / (double)hz;
+    /* user nice system idle iowait irq softirq steal */
+    out->total_ms = (double)total * 1000.0 / (double)hz;
+    out->busy_ms = (double)(total - v[3] - v[4]) * 1000.0 / (double)hz;
+    out->irq_ms = (double)(v[5] + v[6]) * 1000.0 / (double)hz;
     return 0;
 }
 

@@ -49,9 +49,14 @@ int proc_environ_get(int pid, const char *name, char *out, size_t cap);
 /* VmHWM of pid in KiB, or -1. */
 long proc_peak_rss_kb(int pid);
 
-/* Busy and total CPU time of the whole machine since boot, in
- * milliseconds (all CPUs; idle and iowait are not busy). 0 or -1. */
-int proc_machine_cpu_ms(double *busy_ms, double *total_ms);
+/* CPU time of the whole machine since boot, in milliseconds (all CPUs):
+ * busy (everything but idle and iowait), of which irq (hardware and soft
+ * interrupts: loopback networking, disk completions - work done for
+ * whichever process, charged to none), and total. 0 or -1. */
+typedef struct {
+    double busy_ms, irq_ms, total_ms;
+} proc_machine;
+int proc_machine_cpu_ms(proc_machine *out);
 
 /* The 1-minute load average, or -1. */
 double proc_loadavg(void);

@@ -109,7 +109,7 @@ static void report_cost(const bench_result *r)
     printf("%-28s", "workload");
     for (int p = 0; p < PROC_ROLE_COUNT; p++)
         printf(" %8s", proc_role_name((proc_role)p));
-    printf(" %8s |", "other");
+    printf(" %8s %8s %5s |", "irq", "other", "oth%");
     for (size_t c = 0; c < REPORT_NDB; c++)
         printf(" %7s", report_db_cols[c].label);
     printf("\n");
@@ -124,7 +124,8 @@ static void report_cost(const bench_result *r)
             else
                 printf(" %8s", "n/a");
         }
-        printf(" %8.3f |", stats_median(&row->cpu_other_ms));
+        printf(" %8.3f %8.3f %4.0f%% |", stats_median(&row->cpu_irq_ms),
+               stats_median(&row->cpu_other_ms), stats_median(&row->other_share) * 100);
         for (size_t c = 0; c < REPORT_NDB; c++) {
             const stats_runs *s = report_db_cols[c].c == REPORT_WRITES
                                       ? &row->db_writes : &row->db[report_db_cols[c].c];
@@ -135,11 +136,13 @@ static void report_cost(const bench_result *r)
         }
         printf("%s\n", bench_row_measured(r, (wl_kind)w) ? "" : "   (not measured: errors)");
     }
-    printf("(\"lighttpd\" serves both fronts, the service's and the mock's; \"other\": the rest of the\n"
-           " machine's busy CPU in the same seconds - other users, kernel threads. \"stmts\": Questions;\n"
-           " \"writes\": INSERT, INSERT ... SELECT, UPDATE, DELETE; \"COMMIT\": explicit COMMITs;\n"
-           " \"hcommit\": Handler_commit, one per statement touching InnoDB plus one per COMMIT;\n"
-           " \"redo-wr\": Innodb_log_writes; \"fsyncs\": Innodb_data_fsyncs, the redo log's included)\n");
+    printf("(\"lighttpd\" serves both fronts, the service's and the mock's. \"irq\": interrupts and\n"
+           " softirqs in the same seconds - loopback TCP, disk completions - charged to no process.\n"
+           " \"other\": the rest of the machine's busy CPU (other users, kernel threads); \"oth%%\": its\n"
+           " share of all the busy CPU. \"stmts\": Questions; \"writes\": INSERT, INSERT ... SELECT, UPDATE,\n"
+           " DELETE; \"COMMIT\": explicit COMMITs; \"hcommit\": Handler_commit, one per statement touching\n"
+           " InnoDB plus one per COMMIT; \"redo-wr\": Innodb_log_writes; \"fsyncs\": Innodb_data_fsyncs,\n"
+           " the redo log's included)\n");
 }
 
 static void report_not_measured(const bench_result *r)
@@ -220,7 +223,7 @@ static void report_target_lines(const bench_result *r)
 
 void report_print(const bench_result *r)
 {
-    printf("\nidempay bench: concurrency %d, %.0f s per phase, %d round%s interleaved "
+    printf("\nidempay bench: concurrency %d, %g s per phase, %d round%s interleaved "
            "(median; spread = (max - min) / median)\n",
            r->concurrency, r->duration_s, r->rounds, r->rounds > 1 ? "s" : "");
     printf("throughput: closed loop; latency: paced at %.0f%% of it, from intended send time\n",
@@ -286,7 +289,9 @@ static json_t *report_row_json(const bench_result *r, wl_kind w)
                                 ? report_runs_json(&row->ratio_rawdb) : json_null());
     for (int p = 0; p < PROC_ROLE_COUNT; p++)
         json_object_set_new(cpu, proc_role_name((proc_role)p), report_runs_json(&row->cpu_ms[p]));
+    json_object_set_new(cpu, "irq", report_runs_json(&row->cpu_irq_ms));
     json_object_set_new(cpu, "other", report_runs_json(&row->cpu_other_ms));
+    json_object_set_new(o, "other_share_of_busy_cpu", report_runs_json(&row->other_share));
     for (int c = 0; c < DBSTAT_COUNT; c++)
         json_object_set_new(db, dbstat_name((dbstat_counter)c), report_runs_json(&row->db[c]));
     json_object_set_new(db, "writes", report_runs_json(&row->db_writes));
