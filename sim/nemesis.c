@@ -72,7 +72,8 @@ typedef struct {
     int kill_after;               /* a second kill -9, while aftermath replies are withheld */
     uint32_t kill_after_ms;       /* from the aftermath's start */
     uint32_t onset_ms, after_ms;
-    int nets_off;                 /* the forced episode: dedupe off, notifications dropped */
+    int nets_off;                 /* forced: dedupe off, notifications dropped */
+    int lease_aimed;              /* forced: holds past the lease, dedupe off (nets_off too) */
 } nm_episode;
 
 /* A second visit to add once the aftermath phase has begun. */
@@ -124,7 +125,7 @@ static int nm_hold_range(const sim_windows *w, int hold, long *lo, long *hi)
 static void nm_draw_hold(gen_ctx *g, const nm_params *p, nm_episode *ep)
 {
     static const unsigned weight[NM_HOLD_COUNT] = {10, 20, 20, 30, 10, 15};
-    if (!ep->nets_off) {
+    if (!ep->lease_aimed) {
         unsigned sum = 0;
         for (int h = 0; h < NM_HOLD_COUNT; h++)
             sum += weight[h];
@@ -147,7 +148,7 @@ static void nm_draw_hold(gen_ctx *g, const nm_params *p, nm_episode *ep)
 static void nm_draw_nets(gen_ctx *g, const nm_params *p, nm_episode *ep)
 {
     const sim_windows *w = &p->w;
-    ep->dedupe = ep->nets_off ? 0 : rng_chance(&g->rng, 0.5);
+    ep->dedupe = ep->lease_aimed ? 0 : rng_chance(&g->rng, 0.5);
     ep->notify = ep->nets_off ? NM_NOTIFY_DROPPED : (int)rng_below(&g->rng, NM_NOTIFY_COUNT);
     ep->notify_copies = 1;
     ep->notify_concurrency = 8;
@@ -232,11 +233,12 @@ static void nm_draw_chaos(gen_ctx *g, const nm_params *p, nm_episode *ep, int *m
 }
 
 static void nm_episode_draw(gen_ctx *g, const nm_params *p, nm_episode *ep, int nets_off,
-                            int *mariadb_used)
+                            int lease_aimed, int *mariadb_used)
 {
     const sim_windows *w = &p->w;
     memset(ep, 0, sizeof(*ep));
     ep->nets_off = nets_off;
+    ep->lease_aimed = nets_off || lease_aimed;
     nm_draw_hold(g, p, ep);
     nm_draw_nets(g, p, ep);
     nm_draw_faults(g, p, ep);
@@ -279,7 +281,8 @@ static void nm_describe_onset(const nm_episode *ep, char *out, size_t len)
 {
     char nb[96];
     snprintf(out, len, "%sunifiedorder held %.1f-%.1f s (%s); dedupe %s; %s",
-             ep->nets_off ? "NETS REMOVED: " : "", ep->hold_lo / 1000.0, ep->hold_hi / 1000.0,
+             ep->nets_off ? "NETS REMOVED: " : ep->lease_aimed ? "AT THE LEASE: " : "",
+             ep->hold_lo / 1000.0, ep->hold_hi / 1000.0,
              nm_hold_words[ep->hold], ep->dedupe ? "on" : "off", nm_notify_text(ep, nb, sizeof(nb)));
 }
 
@@ -423,8 +426,8 @@ static int nm_held_behaviour(gen_ctx *g, const nm_episode *ep)
                                  NM_CLIENT_IMPATIENT, NM_CLIENT_GIVE_UP, NM_CLIENT_RETURN_CLAIM,
                                  NM_CLIENT_RETURN_LATE};
     static const unsigned plain[7] = {30, 15, 10, 10, 10, 10, 15};
-    static const unsigned nets_off[7] = {45, 15, 10, 10, 5, 5, 10};
-    return kinds[nm_pick(g, ep->nets_off ? nets_off : plain, 7)];
+    static const unsigned at_lease[7] = {35, 15, 25, 10, 5, 5, 5};
+    return kinds[nm_pick(g, ep->lease_aimed ? at_lease : plain, 7)];
 }
 
 /* When a returning client comes back, from the onset's start. */
@@ -434,8 +437,8 @@ static uint32_t nm_return_at(gen_ctx *g, const nm_params *p, const nm_episode *e
     const sim_windows *w = &p->w;
     double I = (double)w->reconcile_ms;
     switch (behaviour) {
-    case NM_CLIENT_RETURN_LEASE:
-        return first_ms + (uint32_t)nm_range(g, w->lease_ms + 0.3 * I, w->lease_ms + 2.5 * I);
+    case NM_CLIENT_RETURN_LEASE: /* from the moment the lease runs out, racing the reconciler */
+        return first_ms + (uint32_t)nm_range(g, w->lease_ms, w->lease_ms + 2.5 * I);
     case NM_CLIENT_RETURN_CLAIM:
         return first_ms + (uint32_t)nm_range(g, w->claim_ms + 0.1 * I, w->claim_ms + I);
     default:
@@ -626,11 +629,14 @@ static int nm_stray_phase(gen_ctx *g, const int *strays, size_t n, int silent)
 int nemesis_generate(gen_ctx *g, const nm_params *p)
 {
     int episodes = p->episodes < 1 ? 1 : p->episodes > NM_MAX_EPISODES ? NM_MAX_EPISODES : p->episodes;
+    /* One episode with the nets removed, and (with three episodes or more)
+     * another aimed at the lease with the gateway's dedupe off. */
     int forced = (int)rng_below(&g->rng, (uint64_t)episodes);
+    int aimed = episodes >= 3 ? (forced + 2) % episodes : -1;
     int mariadb_used = 0, kill_seen = 0;
     nm_episode ep[NM_MAX_EPISODES];
     for (int e = 0; e < episodes; e++) {
-        nm_episode_draw(g, p, &ep[e], e == forced, &mariadb_used);
+        nm_episode_draw(g, p, &ep[e], e == forced, e == aimed, &mariadb_used);
         kill_seen |= ep[e].chaos == CHAOS_KILL_WORKER;
     }
     if (p->chaos && !kill_seen) /* every run kills a service process once */

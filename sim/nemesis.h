@@ -19,7 +19,9 @@
  * gateway does, giving up, coming back after the lease, after the
  * Idempotency-Key claim or after the held charge, with the same key or
  * token). One episode of every run has the nets removed together: dedupe
- * off, notifications dropped, holds past the lease, clients coming back.
+ * off, notifications dropped, holds past the lease, clients coming back as
+ * the lease runs out; with three episodes or more another is aimed at the
+ * lease with dedupe off.
  * A last phase has payers pay some PAID orders a second time at the gateway
  * itself (dedupe off), which the service must refund.
  *
