@@ -53,7 +53,7 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
         " AND final_reason = 0",
     [ORDER_SQL_PAID] =
         "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
-        " WHERE order_no = ? AND status = 1",
+        " WHERE order_no = ? AND status = 1 AND amount * 100 = ?",
     /* On a FAILED order lease_until is when to ask the gateway once more
      * (NULL: final); see order_store_mark_failed. */
     [ORDER_SQL_FAILED] =
@@ -264,7 +264,7 @@ order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_s
 }
 
 order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
-                                         const char *transaction_id)
+                                         const char *transaction_id, long long amount_fen)
 {
     MYSQL_STMT *st;
     int tries = 0, rc;
@@ -274,7 +274,7 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
         return ORDER_STORE_ERROR;
     for (;;) {
         st = order_stmt(ctx, ORDER_SQL_PAID);
-        rc = st != NULL ? db_stmt_exec(st, "ss", transaction_id, order_no) : -1;
+        rc = st != NULL ? db_stmt_exec(st, "ssl", transaction_id, order_no, amount_fen) : -1;
         if (rc == 0)
             return order_cas_result(st, rc);
         if (st != NULL && mysql_stmt_errno(st) == 1062) {

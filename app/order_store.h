@@ -71,10 +71,12 @@ order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_s
                                      long long attempts, long lease_ms);
 
 /* PROCESSING -> PAID storing transaction_id (non-empty), clearing the
- * lease. OK, MISS (not PROCESSING any more: re-read), ERROR (including a
- * transaction_id already used by another order, which is logged). */
+ * lease, when the order's amount is amount_fen (the charge's): a charge
+ * never pays an order of another amount, whatever its caller checked.
+ * OK, MISS (not PROCESSING any more, or another amount: re-read), ERROR
+ * (including a transaction_id already used by another order, logged). */
 order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
-                                         const char *transaction_id);
+                                         const char *transaction_id, long long amount_fen);
 
 /* PROCESSING at attempt `attempts` -> FAILED (a definitive decline seen by
  * that attempt's holder, or orderquery's "not charged"). With recheck_ms > 0

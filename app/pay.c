@@ -211,7 +211,8 @@ static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay
 
     switch (gateway_unifiedorder(ctx, pr->order_no, pr->amount_fen, &gw)) {
     case GW_CHARGED:
-        s = settle_charge(ctx, pr->order_no, gw.transaction_id, gw.total_fee, "pay", &row);
+        s = settle_own_charge(ctx, pr->order_no, pr->amount_fen, gw.transaction_id, gw.total_fee,
+                              "pay", &row);
         break;
     case GW_ORDERPAID:
         /* Charged by an earlier attempt: fetch that charge. */

@@ -109,7 +109,7 @@ static settle_result settle_charge_row(app_ctx *ctx, const char *order_no,
     case ORDER_PENDING:
     case ORDER_PROCESSING:
     default:
-        r = order_store_mark_paid(ctx, order_no, transaction_id);
+        r = order_store_mark_paid(ctx, order_no, transaction_id, row->amount_fen);
         break;
     }
     if (r == ORDER_STORE_ERROR)
@@ -213,4 +213,26 @@ settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence
     default:
         return SETTLE_PENDING;
     }
+}
+
+settle_result settle_own_charge(app_ctx *ctx, const char *order_no, long long amount_fen,
+                                const char *transaction_id, long long total_fee,
+                                const char *source, order_row *row)
+{
+    if (total_fee == amount_fen) {
+        switch (order_store_mark_paid(ctx, order_no, transaction_id, amount_fen)) {
+        case ORDER_STORE_OK:
+            memset(row, 0, sizeof(*row));
+            snprintf(row->order_no, sizeof(row->order_no), "%s", order_no);
+            snprintf(row->transaction_id, sizeof(row->transaction_id), "%s", transaction_id);
+            row->amount_fen = amount_fen;
+            row->status = ORDER_PAID;
+            return SETTLE_PAID;
+        case ORDER_STORE_ERROR:
+            return SETTLE_ERROR;
+        default:
+            break; /* the row moved: read it */
+        }
+    }
+    return settle_charge(ctx, order_no, transaction_id, total_fee, source, row);
 }

@@ -41,6 +41,17 @@ typedef enum {
 settle_result settle_charge(app_ctx *ctx, const char *order_no, const char *transaction_id,
                             long long total_fee, const char *source, order_row *row);
 
+/* settle_charge for the holder of the order's current attempt, whose own
+ * unifiedorder of amount_fen (the order's amount) was answered with a
+ * charge: the order was PROCESSING under that holder's lease, so the CAS
+ * PROCESSING -> PAID is tried first without reading the row; only when it
+ * misses (the row moved: a notification, a resolver, a charge of another
+ * amount) does settle_charge read it and decide. Same results, one
+ * statement fewer on the common path. */
+settle_result settle_own_charge(app_ctx *ctx, const char *order_no, long long amount_fen,
+                                const char *transaction_id, long long total_fee,
+                                const char *source, order_row *row);
+
 /* Ends the uncertain attempt `fence` of order_no, which the caller holds
  * (PROCESSING under the caller's lease at attempt fence): orderquery; a
  * charge is settle_charge'd; CLOSED, or NOTPAY followed by a successful

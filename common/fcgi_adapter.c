@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -33,6 +34,7 @@ typedef struct {
     const fcgi_app *app;
     int index;
     int listen_fd;
+    int unix_listener;       /* the web server reaches us over a unix socket */
     pthread_t tid;
     _Atomic int state;
 } worker_arg;
@@ -89,6 +91,33 @@ static void write_response(FCGX_Request *r, const http_response *resp)
     FCGX_PutStr(head, n, r->out);
     if (resp->body && resp->body_len)
         FCGX_PutStr(resp->body, (int)resp->body_len, r->out);
+}
+
+/* Whether fd listens on a unix socket (lighttpd's "socket" => path, nginx's
+ * fastcgi_pass unix:). */
+static int listens_on_unix(int fd)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+
+    return getsockname(fd, (struct sockaddr *)&sa, &len) == 0 && sa.ss_family == AF_UNIX;
+}
+
+/* Lets FCGX_Finish_r close the connection at once instead of libfcgi's
+ * lingering close (shutdown, then poll and read until the web server has
+ * closed its end: a second wake-up of this thread per request, there to
+ * keep a TCP stack from answering late input with a RST that would destroy
+ * the response in flight). On a unix socket nothing destroys a response
+ * already queued to the peer, and with nothing unread on our side the web
+ * server simply reads the response and then EOF; so when the connection is
+ * a unix socket with nothing left to read, the request is detached, which
+ * makes libfcgi close without the linger. TCP keeps the linger. */
+static void close_without_linger(FCGX_Request *req)
+{
+    int unread = 0;
+
+    if (ioctl(req->ipcFd, FIONREAD, &unread) == 0 && unread == 0)
+        (void)FCGX_Detach(req);
 }
 
 static void *worker(void *p)
@@ -153,6 +182,8 @@ static void *worker(void *p)
         write_response(&req, &resp);
         http_response_free(&resp);
         current_fd = -1;
+        if (wa->unix_listener)
+            close_without_linger(&req);
         FCGX_Finish_r(&req);
     }
     if (app->thread_fini)
@@ -367,6 +398,7 @@ int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spe
         args[i].app = app;
         args[i].index = i;
         args[i].listen_fd = listen_fd;
+        args[i].unix_listener = listens_on_unix(listen_fd);
         atomic_store(&args[i].state, W_STARTING);
         if (pthread_create(&args[i].tid, NULL, worker, &args[i]) != 0) {
             log_msg(LOG_ERROR, "cannot start worker thread %d", i);

@@ -127,7 +127,7 @@ static void test_decline_and_retry(void)
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
     CU_ASSERT_FALSE(row.lease_live);
     /* FAILED -> PAID does not exist */
-    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "TX_FAILED_1"), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "TX_FAILED_1", 500), ORDER_STORE_MISS);
     /* 3 -> 1 by CAS at the read attempt; the loser of two retries misses */
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
@@ -157,7 +157,7 @@ static void test_closed_is_final(void)
     CU_ASSERT_FALSE(row.lease_live);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, "TX_CLOSED_1"), ORDER_STORE_MISS);
-    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "TX_CLOSED_1"), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "TX_CLOSED_1", 700), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_mark_wrong_amount(ctx, no), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
@@ -173,7 +173,7 @@ static void test_closed_is_final(void)
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
     order_no(22, no);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 700, 10000), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, no, "TX_PAID_22"), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, no, "TX_PAID_22", 700), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(order_store_mark_wrong_amount(ctx, no), ORDER_STORE_MISS); /* PAID stays */
 }
 
@@ -247,9 +247,13 @@ static void test_paid_is_terminal(void)
     order_no(5, no);
     snprintf(txid, sizeof(txid), "TX%.30s", no);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, ""), ORDER_STORE_ERROR);
-    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, "", 500), ORDER_STORE_ERROR);
+    /* a charge of another amount never pays the order */
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid, 499), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid, 500), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid, 500), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 0), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_PAID, 1, 10000), ORDER_STORE_ERROR);
@@ -261,7 +265,7 @@ static void test_paid_is_terminal(void)
     /* a transaction_id belongs to one order only */
     order_no(6, no);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid), ORDER_STORE_ERROR);
+    CU_ASSERT_EQUAL(order_store_mark_paid(ctx, no, txid, 500), ORDER_STORE_ERROR);
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
 }

@@ -169,7 +169,7 @@ static void test_judge(void)
     nanosleep(&pause, NULL);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, d, 1, 100, 60000), ORDER_STORE_OK);
     snprintf(txa, sizeof(txa), "%sD1", prefix);
-    CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, d, txa), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, d, txa, 100), ORDER_STORE_OK);
 
     bill_record recs[] = {
         charge(a, "A1", 1230, 0), charge(a, "A2", 1230, 0), charge(b, "B1", 500, 0),
