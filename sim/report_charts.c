@@ -144,6 +144,10 @@ static void ch_line(FILE *f, const ch_frame *fr, const sim_timeline *t, const do
         pen = 1;
     }
     fprintf(f, "\"/>\n");
+    for (size_t b = 0; present != NULL && b < t->nbuckets; b++) /* a lone value shows too */
+        if (present[b] != 0)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.8\" fill=\"%s\"/>",
+                    ch_x(fr, ((double)b + 0.5) * w), ch_y(fr, v[b]), colour);
 }
 
 static void ch_counts_attr(FILE *f, const char *name, const uint64_t *v, size_t n)
