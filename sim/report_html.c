@@ -21,7 +21,8 @@ static const char html_style[] =
     "dl.meta dt{color:#666}dl.meta dd{margin:0;font-family:monospace;word-break:break-all}"
     "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;"
     "text-align:right}th{background:#f4f4f4}td.name,th.name{text-align:left}"
-    "td.pass{color:#2e7d32}td.fail{background:#ffebee;color:#c62828;font-weight:bold}"
+    "th.inv{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;"
+    "text-align:left;font-weight:normal}td.pass{color:#2e7d32}td.fail{background:#ffebee;color:#c62828;font-weight:bold}"
     "svg.chart{display:block;margin:4px 0 10px;background:#fff}"
     ".grid{stroke:#e4e4e4}.axis{stroke:#888}.tick,.unit,.legend,.lane,.plabel{font:10px sans-serif;"
     "fill:#555}.plabel{fill:#888}.band0{fill:#f5f8fc}.band1{fill:#eaf0f7}"
@@ -89,7 +90,7 @@ static void html_invariants(FILE *f, const sim_report *r)
     }
     fprintf(f, "<table id=\"invariants\"><tr><th class=\"name\">scenario</th>");
     for (int i = 0; i < INV_COUNT; i++) {
-        fprintf(f, "<th title=\"");
+        fprintf(f, "<th class=\"inv\" title=\"");
         html_text(f, checker_invariant_text(i));
         fprintf(f, "\">%s</th>", checker_invariant_name(i));
     }
