@@ -23,7 +23,13 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/dbread.c sim/dbread.h \
 	sim/chaos.c sim/chaos.h \
 	sim/settle.c sim/settle.h \
-	sim/run.c sim/run.h
+	sim/run.c sim/run.h \
+	sim/saved_run.c sim/saved_run_meta.c sim/saved_run_load.c sim/saved_history.c \
+	sim/saved_run.h sim/saved_run_format.h \
+	sim/timeline.c sim/timeline.h \
+	sim/report_charts.c sim/report_charts.h \
+	sim/report_html.c sim/report_html.h \
+	sim/results.c sim/results.h
 sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim
@@ -38,7 +44,8 @@ sim_unit_tests = \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
-	tests/unit/test_sim_settle
+	tests/unit/test_sim_settle \
+	tests/unit/test_sim_results
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -72,5 +79,10 @@ tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
 tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_settle_LDADD = $(sim_unit_ldadd)
 
+tests_unit_test_sim_results_SOURCES = tests/unit/test_sim_results.c
+tests_unit_test_sim_results_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_results_LDADD = $(sim_unit_ldadd)
+
 EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
+	tests/integration/test_results.py \
 	tests/mutants/mutants.py $(wildcard $(top_srcdir)/tests/mutants/*.mutant)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "results.h"
 #include "rng.h"
 #include "run.h"
 #include "schedule.h"
@@ -39,7 +40,7 @@ static void sim_usage(FILE *out)
             "                   [--chaos-cmd CMD --chaos-every S] [--db]\n"
             "                   [--prefix P] [--mock-config JSON] [--print-schedule]\n"
             "                   [--schedule-only] [--max-witnesses N] [--history FILE]\n"
-            "                   [--soak MINUTES]\n"
+            "                   [--soak MINUTES] [--out DIR | --no-out] [--check DIR]\n"
             "\n"
             "  --target URL       payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)\n"
             "  --gateway URL      mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081)\n"
@@ -72,6 +73,12 @@ static void sim_usage(FILE *out)
             "  --history FILE     every client operation as JSON lines, in time order\n"
             "  --soak MINUTES     run again and again with new seeds (each printed) until a\n"
             "                     violation or the time is up\n"
+            "  --out DIR          keep the run's folder DIR/<UTC time>-seed<N>/ (reports,\n"
+            "                     report.html, history, ledger, orders, schedule) and DIR/latest\n"
+            "                     (default $IDEMPAY_STATE_DIR/runs, else ./idempay-sim-runs)\n"
+            "  --no-out           keep no folder\n"
+            "  --check DIR        judge the run saved in DIR again, offline (no service, mock\n"
+            "                     or database): same verdict and exit status\n"
             "\n"
             "exit status: 0 every invariant held; 1 an invariant was violated; 2 the run\n"
             "could not be carried out (target or gateway down, bad arguments)\n",
@@ -161,7 +168,8 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
 {
     enum { O_TARGET = 1000, O_GATEWAY, O_SCENARIO, O_ORDERS, O_CONC, O_DURATION, O_SEED,
            O_SETTLE, O_JSON, O_JUNIT, O_QUIET, O_CHAOS_CMD, O_CHAOS_EVERY, O_DB, O_PREFIX,
-           O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HISTORY, O_SOAK, O_HELP, O_VERSION };
+           O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HISTORY, O_SOAK, O_HELP, O_VERSION,
+           O_OUT, O_NO_OUT, O_CHECK };
     static const struct option opts[] = {
         {"target", required_argument, NULL, O_TARGET},
         {"gateway", required_argument, NULL, O_GATEWAY},
@@ -186,6 +194,9 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         {"soak", required_argument, NULL, O_SOAK},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
+        {"out", required_argument, NULL, O_OUT},
+        {"no-out", no_argument, NULL, O_NO_OUT},
+        {"check", required_argument, NULL, O_CHECK},
         {NULL, 0, NULL, 0},
     };
     char url[256];
@@ -299,6 +310,19 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
                 bad = "--max-witnesses needs a number";
             else
                 a->max_witnesses = (size_t)u;
+            break;
+        case O_OUT: /* the run folder (results.h) */
+            if (*optarg == '\0')
+                bad = "--out needs a directory";
+            a->out_dir = optarg;
+            break;
+        case O_NO_OUT:
+            a->no_out = 1;
+            break;
+        case O_CHECK:
+            if (*optarg == '\0')
+                bad = "--check needs the directory of a saved run";
+            a->check_dir = optarg;
             break;
         case O_HELP:
             sim_usage(stdout);
@@ -436,6 +460,8 @@ int main(int argc, char **argv)
     int rc = sim_parse_args(argc, argv, &a);
     if (rc != 0)
         return rc;
+    if (a.check_dir != NULL) /* a saved run, judged again offline */
+        return results_check(a.check_dir, a.max_witnesses);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = sim_on_signal;

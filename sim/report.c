@@ -547,6 +547,18 @@ int report_junit(const sim_report *r, const char *path)
     return rc;
 }
 
+/* The op's fields exactly as recorded, so that idempay-sim --check can load
+ * the history back (saved_history.c). */
+static void report_history_exact(json_t *j, const sim_op *op)
+{
+    json_t *x = json_pack("{s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i}", "start_us",
+                          (json_int_t)op->start_us, "end_us", (json_int_t)op->end_us, "order",
+                          op->order, "token", op->token, "token_use", op->token_use, "transport",
+                          op->transport, "flags", op->flags, "forge", op->forge);
+    json_object_update(j, x);
+    json_decref(x);
+}
+
 int report_history(const sim_report *r, const char *path)
 {
     static const char *const fk[FORGE_KIND_COUNT] = {"bad-sign", "wrong-fee", "replayed-txn",
@@ -567,6 +579,7 @@ int report_history(const sim_report *r, const char *path)
                               "status", history_status_name(op->status));
         if (j == NULL)
             continue;
+        report_history_exact(j, op);
         json_object_set_new(j, "http_code", op->http_code ? json_integer(op->http_code) : json_null());
         if (op->user_id)
             json_object_set_new(j, "user_id", json_integer((json_int_t)op->user_id));

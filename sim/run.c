@@ -20,6 +20,7 @@
 #include "http_client.h"
 #include "mock_admin.h"
 #include "report.h"
+#include "results.h"
 #include "scenarios.h"
 #include "settle.h"
 #include "windows.h"
@@ -518,6 +519,26 @@ static void run_free(run_ctx *c)
     sched_free(&c->s);
 }
 
+/* The run's folder (results.h): the reports, the observations and the
+ * schedule's recipe, kept for --check. A folder that cannot be written
+ * turns a pass into exit 2, like a report that cannot be written. */
+static int run_save(const run_ctx *c, int rc)
+{
+    const sim_args *a = c->a;
+    if (a->no_out)
+        return rc;
+    saved_run_meta m = {.recipe = {.scenarios = a->scenarios, .orders = a->orders,
+                                   .duration_s = a->duration_s, .concurrency = a->concurrency,
+                                   .chaos = a->chaos_cmd != NULL,
+                                   .chaos_every_s = a->chaos_every_s,
+                                   .mock_override = a->mock_override, .windows = c->w},
+                        .origin_epoch_us = c->d != NULL ? driver_origin_epoch_us(c->d) : 0,
+                        .judged = c->have_chk};
+    if (results_save(a->out_dir, &c->rep, &m, a->max_witnesses) < 0 && rc == 0)
+        rc = 2;
+    return rc;
+}
+
 /* Traffic, heal, settle and the final reads; sets c->error when one fails. */
 static void run_body(run_ctx *c)
 {
@@ -591,6 +612,7 @@ int sim_run(const sim_args *a)
     rc = run_judge(c, &obs);
     run_journals(c);
     rc = run_report(c, rc);
+    rc = run_save(c, rc);
     free(starts);
     run_free(c);
     free(c);

@@ -36,6 +36,10 @@ typedef struct {
     size_t max_witnesses;
     double soak_min;           /* --soak MINUTES (0: one run) */
     const char *replay_cmd;    /* printed in witnesses (may be NULL) */
+    /* The run folder (results.h): */
+    const char *out_dir;       /* --out DIR (NULL: the default base) */
+    int no_out;                /* --no-out: keep no folder */
+    const char *check_dir;     /* --check DIR: judge a saved run, offline */
 } sim_args;
 
 /* Set by SIGINT / SIGTERM: the run stops sending and reports (exit 2). */
