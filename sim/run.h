@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile.h"
 #include "schedule.h"
 
 typedef struct {
@@ -36,6 +37,8 @@ typedef struct {
     size_t max_witnesses;
     double soak_min;           /* --soak MINUTES (0: one run) */
     const char *replay_cmd;    /* printed in witnesses (may be NULL) */
+    sim_profile *profile;      /* --profile FILE, owned by the caller (NULL: the built-in
+                                  idempay profile) */
 } sim_args;
 
 /* Set by SIGINT / SIGTERM: the run stops sending and reports (exit 2). */
