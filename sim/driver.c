@@ -18,6 +18,7 @@
 
 #include "http_client.h"
 #include "money.h"
+#include "profile.h"
 #include "rng.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
@@ -28,7 +29,6 @@
 #define DRV_RETRY_AFTER_CAP_MS 1000
 #define DRV_BACKOFF_CAP_MS 2000
 #define DRV_URL_MAX 512
-#define DRV_BODY_MAX 1024
 
 typedef struct worker worker;
 typedef void (*drv_job_fn)(worker *w, size_t i, void *arg);
@@ -57,7 +57,6 @@ struct worker {
     uint64_t req[SC_COUNT][OP_KIND_COUNT][OUT_COUNT];
     rng_t rng;                 /* the current task's jitter */
     char url[DRV_URL_MAX];
-    char body[DRV_BODY_MAX];
 };
 
 struct driver {
@@ -191,6 +190,8 @@ driver *driver_new(const driver_config *cfg, char *err, size_t errlen)
         return NULL;
     }
     d->cfg = *cfg;
+    if (d->cfg.profile == NULL)
+        d->cfg.profile = profile_builtin();
     d->nworkers = cfg->workers > 0 ? cfg->workers : 1;
     clock_gettime(CLOCK_MONOTONIC, &d->t0);
     struct timespec wall;
@@ -350,27 +351,38 @@ static void drv_copy_str(char *dst, size_t len, const char *src)
     snprintf(dst, len, "%s", src ? src : "");
 }
 
-/* Reads status / transaction_id / error out of a JSON reply body. */
-static void drv_parse_reply(const http_reply *rep, sim_op *op)
+/* Reads an answer to pop through the target profile into a and op (status,
+ * transaction id, error); rep->code becomes the answer's meaning in
+ * idempay's own codes (profile.h), which is what the client behaviour and
+ * the checker go by. Call before drv_transport. */
+static void drv_read_answer(const driver *d, profile_op pop, http_reply *rep, sim_op *op,
+                            profile_answer *a)
 {
-    if (rep->body_len == 0)
-        return;
-    json_t *j = json_loadb(rep->body, rep->body_len, 0, NULL);
-    if (j == NULL || !json_is_object(j)) {
-        json_decref(j);
-        drv_copy_str(op->error, sizeof(op->error), "unparseable body");
-        return;
+    profile_answer_read(d->cfg.profile, pop, rep->code, rep->body, rep->body_len, a);
+    rep->code = a->code;
+    op->status = a->status;
+    if (a->txn[0])
+        drv_copy_str(op->txn, sizeof(op->txn), a->txn);
+    if (a->error[0])
+        drv_copy_str(op->error, sizeof(op->error), a->error);
+}
+
+/* Builds operation pop of the target profile from v and sends it. A
+ * request that cannot be built is not sent: HTTP_ERR_OTHER. */
+static http_status drv_send(worker *w, profile_op pop, const profile_values *v, long timeout_ms,
+                            http_reply *rep)
+{
+    profile_request req;
+    char err[160];
+    if (profile_request_build(w->d->cfg.profile, pop, w->d->cfg.target, v, &req, err,
+                              sizeof(err)) < 0) {
+        memset(rep, 0, sizeof(*rep));
+        drv_copy_str(rep->error, sizeof(rep->error), err);
+        return HTTP_ERR_OTHER;
     }
-    const char *st = json_string_value(json_object_get(j, "status"));
-    if (st != NULL)
-        op->status = (uint8_t)history_status_parse(st);
-    const char *txn = json_string_value(json_object_get(j, "transaction_id"));
-    if (txn != NULL)
-        drv_copy_str(op->txn, sizeof(op->txn), txn);
-    const char *e = json_string_value(json_object_get(j, "error"));
-    if (e != NULL)
-        drv_copy_str(op->error, sizeof(op->error), e);
-    json_decref(j);
+    return http_client_request(w->http, req.method, req.url, req.content_type,
+                               req.body_len ? req.body : NULL, req.body_len, req.headers,
+                               timeout_ms, rep);
 }
 
 static void drv_transport(sim_op *op, http_status hs, const http_reply *rep)
@@ -416,36 +428,33 @@ static void drv_issue_token(worker *w, size_t slot)
     driver *d = w->d;
     const sim_schedule *s = d->cfg.sched;
     token_rt *tr = &d->trt[slot];
+    profile_values v = {.user_id = s->tokens[slot].user_id};
+    if (!profile_has(d->cfg.profile, PROF_FEAT_TOKENS))
+        return; /* the target has no tokens: none is sent with any payment */
     for (int attempt = 1; attempt <= 3 && !drv_stopped(d); attempt++) {
         sim_op op;
         http_reply rep;
+        profile_answer a;
         drv_op_begin(w, &op, OP_TOKEN, s->tokens[slot].scenario, -1, -1);
         op.token = (int32_t)slot;
         op.user_id = s->tokens[slot].user_id;
         op.attempt = (uint8_t)attempt;
-        snprintf(w->url, sizeof(w->url), "%s/api/pay/token?user_id=%lld", d->cfg.target,
-                 (long long)s->tokens[slot].user_id);
-        http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL, 5000, &rep);
+        http_status hs = drv_send(w, PROF_OP_TOKEN, &v, 5000, &rep);
+        if (hs == HTTP_OK)
+            drv_read_answer(d, PROF_OP_TOKEN, &rep, &op, &a);
         drv_transport(&op, hs, &rep);
         if (hs == HTTP_OK && rep.code == 200) {
-            json_t *j = json_loadb(rep.body, rep.body_len, 0, NULL);
-            const char *tok = json_string_value(json_object_get(j, "token"));
-            json_t *exp = json_object_get(j, "expires_in");
-            if (tok != NULL && strlen(tok) < sizeof(tr->token)) {
-                drv_copy_str(tr->token, sizeof(tr->token), tok);
-                tr->expires_in = json_is_integer(exp) ? (long)json_integer_value(exp) : 0;
+            if (a.token[0]) {
+                drv_copy_str(tr->token, sizeof(tr->token), a.token);
+                tr->expires_in = a.expires_in;
                 tr->issued_us = op.start_us;
                 tr->ok = 1;
                 op.outcome = OUT_OK;
             } else {
                 drv_copy_str(op.error, sizeof(op.error), "no token in reply");
             }
-            json_decref(j);
         } else if (hs == HTTP_OK && rep.code >= 400 && rep.code < 500) {
             op.outcome = OUT_FAIL;
-            drv_parse_reply(&rep, &op);
-        } else if (hs == HTTP_OK) {
-            drv_parse_reply(&rep, &op);
         }
         drv_op_end(w, &op, 1);
         if (tr->ok || op.outcome == OUT_FAIL)
@@ -466,41 +475,15 @@ typedef struct {
     uint8_t flags;     /* OPF_MISMATCH ... */
 } drv_pay;
 
-/* Appends s as a JSON string (quoted, escaped) to buf at *used. */
-static int drv_json_str(char *buf, size_t len, size_t *used, const char *s)
-{
-    size_t u = *used;
-    if (u + 1 >= len)
-        return -1;
-    buf[u++] = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (u + 7 >= len)
-            return -1;
-        if (*p == '"' || *p == '\\') {
-            buf[u++] = '\\';
-            buf[u++] = (char)*p;
-        } else if (*p < 0x20) {
-            u += (size_t)snprintf(buf + u, len - u, "\\u%04x", *p);
-        } else {
-            buf[u++] = (char)*p;
-        }
-    }
-    if (u + 1 >= len)
-        return -1;
-    buf[u++] = '"';
-    buf[u] = '\0';
-    *used = u;
-    return 0;
-}
-
 /* One POST /api/pay. Fills op (recorded by the caller through drv_op_end). */
 static void drv_post_pay(worker *w, const sched_task *t, long task, const drv_pay *p, int attempt,
                          long timeout_ms, sim_op *op, http_reply *rep)
 {
     driver *d = w->d;
     const sim_schedule *s = d->cfg.sched;
-    char no[64], amt[16], made_up[80], keyhdr[128];
+    char no[64], amt[16], made_up[80], key[128];
     const char *token = NULL;
+    profile_answer a;
     sched_order_no(s, d->cfg.prefix, (size_t)t->order, no, sizeof(no));
     sched_amount_text(p->fen, p->style, amt);
 
@@ -523,33 +506,23 @@ static void drv_post_pay(worker *w, const sched_task *t, long task, const drv_pa
     } else {
         op->token_use = TOK_NONE;
     }
-
-    size_t used = 0;
-    int n = snprintf(w->body, sizeof(w->body), "{\"order_no\":\"%s\",\"user_id\":%lld,\"amount\":\"%s\"",
-                     no, (long long)p->user_id, amt);
-    used = (n > 0 && (size_t)n < sizeof(w->body)) ? (size_t)n : 0;
-    if (token != NULL && used > 0) {
-        n = snprintf(w->body + used, sizeof(w->body) - used, ",\"token\":");
-        used += (size_t)n;
-        if (drv_json_str(w->body, sizeof(w->body), &used, token) < 0)
-            used = 0;
+    if (token != NULL && !profile_has(d->cfg.profile, PROF_FEAT_TOKENS)) {
+        token = NULL; /* not sent: the target has no tokens */
+        op->token = -1;
+        op->token_use = TOK_NONE;
+        op->flags &= (uint8_t)~OPF_FOREIGN;
     }
-    if (used > 0 && used + 2 < sizeof(w->body)) {
-        w->body[used++] = '}';
-        w->body[used] = '\0';
-    }
-    const char *hdrs[2] = {NULL, NULL};
-    if (p->idem) {
-        snprintf(keyhdr, sizeof(keyhdr), "Idempotency-Key: %s%s-k%d", d->cfg.prefix,
-                 s->orders[t->order].suffix, p->idem);
-        hdrs[0] = keyhdr;
-    }
-    snprintf(w->url, sizeof(w->url), "%s/api/pay", d->cfg.target);
-    http_status hs = http_client_request(w->http, "POST", w->url, "application/json", w->body,
-                                         used, hdrs, timeout_ms, rep);
+    if (!profile_has(d->cfg.profile, PROF_FEAT_IDEM_KEY))
+        op->idem = 0;
+    snprintf(key, sizeof(key), "%s%s-k%d", d->cfg.prefix, s->orders[t->order].suffix, op->idem);
+    profile_values v = {.order_no = no, .user_id = p->user_id, .amount = amt,
+                        .amount_fen = p->fen, .token = token,
+                        .idem_key = op->idem ? key : NULL};
+    http_status hs = drv_send(w, PROF_OP_PAY, &v, timeout_ms, rep);
+    if (hs == HTTP_OK)
+        drv_read_answer(d, PROF_OP_PAY, rep, op, &a);
     drv_transport(op, hs, rep);
     if (hs == HTTP_OK) {
-        drv_parse_reply(rep, op);
         if (rep->code == 200)
             op->outcome = OUT_OK;
         else if (rep->code >= 400 && rep->code < 500)
@@ -580,16 +553,17 @@ static int drv_client_query_within(worker *w, const sched_task *t, long task, in
     char no[64];
     sim_op op;
     http_reply rep;
+    profile_answer a;
     sched_order_no(s, d->cfg.prefix, (size_t)t->order, no, sizeof(no));
     drv_op_begin(w, &op, OP_QUERY, s->orders[t->order].scenario, t->order, task);
     op.attempt = (uint8_t)(attempt > 255 ? 255 : attempt);
-    snprintf(w->url, sizeof(w->url), "%s/api/pay/orders/%s", d->cfg.target, no);
-    http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL, timeout_ms,
-                                         &rep);
+    profile_values v = {.order_no = no};
+    http_status hs = drv_send(w, PROF_OP_READ, &v, timeout_ms, &rep);
+    if (hs == HTTP_OK)
+        drv_read_answer(d, PROF_OP_READ, &rep, &op, &a);
     drv_transport(&op, hs, &rep);
     int status = -1; /* -1 unknown, OST_NONE not found */
     if (hs == HTTP_OK) {
-        drv_parse_reply(&rep, &op);
         if (rep.code == 200) {
             op.outcome = OUT_OK;
             status = op.status;
@@ -802,6 +776,8 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
     const sched_order *target = &s->orders[t->order];
     char no[64], txn[SIM_TXN_MAX], timebuf[32], nonce[33];
     sched_order_no(s, d->cfg.prefix, (size_t)t->order, no, sizeof(no));
+    if (!profile_has(d->cfg.profile, PROF_FEAT_CALLBACKS))
+        return;
 
     /* A declined target is forged against only when its client really saw
      * the decline (402): otherwise it may have been charged legitimately. */
@@ -884,7 +860,8 @@ static void drv_task_forge(worker *w, const sched_task *t, long task)
         drv_op_end(w, &op, 1);
         return;
     }
-    snprintf(w->url, sizeof(w->url), "%s/api/pay/callback/wechat", d->cfg.target);
+    snprintf(w->url, sizeof(w->url), "%s%s", d->cfg.target,
+             d->cfg.profile->ep[PROF_OP_CALLBACK].path);
     http_status hs = http_client_request(w->http, "POST", w->url, "text/xml", xml, strlen(xml),
                                          NULL, t->timeout_ms ? t->timeout_ms : 5000, &rep);
     free(xml);
@@ -1007,12 +984,15 @@ static void drv_task_ping(worker *w, const sched_task *t, long task, size_t phas
     driver *d = w->d;
     const sched_phase *ph = &d->cfg.sched->phases[phase];
     int64_t end_us = d->phase_start_us[phase] + (int64_t)ph->budget_ms * 1000;
-    snprintf(w->url, sizeof(w->url), "%s/api/ping", d->cfg.target);
+    const profile_endpoint *ping = &d->cfg.profile->ep[PROF_OP_PING];
+    if (!ping->present)
+        return;
+    snprintf(w->url, sizeof(w->url), "%s%s", d->cfg.target, ping->path);
     while (!drv_stopped(d) && driver_now_us(d) < end_us) {
         sim_op op;
         http_reply rep;
         drv_op_begin(w, &op, OP_PING, ph->scenario, -1, task);
-        http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL,
+        http_status hs = http_client_request(w->http, ping->method, w->url, NULL, NULL, 0, NULL,
                                              t->timeout_ms ? t->timeout_ms : 5000, &rep);
         op.transport = (uint8_t)hs;
         if (hs == HTTP_OK && rep.code == 200)
@@ -1141,39 +1121,9 @@ int64_t driver_phase_start_us(const driver *d, size_t p)
 
 int driver_parse_order(const char *body, size_t len, sim_row *row)
 {
-    memset(row, 0, sizeof(*row));
-    row->state = ROW_ERROR;
-    row->status = OST_NONE;
-    row->amount_fen = -1;
-    json_t *j = json_loadb(body, len, 0, NULL);
-    if (j == NULL || !json_is_object(j)) {
-        json_decref(j);
-        return -1;
-    }
-    const char *st = json_string_value(json_object_get(j, "status"));
-    json_t *user = json_object_get(j, "user_id");
-    const char *amount = json_string_value(json_object_get(j, "amount"));
-    json_t *txn = json_object_get(j, "transaction_id");
-    const char *upd = json_string_value(json_object_get(j, "updated_at"));
-    int rc = -1;
-    if (st == NULL || history_status_parse(st) == OST_NONE)
-        goto done;
-    row->status = (uint8_t)history_status_parse(st);
-    if (json_is_integer(user))
-        row->user_id = (int64_t)json_integer_value(user);
-    else if (json_is_string(user))
-        row->user_id = strtoll(json_string_value(user), NULL, 10);
-    int64_t fen;
-    if (amount != NULL && money_parse_yuan(amount, &fen) == 0)
-        row->amount_fen = fen;
-    if (json_is_string(txn))
-        drv_copy_str(row->transaction_id, sizeof(row->transaction_id), json_string_value(txn));
-    drv_copy_str(row->updated_at, sizeof(row->updated_at), upd);
-    row->state = ROW_PRESENT;
-    rc = 0;
-done:
-    json_decref(j);
-    return rc;
+    profile_answer a;
+    profile_answer_read(profile_builtin(), PROF_OP_READ, 200, body, len, &a);
+    return profile_answer_row(&a, row) == 1 ? 0 : -1;
 }
 
 typedef struct {
@@ -1190,22 +1140,17 @@ static void drv_read_one(worker *w, size_t i, void *arg)
     sim_row *row = &job->rows[order];
     char no[64];
     sched_order_no(d->cfg.sched, d->cfg.prefix, order, no, sizeof(no));
-    snprintf(w->url, sizeof(w->url), "%s/api/pay/orders/%s", d->cfg.target, no);
+    profile_values v = {.order_no = no};
     for (int attempt = 0; attempt < 4; attempt++) {
         http_reply rep;
+        profile_answer a;
         if (attempt > 0)
             drv_sleep_ms(d, 250 * attempt);
-        http_status hs = http_client_request(w->http, "GET", w->url, NULL, NULL, 0, NULL, 5000, &rep);
+        http_status hs = drv_send(w, PROF_OP_READ, &v, 5000, &rep);
         if (hs != HTTP_OK)
             continue;
-        if (rep.code == 404) {
-            memset(row, 0, sizeof(*row));
-            row->state = ROW_ABSENT;
-            row->status = OST_NONE;
-            row->amount_fen = -1;
-            return;
-        }
-        if (rep.code == 200 && driver_parse_order(rep.body, rep.body_len, row) == 0)
+        profile_answer_read(d->cfg.profile, PROF_OP_READ, rep.code, rep.body, rep.body_len, &a);
+        if (profile_answer_row(&a, row) >= 0)
             return;
     }
     memset(row, 0, sizeof(*row));

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "history.h"
+#include "profile.h"
 #include "report.h"
 #include "schedule.h"
 
@@ -25,6 +26,10 @@ typedef struct {
     const char *notify_url;    /* the service's notification URL, for those charges */
     const char *appid, *mch_id, *key; /* merchant credentials (forged callbacks, charges) */
     volatile int *stop;        /* set (e.g. by SIGINT) to skip the remaining tasks */
+    const sim_profile *profile; /* how to speak to the target: every request is built and
+                                   every answer read through it (NULL: the built-in idempay
+                                   profile); tokens, Idempotency-Keys and forged callbacks
+                                   are sent only when it has them */
 } driver_config;
 
 typedef struct {
@@ -64,7 +69,7 @@ void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on
 /* When phase p started (driver_now_us), or -1 when it has not. */
 int64_t driver_phase_start_us(const driver *d, size_t p);
 
-/* Reads the orders idx[0..n) through GET /api/pay/orders/{no} into rows
+/* Reads the orders idx[0..n) through the profile's read (GET /api/pay/orders/{no}) into rows
  * (indexed by order, i.e. rows[idx[i]]), with a few retries each; a row that
  * cannot be read is ROW_ERROR. These reads are the checker's, not clients':
  * they are not recorded. Returns the number of ROW_ERROR rows. */
@@ -77,8 +82,9 @@ void driver_progress(driver *d, driver_progress_t *out);
  * the request counters and latency histograms into rep. Returns 0 or -1 (OOM). */
 int driver_collect(driver *d, sim_history *out, sim_report *rep);
 
-/* Parses a service order body (GET /api/pay/orders/{no}) into row.
- * Returns 0, or -1 when it is not such a body (row->state = ROW_ERROR). */
+/* Parses an idempay order body (GET /api/pay/orders/{no}, a 200) into row
+ * through the built-in profile. Returns 0, or -1 when it is not such a body
+ * (row->state = ROW_ERROR). */
 int driver_parse_order(const char *body, size_t len, sim_row *row);
 
 #endif

@@ -23,6 +23,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/dbread.c sim/dbread.h \
 	sim/chaos.c sim/chaos.h \
 	sim/settle.c sim/settle.h \
+	sim/profile.c sim/profile_request.c sim/profile_answer.c sim/profile.h \
 	sim/run.c sim/run.h \
 	sim/saved_run.c sim/saved_run_meta.c sim/saved_run_load.c sim/saved_history.c \
 	sim/saved_run.h sim/saved_run_format.h \
@@ -45,7 +46,8 @@ sim_unit_tests = \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
 	tests/unit/test_sim_settle \
-	tests/unit/test_sim_results
+	tests/unit/test_sim_results \
+	tests/unit/test_sim_profile
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -82,6 +84,15 @@ tests_unit_test_sim_settle_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_results_SOURCES = tests/unit/test_sim_results.c
 tests_unit_test_sim_results_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_results_LDADD = $(sim_unit_ldadd)
+# the suite reads sim/profiles/ from the source tree
+tests_unit_test_sim_profile_SOURCES = tests/unit/test_sim_profile.c
+tests_unit_test_sim_profile_CFLAGS = $(sim_unit_cflags) -DIDEMPAY_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_test_sim_profile_LDADD = $(sim_unit_ldadd)
+
+# target profiles (--profile FILE): idempay's own API (also built in) and the
+# seed article's API shape
+simprofilesdir = $(datadir)/idempay/profiles
+dist_simprofiles_DATA = sim/profiles/idempay.json sim/profiles/seed-article.json
 
 EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
 	tests/integration/test_results.py \

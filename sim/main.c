@@ -14,6 +14,7 @@
 
 #include "env.h"
 #include "results.h"
+#include "profile.h"
 #include "rng.h"
 #include "run.h"
 #include "schedule.h"
@@ -40,7 +41,8 @@ static void sim_usage(FILE *out)
             "                   [--chaos-cmd CMD --chaos-every S] [--db]\n"
             "                   [--prefix P] [--mock-config JSON] [--print-schedule]\n"
             "                   [--schedule-only] [--max-witnesses N] [--history FILE]\n"
-            "                   [--soak MINUTES] [--out DIR | --no-out] [--check DIR]\n"
+            "                   [--soak MINUTES] [--profile FILE] [--out DIR | --no-out]\n"
+            "                   [--check DIR]\n"
             "\n"
             "  --target URL       payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)\n"
             "  --gateway URL      mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081)\n"
@@ -79,6 +81,9 @@ static void sim_usage(FILE *out)
             "  --no-out           keep no folder\n"
             "  --check DIR        judge the run saved in DIR again, offline (no service, mock\n"
             "                     or database): same verdict and exit status\n"
+            "  --profile FILE     target profile (JSON): how to speak to a payment service of\n"
+            "                     another API shape (default: idempay's own API, built in;\n"
+            "                     examples in share/idempay/profiles)\n"
             "\n"
             "exit status: 0 every invariant held; 1 an invariant was violated; 2 the run\n"
             "could not be carried out (target or gateway down, bad arguments)\n",
@@ -163,13 +168,34 @@ static void sim_make_prefix(char out[SCHED_PREFIX_MAX + 1])
     out[8] = '\0';
 }
 
+/* --profile FILE into a->profile. Returns 0, or 2 after printing why (the
+ * file is unreadable or not a valid profile, or --db asks for idempay's own
+ * table of a target that has not got it). */
+static int sim_load_profile(const char *path, sim_args *a)
+{
+    char err[512];
+    a->profile = profile_load(path, err, sizeof(err));
+    if (a->profile == NULL) {
+        fprintf(stderr, "idempay-sim: --profile %s\n", err);
+        return 2;
+    }
+    if (a->db && !profile_has(a->profile, PROF_FEAT_DB)) {
+        fprintf(stderr, "idempay-sim: --db reads idempay's payment_order table; the target "
+                        "profile %s has no such table (features.db)\n", a->profile->name);
+        profile_free(a->profile);
+        a->profile = NULL;
+        return 2;
+    }
+    return 0;
+}
+
 /* Returns 0, or 2 after printing why (bad arguments). */
 static int sim_parse_args(int argc, char **argv, sim_args *a)
 {
     enum { O_TARGET = 1000, O_GATEWAY, O_SCENARIO, O_ORDERS, O_CONC, O_DURATION, O_SEED,
            O_SETTLE, O_JSON, O_JUNIT, O_QUIET, O_CHAOS_CMD, O_CHAOS_EVERY, O_DB, O_PREFIX,
-           O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HISTORY, O_SOAK, O_HELP, O_VERSION,
-           O_OUT, O_NO_OUT, O_CHECK };
+           O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HISTORY, O_SOAK, O_PROFILE, O_HELP,
+           O_VERSION, O_OUT, O_NO_OUT, O_CHECK };
     static const struct option opts[] = {
         {"target", required_argument, NULL, O_TARGET},
         {"gateway", required_argument, NULL, O_GATEWAY},
@@ -192,6 +218,7 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         {"max-witnesses", required_argument, NULL, O_WITNESSES},
         {"history", required_argument, NULL, O_HISTORY},
         {"soak", required_argument, NULL, O_SOAK},
+        {"profile", required_argument, NULL, O_PROFILE},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {"out", required_argument, NULL, O_OUT},
@@ -202,6 +229,7 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
     char url[256];
     uint64_t u;
     int chaos_every_given = 0;
+    const char *profile_path = NULL;
 
     memset(a, 0, sizeof(*a));
     snprintf(url, sizeof(url), "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
@@ -305,6 +333,9 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
             if (sim_parse_double(optarg, 7 * 24 * 60, &a->soak_min) < 0 || a->soak_min <= 0)
                 bad = "--soak needs minutes, more than 0";
             break;
+        case O_PROFILE:
+            profile_path = optarg;
+            break;
         case O_WITNESSES:
             if (sim_parse_u64(optarg, 100000, &u) < 0)
                 bad = "--max-witnesses needs a number";
@@ -350,6 +381,8 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         fprintf(stderr, "idempay-sim: --chaos-every needs --chaos-cmd\n");
         return 2;
     }
+    if (profile_path != NULL && sim_load_profile(profile_path, a) != 0)
+        return 2;
     if (!a->seed_given)
         a->seed = sim_entropy() >> 1;
     if (a->prefix[0] == '\0')
@@ -468,7 +501,7 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (a.soak_min > 0)
-        return sim_soak(&a, argc, argv);
-    return sim_run_once(&a, argc, argv);
+    rc = a.soak_min > 0 ? sim_soak(&a, argc, argv) : sim_run_once(&a, argc, argv);
+    profile_free(a.profile);
+    return rc;
 }

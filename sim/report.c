@@ -141,6 +141,8 @@ static void report_run_lines(const sim_report *r, FILE *out)
     if (r->mock_missing != NULL && r->mock_missing[0])
         fprintf(out, "the mock gateway does not know these knobs (not applied): %s\n",
                 r->mock_missing);
+    if (r->skipped != NULL && r->skipped[0])
+        fprintf(out, "skipped, the target profile lacks what they need: %s\n", r->skipped);
 }
 
 void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
@@ -151,6 +153,8 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
             r->digest ? r->digest : "-");
     fprintf(out, "  target: %s   gateway: %s   order prefix: %s\n", r->target ? r->target : "-",
             r->gateway ? r->gateway : "-", r->prefix ? r->prefix : "-");
+    if (r->profile != NULL)
+        fprintf(out, "  target profile: %s\n", r->profile);
 
     fprintf(out, "\n%-16s %7s %6s %6s %8s %8s %7s %8s %6s %8s %8s %7s\n", "scenario", "orders",
             "paid", "failed", "requests", "ok", "fail", "unknown", "dups", "absorbed", "replayed",
@@ -456,6 +460,9 @@ int report_json(const sim_report *r, const char *path)
         json_object_set_new(root, "windows", json_string(r->windows));
     if (r->mock_missing != NULL && r->mock_missing[0])
         json_object_set_new(root, "mock_knobs_missing", json_string(r->mock_missing));
+    json_object_set_new(root, "profile", json_string(r->profile ? r->profile : "idempay"));
+    if (r->skipped != NULL && r->skipped[0])
+        json_object_set_new(root, "skipped", json_string(r->skipped));
 
     int rc;
     if (strcmp(path, "-") == 0)

@@ -44,6 +44,8 @@ typedef struct {
     long long notifications_sent; /* from the ledger, -1 unknown */
     const char *windows;       /* the service windows the nemesis aimed at (NULL: no nemesis) */
     const char *mock_missing;  /* optional knobs the mock did not know ("" / NULL: none) */
+    const char *profile;       /* the target profile's name (NULL: the built-in idempay) */
+    const char *skipped;       /* scenarios the profile cannot run, with why ("" / NULL: none) */
     char *const *journal;      /* per schedule order: the mock's journal of it as text lines
                                   (NULL entries, or NULL: not fetched) */
     int exit_code;             /* 0, 1, 2 */

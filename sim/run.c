@@ -19,6 +19,7 @@
 #include "history.h"
 #include "http_client.h"
 #include "mock_admin.h"
+#include "profile.h"
 #include "report.h"
 #include "results.h"
 #include "scenarios.h"
@@ -66,8 +67,15 @@ typedef struct {
     char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
     char *mock_known;           /* the mock's own config: phase configs are cut to it */
     char mock_missing[256];     /* optional knobs the mock did not know */
+    char skipped[256];          /* scenarios the target profile cannot run, with why */
     int phase_failed;
 } run_ctx;
+
+/* The target profile of the run. */
+static const sim_profile *run_profile(const run_ctx *c)
+{
+    return c->a->profile != NULL ? c->a->profile : profile_builtin();
+}
 
 /* ---- the schedule ---- */
 
@@ -77,6 +85,12 @@ static int run_schedule(run_ctx *c)
     char err[512] = "";
     if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err, sizeof(err)) < 0) {
         fprintf(stderr, "idempay-sim: %s\n", err);
+        return 2;
+    }
+    c->mask = profile_runnable(run_profile(c), c->mask, c->skipped, sizeof(c->skipped));
+    if (c->mask == 0) {
+        fprintf(stderr, "idempay-sim: nothing to run through the target profile %s: %s\n",
+                run_profile(c)->name, c->skipped);
         return 2;
     }
     windows_load(&c->w);
@@ -96,6 +110,9 @@ static int run_schedule(run_ctx *c)
     }
     printf("seed: %llu\n", (unsigned long long)a->seed);
     printf("schedule digest: %s\n", c->digest);
+    if (c->skipped[0])
+        printf("skipped (the target profile %s lacks what they need): %s\n",
+               run_profile(c)->name, c->skipped);
     if (a->print_schedule)
         sched_print(&c->s, stdout);
     fflush(stdout);
@@ -123,26 +140,46 @@ static void run_banner(const run_ctx *c)
 
 /* ---- preflight: both ends answer before anything is sent ---- */
 
-static int run_preflight(run_ctx *c)
+/* The target answers its profile's ping with 200 or, without a ping, a
+ * read of an order that does not exist with anything but a 5xx. */
+static int run_preflight_target(run_ctx *c)
 {
     const sim_args *a = c->a;
-    char url[512], err[512];
+    const sim_profile *prof = run_profile(c);
+    profile_op op = prof->ep[PROF_OP_PING].present ? PROF_OP_PING : PROF_OP_READ;
+    profile_values v = {.order_no = "preflight0"};
+    profile_request req;
+    char err[256];
+    if (profile_request_build(prof, op, a->target, &v, &req, err, sizeof(err)) < 0) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "target %s: %s", a->target, err);
+        return -1;
+    }
     http_client *h = http_client_new(2000, 5000);
-    snprintf(url, sizeof(url), "%s/api/ping", a->target);
     int up = 0;
     for (int i = 0; i < 3 && h != NULL && !up; i++) {
         http_reply r;
-        http_status hs = http_client_request(h, "GET", url, NULL, NULL, 0, NULL, 5000, &r);
-        up = hs == HTTP_OK && r.code == 200;
+        http_status hs = http_client_request(h, req.method, req.url, req.content_type,
+                                             req.body_len ? req.body : NULL, req.body_len,
+                                             req.headers, 5000, &r);
+        up = hs == HTTP_OK && (op == PROF_OP_PING ? r.code == 200 : r.code < 500);
         if (!up) {
-            snprintf(c->errbuf, sizeof(c->errbuf), "target %s is not answering: GET /api/ping %s",
-                     a->target, hs == HTTP_OK ? "did not return 200" : r.error);
+            snprintf(c->errbuf, sizeof(c->errbuf), "target %s is not answering: %s %s %s",
+                     a->target, req.method, prof->ep[op].path,
+                     hs != HTTP_OK ? r.error : op == PROF_OP_PING ? "did not return 200"
+                                                                  : "answered 5xx");
             if (i < 2)
                 sleep(1);
         }
     }
     http_client_free(h);
-    if (!up)
+    return up ? 0 : -1;
+}
+
+static int run_preflight(run_ctx *c)
+{
+    const sim_args *a = c->a;
+    char err[512];
+    if (run_preflight_target(c) < 0)
         return -1;
     if (!c->need_gateway)
         return 0;
@@ -240,13 +277,16 @@ static int run_start_driver(run_ctx *c)
     snprintf(notify_url, sizeof(notify_url), "%s",
              env_str("IDEMPAY_NOTIFY_URL", ""));
     if (notify_url[0] == '\0')
-        snprintf(notify_url, sizeof(notify_url), "%s/api/pay/callback/wechat", a->target);
+        snprintf(notify_url, sizeof(notify_url), "%s%s", a->target,
+                 profile_has(run_profile(c), PROF_FEAT_CALLBACKS)
+                     ? run_profile(c)->ep[PROF_OP_CALLBACK].path : "/api/pay/callback/wechat");
     driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
                         .workers = a->concurrency, .gateway = c->need_gateway ? a->gateway : NULL,
                         .notify_url = notify_url,
                         .appid = env_str("IDEMPAY_WX_APPID", "wx0000000000000000"),
                         .mch_id = env_str("IDEMPAY_WX_MCHID", "1900000109"),
-                        .key = env_str("IDEMPAY_WX_KEY", DEFAULT_KEY), .stop = &sim_stop};
+                        .key = env_str("IDEMPAY_WX_KEY", DEFAULT_KEY), .stop = &sim_stop,
+                        .profile = run_profile(c)};
     c->d = driver_new(&dc, err, sizeof(err));
     if (c->d == NULL) {
         snprintf(c->errbuf, sizeof(c->errbuf), "%s", err);
@@ -595,6 +635,8 @@ int sim_run(const sim_args *a)
     c->rep.sched = &c->s;
     c->rep.windows = (c->mask & (1u << SC_NEMESIS)) ? c->windows_text : NULL;
     c->rep.mock_missing = c->mock_missing;
+    c->rep.profile = a->profile != NULL ? a->profile->name : NULL;
+    c->rep.skipped = c->skipped;
     run_banner(c);
     run_body(c);
     sim_observations obs = {.ops = c->hist.op, .nops = c->hist.n, .charges = c->charges,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile.h"
 #include "schedule.h"
 
 typedef struct {
@@ -40,6 +41,8 @@ typedef struct {
     const char *out_dir;       /* --out DIR (NULL: the default base) */
     int no_out;                /* --no-out: keep no folder */
     const char *check_dir;     /* --check DIR: judge a saved run, offline */
+    sim_profile *profile;      /* --profile FILE, owned by the caller (NULL: the built-in
+                                  idempay profile) */
 } sim_args;
 
 /* Set by SIGINT / SIGTERM: the run stops sending and reports (exit 2). */
