@@ -23,7 +23,10 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/dbread.c sim/dbread.h \
 	sim/chaos.c sim/chaos.h \
 	sim/settle.c sim/settle.h \
-	sim/run.c sim/run.h
+	sim/run.c sim/run.h \
+	sim/progress.c sim/progress.h \
+	sim/threshold.c sim/threshold.h \
+	sim/scenario_file.c sim/scenario_file.h
 sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim
@@ -38,7 +41,9 @@ sim_unit_tests = \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
-	tests/unit/test_sim_settle
+	tests/unit/test_sim_settle \
+	tests/unit/test_sim_threshold \
+	tests/unit/test_sim_scenario_file
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -72,5 +77,14 @@ tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
 tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_settle_LDADD = $(sim_unit_ldadd)
 
+tests_unit_test_sim_threshold_SOURCES = tests/unit/test_sim_threshold.c
+tests_unit_test_sim_threshold_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_threshold_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_scenario_file_SOURCES = tests/unit/test_sim_scenario_file.c
+tests_unit_test_sim_scenario_file_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_scenario_file_LDADD = $(sim_unit_ldadd)
+
 EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
+	tests/integration/test_sim_ci.py $(wildcard $(top_srcdir)/sim/scenarios/*.json) \
 	tests/mutants/mutants.py $(wildcard $(top_srcdir)/tests/mutants/*.mutant)

@@ -21,6 +21,11 @@ static const unsigned sc_weight[SC_COUNT] = {
     [SC_PING] = 10,
 };
 
+unsigned scenarios_weight(int scenario)
+{
+    return scenario >= 0 && scenario < SC_COUNT ? sc_weight[scenario] : 0;
+}
+
 unsigned scenarios_all_mask(int chaos)
 {
     unsigned m = 0;
@@ -944,6 +949,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
         g.s = s;
         g.scenario = sc;
         g.override = plan->mock_override;
+        g.client = plan->client;
         g.err = err;
         g.errlen = errlen;
         uint64_t st = s->seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(sc + 1));

@@ -20,7 +20,13 @@ typedef struct {
     double chaos_every_s;     /* its period (crash lasts at least 2.5 periods) */
     const char *mock_override;/* JSON object merged into every phase's mock config, or NULL */
     const sim_windows *windows;/* the service's windows the nemesis aims at (NULL: defaults) */
+    const struct gen_client_override *client; /* a scenario file's client behaviour, applied
+                                                 to every generator's clients (NULL: none) */
 } sim_plan;
+
+/* A scenario's weight in a mix: its share of the orders (ping: none) and
+ * of the duration (nemesis: none, its length follows the windows). */
+unsigned scenarios_weight(int scenario);
 
 /* The mask of "all": every scenario but ping, and crash only with chaos. */
 unsigned scenarios_all_mask(int chaos);
