@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "gen.h"
-#include "windows.h"
 
 typedef struct {
     int scenario;
@@ -503,25 +502,15 @@ static char *sf_merge_mock(const char *file_mock, const char *cli, int *oom)
     return text;
 }
 
-/* The schedule's parameters: the file's hash and what the run gave it. */
+/* The schedule's parameters: the file's hash, then what --scenario would
+ * say of the run (mask, orders, duration, concurrency, chaos, windows). */
 static void sf_params(const sim_scenario_file *f, const sim_plan *plan, sim_schedule *s)
 {
-    char wtext[160] = "";
-    if (f->mask & (1u << SC_NEMESIS)) {
-        sim_windows w;
-        if (plan->windows != NULL)
-            w = *plan->windows;
-        else
-            windows_defaults(&w);
-        windows_describe(&w, wtext, sizeof(wtext));
-    }
-    snprintf(s->params, sizeof(s->params),
-             "scenario-file=%s orders=%zu duration_ms=%llu concurrency=%d chaos=%d "
-             "chaos_every_ms=%llu%s%s",
-             f->sha256, plan->orders, (unsigned long long)(plan->duration_s * 1000.0),
-             plan->concurrency, plan->chaos,
-             (unsigned long long)(plan->chaos ? plan->chaos_every_s * 1000.0 : 0),
-             wtext[0] ? " windows: " : "", wtext);
+    char run[sizeof(s->params) - 96]; /* room for "scenario-file=<64 hex> " */
+    sim_plan p = *plan;
+    p.mask = f->mask;
+    scenarios_params(&p, run, sizeof(run));
+    snprintf(s->params, sizeof(s->params), "scenario-file=%s %s", f->sha256, run);
 }
 
 /* Phase i through its generator; k earlier phases of the same scenario

@@ -902,9 +902,7 @@ static int sc_generate(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t
     }
 }
 
-/* The flags that shape the schedule (and, with the nemesis, the windows
- * it aims at), for the digest. */
-static void sc_params(sim_schedule *s, const sim_plan *plan)
+void scenarios_params(const sim_plan *plan, char *out, size_t outlen)
 {
     char wtext[160] = "";
     if (plan->mask & (1u << SC_NEMESIS)) {
@@ -915,7 +913,7 @@ static void sc_params(sim_schedule *s, const sim_plan *plan)
             windows_defaults(&w);
         windows_describe(&w, wtext, sizeof(wtext));
     }
-    snprintf(s->params, sizeof(s->params),
+    snprintf(out, outlen,
              "mask=%u orders=%zu duration_ms=%llu concurrency=%d chaos=%d chaos_every_ms=%llu%s%s",
              plan->mask, plan->orders, (unsigned long long)(plan->duration_s * 1000.0),
              plan->concurrency, plan->chaos,
@@ -939,7 +937,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
         snprintf(err, errlen, "no scenario selected");
         return -1;
     }
-    sc_params(s, plan);
+    scenarios_params(plan, s->params, sizeof(s->params));
     size_t given = 0;
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (!(plan->mask & (1u << sc)))

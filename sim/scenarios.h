@@ -41,6 +41,10 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
  * (bad mock override, out of memory, too many orders). */
 int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t errlen);
 
+/* The flags that shape the schedule of plan (and, with the nemesis, the
+ * windows it aims at) as the digest's parameters line, into out. */
+void scenarios_params(const sim_plan *plan, char *out, size_t outlen);
+
 /* Faults of one of the mock's other endpoints ("endpoints" in its config). */
 typedef enum { EP_ORDERQUERY = 0, EP_CLOSEORDER, EP_REFUND, EP_DOWNLOADBILL, EP_COUNT } sim_endpoint;
 

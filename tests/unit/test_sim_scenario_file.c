@@ -40,6 +40,16 @@ static sim_scenario_file *load_text(const char *json, char *err, size_t errlen)
     return scenario_file_load(PATH, err, errlen);
 }
 
+/* A file that must load (the error is shown when it does not). */
+static sim_scenario_file *load_ok(const char *json)
+{
+    char err[512] = "";
+    sim_scenario_file *f = load_text(json, err, sizeof(err));
+    if (f == NULL)
+        fprintf(stderr, "%s\n", err);
+    return f;
+}
+
 static sim_plan plan_of(size_t orders, double duration_s)
 {
     sim_plan p = {.orders = orders, .duration_s = duration_s, .concurrency = 32,
@@ -102,15 +112,13 @@ static void test_plain_file_is_the_builtin(void)
 /* double-click's defaults written out: the same orders, tasks and phases. */
 static void test_explicit_file_same_schedule(void)
 {
-    char err[512] = "", d1[65], d2[65];
-    sim_scenario_file *f = load_text(
+    char d1[65], d2[65];
+    sim_scenario_file *f = load_ok(
         "{\"phases\": [{\"scenario\": \"double-click\", \"orders\": 200, \"duration_s\": 5,\n"
         "  \"client\": {\"attempts\": [3, 6], \"timeout_ms\": [8000, 10000],\n"
         "             \"backoff_ms\": [100, 300], \"patience_ms\": 6000, \"poll_share\": 0.5,\n"
         "             \"idempotency_key_share\": 0.5, \"token_share\": 0.5,\n"
-        "             \"retry_after_decline_share\": 0}}]}\n", err, sizeof(err));
-    if (f == NULL)
-        fprintf(stderr, "%s\n", err);
+        "             \"retry_after_decline_share\": 0}}]}\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     sim_plan p = plan_of(999, 77); /* the phase's own orders and time win */
     char *a = build(f, 0, &p, 7, d1);
@@ -136,15 +144,13 @@ static void test_explicit_file_same_schedule(void)
 static void test_knobs_and_clients_reach_the_schedule(void)
 {
     char err[512] = "", d1[65], d2[65];
-    sim_scenario_file *f = load_text(
+    sim_scenario_file *f = load_ok(
         "{\"mock\": {\"notify_copies\": 3},\n"
         " \"phases\": [{\"scenario\": \"retry-storm\", \"orders\": 40,\n"
         "   \"mock\": {\"dedupe\": false, \"timeout_after_charge_rate\": 0.3,\n"
         "            \"endpoints\": {\"refund\": {\"error_rate\": 0.2}}},\n"
         "   \"client\": {\"backoff_ms\": 2000, \"attempts\": 4}},\n"
-        "  {\"scenario\": \"retry-storm\", \"orders\": 40}]}\n", err, sizeof(err));
-    if (f == NULL)
-        fprintf(stderr, "%s\n", err);
+        "  {\"scenario\": \"retry-storm\", \"orders\": 40}]}\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     sim_plan p = plan_of(80, 4);
     sim_schedule s;
