@@ -162,6 +162,12 @@ def scenario_file_reproduces_the_builtin_scenario():
     check([s["name"] for s in r0["scenarios"]] == [s["name"] for s in r1["scenarios"]] == ["double-click"],
           "different scenarios")
     check(r0["orders"] == r1["orders"] == 200, f"orders {r0['orders']} / {r1['orders']}")
+    # Every built-in scenario at once: all.json is --scenario all (no chaos command).
+    for extra in ([], ["--orders", "500", "--duration", "10"]):
+        allf = sim("--scenario-file", os.path.join(SCEN, "all.json"), "--seed", "11", *extra,
+                   "--schedule-only")
+        check(digest_of(allf) == digest_of(sim("--seed", "11", *extra, "--schedule-only")),
+              f"all.json {extra} differs from --scenario all")
 
 
 @test
