@@ -83,6 +83,7 @@ typedef struct {
     chk_stats stats[SC_COUNT + 1];
     size_t unreadable;                     /* orders whose final row could not be read */
     size_t total;                          /* violations */
+    double check_s[INV_COUNT];             /* seconds spent judging each invariant */
 } chk_result;
 
 /* Contract names ("no_double_charge" ...) and one-line descriptions. */

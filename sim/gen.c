@@ -81,9 +81,41 @@ uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms)
     return n ? (uint32_t)((uint64_t)budget_ms * i / n) : 0;
 }
 
-/* Fills the client fields of t from c. token is the order's slot or -1. */
-void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem)
+gen_client gen_client_apply(const gen_client *c, const gen_client_override *o)
 {
+    gen_client e = *c;
+    unsigned set = o != NULL ? o->set : 0;
+    if (set & GEN_CLIENT_TOKEN_SHARE)
+        e.token_share = o->c.token_share;
+    if (set & GEN_CLIENT_IDEM_SHARE)
+        e.idem_share = o->c.idem_share;
+    if (set & GEN_CLIENT_POLL_SHARE)
+        e.poll_share = o->c.poll_share;
+    if (set & GEN_CLIENT_RETRY_DECLINED)
+        e.retry_declined_share = o->c.retry_declined_share;
+    if (set & GEN_CLIENT_ATTEMPTS) {
+        e.min_attempts = o->c.min_attempts;
+        e.max_attempts = o->c.max_attempts;
+    }
+    if (set & GEN_CLIENT_TIMEOUT) {
+        e.min_timeout_ms = o->c.min_timeout_ms;
+        e.max_timeout_ms = o->c.max_timeout_ms;
+    }
+    if (set & GEN_CLIENT_BACKOFF) {
+        e.min_backoff_ms = o->c.min_backoff_ms;
+        e.max_backoff_ms = o->c.max_backoff_ms;
+    }
+    if (set & GEN_CLIENT_PATIENCE)
+        e.patience_ms = o->c.patience_ms;
+    return e;
+}
+
+/* Fills the client fields of t from c (with the scenario file's changes).
+ * token is the order's slot or -1. */
+void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *base, int token, int idem)
+{
+    gen_client eff = gen_client_apply(base, g->client);
+    const gen_client *c = &eff;
     t->token = token;
     t->token_use = token >= 0 ? TOK_SLOT : TOK_NONE;
     t->idem = (uint8_t)idem;
@@ -96,8 +128,10 @@ void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, 
 }
 
 /* Token slot and key variant for a new order of a client. */
-int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int *idem)
+int gen_order_extras(gen_ctx *g, const gen_client *base, int order, int *token, int *idem)
 {
+    gen_client eff = gen_client_apply(base, g->client);
+    const gen_client *c = &eff;
     *token = -1;
     *idem = rng_chance(&g->rng, c->idem_share) ? 1 : 0;
     if (rng_chance(&g->rng, c->token_share)) {

@@ -19,6 +19,7 @@ typedef struct {
     rng_t rng;
     int scenario;
     const char *override;  /* --mock-config, merged into every phase (may be NULL) */
+    const struct gen_client_override *client; /* a scenario file's clients (may be NULL) */
     char *err;
     size_t errlen;
     uint64_t seed_state;   /* derives mock seeds and task jitter seeds */
@@ -53,6 +54,25 @@ typedef struct {
 } gen_client;
 
 #define GEN_PATIENCE_MS 6000
+
+/* What a scenario file sets in a generator's clients: each field of c only
+ * when its GEN_CLIENT_* bit is in set. */
+#define GEN_CLIENT_TOKEN_SHARE     0x01u
+#define GEN_CLIENT_IDEM_SHARE      0x02u
+#define GEN_CLIENT_POLL_SHARE      0x04u
+#define GEN_CLIENT_RETRY_DECLINED  0x08u
+#define GEN_CLIENT_ATTEMPTS        0x10u
+#define GEN_CLIENT_TIMEOUT         0x20u
+#define GEN_CLIENT_BACKOFF         0x40u
+#define GEN_CLIENT_PATIENCE        0x80u
+
+typedef struct gen_client_override {
+    unsigned set;
+    gen_client c;
+} gen_client_override;
+
+/* c with the fields o sets put in (o NULL or empty: c unchanged). */
+gen_client gen_client_apply(const gen_client *c, const gen_client_override *o);
 
 /* Fills the client fields of t from c. token is the order's slot or -1. */
 void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, int idem);

@@ -31,6 +31,9 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/report_charts.c sim/report_charts.h \
 	sim/report_html.c sim/report_html.h \
 	sim/results.c sim/results.h
+	sim/progress.c sim/progress.h \
+	sim/threshold.c sim/threshold.h \
+	sim/scenario_file.c sim/scenario_file.h
 sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim
@@ -47,7 +50,9 @@ sim_unit_tests = \
 	tests/unit/test_sim_driver \
 	tests/unit/test_sim_settle \
 	tests/unit/test_sim_results \
-	tests/unit/test_sim_profile
+	tests/unit/test_sim_profile \
+	tests/unit/test_sim_threshold \
+	tests/unit/test_sim_scenario_file
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
@@ -94,6 +99,16 @@ tests_unit_test_sim_profile_LDADD = $(sim_unit_ldadd)
 simprofilesdir = $(datadir)/idempay/profiles
 dist_simprofiles_DATA = sim/profiles/idempay.json sim/profiles/seed-article.json
 
+
+tests_unit_test_sim_threshold_SOURCES = tests/unit/test_sim_threshold.c
+tests_unit_test_sim_threshold_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_threshold_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_scenario_file_SOURCES = tests/unit/test_sim_scenario_file.c
+tests_unit_test_sim_scenario_file_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_scenario_file_LDADD = $(sim_unit_ldadd)
+
 EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
 	tests/integration/test_results.py \
+	tests/integration/test_sim_ci.py $(wildcard $(top_srcdir)/sim/scenarios/*.json) \
 	tests/mutants/mutants.py $(wildcard $(top_srcdir)/tests/mutants/*.mutant)

@@ -15,9 +15,12 @@
 #include "env.h"
 #include "results.h"
 #include "profile.h"
+#include "report.h"
 #include "rng.h"
 #include "run.h"
+#include "scenario_file.h"
 #include "schedule.h"
+#include "threshold.h"
 
 #define SIM_VERSION "2"
 #define DEFAULT_ORDERS 2400
@@ -25,6 +28,9 @@
 #define DEFAULT_DURATION_S 30.0
 #define DEFAULT_SETTLE_S 30.0
 #define DEFAULT_CHAOS_EVERY_S 5.0
+#define SIM_THRESHOLDS_MAX 64
+
+static sim_threshold sim_thresholds[SIM_THRESHOLDS_MAX];
 
 static void sim_on_signal(int sig)
 {
@@ -42,7 +48,7 @@ static void sim_usage(FILE *out)
             "                   [--prefix P] [--mock-config JSON] [--print-schedule]\n"
             "                   [--schedule-only] [--max-witnesses N] [--history FILE]\n"
             "                   [--soak MINUTES] [--profile FILE] [--out DIR | --no-out]\n"
-            "                   [--check DIR]\n"
+            "                   [--check DIR] [--threshold EXPR]... [--scenario-file FILE]\n"
             "\n"
             "  --target URL       payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)\n"
             "  --gateway URL      mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081)\n"
@@ -84,9 +90,18 @@ static void sim_usage(FILE *out)
             "  --profile FILE     target profile (JSON): how to speak to a payment service of\n"
             "                     another API shape (default: idempay's own API, built in;\n"
             "                     examples in share/idempay/profiles)\n"
+            "  --threshold EXPR   a gate on the run's numbers, repeatable: KIND.METRIC OP VALUE,\n"
+            "                     e.g. 'pay.p99<800ms' 'pay.error_rate<0.01' 'callback.rate>50'\n"
+            "                     (KIND pay, query, token, callback, ping, stray, all; METRIC\n"
+            "                     pN, max, mean, error_rate, rate, count)\n"
+            "  --scenario-file F  the phases to run from a JSON file (sim/scenarios/*.json)\n"
+            "                     instead of --scenario\n"
             "\n"
+            "--json -, --junit - or --history - leave stdout to that document: the seed,\n"
+            "progress and human report go to stderr then.\n"
             "exit status: 0 every invariant held; 1 an invariant was violated; 2 the run\n"
-            "could not be carried out (target or gateway down, bad arguments)\n",
+            "could not be carried out (target or gateway down, bad arguments); 3 every\n"
+            "invariant held but a --threshold failed\n",
             DEFAULT_ORDERS, DEFAULT_CONCURRENCY, DEFAULT_DURATION_S, DEFAULT_SETTLE_S,
             DEFAULT_CHAOS_EVERY_S);
 }
@@ -189,13 +204,98 @@ static int sim_load_profile(const char *path, sim_args *a)
     return 0;
 }
 
+/* ---- output CI can use, scenario files: the options' hooks ---- */
+
+/* The value of the last --NAME VALUE or --NAME=VALUE in argv, or NULL. */
+static const char *sim_argv_value(int argc, char **argv, const char *name)
+{
+    const char *v = NULL;
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strncmp(argv[i], name, n) != 0)
+            continue;
+        if (argv[i][n] == '=')
+            v = argv[i] + n + 1;
+        else if (argv[i][n] == '\0' && i + 1 < argc)
+            v = argv[++i];
+    }
+    return v;
+}
+
+/* How many of --json, --junit, --history write to stdout ('-'). */
+static int sim_stdout_reports(int argc, char **argv)
+{
+    static const char *const flags[] = {"--json", "--junit", "--history"};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        const char *v = sim_argv_value(argc, argv, flags[i]);
+        n += v != NULL && strcmp(v, "-") == 0;
+    }
+    return n;
+}
+
+/* --threshold EXPR: parsed now, so a bad one is refused before anything
+ * runs. Returns 0, or -1 after printing why. */
+static int sim_add_threshold(const char *expr, sim_args *a)
+{
+    char err[512];
+    if (a->nthresholds == SIM_THRESHOLDS_MAX) {
+        fprintf(stderr, "idempay-sim: at most %d --threshold\n", SIM_THRESHOLDS_MAX);
+        return -1;
+    }
+    if (threshold_parse(expr, &sim_thresholds[a->nthresholds], err, sizeof(err)) < 0) {
+        fprintf(stderr, "idempay-sim: %s\n", err);
+        return -1;
+    }
+    a->thresholds = sim_thresholds;
+    a->nthresholds++;
+    return 0;
+}
+
+/* After the flags: where the human output goes, and the scenario file
+ * (its orders, duration and concurrency unless the flags give them).
+ * Returns 0, or -1 after printing why. */
+static int sim_finish_ci_args(int argc, char **argv, sim_args *a)
+{
+    char err[512];
+    int taken = sim_stdout_reports(argc, argv);
+    if (taken > 1) {
+        fprintf(stderr, "idempay-sim: only one of --json, --junit and --history can write to "
+                        "stdout ('-')\n");
+        return -1;
+    }
+    a->human = taken ? stderr : stdout;
+    if (a->scenario_file_path == NULL)
+        return 0;
+    if (sim_argv_value(argc, argv, "--scenario") != NULL) {
+        fprintf(stderr, "idempay-sim: --scenario-file replaces --scenario: give one of them\n");
+        return -1;
+    }
+    sim_scenario_file *f = scenario_file_load(a->scenario_file_path, err, sizeof(err));
+    if (f == NULL) {
+        fprintf(stderr, "idempay-sim: %s\n", err);
+        return -1;
+    }
+    scenario_file_run run = scenario_file_run_values(f);
+    if (sim_argv_value(argc, argv, "--orders") == NULL && run.orders > 0)
+        a->orders = run.orders;
+    if (sim_argv_value(argc, argv, "--duration") == NULL && run.duration_s >= 0)
+        a->duration_s = run.duration_s;
+    if (sim_argv_value(argc, argv, "--concurrency") == NULL && run.concurrency > 0)
+        a->concurrency = run.concurrency;
+    a->scenario_file = f;
+    return 0;
+}
+
 /* Returns 0, or 2 after printing why (bad arguments). */
 static int sim_parse_args(int argc, char **argv, sim_args *a)
 {
     enum { O_TARGET = 1000, O_GATEWAY, O_SCENARIO, O_ORDERS, O_CONC, O_DURATION, O_SEED,
            O_SETTLE, O_JSON, O_JUNIT, O_QUIET, O_CHAOS_CMD, O_CHAOS_EVERY, O_DB, O_PREFIX,
            O_PRINT, O_SCHED_ONLY, O_MOCK, O_WITNESSES, O_HISTORY, O_SOAK, O_PROFILE, O_HELP,
-           O_VERSION, O_OUT, O_NO_OUT, O_CHECK };
+           O_VERSION, O_OUT, O_NO_OUT, O_CHECK, O_THRESHOLD, O_SCENARIO_FILE };
     static const struct option opts[] = {
         {"target", required_argument, NULL, O_TARGET},
         {"gateway", required_argument, NULL, O_GATEWAY},
@@ -224,6 +324,8 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         {"out", required_argument, NULL, O_OUT},
         {"no-out", no_argument, NULL, O_NO_OUT},
         {"check", required_argument, NULL, O_CHECK},
+        {"threshold", required_argument, NULL, O_THRESHOLD},
+        {"scenario-file", required_argument, NULL, O_SCENARIO_FILE},
         {NULL, 0, NULL, 0},
     };
     char url[256];
@@ -361,6 +463,13 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         case O_VERSION:
             printf("idempay-sim %s\n", SIM_VERSION);
             exit(0);
+        case O_THRESHOLD:
+            if (sim_add_threshold(optarg, a) < 0)
+                return 2;
+            break;
+        case O_SCENARIO_FILE:
+            a->scenario_file_path = optarg;
+            break;
         default:
             fprintf(stderr, "idempay-sim: unknown option or missing value: %s\n",
                     argv[optind - 1]);
@@ -382,6 +491,8 @@ static int sim_parse_args(int argc, char **argv, sim_args *a)
         return 2;
     }
     if (profile_path != NULL && sim_load_profile(profile_path, a) != 0)
+        return 2;
+    if (sim_finish_ci_args(argc, argv, a) < 0)
         return 2;
     if (!a->seed_given)
         a->seed = sim_entropy() >> 1;
@@ -470,18 +581,22 @@ static int sim_soak(sim_args *a, int argc, char **argv)
             a->seed = sim_entropy() >> 1;
             sim_make_prefix(a->prefix);
         }
-        printf("soak: run %d, seed %llu\n", n, (unsigned long long)a->seed);
-        fflush(stdout);
+        fprintf(a->human, "soak: run %d, seed %llu\n", n, (unsigned long long)a->seed);
+        fflush(a->human);
         int rc = sim_run_once(a, argc, argv);
         clock_gettime(CLOCK_MONOTONIC, &now);
         double min = (double)(now.tv_sec - t0.tv_sec) / 60.0;
         if (rc != 0 || sim_stop) {
-            printf("soak: run %d (seed %llu) %s after %.1f min\n", n, (unsigned long long)a->seed,
-                   rc == 1 ? "found a violation" : "could not be carried out", min);
+            fprintf(a->human, "soak: run %d (seed %llu) %s after %.1f min\n", n,
+                    (unsigned long long)a->seed,
+                    rc == 1   ? "found a violation"
+                    : rc == 3 ? "failed a threshold"
+                              : "could not be carried out",
+                    min);
             return rc != 0 ? rc : 2;
         }
         if (min >= a->soak_min) {
-            printf("soak: %d run(s), every invariant held, %.1f min\n", n, min);
+            fprintf(a->human, "soak: %d run(s), every invariant held, %.1f min\n", n, min);
             return 0;
         }
     }
@@ -491,8 +606,11 @@ int main(int argc, char **argv)
 {
     sim_args a;
     int rc = sim_parse_args(argc, argv, &a);
-    if (rc != 0)
+    if (rc != 0) {
+        /* CI reads the verdict of a run that could not start too */
+        report_result_line(sim_stdout_reports(argc, argv) ? stderr : stdout, rc, NULL);
         return rc;
+    }
     if (a.check_dir != NULL) /* a saved run, judged again offline */
         return results_check(a.check_dir, a.max_witnesses);
     struct sigaction sa;
@@ -503,5 +621,6 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     rc = a.soak_min > 0 ? sim_soak(&a, argc, argv) : sim_run_once(&a, argc, argv);
     profile_free(a.profile);
+    scenario_file_free(a.scenario_file);
     return rc;
 }

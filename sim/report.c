@@ -9,6 +9,7 @@
 
 #include "http_client.h"
 #include "money.h"
+#include "threshold.h"
 #include "witness.h"
 
 static const char *const inv_short[INV_COUNT] = {
@@ -240,13 +241,24 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
     }
     if (c != NULL && c->unreadable > 0)
         fprintf(out, "\n%zu order(s) could not be read at the end\n", c->unreadable);
+    threshold_human(r->thresholds, r->nthresholds, out);
     if (r->error)
         fprintf(out, "\nerror: %s\n", r->error);
-    const char *verdict = r->exit_code == 0   ? "PASS: every invariant held"
-                          : r->exit_code == 1 ? "FAIL: invariant(s) violated"
-                                              : "ERROR: the run could not be carried out";
-    fprintf(out, "\nresult: %s (exit %d, seed %llu)\n", verdict, r->exit_code,
-            (unsigned long long)r->seed);
+    fputc('\n', out);
+    report_result_line(out, r->exit_code, &r->seed);
+}
+
+void report_result_line(FILE *out, int exit_code, const uint64_t *seed)
+{
+    const char *verdict = exit_code == 0   ? "PASS: every invariant held"
+                          : exit_code == 1 ? "FAIL: invariant(s) violated"
+                          : exit_code == 3 ? "THRESHOLD: every invariant held, a threshold failed"
+                                           : "ERROR: the run could not be carried out";
+    if (seed != NULL)
+        fprintf(out, "result: %s (exit %d, seed %llu)\n", verdict, exit_code,
+                (unsigned long long)*seed);
+    else
+        fprintf(out, "result: %s (exit %d)\n", verdict, exit_code);
 }
 
 static json_t *report_hist_json(const sim_hist *h)
@@ -343,6 +355,7 @@ int report_json(const sim_report *r, const char *path)
     json_object_set_new(root, "exit_code", json_integer(r->exit_code));
     json_object_set_new(root, "result", json_string(r->exit_code == 0   ? "pass"
                                                     : r->exit_code == 1 ? "fail"
+                                                    : r->exit_code == 3 ? "threshold"
                                                                         : "error"));
     json_object_set_new(root, "error", r->error ? json_string(r->error) : json_null());
     json_object_set_new(root, "orders", json_integer((json_int_t)r->sched->norders));
@@ -463,6 +476,7 @@ int report_json(const sim_report *r, const char *path)
     json_object_set_new(root, "profile", json_string(r->profile ? r->profile : "idempay"));
     if (r->skipped != NULL && r->skipped[0])
         json_object_set_new(root, "skipped", json_string(r->skipped));
+    json_object_set_new(root, "thresholds", threshold_json(r->thresholds, r->nthresholds));
 
     int rc;
     if (strcmp(path, "-") == 0)
@@ -471,6 +485,24 @@ int report_json(const sim_report *r, const char *path)
         rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 ? 0 : -1;
     json_decref(root);
     return rc;
+}
+
+/* Seconds the phases of scenario sc ran (each phase from its start to the
+ * next phase's, the last to the end of the traffic); the whole traffic for
+ * violations of no scenario; 0 when the phase times are unknown. */
+static double report_scenario_span(const sim_report *r, int sc)
+{
+    if (sc == CHK_UNATTRIBUTED || r->phase_s == NULL)
+        return sc == CHK_UNATTRIBUTED ? r->traffic_s : 0.0;
+    double span = 0.0;
+    for (size_t p = 0; p < r->sched->nphases; p++) {
+        if (r->sched->phases[p].scenario != sc || r->phase_s[p] < 0)
+            continue;
+        double end = p + 1 < r->sched->nphases && r->phase_s[p + 1] >= 0 ? r->phase_s[p + 1]
+                                                                          : r->traffic_s;
+        span += end > r->phase_s[p] ? end - r->phase_s[p] : 0.0;
+    }
+    return span;
 }
 
 int report_junit(const sim_report *r, const char *path)
@@ -488,6 +520,8 @@ int report_junit(const sim_report *r, const char *path)
             failures += c->count[sc][i] > 0;
         }
     }
+    tests += r->nthresholds;
+    failures += threshold_failed(r->thresholds, r->nthresholds);
     int errors = (c == NULL || r->exit_code == 2) ? 1 : 0;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f, "<testsuites name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
@@ -509,8 +543,9 @@ int report_junit(const sim_report *r, const char *path)
         if (!c->ran[sc])
             continue;
         for (int i = 0; i < INV_COUNT; i++) {
-            fprintf(f, "    <testcase classname=\"idempay-sim.%s\" name=\"%s\" time=\"0\"",
-                    sched_scenario_name(sc), checker_invariant_name(i));
+            fprintf(f, "    <testcase classname=\"idempay-sim.%s\" name=\"%s\" time=\"%.6f\"",
+                    sched_scenario_name(sc), checker_invariant_name(i),
+                    report_scenario_span(r, sc) + c->check_s[i]);
             if (c->count[sc][i] == 0) {
                 fprintf(f, "/>\n");
                 continue;
@@ -537,9 +572,10 @@ int report_junit(const sim_report *r, const char *path)
             fprintf(f, "</failure>\n    </testcase>\n");
         }
     }
+    threshold_junit(r->thresholds, r->nthresholds, r->traffic_s, f);
     if (errors) {
-        fprintf(f, "    <testcase classname=\"idempay-sim.run\" name=\"carried_out\" time=\"0\">"
-                   "\n      <error message=\"");
+        fprintf(f, "    <testcase classname=\"idempay-sim.run\" name=\"carried_out\" "
+                   "time=\"%.3f\">\n      <error message=\"", r->total_s);
         report_xml_escape(f, r->error ? r->error : "the run could not be carried out");
         fprintf(f, "\"/>\n    </testcase>\n");
     }

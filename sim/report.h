@@ -12,6 +12,8 @@
 #include "history.h"
 #include "schedule.h"
 
+struct sim_threshold; /* threshold.h */
+
 /* One run of the chaos command. */
 typedef struct {
     int64_t at_us;        /* when it started, from the run start */
@@ -48,8 +50,10 @@ typedef struct {
     const char *skipped;       /* scenarios the profile cannot run, with why ("" / NULL: none) */
     char *const *journal;      /* per schedule order: the mock's journal of it as text lines
                                   (NULL entries, or NULL: not fetched) */
-    int exit_code;             /* 0, 1, 2 */
+    int exit_code;             /* 0, 1, 2, 3 (every invariant held, a threshold failed) */
     const char *error;         /* why the run could not be carried out (exit 2) */
+    const struct sim_threshold *thresholds; /* --threshold gates, measured (NULL: none) */
+    size_t nthresholds;
 } sim_report;
 
 /* A zeroed report with empty histograms. */
@@ -59,10 +63,18 @@ void report_init(sim_report *r);
  * as one line each, up to 100). */
 void report_human(const sim_report *r, FILE *out, size_t max_witnesses);
 
+/* The closing line of every run: "result: PASS: every invariant held (exit
+ * 0, seed S)", FAIL (1), ERROR (2), THRESHOLD (3); without "seed" when
+ * seed is NULL (the arguments were refused before one was chosen). */
+void report_result_line(FILE *out, int exit_code, const uint64_t *seed);
+
 /* Writes the JSON report to path ("-" = stdout). Returns 0 or -1 (errno). */
 int report_json(const sim_report *r, const char *path);
 
-/* Writes the JUnit XML report to path ("-" = stdout). Returns 0 or -1. */
+/* Writes the JUnit XML report to path ("-" = stdout). Returns 0 or -1.
+ * A scenario x invariant testcase's time is the span of the scenario's
+ * phases (the traffic judged) plus the checker's time on the invariant;
+ * a threshold's is the traffic time; the carried_out error's the run's. */
 int report_junit(const sim_report *r, const char *path);
 
 /* Writes every client operation of the history as one JSON object per line

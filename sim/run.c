@@ -4,7 +4,6 @@
 #include "run.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,22 +21,17 @@
 #include "profile.h"
 #include "report.h"
 #include "results.h"
+#include "progress.h"
+#include "scenario_file.h"
 #include "scenarios.h"
 #include "settle.h"
+#include "threshold.h"
 #include "windows.h"
 
 #define DEFAULT_KEY "idempaydevkey0123456789abcdefABC"
 #define RUN_SETTLE_POLL_NS 500000000L
 
 volatile int sim_stop;
-
-typedef struct {
-    driver *d;
-    const sim_schedule *s;
-    volatile size_t phase;
-    volatile int stop;
-    pthread_t thread;
-} run_progress;
 
 typedef struct {
     const sim_args *a;
@@ -50,7 +44,9 @@ typedef struct {
     sim_report rep;
     driver *d;
     chaos *ch;
-    run_progress prog;
+    progress *prog;             /* the progress line(s) on stderr, NULL: none */
+    sim_threshold *thresholds;  /* --threshold, measured on this run */
+    struct timespec started;    /* when sim_run began (the time of a run that could not start) */
     sim_history hist;
     sim_row *api_rows, *db_rows;
     size_t *pending;
@@ -77,13 +73,23 @@ static const sim_profile *run_profile(const run_ctx *c)
     return c->a->profile != NULL ? c->a->profile : profile_builtin();
 }
 
+/* Where the human output goes: stdout, unless a report took it ('-'). */
+static FILE *run_out(const sim_args *a)
+{
+    return a->human != NULL ? a->human : stdout;
+}
+
 /* ---- the schedule ---- */
 
 static int run_schedule(run_ctx *c)
 {
     const sim_args *a = c->a;
+    FILE *out = run_out(a);
     char err[512] = "";
-    if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err, sizeof(err)) < 0) {
+    if (a->scenario_file != NULL) {
+        c->mask = scenario_file_mask(a->scenario_file);
+    } else if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err,
+                               sizeof(err)) < 0) {
         fprintf(stderr, "idempay-sim: %s\n", err);
         return 2;
     }
@@ -100,7 +106,9 @@ static int run_schedule(run_ctx *c)
                      .chaos_every_s = a->chaos_every_s, .mock_override = a->mock_override,
                      .windows = &c->w};
     sched_init(&c->s, a->seed);
-    if (scenarios_build(&c->s, &plan, err, sizeof(err)) < 0) {
+    if ((a->scenario_file != NULL
+             ? scenario_file_build(a->scenario_file, &plan, &c->s, err, sizeof(err))
+             : scenarios_build(&c->s, &plan, err, sizeof(err))) < 0) {
         fprintf(stderr, "idempay-sim: %s\n", err);
         return 2;
     }
@@ -108,14 +116,14 @@ static int run_schedule(run_ctx *c)
         fprintf(stderr, "idempay-sim: cannot compute the schedule digest\n");
         return 2;
     }
-    printf("seed: %llu\n", (unsigned long long)a->seed);
-    printf("schedule digest: %s\n", c->digest);
+    fprintf(out, "seed: %llu\n", (unsigned long long)a->seed);
+    fprintf(out, "schedule digest: %s\n", c->digest);
     if (c->skipped[0])
-        printf("skipped (the target profile %s lacks what they need): %s\n",
-               run_profile(c)->name, c->skipped);
+        fprintf(out, "skipped (the target profile %s lacks what they need): %s\n",
+                run_profile(c)->name, c->skipped);
     if (a->print_schedule)
-        sched_print(&c->s, stdout);
-    fflush(stdout);
+        sched_print(&c->s, out);
+    fflush(out);
     c->need_gateway = (c->mask & ~(1u << SC_PING)) != 0;
     return 0;
 }
@@ -123,19 +131,22 @@ static int run_schedule(run_ctx *c)
 static void run_banner(const run_ctx *c)
 {
     const sim_args *a = c->a;
+    FILE *out = run_out(a);
     if (a->quiet)
         return;
-    printf("order prefix: %s\n", a->prefix);
-    printf("target: %s%s%s\n", a->target, c->need_gateway ? "  gateway: " : "",
-           c->need_gateway ? a->gateway : "");
-    printf("orders: %zu  tasks: %zu  phases: %zu  concurrency: %d  duration budget: %.0f s\n",
-           c->s.norders, c->s.ntasks, c->s.nphases, a->concurrency, a->duration_s);
+    fprintf(out, "order prefix: %s\n", a->prefix);
+    fprintf(out, "target: %s%s%s\n", a->target, c->need_gateway ? "  gateway: " : "",
+            c->need_gateway ? a->gateway : "");
+    fprintf(out, "orders: %zu  tasks: %zu  phases: %zu  concurrency: %d  duration budget: %.0f s\n",
+            c->s.norders, c->s.ntasks, c->s.nphases, a->concurrency, a->duration_s);
     if (c->mask & (1u << SC_NEMESIS))
-        printf("service windows (%s): %s\n",
-               c->w.from_env ? "IDEMPAY_* environment, defaults for the rest"
-                             : "the service's defaults: no IDEMPAY_* window set",
-               c->windows_text);
-    fflush(stdout);
+        fprintf(out, "service windows (%s): %s\n",
+                c->w.from_env ? "IDEMPAY_* environment, defaults for the rest"
+                              : "the service's defaults: no IDEMPAY_* window set",
+                c->windows_text);
+    if (a->scenario_file_path != NULL)
+        fprintf(out, "scenario file: %s\n", a->scenario_file_path);
+    fflush(out);
 }
 
 /* ---- preflight: both ends answer before anything is sent ---- */
@@ -214,7 +225,7 @@ static int run_on_phase(void *arg, size_t phase)
     run_ctx *c = arg;
     const sched_phase *ph = &c->s.phases[phase];
     char err[512];
-    c->prog.phase = phase;
+    progress_phase(c->prog, phase);
     if (!c->need_gateway)
         return 0;
     if (run_configure(c, ph->mock_config, err, sizeof(err)) < 0) {
@@ -224,37 +235,6 @@ static int run_on_phase(void *arg, size_t phase)
         return -1;
     }
     return 0;
-}
-
-/* ---- progress line ---- */
-
-static void *run_progress_main(void *arg)
-{
-    run_progress *p = arg;
-    uint64_t last_ops = 0;
-    struct timespec last, now;
-    clock_gettime(CLOCK_MONOTONIC, &last);
-    while (!p->stop) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000L};
-        nanosleep(&ts, NULL);
-        driver_progress_t pr;
-        driver_progress(p->d, &pr);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double dt = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) / 1e9;
-        uint64_t ops = pr.outcome[OUT_OK] + pr.outcome[OUT_FAIL] + pr.outcome[OUT_UNKNOWN];
-        size_t ph = p->phase < p->s->nphases ? p->phase : p->s->nphases - 1;
-        fprintf(stderr, "\r\033[K[%zu/%zu %s/%s] tasks %llu/%llu  ok %llu fail %llu unknown %llu  %.0f req/s",
-                ph + 1, p->s->nphases, sched_scenario_name(p->s->phases[ph].scenario),
-                p->s->phases[ph].label, (unsigned long long)pr.tasks_done,
-                (unsigned long long)p->s->ntasks, (unsigned long long)pr.outcome[OUT_OK],
-                (unsigned long long)pr.outcome[OUT_FAIL],
-                (unsigned long long)pr.outcome[OUT_UNKNOWN],
-                dt > 0 ? (double)(ops - last_ops) / dt : 0.0);
-        last_ops = ops;
-        last = now;
-    }
-    fprintf(stderr, "\r\033[K");
-    return NULL;
 }
 
 static int64_t run_clock(void *arg)
@@ -320,10 +300,8 @@ static void run_chaos_of(const sim_schedule *s, size_t first, size_t last,
 static void run_traffic(run_ctx *c)
 {
     const sim_schedule *s = &c->s;
-    c->prog = (run_progress){.d = c->d, .s = s};
-    int show = !c->a->quiet && isatty(STDERR_FILENO);
-    if (show && pthread_create(&c->prog.thread, NULL, run_progress_main, &c->prog) != 0)
-        show = 0;
+    if (!c->a->quiet)
+        c->prog = progress_start(c->d, s, stderr, isatty(STDERR_FILENO));
     int64_t t0 = driver_now_us(c->d);
     for (size_t p = 0; p < s->nphases && !sim_stop && !c->phase_failed;) {
         size_t last = p + 1;
@@ -343,10 +321,8 @@ static void run_traffic(run_ctx *c)
         c->phase_s[p] = at < 0 ? -1.0 : (double)(at - t0) / 1e6;
     }
     c->rep.traffic_s = (double)(driver_now_us(c->d) - t0) / 1e6;
-    if (show) {
-        c->prog.stop = 1;
-        pthread_join(c->prog.thread, NULL);
-    }
+    progress_stop(c->prog);
+    c->prog = NULL;
     if (c->ch != NULL)
         c->rep.chaos = chaos_events(c->ch, &c->rep.nchaos);
 }
@@ -427,6 +403,7 @@ static int run_settle(run_ctx *c)
         c->pending[i] = i;
     if (!c->a->quiet)
         fprintf(stderr, "settling: up to %.0f s\n", settle_s);
+    int64_t said = t0;
     for (;;) {
         driver_read_orders(c->d, c->pending, n, c->api_rows);
         if (run_read_ledger(c) < 0)
@@ -435,6 +412,10 @@ static int run_settle(run_ctx *c)
                            c->pending);
         if (n == 0 || driver_now_us(c->d) >= deadline || sim_stop)
             break;
+        if (!c->a->quiet && driver_now_us(c->d) - said >= (int64_t)(PROGRESS_LOG_EVERY_S * 1e6)) {
+            said = driver_now_us(c->d);
+            progress_settling(stderr, (double)(said - t0) / 1e6, settle_s, n);
+        }
         struct timespec ts = {.tv_sec = 0, .tv_nsec = RUN_SETTLE_POLL_NS};
         nanosleep(&ts, NULL);
     }
@@ -518,14 +499,49 @@ static void run_journals(run_ctx *c)
     c->rep.journal = c->journal;
 }
 
+/* --threshold: measured once the invariants are judged; a failed one makes
+ * a run that held every invariant exit 3 (1 and 2 keep theirs). */
+static int run_thresholds(run_ctx *c, int rc)
+{
+    const sim_args *a = c->a;
+    if (a->nthresholds == 0)
+        return rc;
+    c->thresholds = calloc(a->nthresholds, sizeof(*c->thresholds));
+    if (c->thresholds == NULL)
+        return rc;
+    memcpy(c->thresholds, a->thresholds, a->nthresholds * sizeof(*c->thresholds));
+    c->rep.thresholds = c->thresholds;
+    c->rep.nthresholds = a->nthresholds;
+    if (rc == 2)
+        return rc; /* nothing honest to measure: each is reported "not evaluated" */
+    if (threshold_eval(c->thresholds, a->nthresholds, &c->rep) > 0 && rc == 0)
+        rc = 3;
+    c->rep.exit_code = rc;
+    return rc;
+}
+
+/* Seconds since sim_run began. */
+static double run_elapsed_s(const run_ctx *c)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - c->started.tv_sec) +
+           (double)(now.tv_nsec - c->started.tv_nsec) / 1e9;
+}
+
 static int run_report(run_ctx *c, int rc)
 {
     const sim_args *a = c->a;
-    if (rc == 2 && c->d == NULL)
+    FILE *human = run_out(a);
+    if (c->rep.total_s <= 0)
+        c->rep.total_s = run_elapsed_s(c); /* the run never started: the time until it gave up */
+    if (rc == 2 && c->d == NULL) {
         fprintf(stderr, "idempay-sim: %s\n", c->rep.error);
-    else
-        report_human(&c->rep, stdout, a->max_witnesses);
-    fflush(stdout);
+        report_result_line(human, rc, &a->seed);
+    } else {
+        report_human(&c->rep, human, a->max_witnesses);
+    }
+    fflush(human);
     struct {
         const char *path;
         int (*write)(const sim_report *, const char *);
@@ -556,6 +572,7 @@ static void run_free(run_ctx *c)
         free(c->journal[i]);
     free(c->journal);
     free(c->mock_known);
+    free(c->thresholds);
     sched_free(&c->s);
 }
 
@@ -618,9 +635,12 @@ int sim_run(const sim_args *a)
     }
     c->a = a;
     c->notifications = -1;
+    clock_gettime(CLOCK_MONOTONIC, &c->started);
     history_init(&c->hist);
     int rc = run_schedule(c);
     if (rc != 0 || a->schedule_only) {
+        if (rc != 0)
+            report_result_line(run_out(a), rc, &a->seed);
         run_free(c);
         free(c);
         return rc;
@@ -652,6 +672,7 @@ int sim_run(const sim_args *a)
     c->rep.obs = &obs;
     c->rep.notifications_sent = c->notifications;
     rc = run_judge(c, &obs);
+    rc = run_thresholds(c, rc);
     run_journals(c);
     rc = run_report(c, rc);
     rc = run_save(c, rc);

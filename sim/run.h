@@ -8,9 +8,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "profile.h"
 #include "schedule.h"
+
+struct sim_threshold;       /* threshold.h */
+struct sim_scenario_file;   /* scenario_file.h */
 
 typedef struct {
     char target[256];
@@ -43,14 +47,22 @@ typedef struct {
     const char *check_dir;     /* --check DIR: judge a saved run, offline */
     sim_profile *profile;      /* --profile FILE, owned by the caller (NULL: the built-in
                                   idempay profile) */
+    /* Output CI can use, and scenario files: */
+    FILE *human;               /* the human report, seed and banner: stdout, or stderr when
+                                  --json/--junit/--history '-' takes stdout (NULL: stdout) */
+    const struct sim_threshold *thresholds; /* --threshold, parsed (copied by each run) */
+    size_t nthresholds;
+    struct sim_scenario_file *scenario_file; /* --scenario-file, loaded (NULL: none) */
+    const char *scenario_file_path;
 } sim_args;
 
 /* Set by SIGINT / SIGTERM: the run stops sending and reports (exit 2). */
 extern volatile int sim_stop;
 
 /* Runs the simulator once with a. Prints the seed and digest first, then
- * the report. Returns the exit status: 0 every invariant held, 1 a
- * violation, 2 the run could not be carried out. */
+ * the report, ending with a result: line (also when the run cannot start).
+ * Returns the exit status: 0 every invariant held, 1 a violation, 2 the run
+ * could not be carried out, 3 every invariant held but a --threshold failed. */
 int sim_run(const sim_args *a);
 
 #endif

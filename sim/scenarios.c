@@ -21,6 +21,11 @@ static const unsigned sc_weight[SC_COUNT] = {
     [SC_PING] = 10,
 };
 
+unsigned scenarios_weight(int scenario)
+{
+    return scenario >= 0 && scenario < SC_COUNT ? sc_weight[scenario] : 0;
+}
+
 unsigned scenarios_all_mask(int chaos)
 {
     unsigned m = 0;
@@ -897,9 +902,7 @@ static int sc_generate(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t
     }
 }
 
-/* The flags that shape the schedule (and, with the nemesis, the windows
- * it aims at), for the digest. */
-static void sc_params(sim_schedule *s, const sim_plan *plan)
+void scenarios_params(const sim_plan *plan, char *out, size_t outlen)
 {
     char wtext[160] = "";
     if (plan->mask & (1u << SC_NEMESIS)) {
@@ -910,7 +913,7 @@ static void sc_params(sim_schedule *s, const sim_plan *plan)
             windows_defaults(&w);
         windows_describe(&w, wtext, sizeof(wtext));
     }
-    snprintf(s->params, sizeof(s->params),
+    snprintf(out, outlen,
              "mask=%u orders=%zu duration_ms=%llu concurrency=%d chaos=%d chaos_every_ms=%llu%s%s",
              plan->mask, plan->orders, (unsigned long long)(plan->duration_s * 1000.0),
              plan->concurrency, plan->chaos,
@@ -934,7 +937,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
         snprintf(err, errlen, "no scenario selected");
         return -1;
     }
-    sc_params(s, plan);
+    scenarios_params(plan, s->params, sizeof(s->params));
     size_t given = 0;
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (!(plan->mask & (1u << sc)))
@@ -944,6 +947,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
         g.s = s;
         g.scenario = sc;
         g.override = plan->mock_override;
+        g.client = plan->client;
         g.err = err;
         g.errlen = errlen;
         uint64_t st = s->seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(sc + 1));

@@ -20,7 +20,13 @@ typedef struct {
     double chaos_every_s;     /* its period (crash lasts at least 2.5 periods) */
     const char *mock_override;/* JSON object merged into every phase's mock config, or NULL */
     const sim_windows *windows;/* the service's windows the nemesis aims at (NULL: defaults) */
+    const struct gen_client_override *client; /* a scenario file's client behaviour, applied
+                                                 to every generator's clients (NULL: none) */
 } sim_plan;
+
+/* A scenario's weight in a mix: its share of the orders (ping: none) and
+ * of the duration (nemesis: none, its length follows the windows). */
+unsigned scenarios_weight(int scenario);
 
 /* The mask of "all": every scenario but ping, and crash only with chaos. */
 unsigned scenarios_all_mask(int chaos);
@@ -34,6 +40,10 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
  * Scenarios run in contract order. Returns 0, or -1 with a message in err
  * (bad mock override, out of memory, too many orders). */
 int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t errlen);
+
+/* The flags that shape the schedule of plan (and, with the nemesis, the
+ * windows it aims at) as the digest's parameters line, into out. */
+void scenarios_params(const sim_plan *plan, char *out, size_t outlen);
 
 /* Faults of one of the mock's other endpoints ("endpoints" in its config). */
 typedef enum { EP_ORDERQUERY = 0, EP_CLOSEORDER, EP_REFUND, EP_DOWNLOADBILL, EP_COUNT } sim_endpoint;
