@@ -30,7 +30,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/timeline.c sim/timeline.h \
 	sim/report_charts.c sim/report_charts.h \
 	sim/report_html.c sim/report_html.h \
-	sim/results.c sim/results.h
+	sim/results.c sim/results.h \
 	sim/progress.c sim/progress.h \
 	sim/threshold.c sim/threshold.h \
 	sim/scenario_file.c sim/scenario_file.h
