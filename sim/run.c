@@ -584,7 +584,8 @@ static int run_save(const run_ctx *c, int rc)
     const sim_args *a = c->a;
     if (a->no_out)
         return rc;
-    saved_run_meta m = {.recipe = {.scenarios = a->scenarios, .orders = a->orders,
+    saved_run_meta m = {.recipe = {.scenarios = a->scenarios, .mask = c->mask,
+                                   .scenario_file = a->scenario_file_path, .orders = a->orders,
                                    .duration_s = a->duration_s, .concurrency = a->concurrency,
                                    .chaos = a->chaos_cmd != NULL,
                                    .chaos_every_s = a->chaos_every_s,

@@ -45,6 +45,11 @@ static json_t *sr_recipe_json(const saved_recipe *rc)
                           "concurrency", rc->concurrency, "chaos", rc->chaos != 0,
                           "chaos_every_s", rc->chaos_every_s, "windows",
                           sr_windows_json(&rc->windows));
+    if (j != NULL) {
+        json_object_set_new(j, "mask", json_integer((json_int_t)rc->mask));
+        if (rc->scenario_file != NULL)
+            json_object_set_new(j, "scenario_file", json_string(SAVED_SCENARIO_FILE));
+    }
     if (j != NULL)
         json_object_set_new(j, "mock_override",
                             rc->mock_override ? json_string(rc->mock_override) : json_null());
@@ -160,9 +165,30 @@ static int sr_write_orders(const char *dir, const sim_report *r, char *err, size
     return saved_run_dump(dir, SAVED_ORDERS, json_pack("{s:o}", "orders", a), err, errlen);
 }
 
+/* The scenario file as it was read (its canonical hash is in the digest). */
+static int sr_copy_scenario_file(const char *dir, const char *from, char *err, size_t errlen)
+{
+    char path[4096];
+    json_error_t je;
+    json_t *j = json_load_file(from, JSON_REJECT_DUPLICATES, &je);
+    int rc = -1;
+    snprintf(path, sizeof(path), "%s/%s", dir, SAVED_SCENARIO_FILE);
+    if (j == NULL)
+        snprintf(err, errlen, "%s: %s", from, je.text);
+    else if (json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    else
+        rc = 0;
+    json_decref(j);
+    return rc;
+}
+
 int saved_run_write(const char *dir, const sim_report *r, const saved_run_meta *m, char *err,
                     size_t errlen)
 {
+    if (m->recipe.scenario_file != NULL &&
+        sr_copy_scenario_file(dir, m->recipe.scenario_file, err, errlen) < 0)
+        return -1;
     if (sr_write_schedule(dir, r, m, err, errlen) < 0 || sr_write_chaos(dir, r, err, errlen) < 0 ||
         saved_run_write_meta(dir, r, m, err, errlen) < 0)
         return -1;

@@ -25,6 +25,8 @@
  * windows the nemesis read (scenarios_build's input). */
 typedef struct {
     const char *scenarios;     /* --scenario as given ("all") */
+    unsigned mask;             /* the scenarios built (after the target profile's skips) */
+    const char *scenario_file; /* --scenario-file's path, or NULL (copied into the folder) */
     size_t orders;
     double duration_s;
     int concurrency;

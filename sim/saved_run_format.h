@@ -16,6 +16,7 @@
 #define SAVED_LEDGER "ledger.json"
 #define SAVED_ORDERS "orders.json"
 #define SAVED_HISTORY "history.jsonl"
+#define SAVED_SCENARIO_FILE "scenario.json" /* a copy of --scenario-file, when given */
 
 /* "unread", "absent", "present", "error" (sim_row_state), and back (-1). */
 const char *saved_row_state_name(int state);

@@ -10,6 +10,7 @@
 
 #include "mock_admin.h"
 #include "saved_run_format.h"
+#include "scenario_file.h"
 #include "scenarios.h"
 
 static json_t *sl_read(const char *dir, const char *name, char *err, size_t errlen)
@@ -59,6 +60,24 @@ static void sl_recipe(json_t *rj, saved_run *out)
     win->from_env = (int)sl_int(w, "from_env");
 }
 
+/* Builds the schedule from the plan, through the saved copy of the scenario
+ * file when the run had one (file: its name in dir, or NULL). */
+static int sl_build(const char *dir, const char *file, const sim_plan *plan, saved_run *out,
+                    char *err, size_t errlen)
+{
+    char path[4096];
+    sim_scenario_file *f;
+    int rc;
+    if (file == NULL)
+        return scenarios_build(&out->sched, plan, err, errlen);
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if ((f = scenario_file_load(path, err, errlen)) == NULL)
+        return -1;
+    rc = scenario_file_build(f, plan, &out->sched, err, errlen);
+    scenario_file_free(f);
+    return rc;
+}
+
 /* schedule.json: the recipe, rebuilt into the schedule; the digest must match. */
 static int sl_schedule(const char *dir, saved_run *out, char *err, size_t errlen)
 {
@@ -84,9 +103,11 @@ static int sl_schedule(const char *dir, saved_run *out, char *err, size_t errlen
     if (out->scenarios == NULL ||
         scenarios_parse(out->scenarios, plan.chaos, &mask, err, errlen) < 0)
         goto out;
-    plan.mask = mask;
-    if (scenarios_build(&out->sched, &plan, err, errlen) < 0 ||
-        sched_digest(&out->sched, out->digest) < 0)
+    /* the scenarios built: after a target profile's skips (older folders: all) */
+    plan.mask = json_is_integer(json_object_get(rj, "mask"))
+                    ? (unsigned)json_integer_value(json_object_get(rj, "mask")) : mask;
+    if (sl_build(dir, json_string_value(json_object_get(rj, "scenario_file")), &plan, out, err,
+                 errlen) < 0 || sched_digest(&out->sched, out->digest) < 0)
         goto out;
     if (strcmp(out->digest, digest) != 0) {
         snprintf(err, errlen, "the rebuilt schedule's digest %s is not the saved %s: the run "

@@ -234,4 +234,27 @@ def check_refuses_an_edited_recipe():
     check(out.returncode == 2 and "digest" in out.stderr, f"exit {out.returncode}: {out.stderr}")
 
 
+@test
+def check_judges_a_scenario_file_run_and_a_profile_run_again():
+    # the schedule of a --scenario-file run comes from the file (kept as
+    # scenario.json in the folder), a --profile run's from the scenarios the
+    # profile could run: --check rebuilds both to the saved digest
+    out_dir = os.path.join(TMP, "recipes")
+    runs = [["--scenario-file", os.path.join(ROOT, "sim", "scenarios", "timeouts-nodedupe.json"),
+             "--orders", "120", "--duration", "3", "--seed", "77", "--settle", "30", "--quiet"],
+            ["--scenario", "double-click,token-replay", "--orders", "100", "--duration", "3",
+             "--seed", "78", "--settle", "30", "--quiet",
+             "--profile", os.path.join(ROOT, "sim", "profiles", "idempay.json")]]
+    for args in runs:
+        out = sim(*args, "--out", out_dir)
+        check(out.returncode in (0, 1), f"{args}: exit {out.returncode}:\n{out.stderr[-2000:]}")
+        d = os.path.realpath(os.path.join(out_dir, "latest"))
+        check("--scenario-file" not in args or os.path.exists(os.path.join(d, "scenario.json")),
+              f"{d}: the scenario file is not kept")
+        again = sim("--check", d, env=offline_env(), timeout=120)
+        check(again.returncode == out.returncode and
+              result_line(again.stdout) == result_line(out.stdout),
+              f"{args}: --check exit {again.returncode}: {again.stderr[-2000:]}")
+
+
 run_tests(cleanup=None)
