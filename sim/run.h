@@ -28,6 +28,7 @@ typedef struct {
     int quiet;
     const char *chaos_cmd;
     double chaos_every_s;
+    int chaos_every_given;     /* --chaos-every given (it needs --chaos-cmd) */
     int db;
     char prefix[SCHED_PREFIX_MAX + 1];
     int print_schedule;
