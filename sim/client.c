@@ -501,13 +501,20 @@ static client_session_end client_session_run(sim_client *c, const sched_task *t,
 
 /* ---- the tasks ---- */
 
+/* What every paying task starts from: its policy and its order's POST. */
+static void client_task_start(const client_world *w, const sched_task *t, client_policy *pol,
+                              client_pay *p)
+{
+    client_policy_of(t, pol);
+    client_pay_of(w->sched, t, p);
+}
+
 void client_task_pay(sim_client *c, const sched_task *t, long task)
 {
     client_world *w = c->world;
     client_policy pol;
     client_pay p;
-    client_policy_of(t, &pol);
-    client_pay_of(w->sched, t, &p);
+    client_task_start(w, t, &pol, &p);
     if (t->expect_expired) {
         client_token *tr = t->token >= 0 ? &w->tokens[t->token] : NULL;
         /* Only with a short TTL: wait it out, then present the token. */
@@ -524,8 +531,7 @@ void client_task_burst(sim_client *c, const sched_task *t, long task)
     client_world *w = c->world;
     client_policy pol;
     client_pay p;
-    client_policy_of(t, &pol);
-    client_pay_of(w->sched, t, &p);
+    client_task_start(w, t, &pol, &p);
     int definite = 0;
     for (int i = 0; i < t->copies && !client_stopped(w); i++) {
         sim_op op;
@@ -560,8 +566,7 @@ void client_task_mismatch(sim_client *c, const sched_task *t, long task)
     client_world *w = c->world;
     client_policy pol;
     client_pay p;
-    client_policy_of(t, &pol);
-    client_pay_of(w->sched, t, &p);
+    client_task_start(w, t, &pol, &p);
     client_session_run(c, t, task, &pol, &p, 1, pol.max_posts);
     /* Variants only against an order that exists: otherwise a variant would
      * legitimately create it. */

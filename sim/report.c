@@ -531,6 +531,20 @@ int report_json(const sim_report *r, const char *path)
     return rc;
 }
 
+/* Closes a report file (stdout is only flushed). 0, or -1 when anything
+ * written to it failed. */
+static int report_close(FILE *f)
+{
+    int rc = ferror(f) ? -1 : 0;
+    if (f != stdout) {
+        if (fclose(f) != 0)
+            rc = -1;
+    } else {
+        fflush(f);
+    }
+    return rc;
+}
+
 int report_junit(const sim_report *r, const char *path)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
@@ -602,14 +616,7 @@ int report_junit(const sim_report *r, const char *path)
         fprintf(f, "\"/>\n    </testcase>\n");
     }
     fprintf(f, "  </testsuite>\n</testsuites>\n");
-    int rc = ferror(f) ? -1 : 0;
-    if (f != stdout) {
-        if (fclose(f) != 0)
-            rc = -1;
-    } else {
-        fflush(f);
-    }
-    return rc;
+    return report_close(f);
 }
 
 int report_history(const sim_report *r, const char *path)
@@ -665,12 +672,5 @@ int report_history(const sim_report *r, const char *path)
             free(line);
         }
     }
-    int rc = ferror(f) ? -1 : 0;
-    if (f != stdout) {
-        if (fclose(f) != 0)
-            rc = -1;
-    } else {
-        fflush(f);
-    }
-    return rc;
+    return report_close(f);
 }

@@ -210,8 +210,11 @@ static void dc_defaults(dc_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_double_click(gen_ctx *g, const dc_params *p)
+static int gen_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    dc_params params;
+    dc_defaults(&params, orders, budget_ms);
+    const dc_params *p = &params;
     static const char *const labels[2] = {"fast", "slow-nodedupe"};
     size_t per[2] = {p->orders / 2, p->orders - p->orders / 2};
     for (int ph = 0; ph < 2; ph++) {
@@ -289,8 +292,11 @@ static void rs_defaults(rs_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 30, .max_backoff_ms = 200};
 }
 
-static int gen_retry_storm(gen_ctx *g, const rs_params *p)
+static int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    rs_params params;
+    rs_defaults(&params, orders, budget_ms);
+    const rs_params *p = &params;
     static const char *const labels[2] = {"dedupe", "nodedupe"};
     size_t per[2] = {p->orders / 2, p->orders - p->orders / 2};
     for (int ph = 0; ph < 2; ph++) {
@@ -347,8 +353,11 @@ static void cs_defaults(cs_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_callback_storm(gen_ctx *g, const cs_params *p)
+static int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    cs_params params;
+    cs_defaults(&params, orders, budget_ms);
+    const cs_params *p = &params;
     for (int ph = 0; ph < p->phases; ph++) {
         size_t n = p->orders / (size_t)p->phases + ((size_t)ph < p->orders % (size_t)p->phases);
         sim_mock_knobs k;
@@ -497,8 +506,11 @@ static int tr_made_up(gen_ctx *g, const tr_params *p, uint32_t start)
     return 1;
 }
 
-static int gen_token_replay(gen_ctx *g, const tr_params *p)
+static int gen_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    tr_params params;
+    tr_defaults(&params, orders, budget_ms);
+    const tr_params *p = &params;
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 10, 60);
@@ -599,8 +611,11 @@ static int fc_forgery(gen_ctx *g, int target, int never, int first_paid, size_t 
     return 0;
 }
 
-static int gen_forged_callback(gen_ctx *g, const fc_params *p)
+static int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    fc_params params;
+    fc_defaults(&params, orders, budget_ms);
+    const fc_params *p = &params;
     size_t npaid = p->orders / 4 ? p->orders / 4 : 1;
     size_t ndecl = p->orders / 4 ? p->orders / 4 : 1;
     size_t nnever = p->orders > npaid + ndecl ? p->orders - npaid - ndecl : 1;
@@ -659,8 +674,11 @@ static void om_defaults(om_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_order_mismatch(gen_ctx *g, const om_params *p)
+static int gen_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    om_params params;
+    om_defaults(&params, orders, budget_ms);
+    const om_params *p = &params;
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 0, 10);
@@ -706,8 +724,11 @@ static void gc_defaults(gc_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 50, .max_backoff_ms = 300};
 }
 
-static int gen_gateway_chaos(gen_ctx *g, const gc_params *p)
+static int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    gc_params params;
+    gc_defaults(&params, orders, budget_ms);
+    const gc_params *p = &params;
     static const char *const labels[3] = {"errors-declines", "resets-latency", "mix"};
     for (int ph = 0; ph < 3; ph++) {
         size_t n = p->orders / 3 + ((size_t)ph < p->orders % 3);
@@ -785,8 +806,11 @@ static int cr_chaos_plan(gen_ctx *g, const cr_params *p)
     return 0;
 }
 
-static int gen_crash(gen_ctx *g, const cr_params *p)
+static int gen_crash(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    cr_params params;
+    cr_defaults(&params, orders, budget_ms, plan->chaos_every_s);
+    const cr_params *p = &params;
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 10, 40);
@@ -802,11 +826,12 @@ static int gen_crash(gen_ctx *g, const cr_params *p)
 
 /* ---- ping ---- */
 
-static int gen_ping(gen_ctx *g, uint32_t budget_ms, int workers)
+static int gen_ping(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     sim_mock_knobs k;
+    int workers = plan->concurrency > 0 ? plan->concurrency : 1;
     scenarios_mock_defaults(&k);
-    if (gen_phase(g, "ping", &k, budget_ms, 0) < 0)
+    if (gen_phase(g, "ping", &k, budget_ms ? budget_ms : 3000, 0) < 0)
         return -1;
     for (int w = 0; w < workers; w++) {
         sched_task *t = gen_task(g, TASK_PING, -1, 0);
@@ -819,93 +844,25 @@ static int gen_ping(gen_ctx *g, uint32_t budget_ms, int workers)
 
 /* ---- the mix ---- */
 
-/* The table of generators: each fills its scenario's parameters with the
- * defaults for its share of orders and time, then generates. */
-typedef int (*sc_generator)(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget);
+/* The table of generators: each takes its share of orders and time, fills
+ * its scenario's parameter struct with the defaults for that share and
+ * generates. */
+typedef int (*sc_generator)(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 
-static int sc_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    dc_params p;
-    (void)plan;
-    dc_defaults(&p, orders, budget);
-    return gen_double_click(g, &p);
-}
-
-static int sc_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    rs_params p;
-    (void)plan;
-    rs_defaults(&p, orders, budget);
-    return gen_retry_storm(g, &p);
-}
-
-static int sc_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    cs_params p;
-    (void)plan;
-    cs_defaults(&p, orders, budget);
-    return gen_callback_storm(g, &p);
-}
-
-static int sc_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    tr_params p;
-    (void)plan;
-    tr_defaults(&p, orders, budget);
-    return gen_token_replay(g, &p);
-}
-
-static int sc_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    fc_params p;
-    (void)plan;
-    fc_defaults(&p, orders, budget);
-    return gen_forged_callback(g, &p);
-}
-
-static int sc_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    om_params p;
-    (void)plan;
-    om_defaults(&p, orders, budget);
-    return gen_order_mismatch(g, &p);
-}
-
-static int sc_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    gc_params p;
-    (void)plan;
-    gc_defaults(&p, orders, budget);
-    return gen_gateway_chaos(g, &p);
-}
-
-static int sc_crash(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    cr_params p;
-    cr_defaults(&p, orders, budget, plan->chaos_every_s);
-    return gen_crash(g, &p);
-}
-
-static int sc_nemesis(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
+static int gen_nemesis(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     nm_params p;
-    (void)budget;
+    /* budget_ms unused: its length follows the service's windows */
     nemesis_defaults(&p, orders, plan->duration_s, plan->chaos, plan->windows);
     return nemesis_generate(g, &p);
 }
 
-static int sc_ping(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
-{
-    (void)orders;
-    return gen_ping(g, budget ? budget : 3000, plan->concurrency > 0 ? plan->concurrency : 1);
-}
-
 static const sc_generator sc_generators[SC_COUNT] = {
-    [SC_DOUBLE_CLICK] = sc_double_click,       [SC_RETRY_STORM] = sc_retry_storm,
-    [SC_CALLBACK_STORM] = sc_callback_storm,   [SC_TOKEN_REPLAY] = sc_token_replay,
-    [SC_FORGED_CALLBACK] = sc_forged_callback, [SC_ORDER_MISMATCH] = sc_order_mismatch,
-    [SC_GATEWAY_CHAOS] = sc_gateway_chaos,     [SC_CRASH] = sc_crash,
-    [SC_NEMESIS] = sc_nemesis,                 [SC_PING] = sc_ping,
+    [SC_DOUBLE_CLICK] = gen_double_click,       [SC_RETRY_STORM] = gen_retry_storm,
+    [SC_CALLBACK_STORM] = gen_callback_storm,   [SC_TOKEN_REPLAY] = gen_token_replay,
+    [SC_FORGED_CALLBACK] = gen_forged_callback, [SC_ORDER_MISMATCH] = gen_order_mismatch,
+    [SC_GATEWAY_CHAOS] = gen_gateway_chaos,     [SC_CRASH] = gen_crash,
+    [SC_NEMESIS] = gen_nemesis,                 [SC_PING] = gen_ping,
 };
 
 /* The flags that shape the schedule (and, with the nemesis, the windows
