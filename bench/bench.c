@@ -423,7 +423,8 @@ static void usage(void)
             "  exit status: 0 every row measured; 1 a row had errors (not measured); 2 no run\n");
 }
 
-int main(int argc, char **argv)
+/* The command line into cfg, res and opt. Returns 0, or 2 (usage printed). */
+static int bench_args(int argc, char **argv, wl_config *cfg, bench_result *res)
 {
     static const struct option lo[] = {
         {"target", required_argument, 0, 't'},     {"gateway", required_argument, 0, 'g'},
@@ -433,30 +434,23 @@ int main(int argc, char **argv)
         {"key-source", required_argument, 0, 'k'}, {"state-dir", required_argument, 0, 'S'},
         {"pool", required_argument, 0, 'P'},       {"pids", required_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
-    static wl_config cfg;
-    static bench_result res;
-    bench_worker *ws = NULL;
-    MYSQL *db = NULL;
-    proc_set procs;
-    char err[512];
-    bool selected[WL_COUNT];
-    int c, rc = 0, phase_id = 0, workers = 0;
+    int c;
 
-    snprintf(cfg.target, sizeof cfg.target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
-    snprintf(cfg.gateway, sizeof cfg.gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
+    snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
     snprintf(opt.state_dir, sizeof opt.state_dir, "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
     snprintf(opt.key_source, sizeof opt.key_source, "auto");
     opt.settle_max_s = 20;
-    res.concurrency = 32;
-    res.duration_s = 5;
-    res.rounds = 1;
+    res->concurrency = 32;
+    res->duration_s = 5;
+    res->rounds = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
-        case 't': snprintf(cfg.target, sizeof cfg.target, "%s", optarg); break;
-        case 'g': snprintf(cfg.gateway, sizeof cfg.gateway, "%s", optarg); break;
-        case 'c': res.concurrency = atoi(optarg); break;
-        case 'd': res.duration_s = atof(optarg); break;
-        case 'r': res.rounds = atoi(optarg); break;
+        case 't': snprintf(cfg->target, sizeof cfg->target, "%s", optarg); break;
+        case 'g': snprintf(cfg->gateway, sizeof cfg->gateway, "%s", optarg); break;
+        case 'c': res->concurrency = atoi(optarg); break;
+        case 'd': res->duration_s = atof(optarg); break;
+        case 'r': res->rounds = atoi(optarg); break;
         case 'j': snprintf(opt.json_path, sizeof opt.json_path, "%s", optarg); break;
         case 'o': snprintf(opt.only, sizeof opt.only, ",%s,", optarg); break;
         case 's': opt.settle_max_s = atof(optarg); break;
@@ -467,31 +461,205 @@ int main(int argc, char **argv)
         default: usage(); return 2;
         }
     }
-    if (res.concurrency < 1 || res.concurrency > 256 || res.duration_s <= 0 || res.rounds < 1 ||
-        res.rounds > STATS_MAX_RUNS ||
+    if (res->concurrency < 1 || res->concurrency > 256 || res->duration_s <= 0 || res->rounds < 1 ||
+        res->rounds > STATS_MAX_RUNS ||
         (strcmp(opt.key_source, "auto") != 0 && strcmp(opt.key_source, "env") != 0)) {
         usage();
         return 2;
     }
-    for (int w = 0; w < WL_COUNT; w++)
-        selected[w] = res.row[w].selected = bench_selected((wl_kind)w);
+    return 0;
+}
 
-    /* the stack as it runs: its processes and the key they use */
+/* The stack as it runs (its processes and the key they use) and the
+ * workloads' configuration. */
+static void bench_prepare(wl_config *cfg, bench_result *res, bool selected[WL_COUNT])
+{
+    proc_set procs;
+    for (int w = 0; w < WL_COUNT; w++)
+        selected[w] = res->row[w].selected = bench_selected((wl_kind)w);
     proc_discover(opt.state_dir, &procs);
     bench_override_pids(&procs);
-    bench_keys(&procs, &cfg, &res);
-    snprintf(cfg.notify_url, sizeof cfg.notify_url, "%s/api/pay/callback/wechat", cfg.target);
-    snprintf(cfg.run, sizeof cfg.run, "%08ld", (long)(time(NULL) % 100000000L));
-    cfg.concurrency = res.concurrency;
-    cfg.pool_orders = opt.pool > 0 ? opt.pool
-                                   : (long)(BENCH_POOL_RATE * res.duration_s * (1 + BENCH_PACED_SHARE)) *
-                                         res.rounds + 1000;
-    snprintf(res.target, sizeof res.target, "%s", cfg.target);
-    snprintf(res.gateway, sizeof res.gateway, "%s", cfg.gateway);
-    res.cpus = proc_cpu_count();
-    res.load_start = proc_loadavg();
-    wl_init(&cfg);
+    bench_keys(&procs, cfg, res);
+    snprintf(cfg->notify_url, sizeof cfg->notify_url, "%s/api/pay/callback/wechat", cfg->target);
+    snprintf(cfg->run, sizeof cfg->run, "%08ld", (long)(time(NULL) % 100000000L));
+    cfg->concurrency = res->concurrency;
+    cfg->pool_orders = opt.pool > 0 ? opt.pool
+                                    : (long)(BENCH_POOL_RATE * res->duration_s * (1 + BENCH_PACED_SHARE)) *
+                                          res->rounds + 1000;
+    snprintf(res->target, sizeof res->target, "%s", cfg->target);
+    snprintf(res->gateway, sizeof res->gateway, "%s", cfg->gateway);
+    res->cpus = proc_cpu_count();
+    res->load_start = proc_loadavg();
+    wl_init(cfg);
+}
 
+/* Opens n workers into ws; *opened counts those to close. 0 or -1. */
+static int bench_workers_open(bench_worker *ws, int n, int *opened)
+{
+    char err[512];
+    for (; *opened < n; (*opened)++) {
+        bench_worker *bw = &ws[*opened];
+        bw->lat = malloc(BENCH_MAX_SAMPLES * sizeof(double));
+        if (bw->lat == NULL || wl_worker_open(&bw->wl, *opened, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: worker setup: %s\n", bw->lat ? err : "out of memory");
+            free(bw->lat);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Adds a phase's requests and errors to its row. */
+static void bench_count(bench_row *row, const phase_result *ph)
+{
+    row->requests += ph->requests;
+    row->errors += ph->errors;
+    if (ph->errors && !row->first_error[0])
+        snprintf(row->first_error, sizeof row->first_error, "%s", ph->first_error);
+}
+
+/* One workload in one round: the closed loop (throughput, cost), then the
+ * paced loop (latency). *rps gets the closed loop's throughput. 0 or -1. */
+static int bench_workload(bench_worker *ws, MYSQL *db, const bench_result *res, wl_kind w,
+                          bench_row *row, int *phase_id, double *rps)
+{
+    phase_result closed, paced;
+    cost_snapshot before, after;
+
+    cost_take(db, &before, NULL);
+    if (bench_phase(ws, res->concurrency, w, 0, 0, res->duration_s, (*phase_id)++, &closed) != 0)
+        return -1;
+    cost_take(db, &after, &before.procs);
+    bench_count(row, &closed);
+    if (closed.requests <= 0)
+        return 0;
+    stats_add(&row->rps, closed.rps);
+    *rps = closed.rps;
+    cost_record(&before, &after, closed.requests, row);
+    (void)bench_settle();
+    if (bench_phase(ws, res->concurrency, w, 1, closed.rps * BENCH_PACED_SHARE, res->duration_s,
+                    (*phase_id)++, &paced) != 0)
+        return -1;
+    bench_count(row, &paced);
+    stats_add(&row->p50_ms, paced.p50_ms);
+    stats_add(&row->p99_ms, paced.p99_ms);
+    stats_add(&row->paced_rps, paced.rps);
+    return 0;
+}
+
+/* One round of every selected workload, and the ratios within it. 0 or -1. */
+static int bench_round(bench_worker *ws, MYSQL *db, bench_result *res, const bool selected[WL_COUNT],
+                       int round, int *phase_id)
+{
+    double round_rps[WL_COUNT] = {0};
+    wl_kind order[WL_COUNT];
+    int n_order = bench_round_order(round, order);
+    for (int k = 0; k < n_order; k++) {
+        wl_kind w = order[k];
+        bench_row *row = &res->row[w];
+        long errors_before = row->errors;
+        if (!selected[w])
+            continue;
+        double waited = bench_settle();
+        fprintf(stderr, "bench: round %d/%d %s ... (after %.1f s for the stack to quieten)\n",
+                round + 1, res->rounds, wl_name(w), waited);
+        if (bench_workload(ws, db, res, w, row, phase_id, &round_rps[w]) != 0)
+            return -1;
+        if (row->errors > errors_before) {
+            row->rounds_with_errors++;
+            fprintf(stderr, "bench: %s: %ld errors; first: %s\n", wl_name(w),
+                    row->errors - errors_before, row->first_error);
+        }
+    }
+    for (int w = 0; w < WL_COUNT; w++) {
+        wl_kind b = wl_baseline((wl_kind)w);
+        if (round_rps[w] > 0 && round_rps[b] > 0)
+            stats_add(&res->row[w].ratio, round_rps[w] / round_rps[b]);
+        if ((w == WL_PAY || w == WL_CALLBACK) && round_rps[w] > 0 && round_rps[WL_RAWDB] > 0)
+            stats_add(&res->row[w].ratio_rawdb, round_rps[w] / round_rps[WL_RAWDB]);
+    }
+    return 0;
+}
+
+/* Every notification that was answered SUCCESS must have paid its order. */
+static void bench_check_pools(MYSQL *db, bench_result *res, const bool selected[WL_COUNT])
+{
+    static const wl_kind pooled[] = {WL_CALLBACK, WL_RAWCB};
+    for (size_t i = 0; i < sizeof pooled / sizeof pooled[0]; i++) {
+        wl_kind w = pooled[i];
+        long used = wl_pool_used(w), paid;
+        if (!selected[w] || res->row[w].errors)
+            continue;
+        paid = wl_pool_paid(db, w);
+        if (paid != used) {
+            res->row[w].errors += paid < 0 ? 1 : labs(used - paid);
+            snprintf(res->row[w].first_error, sizeof res->row[w].first_error,
+                     "%ld notifications answered as applied, but %ld of their orders are PAID",
+                     used, paid);
+        }
+    }
+}
+
+/* The stack's state at the end, the reports and the exit status. */
+static int bench_finish(bench_result *res, const bool selected[WL_COUNT])
+{
+    proc_set procs;
+    int rc = 0;
+    res->load_end = proc_loadavg();
+    proc_discover(opt.state_dir, &procs);
+    bench_override_pids(&procs);
+    res->n_service = procs.n[PROC_SERVICE];
+    for (int i = 0; i < res->n_service; i++) {
+        res->service_pids[i] = procs.pid[PROC_SERVICE][i];
+        res->service_peak_rss_kb[i] = proc_peak_rss_kb(procs.pid[PROC_SERVICE][i]);
+    }
+    report_print(res);
+    for (int w = 0; w < WL_COUNT; w++)
+        if (selected[w] && !bench_row_measured(res, (wl_kind)w))
+            rc = 1;
+    if (opt.json_path[0] && report_json(res, opt.json_path) != 0) {
+        fprintf(stderr, "bench: cannot write %s\n", opt.json_path);
+        rc = 2;
+    }
+    return rc;
+}
+
+/* Fixtures, workers, the rounds and the reports, over an open db. */
+static int bench_run(MYSQL *db, bench_result *res, const bool selected[WL_COUNT],
+                     bench_worker **wsp, int *workers)
+{
+    char err[512];
+    int phase_id = 0;
+    fprintf(stderr, "bench: merchant key: %s\n", res->key_source);
+    if (wl_fixtures_setup(db, selected, err, sizeof err) != 0) {
+        fprintf(stderr, "bench: setup failed (is the stack up?): %s\n", err);
+        return 2;
+    }
+    *wsp = calloc((size_t)res->concurrency, sizeof **wsp);
+    if (*wsp == NULL || bench_workers_open(*wsp, res->concurrency, workers) != 0)
+        return 2;
+    fprintf(stderr, "bench: concurrency %d, %g s closed loop + %g s paced per workload, %d round%s\n",
+            res->concurrency, res->duration_s, res->duration_s, res->rounds, res->rounds > 1 ? "s" : "");
+    for (int round = 0; round < res->rounds; round++)
+        if (bench_round(*wsp, db, res, selected, round, &phase_id) != 0)
+            return 2;
+    bench_check_pools(db, res, selected);
+    return bench_finish(res, selected);
+}
+
+int main(int argc, char **argv)
+{
+    static wl_config cfg;
+    static bench_result res;
+    bench_worker *ws = NULL;
+    MYSQL *db = NULL;
+    char err[512];
+    bool selected[WL_COUNT];
+    int rc, workers = 0;
+
+    if (bench_args(argc, argv, &cfg, &res) != 0)
+        return 2;
+    bench_prepare(&cfg, &res, selected);
     if (mysql_library_init(0, NULL, NULL) || http_client_global_init())
         return 2;
     db = db_conn_open("idempay", err, sizeof err);
@@ -499,124 +667,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: %s (is the stack up?)\n", err);
         return 2;
     }
-    fprintf(stderr, "bench: merchant key: %s\n", res.key_source);
-    if (wl_fixtures_setup(db, selected, err, sizeof err) != 0) {
-        fprintf(stderr, "bench: setup failed (is the stack up?): %s\n", err);
-        rc = 2;
-        goto out;
-    }
-    ws = calloc((size_t)res.concurrency, sizeof *ws);
-    if (ws == NULL) {
-        rc = 2;
-        goto out;
-    }
-    for (; workers < res.concurrency; workers++) {
-        ws[workers].lat = malloc(BENCH_MAX_SAMPLES * sizeof(double));
-        if (ws[workers].lat == NULL || wl_worker_open(&ws[workers].wl, workers, err, sizeof err) != 0) {
-            fprintf(stderr, "bench: worker setup: %s\n", ws[workers].lat ? err : "out of memory");
-            free(ws[workers].lat);
-            rc = 2;
-            goto out;
-        }
-    }
-    fprintf(stderr, "bench: concurrency %d, %g s closed loop + %g s paced per workload, %d round%s\n",
-            res.concurrency, res.duration_s, res.duration_s, res.rounds, res.rounds > 1 ? "s" : "");
-
-    for (int round = 0; round < res.rounds; round++) {
-        double round_rps[WL_COUNT] = {0};
-        wl_kind order[WL_COUNT];
-        int n_order = bench_round_order(round, order);
-        for (int k = 0; k < n_order; k++) {
-            wl_kind w = order[k];
-            bench_row *row = &res.row[w];
-            phase_result closed, paced;
-            cost_snapshot before, after;
-            long errors_before = row->errors;
-
-            if (!selected[w])
-                continue;
-            double waited = bench_settle();
-            fprintf(stderr, "bench: round %d/%d %s ... (after %.1f s for the stack to quieten)\n",
-                    round + 1, res.rounds, wl_name((wl_kind)w), waited);
-            cost_take(db, &before, NULL);
-            if (bench_phase(ws, res.concurrency, (wl_kind)w, 0, 0, res.duration_s, phase_id++,
-                            &closed) != 0) {
-                rc = 2;
-                goto out;
-            }
-            cost_take(db, &after, &before.procs);
-            row->requests += closed.requests;
-            row->errors += closed.errors;
-            if (closed.errors && !row->first_error[0])
-                snprintf(row->first_error, sizeof row->first_error, "%s", closed.first_error);
-            if (closed.requests > 0) {
-                stats_add(&row->rps, closed.rps);
-                round_rps[w] = closed.rps;
-                cost_record(&before, &after, closed.requests, row);
-                (void)bench_settle();
-                if (bench_phase(ws, res.concurrency, (wl_kind)w, 1, closed.rps * BENCH_PACED_SHARE,
-                                res.duration_s, phase_id++, &paced) != 0) {
-                    rc = 2;
-                    goto out;
-                }
-                row->requests += paced.requests;
-                row->errors += paced.errors;
-                if (paced.errors && !row->first_error[0])
-                    snprintf(row->first_error, sizeof row->first_error, "%s", paced.first_error);
-                stats_add(&row->p50_ms, paced.p50_ms);
-                stats_add(&row->p99_ms, paced.p99_ms);
-                stats_add(&row->paced_rps, paced.rps);
-            }
-            if (row->errors > errors_before) {
-                row->rounds_with_errors++;
-                fprintf(stderr, "bench: %s: %ld errors; first: %s\n", wl_name((wl_kind)w),
-                        row->errors - errors_before, row->first_error);
-            }
-        }
-        /* ratios within this round */
-        for (int w = 0; w < WL_COUNT; w++) {
-            wl_kind b = wl_baseline((wl_kind)w);
-            if (round_rps[w] > 0 && round_rps[b] > 0)
-                stats_add(&res.row[w].ratio, round_rps[w] / round_rps[b]);
-            if ((w == WL_PAY || w == WL_CALLBACK) && round_rps[w] > 0 && round_rps[WL_RAWDB] > 0)
-                stats_add(&res.row[w].ratio_rawdb, round_rps[w] / round_rps[WL_RAWDB]);
-        }
-    }
-
-    /* every notification that was answered SUCCESS must have paid its order */
-    static const wl_kind pooled[] = {WL_CALLBACK, WL_RAWCB};
-    for (size_t i = 0; i < sizeof pooled / sizeof pooled[0]; i++) {
-        wl_kind w = pooled[i];
-        long used = wl_pool_used(w), paid;
-        if (!selected[w] || res.row[w].errors)
-            continue;
-        paid = wl_pool_paid(db, w);
-        if (paid != used) {
-            res.row[w].errors += paid < 0 ? 1 : labs(used - paid);
-            snprintf(res.row[w].first_error, sizeof res.row[w].first_error,
-                     "%ld notifications answered as applied, but %ld of their orders are PAID",
-                     used, paid);
-        }
-    }
-
-    res.load_end = proc_loadavg();
-    proc_discover(opt.state_dir, &procs);
-    bench_override_pids(&procs);
-    res.n_service = procs.n[PROC_SERVICE];
-    for (int i = 0; i < res.n_service; i++) {
-        res.service_pids[i] = procs.pid[PROC_SERVICE][i];
-        res.service_peak_rss_kb[i] = proc_peak_rss_kb(procs.pid[PROC_SERVICE][i]);
-    }
-    report_print(&res);
-    for (int w = 0; w < WL_COUNT; w++)
-        if (selected[w] && !bench_row_measured(&res, (wl_kind)w))
-            rc = 1;
-    if (opt.json_path[0] && report_json(&res, opt.json_path) != 0) {
-        fprintf(stderr, "bench: cannot write %s\n", opt.json_path);
-        rc = 2;
-    }
-
-out:
+    rc = bench_run(db, &res, selected, &ws, &workers);
     (void)wl_fixtures_teardown(db);  /* its problems are printed; the figures stand */
     for (int i = 0; ws != NULL && i < workers; i++) {
         wl_worker_close(&ws[i].wl);

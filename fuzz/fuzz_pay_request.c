@@ -101,6 +101,94 @@ static void check_accepted(const pay_request *r)
     free(body);
 }
 
+/* The status and error code st promises, and the error body built from it. */
+static void check_status(pay_req_status st, const pay_request *out, const char *key,
+                         const char *msg)
+{
+    int status = pay_req_status_http(st);
+    const char *code = pay_req_status_code(st);
+    FUZZ_CHECK(code != NULL);
+    switch (st) {
+    case PAY_REQ_OK:
+        check_accepted(out);
+        FUZZ_CHECK(out->has_idem_key == (key != NULL));
+        break;
+    case PAY_REQ_METHOD:
+        FUZZ_CHECK(status == 405 && strcmp(code, "method_not_allowed") == 0);
+        break;
+    case PAY_REQ_TOO_LARGE:
+        FUZZ_CHECK(status == 413 && strcmp(code, "payload_too_large") == 0);
+        break;
+    case PAY_REQ_MEDIA_TYPE:
+        FUZZ_CHECK(status == 415 && strcmp(code, "unsupported_media_type") == 0);
+        break;
+    case PAY_REQ_INVALID:
+        FUZZ_CHECK(status == 400 && strcmp(code, "invalid_request") == 0);
+        break;
+    default:
+        FUZZ_CHECK(!"unknown pay_req_status");
+    }
+    if (st != PAY_REQ_OK) {
+        FUZZ_CHECK(fuzz_terminated(msg, PAY_MESSAGE_MAX) && msg[0] != '\0');
+        char *err = pay_body_error(code, msg);
+        FUZZ_CHECK(err != NULL);
+        check_json_string_member(err, "error", code);
+        free(err);
+    }
+}
+
+/* The body parser alone agrees with the whole-request parser. */
+static void check_body_alone(const char *body, size_t len, pay_req_status st, const pay_request *out)
+{
+    pay_request alone;
+    char msg[PAY_MESSAGE_MAX];
+    memset(&alone, 0, sizeof(alone));
+    memset(msg, 'z', sizeof(msg));
+    int rc = pay_request_parse_body(body, len, &alone, msg, sizeof(msg));
+    if (rc != 0)
+        FUZZ_CHECK(st == PAY_REQ_INVALID && fuzz_terminated(msg, sizeof(msg)) && msg[0]);
+    else if (st == PAY_REQ_OK)
+        FUZZ_CHECK(strcmp(alone.order_no, out->order_no) == 0 && alone.user_id == out->user_id &&
+                   alone.amount_fen == out->amount_fen);
+}
+
+/* The header parser alone: accepted keys are visible ASCII (quoted form
+ * decoded); an unquoted key is the trimmed header value itself. */
+static void check_key_alone(const char *key)
+{
+    char idem[PAY_IDEM_KEY_MAX + 1];
+    if (pay_request_parse_idem_key(key, idem, sizeof(idem)) != 0) {
+        FUZZ_CHECK(idem[0] == '\0');
+        return;
+    }
+    check_idem_key(idem);
+    const char *k = key;
+    while (*k == ' ' || *k == '\t')
+        k++;
+    if (*k != '"') {
+        size_t kl = strlen(k);
+        while (kl > 0 && (k[kl - 1] == ' ' || k[kl - 1] == '\t'))
+            kl--;
+        FUZZ_CHECK(strlen(idem) == kl && memcmp(idem, k, kl) == 0);
+    }
+}
+
+/* Splits the input after byte 0: the header value (when bit 0 asks for
+ * one) up to the first '\n' or NUL, into *key; the rest stays in rest. */
+static char *take_key(uint8_t shape, const uint8_t **rest, size_t *rest_len)
+{
+    if (!(shape & 1))
+        return NULL;
+    size_t kl = 0;
+    while (kl < *rest_len && (*rest)[kl] != '\n' && (*rest)[kl] != '\0')
+        kl++;
+    char *key = fuzz_text(*rest, kl);
+    size_t skip = kl < *rest_len ? kl + 1 : kl;
+    *rest += skip;
+    *rest_len -= skip;
+    return key;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -108,17 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t shape = data[0];
     const uint8_t *rest = data + 1;
     size_t rest_len = size - 1;
-    char *key = NULL;
-
-    if (shape & 1) {
-        size_t kl = 0;
-        while (kl < rest_len && rest[kl] != '\n' && rest[kl] != '\0')
-            kl++;
-        key = fuzz_text(rest, kl);
-        size_t skip = kl < rest_len ? kl + 1 : kl;
-        rest += skip;
-        rest_len -= skip;
-    }
+    char *key = take_key(shape, &rest, &rest_len);
     int too_large = (shape >> 4) & 1;
     char *body = fuzz_text(rest, too_large ? 0 : rest_len);
 
@@ -137,37 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char msg[PAY_MESSAGE_MAX];
     memset(msg, 'z', sizeof(msg));
     pay_req_status st = pay_request_parse(&req, &out, msg, sizeof(msg));
-
-    int status = pay_req_status_http(st);
-    const char *code = pay_req_status_code(st);
-    FUZZ_CHECK(code != NULL);
-    switch (st) {
-    case PAY_REQ_OK:
-        check_accepted(&out);
-        FUZZ_CHECK(out.has_idem_key == (key != NULL));
-        break;
-    case PAY_REQ_METHOD:
-        FUZZ_CHECK(status == 405 && strcmp(code, "method_not_allowed") == 0);
-        break;
-    case PAY_REQ_TOO_LARGE:
-        FUZZ_CHECK(status == 413 && strcmp(code, "payload_too_large") == 0);
-        break;
-    case PAY_REQ_MEDIA_TYPE:
-        FUZZ_CHECK(status == 415 && strcmp(code, "unsupported_media_type") == 0);
-        break;
-    case PAY_REQ_INVALID:
-        FUZZ_CHECK(status == 400 && strcmp(code, "invalid_request") == 0);
-        break;
-    default:
-        FUZZ_CHECK(!"unknown pay_req_status");
-    }
-    if (st != PAY_REQ_OK) {
-        FUZZ_CHECK(fuzz_terminated(msg, sizeof(msg)) && msg[0] != '\0');
-        char *err = pay_body_error(code, msg);
-        FUZZ_CHECK(err != NULL);
-        check_json_string_member(err, "error", code);
-        free(err);
-    }
+    check_status(st, &out, key, msg);
     /* The checks run in pay_request.h's order: method, size, type, body. */
     if (shape & 8)
         FUZZ_CHECK(st == PAY_REQ_METHOD);
@@ -175,39 +223,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(st == PAY_REQ_TOO_LARGE);
     else if (((shape >> 1) & 3) >= 2)
         FUZZ_CHECK(st == PAY_REQ_MEDIA_TYPE);
-
-    /* The body parser alone agrees with the whole-request parser. */
-    if (!(shape & 8) && !too_large && ((shape >> 1) & 3) < 2) {
-        pay_request alone;
-        memset(&alone, 0, sizeof(alone));
-        memset(msg, 'z', sizeof(msg));
-        int rc = pay_request_parse_body(body, rest_len, &alone, msg, sizeof(msg));
-        if (rc != 0)
-            FUZZ_CHECK(st == PAY_REQ_INVALID && fuzz_terminated(msg, sizeof(msg)) && msg[0]);
-        else if (st == PAY_REQ_OK)
-            FUZZ_CHECK(strcmp(alone.order_no, out.order_no) == 0 && alone.user_id == out.user_id &&
-                       alone.amount_fen == out.amount_fen);
-    }
-
-    /* The header parser alone: accepted keys are visible ASCII (quoted form
-     * decoded); an unquoted key is the trimmed header value itself. */
-    if (key != NULL) {
-        char idem[PAY_IDEM_KEY_MAX + 1];
-        if (pay_request_parse_idem_key(key, idem, sizeof(idem)) == 0) {
-            check_idem_key(idem);
-            const char *k = key;
-            while (*k == ' ' || *k == '\t')
-                k++;
-            if (*k != '"') {
-                size_t kl = strlen(k);
-                while (kl > 0 && (k[kl - 1] == ' ' || k[kl - 1] == '\t'))
-                    kl--;
-                FUZZ_CHECK(strlen(idem) == kl && memcmp(idem, k, kl) == 0);
-            }
-        } else {
-            FUZZ_CHECK(idem[0] == '\0');
-        }
-    }
+    if (!(shape & 8) && !too_large && ((shape >> 1) & 3) < 2)
+        check_body_alone(body, rest_len, st, &out);
+    if (key != NULL)
+        check_key_alone(key);
     free(key);
     free(body);
     return 0;

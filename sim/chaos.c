@@ -1,6 +1,7 @@
 /* chaos.c - a thread that waits (on a condition variable, so stop is
  * immediate) for each planned run and makes it with posix_spawn, waiting
- * for the command. Its output goes to the simulator's stderr. */
+ * for the command. Its output (stdout too) goes to the simulator's stderr,
+ * so it never lands in the middle of the report on stdout. */
 #include "chaos.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -63,7 +65,15 @@ static int chaos_run_cmd(const char *cmd, const char *action)
         return -1;
     snprintf(line, len, "%s %s", cmd, action);
     char *argv[] = {(char *)"/bin/sh", (char *)"-c", line, NULL};
-    int rc = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
+    /* The command's stdout goes to our stderr: never into the report. */
+    posix_spawn_file_actions_t fa;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0) {
+        rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+        if (rc == 0)
+            rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+    }
     free(line);
     if (rc != 0)
         return -1;

@@ -1,4 +1,5 @@
-/* dbread.c - one prepared SELECT over the run's order-number prefix. */
+/* dbread.c - one prepared SELECT over the run's order-number prefix, bound
+ * and fetched through common/db_conn's type letters. */
 #include "dbread.h"
 
 #include <stdio.h>
@@ -14,110 +15,66 @@ static const char dbread_sql[] =
 
 static void dbread_mark(const sim_schedule *s, sim_row *rows, int state)
 {
-    for (size_t i = 0; i < s->norders; i++) {
-        memset(&rows[i], 0, sizeof(rows[i]));
-        rows[i].state = (uint8_t)state;
-        rows[i].status = OST_NONE;
-        rows[i].amount_fen = -1;
+    for (size_t i = 0; i < s->norders; i++)
+        history_row_blank(&rows[i], state);
+}
+
+/* One fetched row: the columns as text and numbers. */
+typedef struct {
+    char no[64], amount[32], txn[SIM_TXN_MAX], upd[40];
+    long long user, status;
+} dbread_row;
+
+/* Puts a fetched row into rows when it is one of the schedule's orders. */
+static void dbread_keep(const sim_schedule *s, const char *prefix, const dbread_row *r,
+                        sim_row *rows)
+{
+    long idx = sched_order_lookup(s, prefix, r->no);
+    if (idx < 0)
+        return;
+    sim_row *row = &rows[idx];
+    int64_t fen;
+    row->state = ROW_PRESENT;
+    row->user_id = r->user;
+    row->status = (r->status >= 0 && r->status <= OST_FAILED) ? (uint8_t)r->status : OST_NONE;
+    if (money_parse_yuan(r->amount, &fen) == 0)
+        row->amount_fen = fen;
+    snprintf(row->transaction_id, sizeof(row->transaction_id), "%s", r->txn);
+    snprintf(row->updated_at, sizeof(row->updated_at), "%s", r->upd);
+}
+
+/* Executes the SELECT on db and reads its rows. 0 or -1 (err). */
+static int dbread_select(MYSQL *db, MYSQL_STMT **st, const sim_schedule *s, const char *prefix,
+                         sim_row *rows, char *err, size_t errlen)
+{
+    unsigned int no_err = 0;
+    dbread_row r;
+    int f = -1;
+    if (db_stmt_slot(db, st, dbread_sql, &no_err, err, errlen) == NULL)
+        return -1;
+    if (db_stmt_exec(*st, "s", prefix) == 0) {
+        dbread_mark(s, rows, ROW_ABSENT);
+        while ((f = db_stmt_fetch(*st, "slslss", r.no, sizeof(r.no), &r.user, r.amount,
+                                  sizeof(r.amount), &r.status, r.txn, sizeof(r.txn), r.upd,
+                                  sizeof(r.upd))) == 1)
+            dbread_keep(s, prefix, &r, rows);
     }
+    if (f < 0) {
+        snprintf(err, errlen, "select: %s", mysql_stmt_error(*st));
+        dbread_mark(s, rows, ROW_ERROR);
+    }
+    return f < 0 ? -1 : 0;
 }
 
 int dbread_orders(const sim_schedule *s, const char *prefix, sim_row *rows, char *err,
                   size_t errlen)
 {
-    int rc = -1;
     MYSQL_STMT *st = NULL;
     MYSQL *db = db_conn_open("idempay", err, errlen);
     dbread_mark(s, rows, ROW_ERROR);
     if (db == NULL)
         return -1;
-    st = mysql_stmt_init(db);
-    if (st == NULL || mysql_stmt_prepare(st, dbread_sql, sizeof(dbread_sql) - 1) != 0) {
-        snprintf(err, errlen, "prepare: %s", st ? mysql_stmt_error(st) : mysql_error(db));
-        goto done;
-    }
-    MYSQL_BIND in;
-    unsigned long plen = (unsigned long)strlen(prefix);
-    memset(&in, 0, sizeof(in));
-    in.buffer_type = MYSQL_TYPE_STRING;
-    in.buffer = (void *)prefix;
-    in.buffer_length = plen;
-    in.length = &plen;
-    if (mysql_stmt_bind_param(st, &in) != 0 || mysql_stmt_execute(st) != 0) {
-        snprintf(err, errlen, "select: %s", mysql_stmt_error(st));
-        goto done;
-    }
-
-    char no[64], amount[32], txn[SIM_TXN_MAX], upd[40];
-    long long user = 0;
-    signed char status = 0;
-    unsigned long lens[6] = {0};
-    my_bool nulls[6] = {0};
-    MYSQL_BIND out[6];
-    memset(out, 0, sizeof(out));
-    out[0].buffer_type = MYSQL_TYPE_STRING;
-    out[0].buffer = no;
-    out[0].buffer_length = sizeof(no);
-    out[1].buffer_type = MYSQL_TYPE_LONGLONG;
-    out[1].buffer = &user;
-    out[2].buffer_type = MYSQL_TYPE_STRING;
-    out[2].buffer = amount;
-    out[2].buffer_length = sizeof(amount);
-    out[3].buffer_type = MYSQL_TYPE_TINY;
-    out[3].buffer = &status;
-    out[4].buffer_type = MYSQL_TYPE_STRING;
-    out[4].buffer = txn;
-    out[4].buffer_length = sizeof(txn);
-    out[5].buffer_type = MYSQL_TYPE_STRING;
-    out[5].buffer = upd;
-    out[5].buffer_length = sizeof(upd);
-    for (int i = 0; i < 6; i++) {
-        out[i].length = &lens[i];
-        out[i].is_null = &nulls[i];
-    }
-    if (mysql_stmt_bind_result(st, out) != 0 || mysql_stmt_store_result(st) != 0) {
-        snprintf(err, errlen, "select: %s", mysql_stmt_error(st));
-        goto done;
-    }
-    dbread_mark(s, rows, ROW_ABSENT);
-    for (;;) {
-        int f = mysql_stmt_fetch(st);
-        if (f == MYSQL_NO_DATA)
-            break;
-        if (f != 0 && f != MYSQL_DATA_TRUNCATED) {
-            snprintf(err, errlen, "fetch: %s", mysql_stmt_error(st));
-            dbread_mark(s, rows, ROW_ERROR);
-            goto done;
-        }
-        if (lens[0] >= sizeof(no))
-            continue;
-        no[lens[0]] = '\0';
-        long idx = sched_order_lookup(s, prefix, no);
-        if (idx < 0)
-            continue;
-        sim_row *row = &rows[idx];
-        row->state = ROW_PRESENT;
-        row->user_id = user;
-        row->status = (status >= 0 && status <= OST_FAILED) ? (uint8_t)status : OST_NONE;
-        int64_t fen;
-        if (!nulls[2] && lens[2] < sizeof(amount)) {
-            amount[lens[2]] = '\0';
-            if (money_parse_yuan(amount, &fen) == 0)
-                row->amount_fen = fen;
-        }
-        if (!nulls[4] && lens[4] < sizeof(txn)) {
-            txn[lens[4]] = '\0';
-            snprintf(row->transaction_id, sizeof(row->transaction_id), "%s", txn);
-        }
-        if (!nulls[5] && lens[5] < sizeof(upd)) {
-            upd[lens[5]] = '\0';
-            snprintf(row->updated_at, sizeof(row->updated_at), "%s", upd);
-        }
-    }
-    rc = 0;
-done:
-    if (st != NULL)
-        mysql_stmt_close(st);
-    mysql_close(db);
+    int rc = dbread_select(db, &st, s, prefix, rows, err, errlen);
+    db_conn_close(&db, &st, 1);
     return rc;
 }

@@ -1,17 +1,22 @@
-/* driver - runs a schedule's client traffic against the payment service:
- * a pool of worker threads, each with its own keep-alive http_client, taking
- * tasks in release order and acting like a careful client (retries with
- * backoff, honouring Retry-After, polling PROCESSING orders). Every client
- * operation lands in the worker's own history; latency goes into per-worker
- * histograms (pings are counted but not kept one by one).
+/* driver - the phase sequencer: runs a schedule's client traffic against
+ * the payment service, phase by phase. A phase thread issues each phase's
+ * tokens, applies its mock config (through the caller's callback) and
+ * releases it once the previous phase's budget is used up; the worker pool
+ * (pool.h), one client each (client.h), takes the tasks in release order and
+ * runs each at its phase's start + start_ms: a paying client, a burst, a
+ * mismatch, a forgery or a second charge (forge.h), pings.
  *
- * Not re-entrant: one thread (the caller) drives phases one at a time. */
+ * Every client operation lands in its worker's own history; latency goes
+ * into per-worker histograms (pings are counted, not kept one by one).
+ * Not re-entrant: one thread (the caller) drives segments one at a time,
+ * and driver_free only after the last one returned. */
 #ifndef IDEMPAY_SIM_DRIVER_H
 #define IDEMPAY_SIM_DRIVER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client.h"
 #include "history.h"
 #include "profile.h"
 #include "report.h"
@@ -69,11 +74,10 @@ void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on
 /* When phase p started (driver_now_us), or -1 when it has not. */
 int64_t driver_phase_start_us(const driver *d, size_t p);
 
-/* Reads the orders idx[0..n) through the profile's read (GET /api/pay/orders/{no}) into rows
- * (indexed by order, i.e. rows[idx[i]]), with a few retries each; a row that
- * cannot be read is ROW_ERROR. These reads are the checker's, not clients':
- * they are not recorded. Returns the number of ROW_ERROR rows. */
-size_t driver_read_orders(driver *d, const size_t *idx, size_t n, sim_row *rows);
+/* Runs fn(client, i, arg) for every i in [0, n) on the workers, each with
+ * its worker's client, and returns when all are done (readback.h). Not
+ * while a segment runs. */
+void driver_each(driver *d, size_t n, void (*fn)(sim_client *c, size_t i, void *arg), void *arg);
 
 /* Snapshot of the progress counters (any thread). */
 void driver_progress(driver *d, driver_progress_t *out);
@@ -81,10 +85,5 @@ void driver_progress(driver *d, driver_progress_t *out);
 /* After the traffic: moves every worker's ops into out (unsorted) and adds
  * the request counters and latency histograms into rep. Returns 0 or -1 (OOM). */
 int driver_collect(driver *d, sim_history *out, sim_report *rep);
-
-/* Parses an idempay order body (GET /api/pay/orders/{no}, a 200) into row
- * through the built-in profile. Returns 0, or -1 when it is not such a body
- * (row->state = ROW_ERROR). */
-int driver_parse_order(const char *body, size_t len, sim_row *row);
 
 #endif

@@ -141,3 +141,42 @@ int gen_order_extras(gen_ctx *g, const gen_client *base, int order, int *token, 
     }
     return 0;
 }
+
+/* The clients of order o (token tok, key idem) released from start. */
+static int gen_clients_of(gen_ctx *g, const gen_orders_spec *spec, int o, int tok, int idem,
+                          uint32_t start)
+{
+    int single = spec->dup_share < 0;
+    int clients = !single && rng_chance(&g->rng, spec->dup_share) ? 2 : 1;
+    for (int c = 0; c < clients; c++) {
+        uint32_t at = start + (uint32_t)c * spec->step_ms;
+        if (spec->jitter_ms)
+            at += (uint32_t)rng_range(&g->rng, 0, spec->jitter_ms);
+        sched_task *t = gen_task(g, TASK_PAY, o, at);
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, spec->client, tok, idem);
+        if (!single) {
+            t->copy_index = (uint8_t)c;
+            t->copy_count = (uint8_t)clients;
+        }
+    }
+    return 0;
+}
+
+int gen_orders_with_clients(gen_ctx *g, size_t n, uint32_t budget_ms, const gen_orders_spec *spec,
+                            int *first)
+{
+    if (first != NULL)
+        *first = -1;
+    for (size_t i = 0; i < n; i++) {
+        int o = gen_order(g, spec->order_flags), tok, idem;
+        if (o < 0 || gen_order_extras(g, spec->client, o, &tok, &idem) < 0)
+            return -1;
+        if (first != NULL && *first < 0)
+            *first = o;
+        if (gen_clients_of(g, spec, o, tok, idem, gen_spread(i, n, budget_ms)) < 0)
+            return -1;
+    }
+    return 0;
+}

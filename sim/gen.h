@@ -80,4 +80,23 @@ void gen_client_fill(gen_ctx *g, sched_task *t, const gen_client *c, int token, 
  * order of a client c. 0 or -1. */
 int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int *idem);
 
+/* How the orders of gen_orders_with_clients are paid. */
+typedef struct {
+    const gen_client *client;
+    unsigned order_flags;     /* ORD_* of each order */
+    double dup_share;         /* a second client of the order; < 0: one, nothing drawn, and
+                                 the tasks' copy_index/copy_count left alone */
+    uint32_t step_ms;         /* the second client's release after the first */
+    uint32_t jitter_ms;       /* plus 0..jitter_ms drawn per client (0: nothing drawn) */
+} gen_orders_spec;
+
+/* The "orders with clients" of most scenarios: n new orders of the current
+ * phase, order i released at gen_spread(i, n, budget_ms), each with its
+ * token and key drawn (gen_order_extras) and one TASK_PAY client, or two
+ * (dup_share). Draws, per order: the order, its extras, the second client,
+ * then per client its jitter and its behaviour. *first gets the first
+ * order's index (-1 when n is 0; first may be NULL). 0 or -1. */
+int gen_orders_with_clients(gen_ctx *g, size_t n, uint32_t budget_ms, const gen_orders_spec *spec,
+                            int *first);
+
 #endif

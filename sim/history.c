@@ -136,3 +136,11 @@ void history_charge_times(sim_charge *charges, size_t n, int64_t origin_epoch_us
         charges[i].at_us = charges[i].epoch_us == INT64_MIN ? INT64_MIN
                                                            : charges[i].epoch_us - origin_epoch_us;
 }
+
+void history_row_blank(sim_row *row, int state)
+{
+    memset(row, 0, sizeof(*row));
+    row->state = (uint8_t)state;
+    row->status = OST_NONE;
+    row->amount_fen = -1;
+}

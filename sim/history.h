@@ -127,6 +127,10 @@ int history_take(sim_history *dst, sim_history *src);
 /* Sorts by start time (ties: end time, then order index); stable. */
 void history_sort(sim_history *h);
 
+/* Clears row to state (ROW_ABSENT, ROW_ERROR ...) with no status and an
+ * unknown amount. */
+void history_row_blank(sim_row *row, int state);
+
 /* Names for the enums ("pay", "ok", "PAID" ...). */
 const char *history_kind_name(int kind);
 const char *history_outcome_name(int outcome);

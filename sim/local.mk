@@ -18,7 +18,11 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/checker.c sim/checker.h \
 	sim/report.c sim/report.h \
 	sim/witness.c sim/witness.h \
+	sim/pool.c sim/pool.h \
+	sim/client.c sim/client.h \
+	sim/forge.c sim/forge.h \
 	sim/driver.c sim/driver.h \
+	sim/readback.c sim/readback.h \
 	sim/mock_admin.c sim/mock_admin.h \
 	sim/dbread.c sim/dbread.h \
 	sim/chaos.c sim/chaos.h \
@@ -33,7 +37,8 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/results.c sim/results.h \
 	sim/progress.c sim/progress.h \
 	sim/threshold.c sim/threshold.h \
-	sim/scenario_file.c sim/scenario_file.h
+	sim/scenario_file.c sim/scenario_file.h \
+	sim/args.c sim/args.h
 sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim
@@ -48,6 +53,7 @@ sim_unit_tests = \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
+	tests/unit/test_sim_forge \
 	tests/unit/test_sim_settle \
 	tests/unit/test_sim_results \
 	tests/unit/test_sim_profile \
@@ -81,6 +87,10 @@ tests_unit_test_sim_mock_admin_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_driver_SOURCES = tests/unit/test_sim_driver.c
 tests_unit_test_sim_driver_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_forge_SOURCES = tests/unit/test_sim_forge.c
+tests_unit_test_sim_forge_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_forge_LDADD = $(sim_unit_ldadd)
 
 tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
 tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)

@@ -146,17 +146,10 @@ static void report_run_lines(const sim_report *r, FILE *out)
         fprintf(out, "skipped, the target profile lacks what they need: %s\n", r->skipped);
 }
 
-void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
+/* The traffic table: one row per scenario that ran. */
+static void report_traffic_table(const sim_report *r, FILE *out)
 {
     const chk_result *c = r->chk;
-    fprintf(out, "\nidempay-sim report\n");
-    fprintf(out, "  seed: %llu   schedule digest: %s\n", (unsigned long long)r->seed,
-            r->digest ? r->digest : "-");
-    fprintf(out, "  target: %s   gateway: %s   order prefix: %s\n", r->target ? r->target : "-",
-            r->gateway ? r->gateway : "-", r->prefix ? r->prefix : "-");
-    if (r->profile != NULL)
-        fprintf(out, "  target profile: %s\n", r->profile);
-
     fprintf(out, "\n%-16s %7s %6s %6s %8s %8s %7s %8s %6s %8s %8s %7s\n", "scenario", "orders",
             "paid", "failed", "requests", "ok", "fail", "unknown", "dups", "absorbed", "replayed",
             "charges");
@@ -176,69 +169,94 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
                 (unsigned long long)(st ? st->replayed : 0),
                 (unsigned long long)(st ? st->charges : 0));
     }
+}
 
-    if (c != NULL) {
-        fprintf(out, "\n%-16s", "invariants");
-        for (int i = 0; i < INV_COUNT; i++)
-            fprintf(out, " %-9s", inv_short[i]);
-        fprintf(out, "\n");
-        for (int sc = 0; sc <= SC_COUNT; sc++) {
-            if (!c->ran[sc])
-                continue;
-            fprintf(out, "%-16s", sched_scenario_name(sc));
-            for (int i = 0; i < INV_COUNT; i++) {
-                char cell[32];
-                fprintf(out, " %-9s", report_cell(r, sc, i, cell, sizeof(cell)));
-            }
-            fprintf(out, "\n");
+/* The scenarios x invariants table and its legend. */
+static void report_invariant_table(const sim_report *r, const chk_result *c, FILE *out)
+{
+    fprintf(out, "\n%-16s", "invariants");
+    for (int i = 0; i < INV_COUNT; i++)
+        fprintf(out, " %-9s", inv_short[i]);
+    fprintf(out, "\n");
+    for (int sc = 0; sc <= SC_COUNT; sc++) {
+        if (!c->ran[sc])
+            continue;
+        fprintf(out, "%-16s", sched_scenario_name(sc));
+        for (int i = 0; i < INV_COUNT; i++) {
+            char cell[32];
+            fprintf(out, " %-9s", report_cell(r, sc, i, cell, sizeof(cell)));
         }
-        fprintf(out, "  (");
-        for (int i = 0; i < INV_COUNT; i++)
-            fprintf(out, "%s%s = %s", i ? "; " : "", inv_short[i], checker_invariant_name(i));
-        fprintf(out, ")\n");
+        fprintf(out, "\n");
     }
+    fprintf(out, "  (");
+    for (int i = 0; i < INV_COUNT; i++)
+        fprintf(out, "%s%s = %s", i ? "; " : "", inv_short[i], checker_invariant_name(i));
+    fprintf(out, ")\n");
+}
 
+static void report_latency_row(FILE *out, const char *name, const sim_hist *h)
+{
+    fprintf(out, "%-10s %9llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", name, (unsigned long long)h->count,
+            hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.9) / 1e3, hist_quantile(h, 0.99) / 1e3,
+            h->max / 1e3, hist_mean(h) / 1e3);
+}
+
+/* Latency per request kind (kinds never sent are left out) and overall. */
+static void report_latency_table(const sim_report *r, FILE *out)
+{
     fprintf(out, "\n%-10s %9s %9s %9s %9s %9s %9s\n", "latency", "count", "p50 ms", "p90 ms",
             "p99 ms", "max ms", "mean ms");
     sim_hist all;
     hist_init(&all);
     for (int k = 0; k < OP_KIND_COUNT; k++) {
-        const sim_hist *h = &r->latency[k];
-        hist_merge(&all, h);
-        if (h->count == 0)
-            continue;
-        fprintf(out, "%-10s %9llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", history_kind_name(k),
-                (unsigned long long)h->count, hist_quantile(h, 0.5) / 1e3,
-                hist_quantile(h, 0.9) / 1e3, hist_quantile(h, 0.99) / 1e3, h->max / 1e3,
-                hist_mean(h) / 1e3);
+        hist_merge(&all, &r->latency[k]);
+        if (r->latency[k].count != 0)
+            report_latency_row(out, history_kind_name(k), &r->latency[k]);
     }
-    fprintf(out, "%-10s %9llu %9.3f %9.3f %9.3f %9.3f %9.3f\n", "all",
-            (unsigned long long)all.count, hist_quantile(&all, 0.5) / 1e3,
-            hist_quantile(&all, 0.9) / 1e3, hist_quantile(&all, 0.99) / 1e3, all.max / 1e3,
-            hist_mean(&all) / 1e3);
+    report_latency_row(out, "all", &all);
+}
 
-    report_answers(r, out);
-
-    report_run_lines(r, out);
-
-    if (c != NULL && c->nv > 0) {
-        fprintf(out, "\nviolations: %zu\n", c->total);
-        for (size_t i = 0; i < c->nv; i++) {
-            if (i < max_witnesses) {
-                char *w = witness_text(r, &c->v[i]);
-                fprintf(out, "%s\n", w ? w : "(out of memory)\n");
-                free(w);
-            } else if (i < max_witnesses + 100) {
-                char no[64];
-                witness_order_no(r, c->v[i].order, no, sizeof(no));
-                fprintf(out, "[%s] %s %s: %s\n", checker_invariant_name(c->v[i].invariant),
-                        sched_scenario_name(c->v[i].scenario), no, c->v[i].message);
-            } else {
-                fprintf(out, "... %zu more (see --json)\n", c->nv - i);
-                break;
-            }
+/* The violations: full witnesses for the first max_witnesses, one line
+ * each for the next 100, then a count. */
+static void report_violations(const sim_report *r, const chk_result *c, FILE *out,
+                              size_t max_witnesses)
+{
+    fprintf(out, "\nviolations: %zu\n", c->total);
+    for (size_t i = 0; i < c->nv; i++) {
+        if (i < max_witnesses) {
+            char *w = witness_text(r, &c->v[i]);
+            fprintf(out, "%s\n", w ? w : "(out of memory)\n");
+            free(w);
+        } else if (i < max_witnesses + 100) {
+            char no[64];
+            witness_order_no(r, c->v[i].order, no, sizeof(no));
+            fprintf(out, "[%s] %s %s: %s\n", checker_invariant_name(c->v[i].invariant),
+                    sched_scenario_name(c->v[i].scenario), no, c->v[i].message);
+        } else {
+            fprintf(out, "... %zu more (see --json)\n", c->nv - i);
+            break;
         }
     }
+}
+
+void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
+{
+    const chk_result *c = r->chk;
+    fprintf(out, "\nidempay-sim report\n");
+    fprintf(out, "  seed: %llu   schedule digest: %s\n", (unsigned long long)r->seed,
+            r->digest ? r->digest : "-");
+    fprintf(out, "  target: %s   gateway: %s   order prefix: %s\n", r->target ? r->target : "-",
+            r->gateway ? r->gateway : "-", r->prefix ? r->prefix : "-");
+    if (r->profile != NULL)
+        fprintf(out, "  target profile: %s\n", r->profile);
+    report_traffic_table(r, out);
+    if (c != NULL)
+        report_invariant_table(r, c, out);
+    report_latency_table(r, out);
+    report_answers(r, out);
+    report_run_lines(r, out);
+    if (c != NULL && c->nv > 0)
+        report_violations(r, c, out, max_witnesses);
     if (c != NULL && c->unreadable > 0)
         fprintf(out, "\n%zu order(s) could not be read at the end\n", c->unreadable);
     threshold_human(r->thresholds, r->nthresholds, out);
@@ -340,79 +358,76 @@ static json_t *report_violation_json(const sim_report *r, const chk_violation *v
     return j;
 }
 
-int report_json(const sim_report *r, const char *path)
+/* One scenario's row of "scenarios" (with its invariants when judged). */
+static json_t *report_scenario_json(const sim_report *r, int sc)
 {
-    json_t *root = json_object();
-    if (root == NULL)
-        return -1;
     const chk_result *c = r->chk;
-    json_object_set_new(root, "seed", json_integer((json_int_t)r->seed));
-    json_object_set_new(root, "seed_text", json_sprintf("%llu", (unsigned long long)r->seed));
-    json_object_set_new(root, "schedule_digest", json_string(r->digest ? r->digest : ""));
-    json_object_set_new(root, "prefix", json_string(r->prefix ? r->prefix : ""));
-    json_object_set_new(root, "target", json_string(r->target ? r->target : ""));
-    json_object_set_new(root, "gateway", json_string(r->gateway ? r->gateway : ""));
-    json_object_set_new(root, "exit_code", json_integer(r->exit_code));
-    json_object_set_new(root, "result", json_string(r->exit_code == 0   ? "pass"
-                                                    : r->exit_code == 1 ? "fail"
-                                                    : r->exit_code == 3 ? "threshold"
-                                                                        : "error"));
-    json_object_set_new(root, "error", r->error ? json_string(r->error) : json_null());
-    json_object_set_new(root, "orders", json_integer((json_int_t)r->sched->norders));
+    const chk_stats *st = c ? &c->stats[sc] : NULL;
+    json_t *js = json_pack("{s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I}", "name", sched_scenario_name(sc),
+                           "orders", (json_int_t)(st ? st->orders : 0), "paid",
+                           (json_int_t)(st ? st->paid : 0), "failed",
+                           (json_int_t)(st ? st->failed : 0), "requests",
+                           report_outcomes_json(report_sc_requests(r, sc, OUT_OK),
+                                                report_sc_requests(r, sc, OUT_FAIL),
+                                                report_sc_requests(r, sc, OUT_UNKNOWN)),
+                           "duplicates", (json_int_t)(st ? st->duplicates : 0), "absorbed",
+                           (json_int_t)(st ? st->absorbed : 0), "replayed",
+                           (json_int_t)(st ? st->replayed : 0), "charges",
+                           (json_int_t)(st ? st->charges : 0));
+    if (js && c) {
+        json_t *inv = json_object();
+        for (int i = 0; i < INV_COUNT && inv; i++)
+            json_object_set_new(inv, checker_invariant_name(i),
+                                json_pack("{s:b,s:I}", "pass", c->count[sc][i] == 0, "violations",
+                                          (json_int_t)c->count[sc][i]));
+        json_object_set_new(js, "invariants", inv);
+    }
+    return js;
+}
 
+static json_t *report_scenarios_json(const sim_report *r)
+{
+    const chk_result *c = r->chk;
     json_t *scen = json_array();
     for (int sc = 0; sc <= SC_COUNT && scen; sc++) {
         if (c ? !c->ran[sc] : (sc == SC_COUNT || report_sc_requests(r, sc, OUT_OK) == 0))
             continue;
-        const chk_stats *st = c ? &c->stats[sc] : NULL;
-        json_t *js = json_pack("{s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I}", "name",
-                               sched_scenario_name(sc), "orders",
-                               (json_int_t)(st ? st->orders : 0), "paid",
-                               (json_int_t)(st ? st->paid : 0), "failed",
-                               (json_int_t)(st ? st->failed : 0), "requests",
-                               report_outcomes_json(report_sc_requests(r, sc, OUT_OK),
-                                                    report_sc_requests(r, sc, OUT_FAIL),
-                                                    report_sc_requests(r, sc, OUT_UNKNOWN)),
-                               "duplicates", (json_int_t)(st ? st->duplicates : 0), "absorbed",
-                               (json_int_t)(st ? st->absorbed : 0), "replayed",
-                               (json_int_t)(st ? st->replayed : 0), "charges",
-                               (json_int_t)(st ? st->charges : 0));
-        if (js && c) {
-            json_t *inv = json_object();
-            for (int i = 0; i < INV_COUNT && inv; i++)
-                json_object_set_new(inv, checker_invariant_name(i),
-                                    json_pack("{s:b,s:I}", "pass", c->count[sc][i] == 0,
-                                              "violations", (json_int_t)c->count[sc][i]));
-            json_object_set_new(js, "invariants", inv);
-        }
-        json_array_append_new(scen, js);
+        json_array_append_new(scen, report_scenario_json(r, sc));
     }
-    json_object_set_new(root, "scenarios", scen);
+    return scen;
+}
 
-    if (c) {
-        json_t *inv = json_object();
-        for (int i = 0; i < INV_COUNT && inv; i++) {
-            size_t n = 0;
-            for (int sc = 0; sc <= SC_COUNT; sc++)
-                n += c->count[sc][i];
-            json_object_set_new(inv, checker_invariant_name(i),
-                                json_pack("{s:b,s:I,s:s}", "pass", n == 0, "violations",
-                                          (json_int_t)n, "description",
-                                          checker_invariant_text(i)));
-        }
-        json_object_set_new(root, "invariants", inv);
-        json_object_set_new(root, "all_invariants_held", json_boolean(c->total == 0));
-        json_object_set_new(root, "unreadable_orders", json_integer((json_int_t)c->unreadable));
-        json_t *vs = json_array();
-        for (size_t i = 0; i < c->nv && vs; i++)
-            json_array_append_new(vs, report_violation_json(r, &c->v[i]));
-        json_object_set_new(root, "violations", vs);
-    } else {
+/* "invariants", "all_invariants_held", "unreadable_orders", "violations". */
+static void report_verdict_json(json_t *root, const sim_report *r)
+{
+    const chk_result *c = r->chk;
+    if (c == NULL) {
         json_object_set_new(root, "invariants", json_null());
         json_object_set_new(root, "all_invariants_held", json_false());
         json_object_set_new(root, "violations", json_array());
+        return;
     }
+    json_t *inv = json_object();
+    for (int i = 0; i < INV_COUNT && inv; i++) {
+        size_t n = 0;
+        for (int sc = 0; sc <= SC_COUNT; sc++)
+            n += c->count[sc][i];
+        json_object_set_new(inv, checker_invariant_name(i),
+                            json_pack("{s:b,s:I,s:s}", "pass", n == 0, "violations", (json_int_t)n,
+                                      "description", checker_invariant_text(i)));
+    }
+    json_object_set_new(root, "invariants", inv);
+    json_object_set_new(root, "all_invariants_held", json_boolean(c->total == 0));
+    json_object_set_new(root, "unreadable_orders", json_integer((json_int_t)c->unreadable));
+    json_t *vs = json_array();
+    for (size_t i = 0; i < c->nv && vs; i++)
+        json_array_append_new(vs, report_violation_json(r, &c->v[i]));
+    json_object_set_new(root, "violations", vs);
+}
 
+/* "requests": the outcomes overall and by_kind. */
+static json_t *report_requests_json(const sim_report *r)
+{
     json_t *req = report_outcomes_json(report_total(r, OUT_OK), report_total(r, OUT_FAIL),
                                        report_total(r, OUT_UNKNOWN));
     json_t *bykind = json_object();
@@ -426,8 +441,13 @@ int report_json(const sim_report *r, const char *path)
     }
     if (req)
         json_object_set_new(req, "by_kind", bykind);
-    json_object_set_new(root, "requests", req);
+    else
+        json_decref(bykind);
+    return req;
+}
 
+static json_t *report_latency_json(const sim_report *r)
+{
     sim_hist all;
     hist_init(&all);
     json_t *lat = json_object();
@@ -438,17 +458,11 @@ int report_json(const sim_report *r, const char *path)
     }
     if (lat)
         json_object_set_new(lat, "all", report_hist_json(&all));
-    json_object_set_new(root, "latency", lat);
-    uint64_t total = report_total(r, OUT_OK) + report_total(r, OUT_FAIL) +
-                     report_total(r, OUT_UNKNOWN);
-    json_object_set_new(root, "throughput_rps",
-                        json_real(r->traffic_s > 0 ? (double)total / r->traffic_s : 0.0));
-    json_object_set_new(root, "traffic_s", json_real(r->traffic_s));
-    json_object_set_new(root, "settle_s", json_real(r->settle_s));
-    json_object_set_new(root, "duration_s", json_real(r->total_s));
-    json_object_set_new(root, "notifications_sent",
-                        r->notifications_sent >= 0 ? json_integer(r->notifications_sent)
-                                                   : json_null());
+    return lat;
+}
+
+static json_t *report_phases_json(const sim_report *r)
+{
     json_t *phases = json_array();
     for (size_t p = 0; p < r->sched->nphases && phases; p++) {
         const sched_phase *ph = &r->sched->phases[p];
@@ -460,7 +474,11 @@ int report_json(const sim_report *r, const char *path)
                                                 r->phase_s ? r->phase_s[p] : 0.0, "mock_config",
                                                 ph->mock_config, "faults", ph->faults));
     }
-    json_object_set_new(root, "phases", phases);
+    return phases;
+}
+
+static json_t *report_chaos_json(const sim_report *r)
+{
     json_t *chaos = json_array();
     for (size_t i = 0; i < r->nchaos && chaos; i++)
         json_array_append_new(chaos, json_pack("{s:s,s:f,s:f,s:i}", "action",
@@ -468,7 +486,42 @@ int report_json(const sim_report *r, const char *path)
                                                (double)r->chaos[i].at_us / 1e6, "duration_s",
                                                (double)r->chaos[i].duration_us / 1e6,
                                                "exit_status", r->chaos[i].exit_status));
-    json_object_set_new(root, "chaos", chaos);
+    return chaos;
+}
+
+/* The run's identity and result at the top of the report. */
+static void report_head_json(json_t *root, const sim_report *r)
+{
+    json_object_set_new(root, "seed", json_integer((json_int_t)r->seed));
+    json_object_set_new(root, "seed_text", json_sprintf("%llu", (unsigned long long)r->seed));
+    json_object_set_new(root, "schedule_digest", json_string(r->digest ? r->digest : ""));
+    json_object_set_new(root, "prefix", json_string(r->prefix ? r->prefix : ""));
+    json_object_set_new(root, "target", json_string(r->target ? r->target : ""));
+    json_object_set_new(root, "gateway", json_string(r->gateway ? r->gateway : ""));
+    json_object_set_new(root, "exit_code", json_integer(r->exit_code));
+    json_object_set_new(root, "result", json_string(r->exit_code == 0   ? "pass"
+                                                    : r->exit_code == 1 ? "fail"
+                                                    : r->exit_code == 3 ? "threshold"
+                                                                        : "error"));
+    json_object_set_new(root, "error", r->error ? json_string(r->error) : json_null());
+    json_object_set_new(root, "orders", json_integer((json_int_t)r->sched->norders));
+}
+
+/* Times, throughput and what the run met besides the requests. */
+static void report_run_json(json_t *root, const sim_report *r)
+{
+    uint64_t total = report_total(r, OUT_OK) + report_total(r, OUT_FAIL) +
+                     report_total(r, OUT_UNKNOWN);
+    json_object_set_new(root, "throughput_rps",
+                        json_real(r->traffic_s > 0 ? (double)total / r->traffic_s : 0.0));
+    json_object_set_new(root, "traffic_s", json_real(r->traffic_s));
+    json_object_set_new(root, "settle_s", json_real(r->settle_s));
+    json_object_set_new(root, "duration_s", json_real(r->total_s));
+    json_object_set_new(root, "notifications_sent",
+                        r->notifications_sent >= 0 ? json_integer(r->notifications_sent)
+                                                   : json_null());
+    json_object_set_new(root, "phases", report_phases_json(r));
+    json_object_set_new(root, "chaos", report_chaos_json(r));
     if (r->windows != NULL)
         json_object_set_new(root, "windows", json_string(r->windows));
     if (r->mock_missing != NULL && r->mock_missing[0])
@@ -477,7 +530,19 @@ int report_json(const sim_report *r, const char *path)
     if (r->skipped != NULL && r->skipped[0])
         json_object_set_new(root, "skipped", json_string(r->skipped));
     json_object_set_new(root, "thresholds", threshold_json(r->thresholds, r->nthresholds));
+}
 
+int report_json(const sim_report *r, const char *path)
+{
+    json_t *root = json_object();
+    if (root == NULL)
+        return -1;
+    report_head_json(root, r);
+    json_object_set_new(root, "scenarios", report_scenarios_json(r));
+    report_verdict_json(root, r);
+    json_object_set_new(root, "requests", report_requests_json(r));
+    json_object_set_new(root, "latency", report_latency_json(r));
+    report_run_json(root, r);
     int rc;
     if (strcmp(path, "-") == 0)
         rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 ? 0 : -1;
@@ -503,6 +568,20 @@ static double report_scenario_span(const sim_report *r, int sc)
         span += end > r->phase_s[p] ? end - r->phase_s[p] : 0.0;
     }
     return span;
+}
+
+/* Closes a report file (stdout is only flushed). 0, or -1 when anything
+ * written to it failed. */
+static int report_close(FILE *f)
+{
+    int rc = ferror(f) ? -1 : 0;
+    if (f != stdout) {
+        if (fclose(f) != 0)
+            rc = -1;
+    } else {
+        fflush(f);
+    }
+    return rc;
 }
 
 int report_junit(const sim_report *r, const char *path)
@@ -580,14 +659,7 @@ int report_junit(const sim_report *r, const char *path)
         fprintf(f, "\"/>\n    </testcase>\n");
     }
     fprintf(f, "  </testsuite>\n</testsuites>\n");
-    int rc = ferror(f) ? -1 : 0;
-    if (f != stdout) {
-        if (fclose(f) != 0)
-            rc = -1;
-    } else {
-        fflush(f);
-    }
-    return rc;
+    return report_close(f);
 }
 
 /* The op's fields exactly as recorded, so that idempay-sim --check can load
@@ -656,12 +728,5 @@ int report_history(const sim_report *r, const char *path)
             free(line);
         }
     }
-    int rc = ferror(f) ? -1 : 0;
-    if (f != stdout) {
-        if (fclose(f) != 0)
-            rc = -1;
-    } else {
-        fflush(f);
-    }
-    return rc;
+    return report_close(f);
 }

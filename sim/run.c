@@ -1,6 +1,9 @@
 /* run.c - one simulator run (see run.h): each step is one function over a
  * run context, and every step leaves what it found (or why it could not
- * go on) in that context for the report. */
+ * go on) in that context for the report. sim_run, at the end, reads as the
+ * run goes: schedule -> preflight -> traffic -> settle -> judge -> report.
+ * The progress thread lives inside run_traffic (started and joined there),
+ * so nothing it reads is freed under it. */
 #include "run.h"
 
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include "http_client.h"
 #include "mock_admin.h"
 #include "profile.h"
+#include "readback.h"
 #include "report.h"
 #include "results.h"
 #include "progress.h"
@@ -58,6 +62,8 @@ typedef struct {
     size_t nstrays;
     chk_result chk;
     int have_chk;
+    sim_observations obs;       /* what the checker judges (the report reads it too) */
+    int64_t *phase_start_us;    /* obs.phase_start_us */
     const char *error;
     char errbuf[1024];
     char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
@@ -405,7 +411,7 @@ static int run_settle(run_ctx *c)
         fprintf(stderr, "settling: up to %.0f s\n", settle_s);
     int64_t said = t0;
     for (;;) {
-        driver_read_orders(c->d, c->pending, n, c->api_rows);
+        readback_orders(c->d, c->pending, n, c->api_rows);
         if (run_read_ledger(c) < 0)
             return -1;
         n = settle_pending(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
@@ -422,7 +428,7 @@ static int run_settle(run_ctx *c)
     /* The final read: every order, then the ledger. */
     for (size_t i = 0; i < s->norders; i++)
         c->pending[i] = i;
-    driver_read_orders(c->d, c->pending, s->norders, c->api_rows);
+    readback_orders(c->d, c->pending, s->norders, c->api_rows);
     if (run_read_ledger(c) < 0)
         return -1;
     c->rep.settle_s = (double)(driver_now_us(c->d) - t0) / 1e6;
@@ -558,6 +564,7 @@ static int run_report(run_ctx *c, int rc)
 
 static void run_free(run_ctx *c)
 {
+    free(c->phase_start_us);
     checker_result_free(&c->chk);
     chaos_free(c->ch);
     driver_free(c->d);
@@ -597,18 +604,25 @@ static int run_save(const run_ctx *c, int rc)
     return rc;
 }
 
-/* Traffic, heal, settle and the final reads; sets c->error when one fails. */
-static void run_body(run_ctx *c)
+/* Preflight: curl, both ends answer, the driver and its workers started.
+ * Returns 0, or -1 with c->error set. */
+static int run_start(run_ctx *c)
 {
     if (http_client_global_init() < 0) {
         c->error = "curl_global_init failed";
-        return;
+        return -1;
     }
     if (run_preflight(c) < 0 || run_start_driver(c) < 0) {
         c->error = c->errbuf;
-        return;
+        return -1;
     }
     c->rep.phase_s = c->phase_s;
+    return 0;
+}
+
+/* The traffic, then the history it left (sets c->error when it stopped). */
+static void run_traffic_all(run_ctx *c)
+{
     run_traffic(c);
     if (c->phase_failed)
         c->error = c->errbuf;
@@ -617,6 +631,11 @@ static void run_body(run_ctx *c)
     if (run_collect(c) < 0 && c->error == NULL)
         c->error = "out of memory collecting the history";
     c->rep.total_s = (double)driver_now_us(c->d) / 1e6;
+}
+
+/* Heal, settle and the final reads (sets c->error when one fails). */
+static void run_settle_all(run_ctx *c)
+{
     if (!c->need_gateway || c->s.norders == 0) {
         c->api_rows = calloc(c->s.norders ? c->s.norders : 1, sizeof(*c->api_rows));
         return;
@@ -625,6 +644,42 @@ static void run_body(run_ctx *c)
     if (run_settle(c) < 0 || (c->a->db && run_read_db(c) < 0))
         c->error = c->errbuf;
     c->rep.total_s = (double)driver_now_us(c->d) / 1e6;
+}
+
+/* What the checker judges: the history, the ledger, the rows, the phase
+ * starts and the service's windows. */
+static void run_observations(run_ctx *c)
+{
+    sim_observations *obs = &c->obs;
+    *obs = (sim_observations){.ops = c->hist.op, .nops = c->hist.n, .charges = c->charges,
+                              .ncharges = c->ncharges, .api_rows = c->api_rows,
+                              .db_rows = c->db_rows, .prefix = c->a->prefix, .seed = c->a->seed};
+    c->phase_start_us = calloc(c->s.nphases ? c->s.nphases : 1, sizeof(*c->phase_start_us));
+    for (size_t p = 0; c->phase_start_us != NULL && c->d != NULL && p < c->s.nphases; p++)
+        c->phase_start_us[p] = driver_phase_start_us(c->d, p);
+    obs->phase_start_us = c->phase_start_us;
+    obs->service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
+    obs->lease_us = (int64_t)c->w.lease_ms * 1000;
+    c->rep.obs = obs;
+    c->rep.notifications_sent = c->notifications;
+}
+
+/* The report's fixed fields: who ran what. */
+static void run_report_init(run_ctx *c)
+{
+    const sim_args *a = c->a;
+    report_init(&c->rep);
+    c->rep.seed = a->seed;
+    c->rep.digest = c->digest;
+    c->rep.prefix = a->prefix;
+    c->rep.target = a->target;
+    c->rep.gateway = c->need_gateway ? a->gateway : NULL;
+    c->rep.replay_cmd = a->replay_cmd;
+    c->rep.sched = &c->s;
+    c->rep.windows = (c->mask & (1u << SC_NEMESIS)) ? c->windows_text : NULL;
+    c->rep.mock_missing = c->mock_missing;
+    c->rep.profile = a->profile != NULL ? a->profile->name : NULL;
+    c->rep.skipped = c->skipped;
 }
 
 int sim_run(const sim_args *a)
@@ -646,38 +701,18 @@ int sim_run(const sim_args *a)
         free(c);
         return rc;
     }
-    report_init(&c->rep);
-    c->rep.seed = a->seed;
-    c->rep.digest = c->digest;
-    c->rep.prefix = a->prefix;
-    c->rep.target = a->target;
-    c->rep.gateway = c->need_gateway ? a->gateway : NULL;
-    c->rep.replay_cmd = a->replay_cmd;
-    c->rep.sched = &c->s;
-    c->rep.windows = (c->mask & (1u << SC_NEMESIS)) ? c->windows_text : NULL;
-    c->rep.mock_missing = c->mock_missing;
-    c->rep.profile = a->profile != NULL ? a->profile->name : NULL;
-    c->rep.skipped = c->skipped;
+    run_report_init(c);
     run_banner(c);
-    run_body(c);
-    sim_observations obs = {.ops = c->hist.op, .nops = c->hist.n, .charges = c->charges,
-                            .ncharges = c->ncharges, .api_rows = c->api_rows,
-                            .db_rows = c->db_rows, .prefix = a->prefix, .seed = a->seed,
-                            .phase_start_us = NULL};
-    int64_t *starts = calloc(c->s.nphases ? c->s.nphases : 1, sizeof(*starts));
-    for (size_t p = 0; starts != NULL && c->d != NULL && p < c->s.nphases; p++)
-        starts[p] = driver_phase_start_us(c->d, p);
-    obs.phase_start_us = starts;
-    obs.service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
-    obs.lease_us = (int64_t)c->w.lease_ms * 1000;
-    c->rep.obs = &obs;
-    c->rep.notifications_sent = c->notifications;
-    rc = run_judge(c, &obs);
+    if (run_start(c) == 0) {
+        run_traffic_all(c);
+        run_settle_all(c);
+    }
+    run_observations(c);
+    rc = run_judge(c, &c->obs);
     rc = run_thresholds(c, rc);
     run_journals(c);
     rc = run_report(c, rc);
     rc = run_save(c, rc);
-    free(starts);
     run_free(c);
     free(c);
     return rc;

@@ -33,6 +33,7 @@ typedef struct {
     int quiet;
     const char *chaos_cmd;
     double chaos_every_s;
+    int chaos_every_given;     /* --chaos-every given (it needs --chaos-cmd) */
     int db;
     char prefix[SCHED_PREFIX_MAX + 1];
     int print_schedule;
@@ -45,7 +46,8 @@ typedef struct {
     const char *out_dir;       /* --out DIR (NULL: the default base) */
     int no_out;                /* --no-out: keep no folder */
     const char *check_dir;     /* --check DIR: judge a saved run, offline */
-    sim_profile *profile;      /* --profile FILE, owned by the caller (NULL: the built-in
+    const char *profile_path;  /* --profile FILE */
+    sim_profile *profile;      /* that file, loaded; owned by the caller (NULL: the built-in
                                   idempay profile) */
     /* Output CI can use, and scenario files: */
     FILE *human;               /* the human report, seed and banner: stdout, or stderr when

@@ -46,7 +46,8 @@ static json_t *sr_recipe_json(const saved_recipe *rc)
                           "chaos_every_s", rc->chaos_every_s, "windows",
                           sr_windows_json(&rc->windows));
     if (j != NULL) {
-        json_object_set_new(j, "mask", json_integer((json_int_t)rc->mask));
+        if (rc->mask != 0)
+            json_object_set_new(j, "mask", json_integer((json_int_t)rc->mask));
         if (rc->scenario_file != NULL)
             json_object_set_new(j, "scenario_file", json_string(SAVED_SCENARIO_FILE));
     }

@@ -104,8 +104,8 @@ static int sl_schedule(const char *dir, saved_run *out, char *err, size_t errlen
         scenarios_parse(out->scenarios, plan.chaos, &mask, err, errlen) < 0)
         goto out;
     /* the scenarios built: after a target profile's skips (older folders: all) */
-    plan.mask = json_is_integer(json_object_get(rj, "mask"))
-                    ? (unsigned)json_integer_value(json_object_get(rj, "mask")) : mask;
+    unsigned built = (unsigned)json_integer_value(json_object_get(rj, "mask"));
+    plan.mask = built != 0 ? built : mask;
     if (sl_build(dir, json_string_value(json_object_get(rj, "scenario_file")), &plan, out, err,
                  errlen) < 0 || sched_digest(&out->sched, out->digest) < 0)
         goto out;

@@ -215,8 +215,11 @@ static void dc_defaults(dc_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_double_click(gen_ctx *g, const dc_params *p)
+static int gen_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    dc_params params;
+    dc_defaults(&params, orders, budget_ms);
+    const dc_params *p = &params;
     static const char *const labels[2] = {"fast", "slow-nodedupe"};
     size_t per[2] = {p->orders / 2, p->orders - p->orders / 2};
     for (int ph = 0; ph < 2; ph++) {
@@ -294,8 +297,11 @@ static void rs_defaults(rs_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 30, .max_backoff_ms = 200};
 }
 
-static int gen_retry_storm(gen_ctx *g, const rs_params *p)
+static int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    rs_params params;
+    rs_defaults(&params, orders, budget_ms);
+    const rs_params *p = &params;
     static const char *const labels[2] = {"dedupe", "nodedupe"};
     size_t per[2] = {p->orders / 2, p->orders - p->orders / 2};
     for (int ph = 0; ph < 2; ph++) {
@@ -313,21 +319,9 @@ static int gen_retry_storm(gen_ctx *g, const rs_params *p)
             c.max_timeout_ms = (uint32_t)(k.latency_ms - 30);
         if (c.min_timeout_ms > c.max_timeout_ms)
             c.min_timeout_ms = c.max_timeout_ms;
-        for (size_t i = 0; i < per[ph]; i++) {
-            int o = gen_order(g, 0), tok, idem;
-            if (o < 0 || gen_order_extras(g, &c, o, &tok, &idem) < 0)
-                return -1;
-            uint32_t start = gen_spread(i, per[ph], budget);
-            int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
-            for (int n = 0; n < clients; n++) {
-                sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)n * 20u);
-                if (t == NULL)
-                    return -1;
-                gen_client_fill(g, t, &c, tok, idem);
-                t->copy_index = (uint8_t)n;
-                t->copy_count = (uint8_t)clients;
-            }
-        }
+        gen_orders_spec spec = {.client = &c, .dup_share = p->dup_share, .step_ms = 20};
+        if (gen_orders_with_clients(g, per[ph], budget, &spec, NULL) < 0)
+            return -1;
     }
     return 0;
 }
@@ -364,8 +358,11 @@ static void cs_defaults(cs_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_callback_storm(gen_ctx *g, const cs_params *p)
+static int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    cs_params params;
+    cs_defaults(&params, orders, budget_ms);
+    const cs_params *p = &params;
     for (int ph = 0; ph < p->phases; ph++) {
         size_t n = p->orders / (size_t)p->phases + ((size_t)ph < p->orders % (size_t)p->phases);
         sim_mock_knobs k;
@@ -383,21 +380,9 @@ static int gen_callback_storm(gen_ctx *g, const cs_params *p)
         uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * n / (p->orders ? p->orders : 1));
         if (gen_phase(g, label, &k, budget, 0) < 0)
             return -1;
-        for (size_t i = 0; i < n; i++) {
-            int o = gen_order(g, 0), tok, idem;
-            if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
-                return -1;
-            uint32_t start = gen_spread(i, n, budget);
-            int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
-            for (int c = 0; c < clients; c++) {
-                sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)rng_range(&g->rng, 0, 3));
-                if (t == NULL)
-                    return -1;
-                gen_client_fill(g, t, &p->client, tok, idem);
-                t->copy_index = (uint8_t)c;
-                t->copy_count = (uint8_t)clients;
-            }
-        }
+        gen_orders_spec spec = {.client = &p->client, .dup_share = p->dup_share, .jitter_ms = 3};
+        if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
+            return -1;
     }
     return 0;
 }
@@ -436,8 +421,101 @@ static sched_task *tr_pay(gen_ctx *g, const tr_params *p, int order, int token, 
     return t;
 }
 
-static int gen_token_replay(gen_ctx *g, const tr_params *p)
+/* A new order and a token of its user: the order's index, or -1. */
+static int tr_order_with_token(gen_ctx *g, int *tok)
 {
+    int o = gen_order(g, 0);
+    if (o < 0)
+        return -1;
+    *tok = gen_token(g, g->s->orders[o].user_id);
+    return *tok < 0 ? -1 : o;
+}
+
+/* Each group below returns the orders it made, or -1. */
+
+/* Expiry: a fresh token presented after its TTL (skipped at run time
+ * unless the service's TTL is short). */
+static int tr_expiry(gen_ctx *g, const tr_params *p)
+{
+    int tok, o = tr_order_with_token(g, &tok);
+    sched_task *t = o < 0 ? NULL : tr_pay(g, p, o, tok, 0);
+    if (t == NULL)
+        return -1;
+    t->expect_expired = 1;
+    t->max_attempts = 1;
+    return 1;
+}
+
+/* One token, many concurrent requests of one order. */
+static int tr_one_order(gen_ctx *g, const tr_params *p, uint32_t start)
+{
+    int tok, o = tr_order_with_token(g, &tok);
+    if (o < 0)
+        return -1;
+    int copies = (int)rng_range(&g->rng, p->min_copies, p->max_copies);
+    for (int c = 0; c < copies; c++) {
+        sched_task *t = tr_pay(g, p, o, tok, start + (uint32_t)rng_range(&g->rng, 0, 3));
+        if (t == NULL)
+            return -1;
+        t->copy_index = (uint8_t)c;
+        t->copy_count = (uint8_t)copies;
+    }
+    return 1;
+}
+
+/* One token, many orders of its user: concurrently or one by one. */
+static int tr_many_orders(gen_ctx *g, const tr_params *p, uint32_t start)
+{
+    int n = (int)rng_range(&g->rng, p->min_orders, p->max_orders);
+    int64_t user = gen_user(g);
+    int tok = gen_token(g, user);
+    if (tok < 0)
+        return -1;
+    int sequential = rng_chance(&g->rng, 0.4);
+    for (int c = 0; c < n; c++) {
+        int o = sched_add_order(g->s, &g->rng, g->scenario, user, gen_amount(g), gen_style(g), 0);
+        if (o < 0) {
+            snprintf(g->err, g->errlen, "out of memory or too many orders");
+            return -1;
+        }
+        uint32_t at = start + (sequential ? (uint32_t)c * 150u : (uint32_t)rng_range(&g->rng, 0, 3));
+        if (tr_pay(g, p, o, tok, at) == NULL)
+            return -1;
+    }
+    return n;
+}
+
+/* Another user's token, then its owner uses it. */
+static int tr_foreign(gen_ctx *g, const tr_params *p, uint32_t start)
+{
+    int victim = gen_order(g, 0), thief = gen_order(g, 0);
+    if (victim < 0 || thief < 0)
+        return -1;
+    int tok = gen_token(g, g->s->orders[victim].user_id);
+    sched_task *t = tok < 0 ? NULL : tr_pay(g, p, thief, tok, start);
+    if (t == NULL)
+        return -1;
+    t->max_attempts = 1;
+    return tr_pay(g, p, victim, tok, start + 200) == NULL ? -1 : 2;
+}
+
+/* A made-up token. */
+static int tr_made_up(gen_ctx *g, const tr_params *p, uint32_t start)
+{
+    int o = gen_order(g, 0);
+    sched_task *t = o < 0 ? NULL : tr_pay(g, p, o, -1, start);
+    if (t == NULL)
+        return -1;
+    t->token_use = TOK_UNKNOWN;
+    t->max_attempts = 1;
+    return 1;
+}
+
+static int gen_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
+{
+    tr_params params;
+    tr_defaults(&params, orders, budget_ms);
+    const tr_params *p = &params;
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 10, 60);
@@ -453,87 +531,21 @@ static int gen_token_replay(gen_ctx *g, const tr_params *p)
                                     p->budget_ms);
         groups++;
         uint64_t kind = rng_below(&g->rng, 100);
-        if (!expiry_done) {
-            /* Expiry: a fresh token presented after its TTL (skipped at run
-             * time unless the service's TTL is short). */
-            int o = gen_order(g, 0);
-            if (o < 0)
-                return -1;
-            int tok = gen_token(g, g->s->orders[o].user_id);
-            if (tok < 0)
-                return -1;
-            sched_task *t = tr_pay(g, p, o, tok, 0);
-            if (t == NULL)
-                return -1;
-            t->expect_expired = 1;
-            t->max_attempts = 1;
-            made++;
-            expiry_done = 1;
-        } else if (kind < 35) {
-            /* One token, many concurrent requests of one order. */
-            int o = gen_order(g, 0);
-            if (o < 0)
-                return -1;
-            int tok = gen_token(g, g->s->orders[o].user_id);
-            if (tok < 0)
-                return -1;
-            int copies = (int)rng_range(&g->rng, p->min_copies, p->max_copies);
-            for (int c = 0; c < copies; c++) {
-                sched_task *t = tr_pay(g, p, o, tok, start + (uint32_t)rng_range(&g->rng, 0, 3));
-                if (t == NULL)
-                    return -1;
-                t->copy_index = (uint8_t)c;
-                t->copy_count = (uint8_t)copies;
-            }
-            made++;
-        } else if (kind < 70) {
-            /* One token, many orders of its user: concurrently or one by one. */
-            int n = (int)rng_range(&g->rng, p->min_orders, p->max_orders);
-            int64_t user = gen_user(g);
-            int tok = gen_token(g, user);
-            if (tok < 0)
-                return -1;
-            int sequential = rng_chance(&g->rng, 0.4);
-            for (int c = 0; c < n; c++) {
-                int o = sched_add_order(g->s, &g->rng, g->scenario, user, gen_amount(g),
-                                        gen_style(g), 0);
-                if (o < 0) {
-                    snprintf(g->err, g->errlen, "out of memory or too many orders");
-                    return -1;
-                }
-                uint32_t at = start + (sequential ? (uint32_t)c * 150u
-                                                  : (uint32_t)rng_range(&g->rng, 0, 3));
-                if (tr_pay(g, p, o, tok, at) == NULL)
-                    return -1;
-                made++;
-            }
-        } else if (kind < 85) {
-            /* Another user's token, then its owner uses it. */
-            int victim = gen_order(g, 0), thief = gen_order(g, 0);
-            if (victim < 0 || thief < 0)
-                return -1;
-            int tok = gen_token(g, g->s->orders[victim].user_id);
-            if (tok < 0)
-                return -1;
-            sched_task *t = tr_pay(g, p, thief, tok, start);
-            if (t == NULL)
-                return -1;
-            t->max_attempts = 1;
-            if (tr_pay(g, p, victim, tok, start + 200) == NULL)
-                return -1;
-            made += 2;
-        } else {
-            /* A made-up token. */
-            int o = gen_order(g, 0);
-            if (o < 0)
-                return -1;
-            sched_task *t = tr_pay(g, p, o, -1, start);
-            if (t == NULL)
-                return -1;
-            t->token_use = TOK_UNKNOWN;
-            t->max_attempts = 1;
-            made++;
-        }
+        int n;
+        if (!expiry_done)
+            n = tr_expiry(g, p);
+        else if (kind < 35)
+            n = tr_one_order(g, p, start);
+        else if (kind < 70)
+            n = tr_many_orders(g, p, start);
+        else if (kind < 85)
+            n = tr_foreign(g, p, start);
+        else
+            n = tr_made_up(g, p, start);
+        if (n < 0)
+            return -1;
+        expiry_done = 1;
+        made += (size_t)n;
     }
     return 0;
 }
@@ -558,30 +570,68 @@ static void fc_defaults(fc_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_forged_callback(gen_ctx *g, const fc_params *p)
+/* The declined phase's orders: one client each, one POST, declines final.
+ * *first gets the first one's index. */
+static int fc_declined(gen_ctx *g, const fc_params *p, size_t n, uint32_t b, int *first)
 {
+    *first = -1;
+    for (size_t i = 0; i < n; i++) {
+        int o = gen_order(g, ORD_DECLINE | ORD_FORGE_TARGET), tok, idem;
+        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+            return -1;
+        if (*first < 0)
+            *first = o;
+        sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, n, b));
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, &p->client, tok, idem);
+        t->max_attempts = 1;
+        t->retry_declined = 0;
+    }
+    return 0;
+}
+
+/* One forgery against target: its kind drawn (never-submitted targets
+ * have their own kinds), a real paid order whose transaction id it may
+ * replay, and a wrong fee when the kind wants one. */
+static int fc_forgery(gen_ctx *g, int target, int never, int first_paid, size_t npaid,
+                      uint32_t at)
+{
+    static const uint8_t decl_kinds[4] = {FORGE_BAD_SIGN, FORGE_WRONG_FEE, FORGE_REPLAY_TXN,
+                                          FORGE_WRONG_MCH};
+    static const uint8_t never_kinds[3] = {FORGE_UNKNOWN_ORDER, FORGE_BAD_SIGN, FORGE_REPLAY_TXN};
+    sched_task *t = gen_task(g, TASK_FORGE, target, at);
+    if (t == NULL)
+        return -1;
+    t->forge = never ? never_kinds[rng_below(&g->rng, 3)] : decl_kinds[rng_below(&g->rng, 4)];
+    t->aux_order = first_paid + (int)rng_below(&g->rng, npaid);
+    int64_t fen = g->s->orders[target].amount_fen;
+    t->variant_fen = fen;
+    if (t->forge == FORGE_WRONG_FEE)
+        t->variant_fen = fen > 1 && rng_chance(&g->rng, 0.5) ? fen - rng_range(&g->rng, 1, fen - 1)
+                                                            : fen + rng_range(&g->rng, 1, 500);
+    t->timeout_ms = 5000;
+    t->max_attempts = 1;
+    t->patience_ms = GEN_PATIENCE_MS;
+    return 0;
+}
+
+static int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
+{
+    fc_params params;
+    fc_defaults(&params, orders, budget_ms);
+    const fc_params *p = &params;
     size_t npaid = p->orders / 4 ? p->orders / 4 : 1;
     size_t ndecl = p->orders / 4 ? p->orders / 4 : 1;
     size_t nnever = p->orders > npaid + ndecl ? p->orders - npaid - ndecl : 1;
     uint32_t b = p->budget_ms / 3;
     sim_mock_knobs k;
+    int first_paid, first_decl;
+    gen_orders_spec paid = {.client = &p->client, .dup_share = -1};
 
     scenarios_mock_defaults(&k);
-    if (gen_phase(g, "paid", &k, b, 0) < 0)
+    if (gen_phase(g, "paid", &k, b, 0) < 0 || gen_orders_with_clients(g, npaid, b, &paid, &first_paid) < 0)
         return -1;
-    int first_paid = -1;
-    for (size_t i = 0; i < npaid; i++) {
-        int o = gen_order(g, 0), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
-            return -1;
-        if (first_paid < 0)
-            first_paid = o;
-        sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, npaid, b));
-        if (t == NULL)
-            return -1;
-        gen_client_fill(g, t, &p->client, tok, idem);
-    }
-
     scenarios_mock_defaults(&k);
     k.decline_rate = 1.0;
     if (gen_phase(g, "declined", &k, b, 0) < 0)
@@ -589,57 +639,22 @@ static int gen_forged_callback(gen_ctx *g, const fc_params *p)
     /* Alone: nobody else's request is declined by it, and the forgeries
      * start only once every target's decline is known. */
     g->s->phases[g->s->nphases - 1].exclusive = 1;
-    int first_decl = -1;
-    for (size_t i = 0; i < ndecl; i++) {
-        int o = gen_order(g, ORD_DECLINE | ORD_FORGE_TARGET), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
-            return -1;
-        if (first_decl < 0)
-            first_decl = o;
-        sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, ndecl, b));
-        if (t == NULL)
-            return -1;
-        gen_client_fill(g, t, &p->client, tok, idem);
-        t->max_attempts = 1;
-        t->retry_declined = 0;
-    }
-
+    if (fc_declined(g, p, ndecl, b, &first_decl) < 0)
+        return -1;
     scenarios_mock_defaults(&k);
     if (gen_phase(g, "forge", &k, b, 0) < 0)
         return -1;
     size_t ntargets = ndecl + nnever;
     for (size_t i = 0; i < ntargets; i++) {
-        int target;
         int never = i >= ndecl;
-        if (never) {
-            target = gen_order(g, ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET);
-            if (target < 0)
-                return -1;
-        } else {
-            target = first_decl + (int)i;
-        }
+        int target = never ? gen_order(g, ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET) : first_decl + (int)i;
+        if (target < 0)
+            return -1;
         int n = (int)rng_range(&g->rng, 1, p->max_forgeries);
         uint32_t start = gen_spread(i, ntargets, b);
-        for (int f = 0; f < n; f++) {
-            static const uint8_t decl_kinds[4] = {FORGE_BAD_SIGN, FORGE_WRONG_FEE,
-                                                  FORGE_REPLAY_TXN, FORGE_WRONG_MCH};
-            static const uint8_t never_kinds[3] = {FORGE_UNKNOWN_ORDER, FORGE_BAD_SIGN,
-                                                   FORGE_REPLAY_TXN};
-            sched_task *t = gen_task(g, TASK_FORGE, target, start + (uint32_t)f * 2u);
-            if (t == NULL)
+        for (int f = 0; f < n; f++)
+            if (fc_forgery(g, target, never, first_paid, npaid, start + (uint32_t)f * 2u) < 0)
                 return -1;
-            t->forge = never ? never_kinds[rng_below(&g->rng, 3)] : decl_kinds[rng_below(&g->rng, 4)];
-            t->aux_order = first_paid + (int)rng_below(&g->rng, npaid);
-            int64_t fen = g->s->orders[target].amount_fen;
-            t->variant_fen = fen;
-            if (t->forge == FORGE_WRONG_FEE)
-                t->variant_fen = fen > 1 && rng_chance(&g->rng, 0.5)
-                                     ? fen - rng_range(&g->rng, 1, fen - 1)
-                                     : fen + rng_range(&g->rng, 1, 500);
-            t->timeout_ms = 5000;
-            t->max_attempts = 1;
-            t->patience_ms = GEN_PATIENCE_MS;
-        }
     }
     return 0;
 }
@@ -664,8 +679,11 @@ static void om_defaults(om_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 100, .max_backoff_ms = 300};
 }
 
-static int gen_order_mismatch(gen_ctx *g, const om_params *p)
+static int gen_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    om_params params;
+    om_defaults(&params, orders, budget_ms);
+    const om_params *p = &params;
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 0, 10);
@@ -711,8 +729,11 @@ static void gc_defaults(gc_params *p, size_t orders, uint32_t budget_ms)
                              .min_backoff_ms = 50, .max_backoff_ms = 300};
 }
 
-static int gen_gateway_chaos(gen_ctx *g, const gc_params *p)
+static int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    gc_params params;
+    gc_defaults(&params, orders, budget_ms);
+    const gc_params *p = &params;
     static const char *const labels[3] = {"errors-declines", "resets-latency", "mix"};
     for (int ph = 0; ph < 3; ph++) {
         size_t n = p->orders / 3 + ((size_t)ph < p->orders % 3);
@@ -741,21 +762,9 @@ static int gen_gateway_chaos(gen_ctx *g, const gc_params *p)
         uint32_t budget = (uint32_t)((uint64_t)p->budget_ms * n / (p->orders ? p->orders : 1));
         if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
             return -1;
-        for (size_t i = 0; i < n; i++) {
-            int o = gen_order(g, 0), tok, idem;
-            if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
-                return -1;
-            uint32_t start = gen_spread(i, n, budget);
-            int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
-            for (int c = 0; c < clients; c++) {
-                sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)c * 2u);
-                if (t == NULL)
-                    return -1;
-                gen_client_fill(g, t, &p->client, tok, idem);
-                t->copy_index = (uint8_t)c;
-                t->copy_count = (uint8_t)clients;
-            }
-        }
+        gen_orders_spec spec = {.client = &p->client, .dup_share = p->dup_share, .step_ms = 2};
+        if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
+            return -1;
     }
     return 0;
 }
@@ -802,8 +811,11 @@ static int cr_chaos_plan(gen_ctx *g, const cr_params *p)
     return 0;
 }
 
-static int gen_crash(gen_ctx *g, const cr_params *p)
+static int gen_crash(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
+    cr_params params;
+    cr_defaults(&params, orders, budget_ms, plan->chaos_every_s);
+    const cr_params *p = &params;
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 10, 40);
@@ -811,31 +823,20 @@ static int gen_crash(gen_ctx *g, const cr_params *p)
     k.timeout_after_charge_rate = 0.02;
     if (gen_phase(g, "crash", &k, p->budget_ms, 1) < 0)
         return -1;
-    for (size_t i = 0; i < p->orders; i++) {
-        int o = gen_order(g, 0), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
-            return -1;
-        uint32_t start = gen_spread(i, p->orders, p->budget_ms);
-        int clients = rng_chance(&g->rng, p->dup_share) ? 2 : 1;
-        for (int c = 0; c < clients; c++) {
-            sched_task *t = gen_task(g, TASK_PAY, o, start + (uint32_t)c * 3u);
-            if (t == NULL)
-                return -1;
-            gen_client_fill(g, t, &p->client, tok, idem);
-            t->copy_index = (uint8_t)c;
-            t->copy_count = (uint8_t)clients;
-        }
-    }
+    gen_orders_spec spec = {.client = &p->client, .dup_share = p->dup_share, .step_ms = 3};
+    if (gen_orders_with_clients(g, p->orders, p->budget_ms, &spec, NULL) < 0)
+        return -1;
     return cr_chaos_plan(g, p);
 }
 
 /* ---- ping ---- */
 
-static int gen_ping(gen_ctx *g, uint32_t budget_ms, int workers)
+static int gen_ping(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     sim_mock_knobs k;
+    int workers = plan->concurrency > 0 ? plan->concurrency : 1;
     scenarios_mock_defaults(&k);
-    if (gen_phase(g, "ping", &k, budget_ms, 0) < 0)
+    if (gen_phase(g, "ping", &k, budget_ms ? budget_ms : 3000, 0) < 0)
         return -1;
     for (int w = 0; w < workers; w++) {
         sched_task *t = gen_task(g, TASK_PING, -1, 0);
@@ -848,60 +849,29 @@ static int gen_ping(gen_ctx *g, uint32_t budget_ms, int workers)
 
 /* ---- the mix ---- */
 
-/* One scenario's generator with its parameters. */
-static int sc_generate(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget)
+/* The table of generators: each takes its share of orders and time, fills
+ * its scenario's parameter struct with the defaults for that share and
+ * generates. */
+typedef int (*sc_generator)(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
+
+static int gen_nemesis(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    switch (g->scenario) {
-    case SC_DOUBLE_CLICK: {
-        dc_params p;
-        dc_defaults(&p, orders, budget);
-        return gen_double_click(g, &p);
-    }
-    case SC_RETRY_STORM: {
-        rs_params p;
-        rs_defaults(&p, orders, budget);
-        return gen_retry_storm(g, &p);
-    }
-    case SC_CALLBACK_STORM: {
-        cs_params p;
-        cs_defaults(&p, orders, budget);
-        return gen_callback_storm(g, &p);
-    }
-    case SC_TOKEN_REPLAY: {
-        tr_params p;
-        tr_defaults(&p, orders, budget);
-        return gen_token_replay(g, &p);
-    }
-    case SC_FORGED_CALLBACK: {
-        fc_params p;
-        fc_defaults(&p, orders, budget);
-        return gen_forged_callback(g, &p);
-    }
-    case SC_ORDER_MISMATCH: {
-        om_params p;
-        om_defaults(&p, orders, budget);
-        return gen_order_mismatch(g, &p);
-    }
-    case SC_GATEWAY_CHAOS: {
-        gc_params p;
-        gc_defaults(&p, orders, budget);
-        return gen_gateway_chaos(g, &p);
-    }
-    case SC_CRASH: {
-        cr_params p;
-        cr_defaults(&p, orders, budget, plan->chaos_every_s);
-        return gen_crash(g, &p);
-    }
-    case SC_NEMESIS: {
-        nm_params p;
-        nemesis_defaults(&p, orders, plan->duration_s, plan->chaos, plan->windows);
-        return nemesis_generate(g, &p);
-    }
-    default:
-        return gen_ping(g, budget ? budget : 3000, plan->concurrency > 0 ? plan->concurrency : 1);
-    }
+    nm_params p;
+    /* budget_ms unused: its length follows the service's windows */
+    nemesis_defaults(&p, orders, plan->duration_s, plan->chaos, plan->windows);
+    return nemesis_generate(g, &p);
 }
 
+static const sc_generator sc_generators[SC_COUNT] = {
+    [SC_DOUBLE_CLICK] = gen_double_click,       [SC_RETRY_STORM] = gen_retry_storm,
+    [SC_CALLBACK_STORM] = gen_callback_storm,   [SC_TOKEN_REPLAY] = gen_token_replay,
+    [SC_FORGED_CALLBACK] = gen_forged_callback, [SC_ORDER_MISMATCH] = gen_order_mismatch,
+    [SC_GATEWAY_CHAOS] = gen_gateway_chaos,     [SC_CRASH] = gen_crash,
+    [SC_NEMESIS] = gen_nemesis,                 [SC_PING] = gen_ping,
+};
+
+/* The flags that shape the schedule (and, with the nemesis, the windows
+ * it aims at), for the digest. */
 void scenarios_params(const sim_plan *plan, char *out, size_t outlen)
 {
     char wtext[160] = "";
@@ -963,7 +933,7 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
             if (orders < 4)
                 orders = 4;
         }
-        if (sc_generate(&g, plan, orders, budget) < 0)
+        if (sc_generators[sc](&g, plan, orders, budget) < 0)
             return -1;
     }
     sched_sort_tasks(s);

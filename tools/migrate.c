@@ -262,13 +262,100 @@ static int parse_args(int argc, char **argv, migrate_opts *o)
     return o->lock_timeout_s >= 0 ? 0 : -1;
 }
 
+/* What the run found and did. */
+typedef struct {
+    int applied, present;
+    char last[256];          /* the latest version applied, "none" */
+} migrate_tally;
+
+/* Takes the migration lock, makes schema_migrations and (when asked) the
+ * service's user. Returns 0, or the exit status (2). */
+static int migrate_prepare(MYSQL *db, const migrate_opts *o)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT GET_LOCK('%s', %ld)", MIGRATE_LOCK, o->lock_timeout_s);
+    long long got = query_number(db, sql);
+    if (got != 1) {
+        fprintf(stderr, "idempay-migrate: another migration holds the lock '%s' (waited %ld s)%s%s\n",
+                MIGRATE_LOCK, o->lock_timeout_s, got < 0 ? ": " : "", got < 0 ? mysql_error(db) : "");
+        return 2;
+    }
+    if (run_sql(db,
+                "CREATE DATABASE IF NOT EXISTS idempay CHARACTER SET utf8mb4;"
+                "CREATE TABLE IF NOT EXISTS idempay.schema_migrations ("
+                "  version VARCHAR(255) NOT NULL PRIMARY KEY,"
+                "  applied_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB",
+                "schema_migrations") != 0 ||
+        mysql_select_db(db, "idempay") != 0)
+        return 2;
+    if (o->create_user && !o->status_only && !o->dry_run && create_service_user(db, o->quiet) != 0)
+        return 2;
+    return 0;
+}
+
+/* Applies the file at path as version and records it. 0, or 1. */
+static int migrate_apply(MYSQL *db, const char *path, const char *version)
+{
+    char sql[1024];
+    char *text = read_file(path);
+    if (!text) {
+        fprintf(stderr, "idempay-migrate: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    double t0 = now_s();
+    if (run_sql(db, text, version) != 0) {
+        free(text);
+        fprintf(stderr, "idempay-migrate: %s failed; nothing after it was applied\n", version);
+        return 1;
+    }
+    free(text);
+    snprintf(sql, sizeof sql, "INSERT INTO idempay.schema_migrations (version) VALUES ('%s')",
+             version);
+    if (run_sql(db, sql, "record") != 0)
+        return 1;
+    printf("idempay-migrate: applied %s (%.0f ms)\n", version, (now_s() - t0) * 1e3);
+    return 0;
+}
+
+/* One migration file: skipped when applied, listed when only asked about,
+ * applied otherwise. Returns 0, or the exit status (1, 2). */
+static int migrate_one(MYSQL *db, const migrate_opts *o, const char *name, migrate_tally *t)
+{
+    char version[256], path[4096], sql[1024];
+    long long got;
+    snprintf(version, sizeof version, "%.*s", (int)(strlen(name) - 4), name);
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM idempay.schema_migrations WHERE version = '%s'",
+             version);   /* version is [0-9]{3}_ + a file name: no quotes can reach it */
+    if (strchr(version, '\'') || strchr(version, '\\') || (got = query_number(db, sql)) < 0) {
+        fprintf(stderr, "idempay-migrate: cannot read schema_migrations: %s\n", mysql_error(db));
+        return 2;
+    }
+    if (got > 0) {
+        t->present++;
+        snprintf(t->last, sizeof t->last, "%s", version);
+        if (o->status_only && !o->quiet)
+            printf("applied  %s\n", version);
+        return 0;
+    }
+    if (o->status_only || o->dry_run) {
+        printf("pending  %s\n", version);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/%s", o->sql_dir, name);
+    if (migrate_apply(db, path, version) != 0)
+        return 1;
+    t->applied++;
+    snprintf(t->last, sizeof t->last, "%s", version);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     migrate_opts o;
     char *names[MIGRATE_MAX_FILES];
-    char err[512], sql[1024], last[256] = "none";
-    int n, applied = 0, present = 0, rc = 0;
-    long long got;
+    char err[512], sql[1024];
+    migrate_tally t = {.last = "none"};
+    int n, rc;
     MYSQL *db;
 
     if (parse_args(argc, argv, &o) != 0)
@@ -282,82 +369,12 @@ int main(int argc, char **argv)
         return 2;
     if (mysql_library_init(0, NULL, NULL) != 0 || !(db = connect_admin()))
         return 2;
-
-    snprintf(sql, sizeof sql, "SELECT GET_LOCK('%s', %ld)", MIGRATE_LOCK, o.lock_timeout_s);
-    got = query_number(db, sql);
-    if (got != 1) {
-        fprintf(stderr, "idempay-migrate: another migration holds the lock '%s' (waited %ld s)%s%s\n",
-                MIGRATE_LOCK, o.lock_timeout_s, got < 0 ? ": " : "", got < 0 ? mysql_error(db) : "");
-        rc = 2;
-        goto out;
-    }
-    if (run_sql(db,
-                "CREATE DATABASE IF NOT EXISTS idempay CHARACTER SET utf8mb4;"
-                "CREATE TABLE IF NOT EXISTS idempay.schema_migrations ("
-                "  version VARCHAR(255) NOT NULL PRIMARY KEY,"
-                "  applied_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB",
-                "schema_migrations") != 0 ||
-        mysql_select_db(db, "idempay") != 0) {
-        rc = 2;
-        goto out;
-    }
-    if (o.create_user && !o.status_only && !o.dry_run && create_service_user(db, o.quiet) != 0) {
-        rc = 2;
-        goto out;
-    }
-    for (int i = 0; i < n; i++) {
-        char version[256], path[4096];
-        double t0;
-        char *text;
-
-        snprintf(version, sizeof version, "%.*s", (int)(strlen(names[i]) - 4), names[i]);
-        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM idempay.schema_migrations WHERE version = '%s'",
-                 version);   /* version is [0-9]{3}_ + a file name: no quotes can reach it */
-        if (strchr(version, '\'') || strchr(version, '\\') || (got = query_number(db, sql)) < 0) {
-            fprintf(stderr, "idempay-migrate: cannot read schema_migrations: %s\n", mysql_error(db));
-            rc = 2;
-            goto out;
-        }
-        if (got > 0) {
-            present++;
-            snprintf(last, sizeof last, "%s", version);
-            if (o.status_only && !o.quiet)
-                printf("applied  %s\n", version);
-            continue;
-        }
-        if (o.status_only || o.dry_run) {
-            printf("pending  %s\n", version);
-            continue;
-        }
-        snprintf(path, sizeof path, "%s/%s", o.sql_dir, names[i]);
-        text = read_file(path);
-        if (!text) {
-            fprintf(stderr, "idempay-migrate: cannot read %s: %s\n", path, strerror(errno));
-            rc = 1;
-            goto out;
-        }
-        t0 = now_s();
-        if (run_sql(db, text, version) != 0) {
-            free(text);
-            fprintf(stderr, "idempay-migrate: %s failed; nothing after it was applied\n", version);
-            rc = 1;
-            goto out;
-        }
-        free(text);
-        snprintf(sql, sizeof sql, "INSERT INTO idempay.schema_migrations (version) VALUES ('%s')",
-                 version);
-        if (run_sql(db, sql, "record") != 0) {
-            rc = 1;
-            goto out;
-        }
-        applied++;
-        snprintf(last, sizeof last, "%s", version);
-        printf("idempay-migrate: applied %s (%.0f ms)\n", version, (now_s() - t0) * 1e3);
-    }
-    if (!o.quiet || applied)
+    rc = migrate_prepare(db, &o);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = migrate_one(db, &o, names[i], &t);
+    if (rc == 0 && (!o.quiet || t.applied))
         printf("idempay-migrate: %d applied now, %d already applied, %d pending; schema at %s\n",
-               applied, present, o.status_only || o.dry_run ? n - present : 0, last);
-out:
+               t.applied, t.present, o.status_only || o.dry_run ? n - t.present : 0, t.last);
     snprintf(sql, sizeof sql, "SELECT RELEASE_LOCK('%s')", MIGRATE_LOCK);
     query_number(db, sql);
     mysql_close(db);

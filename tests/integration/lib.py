@@ -484,3 +484,12 @@ def run_tests(cleanup=None):
                 except Exception:  # noqa: BLE001
                     traceback.print_exc()
     sys.exit(1 if failed else 0)
+
+
+def run_tests_restoring_mock(defaults):
+    """run_tests, setting the mock gateway back to the knobs in defaults after
+    each test, and resetting it when the file is done."""
+    try:
+        run_tests(cleanup=lambda: mock_config(**defaults))
+    finally:
+        mock_reset()

@@ -207,12 +207,5 @@ def a_lease_shorter_than_three_gateway_calls_is_refused():
           f"message: {out.stderr}")
 
 
-def restore_mock():
-    mock_config(**MOCK_DEFAULTS)
-
-
 if __name__ == "__main__":
-    try:
-        run_tests(cleanup=restore_mock)
-    finally:
-        mock_reset()
+    run_tests_restoring_mock(MOCK_DEFAULTS)

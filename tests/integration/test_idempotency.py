@@ -180,12 +180,5 @@ def expired_records_are_reused_and_purged():
     check(idem_rows(user, k) == [["1", "200"]], "a live record was purged")
 
 
-def restore_mock():
-    mock_config(**MOCK_DEFAULTS)
-
-
 if __name__ == "__main__":
-    try:
-        run_tests(cleanup=restore_mock)
-    finally:
-        mock_reset()
+    run_tests_restoring_mock(MOCK_DEFAULTS)

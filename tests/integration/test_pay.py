@@ -329,12 +329,5 @@ def recheck_without_a_charge_makes_failed_final():
     check(final(), f"{no} changed after its recheck was final")
 
 
-def restore_mock():
-    mock_config(**MOCK_DEFAULTS)
-
-
 if __name__ == "__main__":
-    try:
-        run_tests(cleanup=restore_mock)
-    finally:
-        mock_reset()
+    run_tests_restoring_mock(MOCK_DEFAULTS)

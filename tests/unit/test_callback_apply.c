@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "app_ctx.h"
+#include "db_suite.h"
 #include "callback.h"
 #include "config.h"
 #include "db_conn.h"
@@ -210,14 +211,9 @@ static long long query_int(const char *sql, const char *param)
 
 static int suite_init(void)
 {
-    if (mysql_library_init(0, NULL, NULL) != 0 || app_config_load(&cfg) != 0)
+    if (db_suite_init(&cfg, &ctx, prefix, sizeof(prefix), "UTCA") != 0)
         return -1;
-    ctx = app_ctx_new(&cfg, 0);
-    if (ctx == NULL || proxy_start() != 0)
-        return -1;
-    snprintf(prefix, sizeof(prefix), "UTCA%05d%04ld", (int)(getpid() % 100000),
-             (long)(time(NULL) % 10000));
-    return 0;
+    return proxy_start();
 }
 
 static int suite_clean(void)
@@ -227,16 +223,7 @@ static int suite_clean(void)
         "DELETE FROM payment_callback_record WHERE order_no LIKE CONCAT(?, '%')",
         "DELETE FROM payment_refund WHERE order_no LIKE CONCAT(?, '%')",
     };
-    for (size_t i = 0; ctx != NULL && ctx->db != NULL && i < 3; i++) {
-        MYSQL_STMT *st = mysql_stmt_init(ctx->db);
-        if (st != NULL && mysql_stmt_prepare(st, sql[i], (unsigned long)strlen(sql[i])) == 0)
-            db_stmt_exec(st, "s", prefix);
-        if (st != NULL)
-            mysql_stmt_close(st);
-    }
-    app_ctx_free(ctx);
-    mysql_library_end();
-    return 0;
+    return db_suite_clean(ctx, prefix, sql, sizeof(sql) / sizeof(sql[0]));
 }
 
 /* ---- tests ------------------------------------------------------------ */

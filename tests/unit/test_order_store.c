@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app_ctx.h"
+#include "db_suite.h"
 #include "config.h"
 #include "db_conn.h"
 #include "order_store.h"
@@ -36,30 +37,16 @@ static void sleep_ms(long ms)
 
 static int suite_init(void)
 {
-    if (mysql_library_init(0, NULL, NULL) != 0 || app_config_load(&cfg) != 0)
-        return -1;
-    ctx = app_ctx_new(&cfg, 0);
-    if (ctx == NULL)
-        return -1;
-    snprintf(prefix, sizeof(prefix), "UTOS%05d%04ld", (int)(getpid() % 100000),
-             (long)(time(NULL) % 10000));
-    return 0;
+    return db_suite_init(&cfg, &ctx, prefix, sizeof(prefix), "UTOS");
 }
 
 /* Deletes this run's rows (through a statement of its own). */
 static int suite_clean(void)
 {
-    static const char sql[] = "DELETE FROM payment_order WHERE order_no LIKE CONCAT(?, '%')";
-    MYSQL_STMT *st;
-
-    if (ctx != NULL && ctx->db != NULL && (st = mysql_stmt_init(ctx->db)) != NULL) {
-        if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) == 0)
-            db_stmt_exec(st, "s", prefix);
-        mysql_stmt_close(st);
-    }
-    app_ctx_free(ctx);
-    mysql_library_end();
-    return 0;
+    static const char *const sql[] = {
+        "DELETE FROM payment_order WHERE order_no LIKE CONCAT(?, '%')",
+    };
+    return db_suite_clean(ctx, prefix, sql, sizeof(sql) / sizeof(sql[0]));
 }
 
 static void test_database_reachable(void)

@@ -1,5 +1,6 @@
 /* test_sim_driver.c - CUnit suite for the simulator's driver: parsing the
- * service's order bodies (the checker's final reads), and a pool that runs a
+ * service's order bodies (the checker's final reads), the worker pool
+ * running every index of a job exactly once, and a driver that runs a
  * segment without a reachable target records every client operation with
  * an unknown outcome and finishes (no hang, no crash). */
 #include <CUnit/Basic.h>
@@ -7,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdatomic.h>
+
 #include "driver.h"
+#include "pool.h"
+#include "readback.h"
 #include "http_client.h"
 #include "rng.h"
 #include "schedule.h"
@@ -17,7 +22,7 @@ static void test_parse_order(void)
     sim_row r;
     const char *paid = "{\"order_no\":\"x\",\"user_id\":42,\"amount\":\"12.30\",\"status\":\"PAID\","
                        "\"transaction_id\":\"T9\",\"created_at\":\"a\",\"updated_at\":\"b\"}";
-    CU_ASSERT_EQUAL(driver_parse_order(paid, strlen(paid), &r), 0);
+    CU_ASSERT_EQUAL(readback_parse_order(paid, strlen(paid), &r), 0);
     CU_ASSERT_EQUAL(r.state, ROW_PRESENT);
     CU_ASSERT_EQUAL(r.status, OST_PAID);
     CU_ASSERT_EQUAL(r.user_id, 42);
@@ -26,20 +31,59 @@ static void test_parse_order(void)
     CU_ASSERT_STRING_EQUAL(r.updated_at, "b");
     const char *pending = "{\"user_id\":9223372036854775807,\"amount\":\"0.01\",\"status\":\"PROCESSING\","
                           "\"transaction_id\":null}";
-    CU_ASSERT_EQUAL(driver_parse_order(pending, strlen(pending), &r), 0);
+    CU_ASSERT_EQUAL(readback_parse_order(pending, strlen(pending), &r), 0);
     CU_ASSERT_EQUAL(r.status, OST_PROCESSING);
     CU_ASSERT_EQUAL(r.user_id, INT64_MAX);
     CU_ASSERT_EQUAL(r.amount_fen, 1);
     CU_ASSERT_STRING_EQUAL(r.transaction_id, "");
     const char *bad[] = {"", "[]", "{\"status\":\"WEIRD\"}", "{\"amount\":\"1\"}", "{"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        CU_ASSERT_EQUAL(driver_parse_order(bad[i], strlen(bad[i]), &r), -1);
+        CU_ASSERT_EQUAL(readback_parse_order(bad[i], strlen(bad[i]), &r), -1);
         CU_ASSERT_EQUAL(r.state, ROW_ERROR);
     }
     /* An unparseable amount is kept as unknown (-1), not as zero. */
     const char *odd = "{\"user_id\":1,\"amount\":\"12.345\",\"status\":\"FAILED\"}";
-    CU_ASSERT_EQUAL(driver_parse_order(odd, strlen(odd), &r), 0);
+    CU_ASSERT_EQUAL(readback_parse_order(odd, strlen(odd), &r), 0);
     CU_ASSERT_EQUAL(r.amount_fen, -1);
+}
+
+#define POOL_N 5000
+#define POOL_WORKERS 4
+
+typedef struct {
+    atomic_int runs[POOL_N];
+    atomic_int bad_worker;
+} pool_job;
+
+static void pool_count(int worker, size_t i, void *arg)
+{
+    pool_job *job = arg;
+    if (worker < 0 || worker >= POOL_WORKERS)
+        atomic_fetch_add(&job->bad_worker, 1);
+    atomic_fetch_add(&job->runs[i], 1);
+}
+
+/* Every index of each job runs once, on a worker of the pool, and a job
+ * is over when pool_run returns; an empty job returns at once. */
+static void test_pool_every_index_once(void)
+{
+    static pool_job job;
+    char err[128];
+    sim_pool *p = pool_new(POOL_WORKERS, err, sizeof(err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(pool_size(p), POOL_WORKERS);
+    for (int round = 1; round <= 3; round++) {
+        pool_run(p, POOL_N, pool_count, &job);
+        int wrong = 0;
+        for (size_t i = 0; i < POOL_N; i++)
+            wrong += atomic_load(&job.runs[i]) != round;
+        CU_ASSERT_EQUAL(wrong, 0);
+    }
+    pool_run(p, 0, pool_count, &job);
+    CU_ASSERT_EQUAL(atomic_load(&job.runs[0]), 3);
+    CU_ASSERT_EQUAL(atomic_load(&job.bad_worker), 0);
+    pool_free(p);
+    pool_free(NULL);
 }
 
 static int phases_seen;
@@ -115,6 +159,7 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "parse order bodies", test_parse_order },
+        { "pool runs every index once", test_pool_every_index_once },
         { "segment against a closed port", test_segment_against_nothing },
     };
     return CU_SUITE_RUN("sim_driver", NULL, NULL, tests);
