@@ -485,8 +485,9 @@ static void api_downloadbill(api_call *c)
 
 /* ---- one call ---------------------------------------------------------------- */
 
-/* The request's out_trade_no for the journal, without judging the request. */
-static void api_peek_otn(const http_request *req, journal_entry *je)
+/* The out_trade_no the request names, without judging the request (left
+ * as it is when there is none). */
+static void api_peek_otn(const http_request *req, char out[33])
 {
     wx_msg m;
     char err[128];
@@ -495,7 +496,7 @@ static void api_peek_otn(const http_request *req, journal_entry *je)
         wx_xml_parse(req->body, req->body_len, &m, err, sizeof(err)) == 0) {
         const char *otn = wx_msg_get(&m, "out_trade_no");
         if (otn != NULL && order_no_valid(otn))
-            api_copy(je->out_trade_no, sizeof(je->out_trade_no), otn);
+            api_copy(out, 33, otn);
     }
     wx_msg_free(&m);
 }
@@ -513,6 +514,7 @@ static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
         [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
     };
     rules_decision rd;
+    char otn[33] = "";
 
     if (ep == API_UNIFIEDORDER)
         faults_draw_order(&c->app->faults, &c->fd);
@@ -521,8 +523,8 @@ static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
     c->hold_ms = RULES_KEEP;
     if (!rules_any(&c->app->rules))
         return;
-    api_peek_otn(req, &c->je);
-    rules_take(&c->app->rules, api_endpoint_name(ep), c->je.out_trade_no, &rd);
+    api_peek_otn(req, otn);
+    rules_take(&c->app->rules, api_endpoint_name(ep), otn, &rd);
     if (rd.index < 0)
         return;
     c->je.rule = rd.index;
@@ -594,7 +596,7 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
     if (ep == API_CLOSEORDER && !cfg.closeorder_enabled) {
         /* A gateway without the API: nothing drawn, nothing done; the
          * journal still names the order the call was about. */
-        api_peek_otn(req, &c.je);
+        api_peek_otn(req, c.je.out_trade_no);
         api_copy(c.je.reply, sizeof(c.je.reply), "not_found");
         http_response_set(resp, 404, "text/plain; charset=utf-8", "404 Not Found\n", 14);
         goto done;
