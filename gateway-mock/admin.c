@@ -1,6 +1,8 @@
-/* admin.c - the /mock/ admin API: ledger listing, journal, knobs, reset.
- * Config changes are written to the ledger before they take effect, so a
- * restart of the mock keeps them. */
+/* admin.c - the /mock/ admin API: ledger listing, journal, knobs, targeted
+ * rules, reset. Knob changes are written to the ledger before they take
+ * effect, so a restart of the mock keeps them; the rules live in memory only
+ * (their counts move with every call they decide), so a restarted mock has
+ * none. */
 #include "admin.h"
 
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "log.h"
 #include "notifier.h"
 #include "order_no.h"
+#include "rules.h"
 
 /* One writer of the config at a time (PUT and reset), so the stored copy
  * and the live one never disagree. */
@@ -102,17 +105,67 @@ static void admin_requests(mock_app *app, const http_request *req, http_response
     http_response_json(resp, 200, o);
 }
 
-static void admin_get_config(mock_app *app, http_response *resp)
+/* The config as GET /mock/config shows it: every knob and "rules" with
+ * their counts now, as a new object, or NULL on OOM. */
+static json_t *admin_config_json(mock_app *app)
 {
     faults_config cfg;
+    rules_list rl;
+
     faults_get(&app->faults, &cfg);
-    admin_json_text(resp, 200, faults_config_dump(&cfg));
+    rules_get(&app->rules, &rl);
+    json_t *o = faults_config_to_json(&cfg);
+    json_t *r = o != NULL ? rules_to_json(&rl) : NULL;
+    if (r == NULL || json_object_set_new(o, "rules", r) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* admin_config_json as compact JSON text (malloc'd), or NULL on OOM. */
+static char *admin_config_text(mock_app *app)
+{
+    json_t *o = admin_config_json(app);
+    char *text = o != NULL ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    json_decref(o);
+    return text;
+}
+
+static void admin_get_config(mock_app *app, http_response *resp)
+{
+    admin_json_text(resp, 200, admin_config_text(app));
+}
+
+/* Judges a PUT body obj over the current knobs cur: the knobs merged into
+ * *next, and when obj names "rules" (*has_rules) the new list into *rl.
+ * 0, or -1 with the reason in err (nothing may change then). */
+static int admin_judge_put(const json_t *obj, const faults_config *cur, faults_config *next,
+                           int *seeded, rules_list *rl, bool *has_rules, char *err, size_t errlen)
+{
+    const json_t *rv = json_object_get(obj, "rules");
+    json_t *knobs = json_copy((json_t *)obj);   /* shallow: only "rules" is removed */
+    int rc = -1;
+
+    *has_rules = rv != NULL;
+    if (knobs == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    json_object_del(knobs, "rules");
+    if (faults_config_merge(cur, knobs, next, seeded, err, errlen) == 0 &&
+        (rv == NULL || rules_parse(rv, rl, err, errlen) == 0))
+        rc = 0;
+    json_decref(knobs);
+    return rc;
 }
 
 static void admin_put_config(mock_app *app, ledger *l, const http_request *req, http_response *resp)
 {
-    char err[160];
+    char err[200];
     faults_config cur, next;
+    rules_list rl;
+    bool has_rules = false;
     int seeded = 0;
 
     if (req->body_too_large) {
@@ -127,7 +180,7 @@ static void admin_put_config(mock_app *app, ledger *l, const http_request *req, 
     }
     pthread_mutex_lock(&admin_config_mu);
     faults_get(&app->faults, &cur);
-    if (faults_config_merge(&cur, obj, &next, &seeded, err, sizeof(err)) != 0) {
+    if (admin_judge_put(obj, &cur, &next, &seeded, &rl, &has_rules, err, sizeof(err)) != 0) {
         pthread_mutex_unlock(&admin_config_mu);
         json_decref(obj);
         http_response_error(resp, 400, "invalid_config", err);
@@ -145,9 +198,13 @@ static void admin_put_config(mock_app *app, ledger *l, const http_request *req, 
         return;
     }
     faults_set(&app->faults, &next, seeded);
+    if (has_rules)
+        rules_replace(&app->rules, &rl);
     pthread_mutex_unlock(&admin_config_mu);
     notifier_kick(app->notifier);
-    log_msg(LOG_INFO, "config: %s", text);
+    free(text);
+    text = admin_config_text(app);
+    log_msg(LOG_INFO, "config: %s", text != NULL ? text : "(out of memory)");
     admin_json_text(resp, 200, text);
 }
 
@@ -166,8 +223,11 @@ static void admin_reset(mock_app *app, ledger *l, http_response *resp)
     int rc = ledger_reset(l, text);
     journal_reset_end(app->journal);
     notifier_reset_end(app->notifier);
-    if (rc == 0)
+    if (rc == 0) {
+        rules_list none = { .n = 0 };
         faults_set(&app->faults, &dflt, 1);
+        rules_replace(&app->rules, &none);
+    }
     pthread_mutex_unlock(&admin_config_mu);
     notifier_kick(app->notifier);
     if (rc != 0) {
@@ -176,8 +236,8 @@ static void admin_reset(mock_app *app, ledger *l, http_response *resp)
         return;
     }
     log_msg(LOG_INFO, "reset: ledger emptied, defaults restored");
-    json_t *cfg = json_loads(text, 0, NULL);
     free(text);
+    json_t *cfg = admin_config_json(app);
     json_t *o = cfg != NULL ? json_pack("{s:b, s:o}", "reset", 1, "config", cfg) : NULL;
     if (o == NULL) {
         http_response_error(resp, 500, "internal", "out of memory");

@@ -1,9 +1,11 @@
 /* admin - the mock's JSON admin API under /mock/:
  *   GET  /mock/ledger[?out_trade_no=X]  charges, notifications_sent, closed trades
  *   GET  /mock/requests[?out_trade_no=X][&limit=N]  the journal
- *   GET  /mock/config                   every knob
- *   PUT  /mock/config                   merge a partial JSON object of knobs
- *   POST /mock/reset                    defaults, empty ledger and journal, no pending notifications
+ *   GET  /mock/config                   every knob, and the rules with their counts
+ *   PUT  /mock/config                   merge a partial JSON object of knobs; "rules"
+ *                                       replaces the targeted rules (gateway-mock/rules.h)
+ *   POST /mock/reset                    defaults, no rules, empty ledger and journal,
+ *                                       no pending notifications
  * Errors are {"error","message"} with 400 (bad knob or JSON), 404, 405, 503
  * (ledger unavailable). */
 #ifndef IDEMPAY_MOCK_ADMIN_H

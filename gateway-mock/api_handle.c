@@ -1,6 +1,7 @@
-/* api_handle.c - serving one WeChat call: its faults drawn and applied, the
- * flows over the ledger (charge, query, refund, close, statement), and the
- * call's journal entry, appended before the reply leaves. */
+/* api_handle.c - serving one WeChat call: its faults drawn (or decided by a
+ * targeted rule) and applied, the flows over the ledger (charge, query,
+ * refund, close, statement), and the call's journal entry, appended before
+ * the reply leaves. */
 #include "api.h"
 
 #include <errno.h>
@@ -40,6 +41,7 @@ typedef struct {
     wx_msg m;                 /* the request's fields once parsed */
     api_verdict v;
     fault_decision fd;
+    long long hold_ms;        /* a withheld reply's longest hold (hold_max_ms or the rule's) */
     journal_entry je;
     bool journaled;           /* the entry went out already (a withheld reply) */
 } api_call;
@@ -276,7 +278,7 @@ static void api_unifiedorder(api_call *c)
     log_msg(LOG_INFO, "unifiedorder %s: charged %lld fen as %s%s", otn, c->v.total_fee,
             r.transaction_id, c->fd.kind == FAULT_TIMEOUT_AFTER_CHARGE ? " (reply withheld)" : "");
     if (c->fd.kind == FAULT_TIMEOUT_AFTER_CHARGE)
-        api_withhold(c, otn, cfg.hold_max_ms);
+        api_withhold(c, otn, c->hold_ms >= 0 ? c->hold_ms : cfg.hold_max_ms);
     else
         api_reply_charged(c, &r);
 }
@@ -483,35 +485,53 @@ static void api_downloadbill(api_call *c)
 
 /* ---- one call ---------------------------------------------------------------- */
 
-static const char *api_fault_name(fault_kind k)
+/* The out_trade_no the request names, without judging the request (left
+ * as it is when there is none). */
+static void api_peek_otn(const http_request *req, char out[33])
 {
-    switch (k) {
-    case FAULT_RESET:
-        return "reset";
-    case FAULT_ERROR:
-        return "error";
-    case FAULT_DECLINE:
-        return "decline";
-    case FAULT_TIMEOUT_AFTER_CHARGE:
-        return "timeout_after_charge";
-    case FAULT_NONE:
-        break;
+    wx_msg m;
+    char err[128];
+    wx_msg_init(&m);
+    if (!req->body_too_large && req->body_len > 0 &&
+        wx_xml_parse(req->body, req->body_len, &m, err, sizeof(err)) == 0) {
+        const char *otn = wx_msg_get(&m, "out_trade_no");
+        if (otn != NULL && order_no_valid(otn))
+            api_copy(out, 33, otn);
     }
-    return "none";
+    wx_msg_free(&m);
 }
 
 /* Draws the call's fate first, for every call that arrives, so the
- * decisions follow the order of arrival whatever the requests contain. */
-static void api_draw(mock_app *app, api_endpoint ep, fault_decision *fd)
+ * decisions follow the order of arrival whatever the requests contain.
+ * Then the first live rule that matches (by the out_trade_no the body
+ * names, before the call is judged) replaces the drawn fault, and its
+ * latency_ms, when given, the drawn delay: the PRNGs still draw, so a
+ * rule never shifts the random decisions of the other calls. */
+static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
 {
     static const faults_endpoint map[] = {
         [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
         [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
     };
+    rules_decision rd;
+    char otn[33] = "";
+
     if (ep == API_UNIFIEDORDER)
-        faults_draw_order(&app->faults, fd);
+        faults_draw_order(&c->app->faults, &c->fd);
     else
-        faults_draw_endpoint(&app->faults, map[ep], fd);
+        faults_draw_endpoint(&c->app->faults, map[ep], &c->fd);
+    c->hold_ms = RULES_KEEP;
+    if (!rules_any(&c->app->rules))
+        return;
+    api_peek_otn(req, otn);
+    rules_take(&c->app->rules, api_endpoint_name(ep), otn, &rd);
+    if (rd.index < 0)
+        return;
+    c->je.rule = rd.index;
+    c->fd.kind = rd.kind;
+    if (rd.latency_ms != RULES_KEEP)
+        c->fd.delay_ms = rd.latency_ms;
+    c->hold_ms = rd.hold_ms;
 }
 
 /* The faults of the endpoints other than unifiedorder, on a valid call:
@@ -556,21 +576,6 @@ static bool api_accept(api_call *c, api_endpoint ep, const http_request *req)
     return false;
 }
 
-/* The request's out_trade_no for the journal, without judging the request. */
-static void api_peek_otn(const http_request *req, journal_entry *je)
-{
-    wx_msg m;
-    char err[128];
-    wx_msg_init(&m);
-    if (!req->body_too_large && req->body_len > 0 &&
-        wx_xml_parse(req->body, req->body_len, &m, err, sizeof(err)) == 0) {
-        const char *otn = wx_msg_get(&m, "out_trade_no");
-        if (otn != NULL && order_no_valid(otn))
-            api_copy(je->out_trade_no, sizeof(je->out_trade_no), otn);
-    }
-    wx_msg_free(&m);
-}
-
 void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *req,
                 http_response *resp)
 {
@@ -591,13 +596,13 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
     if (ep == API_CLOSEORDER && !cfg.closeorder_enabled) {
         /* A gateway without the API: nothing drawn, nothing done; the
          * journal still names the order the call was about. */
-        api_peek_otn(req, &c.je);
+        api_peek_otn(req, c.je.out_trade_no);
         api_copy(c.je.reply, sizeof(c.je.reply), "not_found");
         http_response_set(resp, 404, "text/plain; charset=utf-8", "404 Not Found\n", 14);
         goto done;
     }
-    api_draw(app, ep, &c.fd);
-    api_copy(c.je.fault, sizeof(c.je.fault), api_fault_name(c.fd.kind));
+    api_draw(&c, ep, req);
+    api_copy(c.je.fault, sizeof(c.je.fault), faults_kind_name(c.fd.kind));
     api_sleep_ms(c.fd.delay_ms);
     if (!api_accept(&c, ep, req))
         goto done;

@@ -64,6 +64,28 @@ const char *faults_endpoint_name(faults_endpoint ep)
     return (unsigned)ep < FAULTS_EP_COUNT ? faults_ep_names[ep] : "?";
 }
 
+static const char *const faults_kind_names[] = {
+    [FAULT_NONE] = "none",
+    [FAULT_RESET] = "reset",
+    [FAULT_ERROR] = "error",
+    [FAULT_DECLINE] = "decline",
+    [FAULT_TIMEOUT_AFTER_CHARGE] = "timeout_after_charge",
+};
+#define FAULTS_NKINDS (sizeof(faults_kind_names) / sizeof(faults_kind_names[0]))
+
+const char *faults_kind_name(fault_kind k)
+{
+    return (unsigned)k < FAULTS_NKINDS ? faults_kind_names[k] : "none";
+}
+
+int faults_kind_of(const char *name)
+{
+    for (size_t i = 0; i < FAULTS_NKINDS; i++)
+        if (strcmp(faults_kind_names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
 static void faults_endpoint_defaults(faults_endpoint_config *e)
 {
     e->latency_ms = FAULTS_INHERIT;

@@ -78,6 +78,12 @@ typedef enum {
     FAULT_TIMEOUT_AFTER_CHARGE   /* charge, then no reply */
 } fault_kind;
 
+/* The kind's name in the journal and the rules: none, reset, error,
+ * decline, timeout_after_charge. */
+const char *faults_kind_name(fault_kind k);
+/* The kind a name names; -1 when none does. */
+int faults_kind_of(const char *name);
+
 typedef struct {
     fault_kind kind;
     long long delay_ms;   /* latency_ms + the jitter drawn */

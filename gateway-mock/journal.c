@@ -20,13 +20,13 @@
 static const char journal_insert_sql[] =
     "INSERT INTO mock_journal (kind, at, endpoint, out_trade_no, transaction_id, fault, reply, "
     "return_code, return_msg, result_code, err_code, copy_no, attempt, notify_url, http_status, "
-    "error, latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    "error, latency_ms, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 /* The newest entries (the inner query), oldest first. */
 #define JOURNAL_COLS \
     "SELECT seq, DATE_FORMAT(at, '%Y-%m-%dT%H:%i:%s.%fZ'), endpoint, out_trade_no, transaction_id, " \
     "fault, reply, return_code, return_msg, result_code, err_code, copy_no, attempt, notify_url, " \
-    "http_status, error, latency_ms FROM (SELECT * FROM mock_journal "
+    "http_status, error, latency_ms, rule FROM (SELECT * FROM mock_journal "
 #define JOURNAL_NEWEST " ORDER BY seq DESC LIMIT ?) AS newest ORDER BY seq"
 
 enum { R_ALL, R_OTN, R_COUNT };
@@ -66,6 +66,7 @@ void journal_entry_begin(journal_entry *e, bool notification)
 {
     memset(e, 0, sizeof(*e));
     e->notification = notification;
+    e->rule = -1;
     clock_gettime(CLOCK_REALTIME, &e->at);
     clock_gettime(CLOCK_MONOTONIC, &e->started);
 }
@@ -95,20 +96,22 @@ static const char *journal_int(long n, char buf[24])
 
 static int journal_insert(MYSQL_STMT *st, const journal_entry *e)
 {
-    char at[40], copy[24], attempt[24], status[24];
+    char at[40], copy[24], attempt[24], status[24], rule[24];
     struct tm tm;
 
     gmtime_r(&e->at.tv_sec, &tm);
     size_t n = strftime(at, sizeof(at), "%Y-%m-%d %H:%M:%S", &tm);
     snprintf(at + n, sizeof(at) - n, ".%06ld", e->at.tv_nsec / 1000);
-    return db_stmt_exec(st, "ssssssssssssssssl", e->notification ? "notification" : "request", at,
+    if (e->rule >= 0)
+        snprintf(rule, sizeof(rule), "%d", e->rule);
+    return db_stmt_exec(st, "ssssssssssssssssls", e->notification ? "notification" : "request", at,
                         journal_opt(e->endpoint), journal_opt(e->out_trade_no),
                         journal_opt(e->transaction_id), journal_opt(e->fault), journal_opt(e->reply),
                         journal_opt(e->return_code), journal_opt(e->return_msg),
                         journal_opt(e->result_code), journal_opt(e->err_code),
                         journal_int(e->copy, copy), journal_int(e->attempt, attempt),
                         journal_opt(e->notify_url), journal_int(e->http_status, status),
-                        journal_opt(e->error), e->latency_ms);
+                        journal_opt(e->error), e->latency_ms, e->rule >= 0 ? rule : NULL);
 }
 
 /* Writes v[0..n) in one transaction. 0, or -1 with *lost telling whether
@@ -314,8 +317,8 @@ void journal_reset_end(journal *j)
 /* ---- reading --------------------------------------------------------------- */
 
 typedef struct {
-    long long seq, copy, attempt, status, latency;
-    int null_copy, null_attempt, null_status;
+    long long seq, copy, attempt, status, latency, rule;
+    int null_copy, null_attempt, null_status, null_rule;
     char at[40], endpoint[16], otn[33], txid[TXID_BUF], fault[24], reply[16];
     char return_code[16], return_msg[128], result_code[16], err_code[32];
     char notify_url[257], error[256];
@@ -324,7 +327,7 @@ typedef struct {
 
 static int journal_fetch(MYSQL_STMT *st, journal_row *r)
 {
-    return db_stmt_fetch(st, "lsSSSSSSSSSLLSLSl", &r->seq, r->at, sizeof(r->at), r->endpoint,
+    return db_stmt_fetch(st, "lsSSSSSSSSSLLSLSlL", &r->seq, r->at, sizeof(r->at), r->endpoint,
                          sizeof(r->endpoint), &r->n_endpoint, r->otn, sizeof(r->otn), &r->n_otn,
                          r->txid, sizeof(r->txid), &r->n_txid, r->fault, sizeof(r->fault),
                          &r->n_fault, r->reply, sizeof(r->reply), &r->n_reply, r->return_code,
@@ -333,7 +336,7 @@ static int journal_fetch(MYSQL_STMT *st, journal_row *r)
                          sizeof(r->err_code), &r->n_err, &r->copy, &r->null_copy, &r->attempt,
                          &r->null_attempt, r->notify_url, sizeof(r->notify_url), &r->n_url,
                          &r->status, &r->null_status, r->error, sizeof(r->error), &r->n_error,
-                         &r->latency);
+                         &r->latency, &r->rule, &r->null_rule);
 }
 
 static json_t *journal_str(const char *s, int is_null)
@@ -349,11 +352,12 @@ static json_t *journal_num(long long v, int is_null)
 static json_t *journal_row_json(const journal_row *r, bool notification)
 {
     if (!notification)
-        return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}",
+        return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}",
                          "seq", (json_int_t)r->seq, "time", r->at,
                          "endpoint", journal_str(r->endpoint, r->n_endpoint),
                          "out_trade_no", journal_str(r->otn, r->n_otn),
                          "fault", journal_str(r->fault, r->n_fault),
+                         "rule", journal_num(r->rule, r->null_rule),
                          "reply", journal_str(r->reply, r->n_reply),
                          "return_code", journal_str(r->return_code, r->n_rc),
                          "return_msg", journal_str(r->return_msg, r->n_rm),

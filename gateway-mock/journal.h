@@ -1,9 +1,11 @@
 /* journal - what the mock did, for GET /mock/requests (WireMock's request
  * journal): every WeChat call it answered (endpoint, out_trade_no, the fault
- * drawn, the reply, the charge made, the latency) and every notification
+ * drawn or the targeted rule that decided it, the reply, the charge made, the
+ * latency) and every notification
  * delivery attempt (the merchant's answer or the transport error).
  *
- * Entries are appended to the table mock_journal (sql/007_mock_close.sql) by
+ * Entries are appended to the table mock_journal (sql/007_mock_close.sql,
+ * sql/008_mock_rules.sql) by
  * one writer thread per process, in batches of their own transactions: a
  * journal write never joins, delays or fails a ledger transaction, and a
  * journal failure never changes a reply (it is logged). A request thread
@@ -39,6 +41,7 @@ typedef struct {
     /* WeChat calls */
     char endpoint[16];                  /* unifiedorder, orderquery, refund, closeorder, downloadbill */
     char fault[24];                     /* none, error, reset, decline, timeout_after_charge */
+    int rule;                           /* the rule (index) that decided the fault; -1: none */
     char reply[16];                     /* xml, statement, not_found, reset, withheld */
     /* the reply's codes (a call), or the merchant's (a notification) */
     char return_code[16];
@@ -75,7 +78,7 @@ void journal_reset_end(journal *j);
 json_t *journal_json(journal *j, const char *out_trade_no, long long limit, char *err,
                      size_t errlen);
 
-/* Clears *e and stamps it now (at, started). */
+/* Clears *e (rule -1) and stamps it now (at, started). */
 void journal_entry_begin(journal_entry *e, bool notification);
 /* The ms elapsed since journal_entry_begin, for latency_ms. */
 long long journal_elapsed_ms(const journal_entry *e);

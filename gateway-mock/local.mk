@@ -12,6 +12,7 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/notifier.c gateway-mock/notifier.h \
 	gateway-mock/ledger.c gateway-mock/ledger.h \
 	gateway-mock/faults.c gateway-mock/faults.h \
+	gateway-mock/rules.c gateway-mock/rules.h \
 	gateway-mock/txid.c gateway-mock/txid.h
 gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
@@ -34,6 +35,7 @@ mock_unit_tests = \
 	tests/unit/test_mock_journal \
 	tests/unit/test_mock_txid \
 	tests/unit/test_mock_faults \
+	tests/unit/test_mock_rules \
 	tests/unit/test_mock_notifier
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
@@ -55,6 +57,10 @@ tests_unit_test_mock_txid_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_faults_SOURCES = tests/unit/test_mock_faults.c
 tests_unit_test_mock_faults_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_faults_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_rules_SOURCES = tests/unit/test_mock_rules.c
+tests_unit_test_mock_rules_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_rules_LDADD = $(mock_unit_ldadd)
 
 tests_unit_test_mock_notifier_SOURCES = tests/unit/test_mock_notifier.c
 tests_unit_test_mock_notifier_CFLAGS = $(mock_unit_cflags)

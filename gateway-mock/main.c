@@ -107,6 +107,7 @@ int main(int argc, char **argv)
     faults_config cfg;
     faults_config_defaults(&cfg);
     faults_init(&mock.faults, &cfg);
+    rules_init(&mock.rules);
 
     ledger *l = ledger_new();
     if (l != NULL && admin_load_config(&mock, l) == 0)

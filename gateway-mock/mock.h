@@ -1,10 +1,11 @@
 /* mock - what the mock gateway's modules share: the merchant credentials it
- * checks against, and the process-wide state (knobs, PRNG, notifier,
- * journal). */
+ * checks against, and the process-wide state (knobs, PRNG, targeted rules,
+ * notifier, journal). */
 #ifndef IDEMPAY_MOCK_H
 #define IDEMPAY_MOCK_H
 
 #include "faults.h"
+#include "rules.h"
 
 #define MOCK_DEFAULT_APPID "wx0000000000000000"
 #define MOCK_DEFAULT_MCHID "1900000109"
@@ -23,6 +24,7 @@ struct journal;
 typedef struct {
     mock_creds creds;
     faults_state faults;
+    rules_set rules;             /* targeted fault rules (memory only) */
     struct notifier *notifier;   /* NULL in unit tests: no notifications */
     struct journal *journal;     /* NULL in unit tests: nothing journaled */
     int max_holds;               /* withheld replies at once (each holds a request thread) */

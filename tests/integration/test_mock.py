@@ -2,8 +2,9 @@
 dedupe under concurrency (also across two mock processes), every fault knob
 as a client sees it (per endpoint too), notifications and their retry
 schedule, refunds, closes (also against a unifiedorder already waiting inside
-the mock), the statement (downloadbill), the journal, the admin API, and a
-ledger that survives a restart of the mock.
+the mock), the statement (downloadbill), the journal, targeted fault rules
+(also as the payment service sees them), the admin API, and a ledger that
+survives a restart of the mock.
 
 Runs against the stack (./stack up); IDEMPAY_MOCK_PORT points it at another
 mock, and IDEMPAY_MOCK_RESTART_CMD replaces './stack restart lighttpd'."""
@@ -18,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import APPID, KEY, MCHID, MOCK, Variant, bin_dir, check, http, mock_closeorder, \
     mock_config, mock_downloadbill, mock_ledger, mock_requests, mock_reset, parallel, parse_bill, \
-    random_token, run_tests, stack, test, unique, wait_until, wx_parse, wx_sign, \
+    pay, random_token, run_tests, stack, test, unique, wait_until, wx_parse, wx_sign, \
     wx_xml  # noqa: E402
 
 DEAD_URL = "http://127.0.0.1:9/notify"   # nothing listens: deliveries fail fast
@@ -854,6 +855,140 @@ def journal_lists_calls_faults_and_notification_answers():
     check(mock_requests() == {"requests": [], "notifications": []}, "reset empties the journal")
 
 
+# --- targeted fault rules -------------------------------------------------------
+
+def rules_now():
+    return http("GET", MOCK + "/mock/config").json()["rules"]
+
+
+@test
+def rule_next_2_unifiedorder_of_a_pattern():
+    mock_reset()
+    base = unique("RUL")
+    mine = [f"{base}-{i}" for i in range(8)]
+    others = [unique("RULO") for _ in range(4)]
+    cfg = mock_config(rules=[{"endpoint": "unifiedorder", "out_trade_no": base + "*", "times": 2,
+                              "fault": {"kind": "error"}}])
+    check(cfg["rules"] == [{"endpoint": "unifiedorder", "out_trade_no": base + "*", "times": 2,
+                            "fault": {"kind": "error", "latency_ms": None, "hold_ms": None},
+                            "remaining": 2, "hits": 0}], f"PUT answers the rules: {cfg['rules']}")
+    got = parallel(lambda o: (o, outcome(unifiedorder(o)[1])), [(o,) for o in mine + others])
+    mine_out = [r for o, r in got if o in mine]
+    check(sorted(mine_out) == ["SUCCESS"] * 6 + ["SYSTEMERROR"] * 2,
+          f"exactly 2 of 8 concurrent matching calls get the rule: {mine_out}")
+    check(all(r == "SUCCESS" for o, r in got if o in others), f"other orders unaffected: {got}")
+    check(rules_now()[0]["remaining"] == 0 and rules_now()[0]["hits"] == 2, f"spent: {rules_now()}")
+    entries = [e for o in mine for e in mock_requests(o)["requests"]]
+    ruled = [e for e in entries if e["rule"] == 0]
+    check(len(ruled) == 2 and all(e["fault"] == "error" and e["err_code"] == "SYSTEMERROR" for e in ruled),
+          f"the journal names rule 0 on the 2 calls it decided: {entries}")
+    check(all(e["rule"] is None and e["fault"] == "none" for e in entries if e not in ruled), "others: no rule")
+    check(all(e["rule"] is None for o in others for e in mock_requests(o)["requests"]), "others not ruled")
+    check(sum(1 for c in mock_ledger()["charges"] if c["out_trade_no"] in mine) == 6, "2 not charged")
+    # A retry of a ruled order, once the rule is spent, charges.
+    retry = next(o for o, r in got if r == "SYSTEMERROR")
+    check(outcome(unifiedorder(retry)[1]) == "SUCCESS", "spent rule: the retry charges")
+
+
+@test
+def rules_for_closeorder_and_over_the_random_knobs():
+    mock_reset()
+    c, lucky, unlucky = unique("RUC"), unique("RUL"), unique("RUU")
+    mock_config(error_rate=1.0, rules=[
+        {"endpoint": "closeorder", "out_trade_no": c, "times": 1, "fault": {"kind": "error"}},
+        {"endpoint": "*", "out_trade_no": lucky, "fault": {"kind": "none", "latency_ms": 400}}])
+    check(outcome(close(c)[1]) == "SYSTEMERROR", "closeorder rule: SYSTEMERROR")
+    check(closed_in_ledger(c) == [], "a ruled SYSTEMERROR closes nothing")
+    check(outcome(close(c)[1]) == "SUCCESS", "the next close is the endpoint's own (closed)")
+    check([(e["rule"], e["fault"]) for e in mock_requests(c)["requests"]] == [(0, "error"), (None, "none")],
+          f"journal of the close: {mock_requests(c)['requests']}")
+    t0 = time.monotonic()
+    check(outcome(unifiedorder(lucky)[1]) == "SUCCESS", "a kind none rule wins over error_rate 1")
+    check(time.monotonic() - t0 >= 0.4, "the rule's latency_ms")
+    check(outcome(unifiedorder(unlucky)[1]) == "SYSTEMERROR", "other orders keep the random knobs")
+    check(outcome(orderquery(lucky)) == "SUCCESS", "'*' covers orderquery too")
+    check([e["rule"] for e in mock_requests(lucky)["requests"]] == [1, 1], "journal: rule 1 twice")
+    check(rules_now()[1]["remaining"] is None and rules_now()[1]["hits"] == 2, f"counted: {rules_now()}")
+    # A rule's timeout_after_charge with its own hold: charged, reply cut after hold_ms.
+    held = unique("RUH")
+    mock_config(error_rate=0.0, rules=[{"endpoint": "unifiedorder", "out_trade_no": held, "times": 1,
+                                        "fault": {"kind": "timeout_after_charge", "hold_ms": 300}}])
+    t0 = time.monotonic()
+    r, f = unifiedorder(held, timeout=10)
+    check(f is None and r.status in (None, 200) and time.monotonic() - t0 < 5,
+          f"withheld then cut after ~300 ms: {r} in {time.monotonic() - t0:.1f}s")
+    check(len(ledger_for(held)) == 1, "the ruled timeout_after_charge charged")
+    # Another PUT without "rules" keeps them and their counts; "rules": null clears them.
+    mock_config(notify_copies=1)
+    check(rules_now()[0]["remaining"] == 0, "rules kept across a knob PUT")
+    check(mock_config(rules=None)["rules"] == [], "null clears")
+    mock_config(rules=[{"endpoint": "*", "fault": {"kind": "reset"}}])
+    mock_reset()
+    check(rules_now() == [], "reset clears the rules")
+
+
+@test
+def a_rule_does_not_shift_the_random_decisions():
+    """The PRNG still draws for a call a rule decides: the other calls get
+    the decisions they get without the rule."""
+    mock_reset()
+
+    def run(ruled):
+        base = unique("RSQ")
+        rules = [{"endpoint": "unifiedorder", "out_trade_no": base + "-*3", "fault": {"kind": "reset"}}]
+        mock_config(seed=4242, error_rate=0.4, decline_rate=0.3, rules=rules if ruled else [])
+        return [outcome(unifiedorder(f"{base}-{i}")[1]) for i in range(20)]
+
+    plain, ruled = run(False), run(True)
+    check([r for i, r in enumerate(ruled) if i % 10 == 3] == [None, None], f"ruled calls cut: {ruled}")
+    check([r for i, r in enumerate(plain) if i % 10 != 3] == [r for i, r in enumerate(ruled) if i % 10 != 3],
+          f"the other decisions moved:\n{plain}\n{ruled}")
+
+
+@test
+def rules_are_validated_like_the_knobs():
+    mock_reset()
+    good = [{"endpoint": "refund", "out_trade_no": "R?-*", "fault": {"kind": "reset"}}]
+    mock_config(error_rate=0.25, rules=good)
+    for bad, field in (
+            ({"rules": {}}, "rules"),
+            ({"rules": [{"endpoint": "pay", "fault": {"kind": "error"}}]}, "rules[0].endpoint"),
+            ({"rules": [{"endpoint": "*", "fault": {"kind": "error"}, "why": 1}]}, "rules[0].why"),
+            ({"rules": [good[0], {"endpoint": "*"}]}, "rules[1].fault"),
+            ({"rules": [{"endpoint": "*", "fault": {"kind": "SYSTEMERROR"}}]}, "rules[0].fault.kind"),
+            ({"rules": [{"endpoint": "orderquery", "fault": {"kind": "decline"}}]}, "rules[0].fault.kind"),
+            ({"rules": [{"endpoint": "*", "fault": {"latency_ms": 60001}}]}, "rules[0].fault.latency_ms"),
+            ({"rules": [{"endpoint": "*", "times": 0, "fault": {"kind": "error"}}]}, "rules[0].times"),
+            ({"rules": [{"endpoint": "*", "times": "2", "fault": {"kind": "error"}}]}, "rules[0].times"),
+            ({"rules": [{"endpoint": "*", "out_trade_no": "a b", "fault": {}}]}, "rules[0].out_trade_no"),
+            ({"rules": [{"endpoint": "*", "fault": {"kind": "error"}}] * 33}, "at most 32"),
+            ({"error_rate": 0.5, "rules": [{"endpoint": "*", "fault": {"kind": "oops"}}]}, "rules[0].fault.kind"),
+            ({"error_rate": 2, "rules": []}, "error_rate")):
+        r = http("PUT", MOCK + "/mock/config", bad)
+        check(r.status == 400 and r.json()["error"] == "invalid_config" and field in r.json()["message"],
+              f"{bad}: {r} {r.text}")
+    cfg = http("GET", MOCK + "/mock/config").json()
+    check(cfg["error_rate"] == 0.25 and [x["out_trade_no"] for x in cfg["rules"]] == ["R?-*"],
+          f"nothing changed by the refused PUTs: {cfg}")
+
+
+@test
+def a_rule_slows_one_order_past_the_service_timeout():
+    """The payment service (3 s gateway timeout) answers 202 for the one
+    order a rule delays by 6 s, and pays the others at once."""
+    mock_reset()
+    slow = unique("RSL")
+    fast = [unique("RSF") for _ in range(3)]
+    mock_config(rules=[{"endpoint": "unifiedorder", "out_trade_no": slow, "times": 1,
+                        "fault": {"latency_ms": 6000}}])
+    got = dict(parallel(lambda o: (o, pay(o, 93, "1.00", timeout=30).status), [(o,) for o in [slow] + fast]))
+    check(got[slow] == 202, f"the delayed order is in flight (202): {got}")
+    check(all(got[o] == 200 for o in fast), f"the other orders are paid: {got}")
+    e = wait_until(lambda: mock_requests(slow)["requests"], 15, 0.2, "the slow call's entry")[0]
+    check(e["rule"] == 0 and e["endpoint"] == "unifiedorder" and e["latency_ms"] >= 6000, f"journal: {e}")
+    check(all(x["rule"] is None for o in fast for x in mock_requests(o)["requests"]), "fast ones: no rule")
+
+
 def restart_mock():
     cmd = os.environ.get("IDEMPAY_MOCK_RESTART_CMD")
     if cmd:
@@ -869,13 +1004,15 @@ def ledger_and_config_survive_restart():
     otns = [unique("RST") for _ in range(5)]
     for o in otns:
         unifiedorder(o, 111)
-    mock_config(notify_copies=3, decline_rate=0.0, seed=99)
+    mock_config(notify_copies=3, decline_rate=0.0, seed=99,
+                rules=[{"endpoint": "*", "times": 5, "fault": {"kind": "error"}}])
     before = mock_ledger()["charges"]
     restart_mock()
     after = mock_ledger()["charges"]
     check(after == before, f"ledger changed across a restart:\n{before}\n{after}")
     cfg = http("GET", MOCK + "/mock/config").json()
     check(cfg["notify_copies"] == 3 and cfg["seed"] == 99, f"config kept: {cfg}")
+    check(cfg["rules"] == [], f"rules live in memory only: {cfg['rules']}")
     check(outcome(unifiedorder(otns[0], 111)[1]) == "ORDERPAID", "dedupe remembers across a restart")
 
 

@@ -1,7 +1,8 @@
 /* test_mock_journal.c - CUnit suite for gateway-mock/journal against the
  * stack's MariaDB (as test_mock_ledger: skipped, exit 77, without one).
  * Appends entries for fresh out_trade_nos and reads them back: fields and
- * nulls, oldest first, the limit, the knob that switches appending off. */
+ * nulls, oldest first, the limit, the rule index (null when none), the knob
+ * that switches appending off. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
 #include <mysql.h>
@@ -64,6 +65,7 @@ static void test_request_and_notification(void)
     json_t *r = json_array_get(req, 0);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r, "endpoint")), "unifiedorder");
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r, "fault")), "none");
+    CU_ASSERT_TRUE(json_is_null(json_object_get(r, "rule")));
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(r, "result_code")), "SUCCESS");
     CU_ASSERT_TRUE(json_is_null(json_object_get(r, "err_code")));
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(r, "latency_ms")), 12);
@@ -87,15 +89,19 @@ static void test_order_limit_and_knob(void)
         snprintf(e.endpoint, sizeof(e.endpoint), "orderquery");
         snprintf(e.out_trade_no, sizeof(e.out_trade_no), "%s", o);
         e.latency_ms = i;
+        e.rule = i - 2;                  /* -2, -1: no rule; then rules 0, 1, 2 */
         journal_append(J, &e, i == 4);   /* the last wait covers the batch */
     }
     json_t *j = read_back(o, 3);
     json_t *req = json_object_get(j, "requests");
     CU_ASSERT_EQUAL_FATAL(json_array_size(req), 3);
     /* The newest three, oldest first. */
-    for (int i = 0; i < 3; i++)
-        CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_array_get(req, (size_t)i),
-                                                           "latency_ms")), i + 2);
+    for (int i = 0; i < 3; i++) {
+        json_t *r = json_array_get(req, (size_t)i);
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(r, "latency_ms")), i + 2);
+        CU_ASSERT_TRUE(json_is_integer(json_object_get(r, "rule")));
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(r, "rule")), i);
+    }
     json_decref(j);
 
     faults_config cfg;
