@@ -1,10 +1,10 @@
 /* client.c - the client behaviour of client.h: recording, one POST, one
  * poll, the session loop that acts on answers, and the pay / burst /
- * mismatch / ping tasks. Request bodies are built with jansson. */
+ * mismatch / ping tasks. Requests are built, and answers read, through the
+ * run's target profile (profile.h). */
 #include "client.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,15 +27,23 @@ int saved_run_dump(const char *dir, const char *name, json_t *root, char *err, s
     return rc;
 }
 
+#define WF(field) {#field, offsetof(sim_windows, field)}
+const saved_window_field saved_window_fields[SAVED_WINDOW_FIELDS] = {
+    WF(gateway_timeout_ms), WF(lease_ms),     WF(reconcile_ms), WF(failed_recheck_ms),
+    WF(retry_after_s),      WF(statement_ms), WF(claim_ms),     WF(notify_retry_ms),
+};
+#undef WF
+
 static json_t *sr_windows_json(const sim_windows *w)
 {
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i}", "gateway_timeout_ms",
-                     (json_int_t)w->gateway_timeout_ms, "lease_ms", (json_int_t)w->lease_ms,
-                     "reconcile_ms", (json_int_t)w->reconcile_ms, "failed_recheck_ms",
-                     (json_int_t)w->failed_recheck_ms, "retry_after_s",
-                     (json_int_t)w->retry_after_s, "statement_ms", (json_int_t)w->statement_ms,
-                     "claim_ms", (json_int_t)w->claim_ms, "notify_retry_ms",
-                     (json_int_t)w->notify_retry_ms, "from_env", w->from_env);
+    json_t *j = json_object();
+    for (size_t i = 0; j != NULL && i < SAVED_WINDOW_FIELDS; i++)
+        json_object_set_new(j, saved_window_fields[i].name,
+                            json_integer(*(const long *)((const char *)w +
+                                                         saved_window_fields[i].off)));
+    if (j != NULL)
+        json_object_set_new(j, "from_env", json_integer(w->from_env));
+    return j;
 }
 
 static json_t *sr_recipe_json(const saved_recipe *rc)

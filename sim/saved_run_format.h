@@ -18,6 +18,16 @@
 #define SAVED_HISTORY "history.jsonl"
 #define SAVED_SCENARIO_FILE "scenario.json" /* a copy of --scenario-file, when given */
 
+/* The service windows as schedule.json's recipe keeps them: one name per
+ * long field of sim_windows (from_env, an int, is written beside them). */
+typedef struct {
+    const char *name;
+    size_t off;                /* offsetof(sim_windows, ...) */
+} saved_window_field;
+
+#define SAVED_WINDOW_FIELDS 8
+extern const saved_window_field saved_window_fields[SAVED_WINDOW_FIELDS];
+
 /* "unread", "absent", "present", "error" (sim_row_state), and back (-1). */
 const char *saved_row_state_name(int state);
 int saved_row_state_parse(const char *name);

@@ -49,14 +49,8 @@ static void sl_recipe(json_t *rj, saved_run *out)
     out->recipe.concurrency = (int)sl_int(rj, "concurrency");
     out->recipe.chaos = json_is_true(json_object_get(rj, "chaos"));
     out->recipe.chaos_every_s = json_number_value(json_object_get(rj, "chaos_every_s"));
-    win->gateway_timeout_ms = sl_int(w, "gateway_timeout_ms");
-    win->lease_ms = sl_int(w, "lease_ms");
-    win->reconcile_ms = sl_int(w, "reconcile_ms");
-    win->failed_recheck_ms = sl_int(w, "failed_recheck_ms");
-    win->retry_after_s = sl_int(w, "retry_after_s");
-    win->statement_ms = sl_int(w, "statement_ms");
-    win->claim_ms = sl_int(w, "claim_ms");
-    win->notify_retry_ms = sl_int(w, "notify_retry_ms");
+    for (size_t i = 0; i < SAVED_WINDOW_FIELDS; i++)
+        *(long *)((char *)win + saved_window_fields[i].off) = sl_int(w, saved_window_fields[i].name);
     win->from_env = (int)sl_int(w, "from_env");
 }
 
