@@ -23,6 +23,11 @@
 #define SD_LISTEN_FDS_START 3
 #define WAKE_SIGNAL SIGUSR2      /* interrupts a worker blocked in accept */
 #define STOP_POLL_MS 20
+/* Every read and write on a FastCGI connection gives up after this long: a
+ * peer that connects and sends nothing (or stops reading) frees its worker
+ * instead of holding it. The web servers in front buffer request bodies, so
+ * a real request never pauses this long. */
+#define FCGI_IO_TIMEOUT_MS 10000
 
 static _Thread_local int current_fd = -1;
 
@@ -54,28 +59,29 @@ static const char *param(FCGX_Request *r, const char *name, const char *dflt)
     return v ? v : dflt;
 }
 
-/* Reads the request body into buf (HTTP_MAX_BODY + 1 bytes). Sets *too_large
- * when the body is bigger than HTTP_MAX_BODY; returns the length read. */
-static size_t read_body(FCGX_Request *r, char *buf, int *too_large)
+/* Reads the request body into buf (HTTP_MAX_BODY + 1 bytes): at most the
+ * CONTENT_LENGTH it announced, never more than the buffer holds. Returns
+ * HTTP_CL_OK with *len read (a peer that stops early gives a short body),
+ * HTTP_CL_TOO_LARGE or HTTP_CL_INVALID with nothing read (*len 0). */
+static http_cl_result read_body(FCGX_Request *r, char *buf, size_t *len)
 {
-    const char *cl = param(r, "CONTENT_LENGTH", "");
-    long long want = cl[0] ? strtoll(cl, NULL, 10) : 0;
-    size_t got = 0;
+    size_t want = 0, got = 0;
+    http_cl_result cl = http_content_length_parse(FCGX_GetParam("CONTENT_LENGTH", r->envp),
+                                                  HTTP_MAX_BODY, &want);
 
-    *too_large = 0;
-    if (want > HTTP_MAX_BODY) {
-        *too_large = 1;
-        buf[0] = '\0';
-        return 0;
-    }
-    while (got < (size_t)want) {
-        int n = FCGX_GetStr(buf + got, (int)((size_t)want - got), r->in);
+    *len = 0;
+    buf[0] = '\0';
+    if (cl != HTTP_CL_OK)
+        return cl;
+    while (got < want) {
+        int n = FCGX_GetStr(buf + got, (int)(want - got), r->in);   /* want <= HTTP_MAX_BODY */
         if (n <= 0)
             break;
         got += (size_t)n;
     }
     buf[got] = '\0';
-    return got;
+    *len = got;
+    return HTTP_CL_OK;
 }
 
 static void write_response(FCGX_Request *r, const http_response *resp)
@@ -120,6 +126,31 @@ static void close_without_linger(FCGX_Request *req)
         (void)FCGX_Detach(req);
 }
 
+/* Accepts one connection on the listen socket with the I/O timeouts set,
+ * and hands it to libfcgi: with ipcFd set (and keepConnection, so the
+ * FCGX_Finish_r at the start of FCGX_Accept_r leaves it open),
+ * FCGX_Accept_r reads the request from it instead of accepting on its own,
+ * which would block in its read of the parameters with no timeout. Returns
+ * 0, or FCGX_Accept_r's convention (-errno) when accept failed. A
+ * connection kept open by the web server (FCGI_KEEP_CONN) is reused as is. */
+static int accept_with_timeouts(FCGX_Request *req, int listen_fd)
+{
+    struct timeval tv = { FCGI_IO_TIMEOUT_MS / 1000, (FCGI_IO_TIMEOUT_MS % 1000) * 1000 };
+    int fd;
+
+    if (req->ipcFd >= 0)
+        return 0;
+    fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return errno > 0 ? -errno : -9999;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+        log_msg(LOG_WARN, "cannot set the FastCGI connection's timeouts: %s", strerror(errno));
+    req->ipcFd = fd;
+    req->keepConnection = 1;
+    return 0;
+}
+
 static void *worker(void *p)
 {
     worker_arg *wa = p;
@@ -130,7 +161,10 @@ static void *worker(void *p)
     FCGX_Request req;
     int flags = adapter_drain_ms > 0 ? FCGI_FAIL_ACCEPT_ON_INTR : 0;
 
-    if (!body || FCGX_InitRequest(&req, wa->listen_fd, flags) != 0) {
+    /* listen_sock -1: libfcgi never accepts by itself (it would, after a
+     * connection that sent no request, with no timeouts); only
+     * accept_with_timeouts does, and FCGX_Accept_r then answers -EBADF. */
+    if (!body || FCGX_InitRequest(&req, -1, flags) != 0) {
         log_msg(LOG_ERROR, "fastcgi worker %d: cannot initialise", wa->index);
         free(body);
         if (app->thread_fini)
@@ -144,12 +178,15 @@ static void *worker(void *p)
         http_response resp;
         const char *uri, *q;
         size_t plen;
+        http_cl_result cl;
         int rc;
 
         atomic_store(&wa->state, W_ACCEPTING);
         if (atomic_load(&adapter_stopping))
             break;
-        rc = FCGX_Accept_r(&req);
+        rc = accept_with_timeouts(&req, wa->listen_fd);
+        if (rc == 0 && (rc = FCGX_Accept_r(&req)) == -EBADF)
+            continue;   /* the connection ended (or timed out) before a request came */
         if (rc < 0) {
             if (atomic_load(&adapter_stopping))
                 break;
@@ -174,11 +211,16 @@ static void *worker(void *p)
         hr.content_type = param(&req, "CONTENT_TYPE", "");
         hr.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", req.envp);
         hr.remote_addr = param(&req, "REMOTE_ADDR", "");
-        hr.body_len = read_body(&req, body, &hr.body_too_large);
+        cl = read_body(&req, body, &hr.body_len);
+        hr.body_too_large = cl == HTTP_CL_TOO_LARGE;
         hr.body = body;
 
         http_response_init(&resp);
-        app->handle(tctx, &hr, &resp);
+        if (cl == HTTP_CL_INVALID)
+            http_response_error(&resp, 400, "invalid_request",
+                                "CONTENT_LENGTH is not a plain decimal number");
+        else
+            app->handle(tctx, &hr, &resp);
         write_response(&req, &resp);
         http_response_free(&resp);
         current_fd = -1;
@@ -372,6 +414,11 @@ int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spe
     if (FCGX_Init() != 0)
         return -1;
     if (listen_spec) {
+        char loopback[64];
+        /* ":PORT" listens on loopback only; "0.0.0.0:PORT" must be asked for */
+        if (listen_spec[0] == ':' && snprintf(loopback, sizeof loopback, "127.0.0.1%s",
+                                              listen_spec) < (int)sizeof loopback)
+            listen_spec = loopback;
         listen_fd = FCGX_OpenSocket(listen_spec, 1024);
         if (listen_fd < 0) {
             log_msg(LOG_ERROR, "cannot listen on %s", listen_spec);

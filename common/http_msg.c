@@ -169,3 +169,23 @@ json_t *http_json_parse_object(const char *body, size_t len)
     }
     return v;
 }
+
+http_cl_result http_content_length_parse(const char *value, size_t max, size_t *len)
+{
+    unsigned long long n = 0;
+    size_t digits = 0;
+
+    if (value == NULL || value[0] == '\0') {
+        *len = 0;
+        return HTTP_CL_OK;
+    }
+    for (const char *c = value; *c; c++) {
+        if (*c < '0' || *c > '9' || ++digits > 19)
+            return HTTP_CL_INVALID;
+        n = n * 10 + (unsigned long long)(*c - '0');   /* 19 digits fit in 64 bits */
+    }
+    if (n > (unsigned long long)max)
+        return HTTP_CL_TOO_LARGE;
+    *len = (size_t)n;
+    return HTTP_CL_OK;
+}

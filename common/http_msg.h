@@ -31,6 +31,18 @@ typedef struct {
     char log_order[40];         /* order_no for the access log, "" when none */
 } http_response;
 
+/* What a CONTENT_LENGTH parameter says. */
+typedef enum {
+    HTTP_CL_OK = 0,      /* *len holds it (0 for an empty or absent value) */
+    HTTP_CL_TOO_LARGE,   /* digits only, but over max: 413, nothing read */
+    HTTP_CL_INVALID      /* a sign, a space, a letter, or more than 19 digits: 400 */
+} http_cl_result;
+
+/* Parses a CONTENT_LENGTH value: only ASCII digits (no sign, no spaces,
+ * at most 19 of them), or NULL / "" for no body. *len is set on HTTP_CL_OK
+ * only. Pure: the FastCGI edge and its fuzzer call it. */
+http_cl_result http_content_length_parse(const char *value, size_t max, size_t *len);
+
 void http_response_init(http_response *r);
 /* Frees the body; r can be reused after http_response_init. NULL accepted. */
 void http_response_free(http_response *r);

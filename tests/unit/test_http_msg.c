@@ -177,6 +177,35 @@ static void test_json_object(void)
     json_decref(v);
 }
 
+static void test_content_length(void)
+{
+    size_t n = 7;
+
+    CU_ASSERT_EQUAL(http_content_length_parse(NULL, 100, &n), HTTP_CL_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    n = 7;
+    CU_ASSERT_EQUAL(http_content_length_parse("", 100, &n), HTTP_CL_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(http_content_length_parse("100", 100, &n), HTTP_CL_OK);
+    CU_ASSERT_EQUAL(n, 100);
+    CU_ASSERT_EQUAL(http_content_length_parse("0000000000000000042", 100, &n), HTTP_CL_OK);
+    CU_ASSERT_EQUAL(n, 42);
+    n = 7;
+    CU_ASSERT_EQUAL(http_content_length_parse("101", 100, &n), HTTP_CL_TOO_LARGE);
+    CU_ASSERT_EQUAL(http_content_length_parse("9999999999999999999", 100, &n), HTTP_CL_TOO_LARGE);
+    CU_ASSERT_EQUAL(n, 7);
+    /* the probe of issue 23: a negative length must never pass the size check */
+    CU_ASSERT_EQUAL(http_content_length_parse("-2147483649", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse("-1", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse("+5", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse(" 5", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse("5 ", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse("0x10", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse("1e3", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(http_content_length_parse("18446744073709551617", 100, &n), HTTP_CL_INVALID);
+    CU_ASSERT_EQUAL(n, 7);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -185,6 +214,7 @@ int main(void)
         { "extra headers up to the last byte", test_headers_fill_to_the_limit },
         { "bodies, JSON, errors, free", test_bodies },
         { "strict JSON objects", test_json_object },
+        { "CONTENT_LENGTH: digits only, 0 when absent, over the limit refused", test_content_length },
     };
     return CU_SUITE_RUN("http_msg", NULL, NULL, tests);
 }

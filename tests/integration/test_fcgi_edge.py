@@ -1,0 +1,175 @@
+"""test_fcgi_edge - the FastCGI edge, spoken to directly (no web server in
+front), as anything that reaches the service's FastCGI port can (issue 23):
+a negative or oversized CONTENT_LENGTH with a large body is refused cleanly
+and the process lives; connections that send nothing do not freeze the
+workers; ":PORT" listens on loopback only.
+
+The service under test is a private idempay-fcgi of the running build on its
+own port (HTTP + 7), 4 threads, so that 4 idle connections would freeze it
+without the read timeout. Under ./stack test it is the ASan build: a heap
+overflow aborts it and the test sees the process gone."""
+import os
+import struct
+import subprocess
+import time
+
+from lib import *
+
+PORT = HTTP_PORT + 7
+THREADS = 4
+
+FCGI_BEGIN_REQUEST, FCGI_END_REQUEST, FCGI_PARAMS, FCGI_STDIN, FCGI_STDOUT = 1, 3, 4, 5, 6
+
+
+def record(rtype, content, req_id=1):
+    out = b""
+    while True:
+        chunk, content = content[:65535], content[65535:]
+        pad = (8 - len(chunk) % 8) % 8
+        out += struct.pack(">BBHHBx", 1, rtype, req_id, len(chunk), pad) + chunk + b"\0" * pad
+        if not content:
+            return out
+
+
+def nv(name, value):
+    def ln(n):
+        return struct.pack(">B", n) if n < 128 else struct.pack(">I", n | 0x80000000)
+    name, value = name.encode(), value.encode()
+    return ln(len(name)) + ln(len(value)) + name + value
+
+
+def fcgi_request(params, body=b"", timeout=15.0):
+    """One FastCGI request; returns (status, raw stdout) or (None, error)."""
+    pairs = b"".join(nv(k, v) for k, v in params.items())
+    msg = (record(FCGI_BEGIN_REQUEST, struct.pack(">HB5x", 1, 0)) + record(FCGI_PARAMS, pairs)
+           + record(FCGI_PARAMS, b""))
+    if body:
+        msg += record(FCGI_STDIN, body)
+    msg += record(FCGI_STDIN, b"")
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=timeout)
+    try:
+        s.sendall(msg)
+        data = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (ConnectionResetError, BrokenPipeError) as e:
+                return None, repr(e)
+            if not chunk:
+                break
+            data += chunk
+    except OSError as e:
+        return None, repr(e)
+    finally:
+        s.close()
+    stdout, i = b"", 0
+    while i + 8 <= len(data):
+        _, rtype, _, clen, pad = struct.unpack(">BBHHB", data[i:i + 7])
+        if rtype == FCGI_STDOUT:
+            stdout += data[i + 8:i + 8 + clen]
+        i += 8 + clen + pad
+    status = None
+    for line in stdout.split(b"\r\n"):
+        if line.lower().startswith(b"status:"):
+            status = int(line.split()[1])
+    return status, stdout
+
+
+def base_params(**extra):
+    p = {"REQUEST_METHOD": "POST", "REQUEST_URI": "/api/pay", "SCRIPT_NAME": "/api/pay",
+         "CONTENT_TYPE": "application/json", "REMOTE_ADDR": "127.0.0.1", "SERVER_PROTOCOL": "HTTP/1.1"}
+    p.update(extra)
+    return p
+
+
+class Service:
+    def __enter__(self):
+        env = dict(os.environ)
+        env["IDEMPAY_THREADS"] = str(THREADS)
+        log = open(os.path.join(STATE, "log", "fcgi-edge.log"), "ab")
+        self.proc = subprocess.Popen([os.path.join(bin_dir(), "app", "idempay-fcgi"), f":{PORT}"],
+                                     env=env, stdout=log, stderr=log)
+        wait_until(lambda: self.ping() == 200, 30, 0.2, "the private idempay-fcgi")
+        return self
+
+    def ping(self):
+        try:
+            return fcgi_request({"REQUEST_METHOD": "GET", "REQUEST_URI": "/api/ping"}, timeout=3)[0]
+        except OSError:
+            return None
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        return False
+
+
+SVC = None
+
+
+@test
+def negative_content_length_with_a_large_body_is_refused_and_the_process_lives():
+    body = b"A" * 200_000
+    for cl in ("-2147483649", "-1", "+10", " 10", "10 ", "0x10", "99999999999999999999999"):
+        status, out = fcgi_request(base_params(CONTENT_LENGTH=cl), body)
+        check(status == 400, f"CONTENT_LENGTH {cl!r}: expected 400, got {status} {out[:200]!r}")
+        check(b"invalid_request" in out, f"CONTENT_LENGTH {cl!r}: no JSON error: {out[:200]!r}")
+        check(SVC.alive(), f"the service died on CONTENT_LENGTH {cl!r}")
+    check(SVC.ping() == 200, "the service does not answer after the bad lengths")
+
+
+@test
+def oversized_content_length_is_413_and_a_body_longer_than_announced_is_cut():
+    status, out = fcgi_request(base_params(CONTENT_LENGTH=str(65537)), b"B" * 70_000)
+    check(status == 413, f"expected 413, got {status} {out[:200]!r}")
+    # a body longer than its CONTENT_LENGTH: only the announced bytes are read
+    status, out = fcgi_request(base_params(CONTENT_LENGTH="2"), b"{}" + b"C" * 100_000)
+    check(status == 400, f"expected 400 for the 2-byte body '{{}}', got {status} {out[:200]!r}")
+    check(SVC.alive() and SVC.ping() == 200, "the service does not answer after the long bodies")
+
+
+@test
+def idle_connections_do_not_freeze_the_workers():
+    idle = [socket.create_connection(("127.0.0.1", PORT)) for _ in range(THREADS * 2)]
+    try:
+        # every worker is blocked on an idle connection until its read times out (10 s)
+        t0 = time.time()
+        wait_until(lambda: SVC.ping() == 200, 60, 0.5, "a ping while idle connections are open")
+        check(time.time() - t0 < 60, "the workers stayed frozen")
+    finally:
+        for s in idle:
+            s.close()
+    check(SVC.alive(), "the service died")
+
+
+def listeners(port):
+    """The local addresses listening on TCP port (from /proc/net/tcp*)."""
+    found = []
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(f).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            addr, p = local.split(":")
+            if state == "0A" and int(p, 16) == port:
+                found.append(addr)
+    return found
+
+
+@test
+def port_only_listens_on_loopback():
+    addrs = listeners(PORT)
+    check(addrs == ["0100007F"], f"':{PORT}' should listen on 127.0.0.1 only; listening: {addrs}")
+
+
+if __name__ == "__main__":
+    with Service() as SVC:
+        run_tests()
