@@ -8,6 +8,32 @@
 
 #define DEV_KEY "idempaydevkey0123456789abcdefABC"
 
+/* Fail closed (docs/SECURITY.md): without the merchant's own key the
+ * service does not start; the public development key, and a gateway
+ * reached over plain http, only under IDEMPAY_DEVELOPMENT=1. 0, or -1 with
+ * the reason on stderr naming the setting. */
+static int config_check_secrets(const app_config *c, int key_set)
+{
+    if (!key_set && !c->development) {
+        fprintf(stderr, "IDEMPAY_WX_KEY is not set (nor IDEMPAY_WX_KEY_FILE): the service does not"
+                        " start without the merchant key (IDEMPAY_DEVELOPMENT=1 runs with the"
+                        " documented development key, for development only)\n");
+        return -1;
+    }
+    if (!c->development && !strcmp(c->key, DEV_KEY)) {
+        fprintf(stderr, "IDEMPAY_WX_KEY is the published development key: set the merchant's own"
+                        " key (IDEMPAY_WX_KEY_FILE), or IDEMPAY_DEVELOPMENT=1 for development\n");
+        return -1;
+    }
+    if (!c->development && strncmp(c->gateway_url, "https://", 8) != 0) {
+        fprintf(stderr, "IDEMPAY_GATEWAY_URL=%s is not https: outside development"
+                        " (IDEMPAY_DEVELOPMENT=1) the gateway is reached over TLS only\n",
+                c->gateway_url);
+        return -1;
+    }
+    return 0;
+}
+
 long app_config_lease_min_ms(const app_config *c)
 {
     return CONFIG_GATEWAY_CALLS_PER_LEASE * c->gateway_timeout_ms + 1000;
@@ -24,6 +50,7 @@ int app_config_load(app_config *c)
     memset(c, 0, sizeof *c);
     snprintf(c->appid, sizeof c->appid, "%s", env_str("IDEMPAY_WX_APPID", "wx0000000000000000"));
     snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
+    c->development = env_int("IDEMPAY_DEVELOPMENT", 0) == 1;
     snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", DEV_KEY));
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", mock_port);
     snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
@@ -58,6 +85,8 @@ int app_config_load(app_config *c)
         fprintf(stderr, "IDEMPAY_TOKEN_MODE must be off, optional or required\n");
         return -1;
     }
+    if (config_check_secrets(c, env_str("IDEMPAY_WX_KEY", NULL) != NULL) != 0)
+        return -1;
     if (strlen(c->key) != 32) {
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;

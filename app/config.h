@@ -13,6 +13,8 @@ typedef struct {
     char appid[64];                /* IDEMPAY_WX_APPID */
     char mch_id[64];               /* IDEMPAY_WX_MCHID */
     char key[128];                 /* IDEMPAY_WX_KEY - never log */
+    int development;               /* IDEMPAY_DEVELOPMENT=1: the documented development key
+                                    * and a plain-http gateway are allowed (./stack sets it) */
     char gateway_url[256];         /* IDEMPAY_GATEWAY_URL, default http://127.0.0.1:$IDEMPAY_MOCK_PORT */
     char notify_url[256];          /* IDEMPAY_NOTIFY_URL, default http://127.0.0.1:$IDEMPAY_HTTP_PORT/api/pay/callback/wechat */
     long gateway_connect_timeout_ms; /* IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS, 1000 */

@@ -124,6 +124,9 @@ int main(int argc, char **argv)
     if (load_config() != 0)
         return 2;
     log_init("idempay-fcgi");
+    if (config.development)
+        log_msg(LOG_WARN, "DEVELOPMENT MODE (IDEMPAY_DEVELOPMENT=1): the published development"
+                " key and a plain-http gateway are allowed; never run a real merchant like this");
     drain_ms = drain_ms_of(&config);
     if (drain_ms < 1) {
         log_msg(LOG_ERROR, "IDEMPAY_SHUTDOWN_TIMEOUT_MS must be positive");
