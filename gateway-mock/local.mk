@@ -13,7 +13,10 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/ledger.c gateway-mock/ledger.h \
 	gateway-mock/faults.c gateway-mock/faults.h \
 	gateway-mock/rules.c gateway-mock/rules.h \
-	gateway-mock/txid.c gateway-mock/txid.h
+	gateway-mock/txid.c gateway-mock/txid.h \
+	gateway-mock/refund_store.c gateway-mock/refund_store.h \
+	gateway-mock/refund_flow.c gateway-mock/refund_flow.h \
+	gateway-mock/refund_notify.c gateway-mock/refund_notify.h
 gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
