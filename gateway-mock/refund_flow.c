@@ -298,6 +298,21 @@ void refund_flow_query(mock_app *app, const wx_msg *req, refund_flow_reply *out)
     }
     snprintf(out->out_trade_no, sizeof(out->out_trade_no), "%s", recs[0].out_trade_no);
     snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", recs[0].transaction_id);
+    /* By an order key, 10 refunds from offset, with total_refund_count when
+     * the order has more than 10 (WeChat's paging). */
+    long long offset = 0, total = n;
+    const char *off = wx_msg_get(req, "offset");
+    if (k >= 2 && off != NULL && off[0] != '\0') {
+        char *end = NULL;
+        offset = strtoll(off, &end, 10);
+        if (*end != '\0' || offset < 0 || offset >= n) {
+            flow_fail(out, "PARAM_ERROR", "offset 参数错误: beyond total_refund_count");
+            goto done;
+        }
+    }
+    int first = (int)offset;
+    if (k >= 2)
+        n = n - first > REFUND_FLOW_PAGE ? REFUND_FLOW_PAGE : n - first;
     const wx_pair head[] = {
         WX_TEXT("transaction_id", recs[0].transaction_id),
         WX_TEXT("out_trade_no", recs[0].out_trade_no),
@@ -306,10 +321,13 @@ void refund_flow_query(mock_app *app, const wx_msg *req, refund_flow_reply *out)
         WX_TEXT("fee_type", "CNY"),
         WX_NUM("cash_fee", recs[0].total_fee),
         WX_NUM("refund_count", n),
+        WX_NUM("total_refund_count", total),
     };
     int bad = WX_MSG_SET_PAIRS(&out->extra, head);
+    if (bad == 0 && total <= REFUND_FLOW_PAGE)
+        wx_msg_del(&out->extra, "total_refund_count");
     for (int i = 0; i < n && bad == 0; i++)
-        bad = flow_query_row(&out->extra, i, &recs[i]);
+        bad = flow_query_row(&out->extra, i, &recs[first + i]);
     if (bad != 0)
         flow_fail(out, "SYSTEMERROR", DES_BUSY);
 done:

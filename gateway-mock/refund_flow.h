@@ -9,7 +9,8 @@
  *   PRNG of its own (seeded from the config's seed), always four per new
  *   refund, so the other endpoints' decisions do not move.
  * - /pay/refundquery by refund_id, out_refund_no, transaction_id or
- *   out_trade_no (that priority) lists the refunds with their status.
+ *   out_trade_no (that priority) lists the refunds with their status; by
+ *   an order key 10 from offset, with total_refund_count past 10.
  * - When a refund ends, its notification (refund_notify.h) is queued on
  *   the notifier to the request's notify_url, else IDEMPAY_MOCK_REFUND_NOTIFY_URL
  *   (none: no notification).
@@ -31,8 +32,10 @@
 #include "wx_xml.h"
 
 #define REFUND_FLOW_TICK_MS 100
-/* refundquery lists at most this many refunds of one charge (WeChat allows 50 per order). */
+/* The refunds of one charge refundquery reads (WeChat allows 50 per order)
+ * and lists per page when asked by transaction_id / out_trade_no. */
 #define REFUND_FLOW_MAX_LISTED 50
+#define REFUND_FLOW_PAGE 10
 /* WeChat's return_msg to a secapi call without a verified client certificate. */
 #define REFUND_FLOW_CERT_MSG "证书错误"
 

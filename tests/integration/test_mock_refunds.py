@@ -193,6 +193,19 @@ def refundquery_keys_and_errors():
               and q["refund_status_1"] == "SUCCESS", f"by {keys}: {q}")
     check(outcome(refundquery(out_refund_no="nope" + otn)) == "REFUNDNOTEXIST", "unknown refund")
     check(outcome(refundquery()) == "LACK_PARAMS", "no key")
+    # Paging: by an order key, 10 refunds from offset and total_refund_count.
+    otn, txid = charge(1200)
+    for i in range(12):
+        check(outcome(refund(f"P{i:02d}" + otn, 1200, 100, txid=txid)) == "SUCCESS", f"refund {i}")
+    q = refundquery(out_trade_no=otn)
+    check(q["refund_count"] == "10" and q["total_refund_count"] == "12" and "out_refund_no_10" not in q
+          and q["out_refund_no_0"] == "P00" + otn, f"first page: {q}")
+    q = refundquery(transaction_id=txid, offset="10")
+    check(q["refund_count"] == "2" and q["out_refund_no_0"] == "P10" + otn
+          and q["out_refund_no_1"] == "P11" + otn, f"second page: {q}")
+    check(outcome(refundquery(out_trade_no=otn, offset="12")) == "PARAM_ERROR", "offset past the end")
+    q = refundquery(out_refund_no="P11" + otn)
+    check(q["refund_count"] == "1" and "total_refund_count" not in q, f"by out_refund_no: {q}")
 
 
 class Merchant:
