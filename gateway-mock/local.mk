@@ -39,7 +39,9 @@ mock_unit_tests = \
 	tests/unit/test_mock_txid \
 	tests/unit/test_mock_faults \
 	tests/unit/test_mock_rules \
-	tests/unit/test_mock_notifier
+	tests/unit/test_mock_notifier \
+	tests/unit/test_mock_refund_notify \
+	tests/unit/test_mock_refund_store
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -76,3 +78,11 @@ tests_unit_test_mock_ledger_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_journal_SOURCES = tests/unit/test_mock_journal.c
 tests_unit_test_mock_journal_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_journal_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_refund_notify_SOURCES = tests/unit/test_mock_refund_notify.c
+tests_unit_test_mock_refund_notify_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_refund_notify_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_refund_store_SOURCES = tests/unit/test_mock_refund_store.c
+tests_unit_test_mock_refund_store_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_refund_store_LDADD = $(mock_unit_ldadd)
