@@ -182,6 +182,9 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
         if (!api_refund_no_valid(wx_msg_get(m, "out_refund_no")))
             return api_reject(v, "PARAM_ERROR", "out_refund_no 格式错误: %s",
                               "1-64 characters of [0-9A-Za-z_|*@-]");
+        if (api_present(m, "notify_url") && !api_url_valid(wx_msg_get(m, "notify_url")))
+            return api_reject(v, "PARAM_ERROR", "notify_url 格式错误: %s",
+                              "an http:// or https:// URL of at most 256 characters");
     }
     return 0;
 }
