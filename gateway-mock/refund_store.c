@@ -297,9 +297,10 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
     return 0;
 }
 
-static int store_accept_op(refund_store *s, void *arg)
+/* One try of the acceptance: 0, 1 (a duplicate key: the same out_refund_no
+ * committed concurrently, or a refund_id clash; try again), -1. */
+static int store_accept_try(refund_store *s, accept_arg *a)
 {
-    accept_arg *a = arg;
     char txid[TXID_BUF] = "";
 
     memset(a->rec, 0, sizeof(*a->rec));
@@ -320,7 +321,23 @@ static int store_accept_op(refund_store *s, void *arg)
     }
     if (store_sql_plain(s, "START TRANSACTION") != 0)
         return -1;
-    return store_accept_locked(s, a, txid);
+    if (store_accept_locked(s, a, txid) == 0)
+        return 0;
+    if (s->err_no != 1062 || s->write_sent)
+        return -1;
+    store_rollback(s);
+    return 1;
+}
+
+static int store_accept_op(refund_store *s, void *arg)
+{
+    for (int round = 0; round < STORE_MAX_TRIES; round++) {
+        int rc = store_accept_try(s, arg);
+        if (rc <= 0)
+            return rc;
+    }
+    store_set_err(s, STORE_ERR_LOGIC, "refund", "the refund kept changing");
+    return -1;
 }
 
 int refund_store_accept(refund_store *s, const refund_request *req,
