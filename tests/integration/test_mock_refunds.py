@@ -206,6 +206,11 @@ def refundquery_keys_and_errors():
     check(outcome(refundquery(out_trade_no=otn, offset="12")) == "PARAM_ERROR", "offset past the end")
     q = refundquery(out_refund_no="P11" + otn)
     check(q["refund_count"] == "1" and "total_refund_count" not in q, f"by out_refund_no: {q}")
+    # A targeted rule on refundquery (by the out_trade_no it names): once.
+    mock_config(rules=[{"endpoint": "refundquery", "out_trade_no": otn, "times": 1,
+                        "fault": {"kind": "error"}}])
+    check(outcome(refundquery(out_trade_no=otn)) == "SYSTEMERROR", "the rule's SYSTEMERROR")
+    check(outcome(refundquery(out_trade_no=otn)) == "SUCCESS", "then as before")
 
 
 class Merchant:
