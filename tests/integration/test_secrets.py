@@ -28,7 +28,7 @@ def run(args, env):
 @test
 def no_key_no_start_and_the_message_names_the_setting():
     env = env_without("IDEMPAY_WX_KEY", "IDEMPAY_WX_KEY_FILE", "IDEMPAY_DEVELOPMENT")
-    for args in ([f":{HTTP_PORT + 8}"], ["--check-config"]):
+    for args in ([f":{HTTP_PORT + 3}"], ["--check-config"]):
         out = run(args, env)
         check(out.returncode != 0, f"{args}: started without a key: rc {out.returncode}")
         check("IDEMPAY_WX_KEY is not set" in out.stderr, f"{args}: message: {out.stderr}")
@@ -37,7 +37,7 @@ def no_key_no_start_and_the_message_names_the_setting():
 @test
 def the_development_key_is_refused_outside_development():
     env = env_without("IDEMPAY_DEVELOPMENT", IDEMPAY_WX_KEY="idempaydevkey0123456789abcdefABC")
-    for args in ([f":{HTTP_PORT + 8}"], ["--check-config"]):
+    for args in ([f":{HTTP_PORT + 3}"], ["--check-config"]):
         out = run(args, env)
         check(out.returncode != 0, f"{args}: accepted the development key: rc {out.returncode}")
         check("published development key" in out.stderr, f"{args}: message: {out.stderr}")
@@ -63,7 +63,7 @@ def development_mode_starts_and_says_so():
         os.unlink(log)
     env = env_without("IDEMPAY_WX_KEY", "IDEMPAY_WX_KEY_FILE", IDEMPAY_DEVELOPMENT="1",
                       IDEMPAY_LOG_FILE=log, IDEMPAY_THREADS="2")
-    proc = subprocess.Popen([FCGI, f":{HTTP_PORT + 8}"], env=env, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([FCGI, f":{HTTP_PORT + 3}"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         wait_until(lambda: os.path.exists(log) and "DEVELOPMENT MODE" in open(log).read(), 20, 0.2,
