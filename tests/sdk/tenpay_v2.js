@@ -186,7 +186,13 @@ const steps = {
     // the parser really checks: the same body with another amount is refused
     const forged = await parseNotification(st.mwPay, n.raw.replace(/<total_fee>\d+<\/total_fee>/, '<total_fee>1</total_fee>'));
     want(!forged.weixin && /FAIL/.test(forged.reply), 'the SDK accepted a forged amount: the check proves nothing');
-    return `accepted (${n.weixin.trade_type}, total_fee ${n.weixin.total_fee}); a forged amount refused: ${forged.reply}`;
+    // and the mock understood the SDK's answer as the acknowledgement
+    const j = await waitFor(async () => {
+      const r = await admin('GET', `/mock/requests?out_trade_no=${st.a}`);
+      return r.json && (r.json.notifications || []).find(x => x.acknowledged);
+    }, 10000, `the mock to journal ${st.a}'s notification as acknowledged by the SDK's reply`);
+    return `accepted (${n.weixin.trade_type}, total_fee ${n.weixin.total_fee}), the mock journals it acknowledged ` +
+      `(HTTP ${j.http_status}); a forged amount refused: ${forged.reply.replace(/\s+/g, ' ')}`;
   },
 
   async orderquery(p) {
@@ -227,6 +233,7 @@ const steps = {
       r = await p.micropay({ out_trade_no: st.c, body: 'sdk micropay', total_fee: FEE, auth_code: AUTH_CODE });
     } catch (e) {
       // USERPAYING: the customer confirms on the phone; WeChat says poll orderquery
+      want(e.message !== 'request fail', 'micropay: tenpay says "request fail": an HTTP status other than 200 (the mock has no /pay/micropay?)');
       want(e.message === 'USERPAYING', `micropay: ${e.message}`);
       r = await waitFor(async () => {
         const q = await p.orderQuery({ out_trade_no: st.c });
