@@ -12,7 +12,9 @@
 // order of STEPS, every step exactly once (a step whose prerequisite failed
 // is printed not ok, saying which); exits 0 when it could run at all (the
 // caller, tests/integration/test_sdk_v2.py, judges the steps), 2 on bad
-// usage. It restores the mock's clock_offset_ms before it exits.
+// usage. It turns the mock's instant_charge off (WeChat's prepay flow) and
+// changes other knobs as the steps say; it restores clock_offset_ms before
+// it exits, and the caller resets the mock.
 //
 // Settings (environment): SDK_DIR (the node_modules' parent, $STATE/sdk),
 // MOCK_URL (http://127.0.0.1:PORT), MOCK_TLS_URL (https://HOST:PORT, the
@@ -338,7 +340,13 @@ async function main() {
   const bare = client(false, base);
   st.mwPay = bare.middleware('pay');
   let offset0 = null;
-  try { offset0 = (await knobs()).clock_offset_ms; } catch (e) { /* reported by the steps */ }
+  try {
+    const k = await knobs();
+    offset0 = k.clock_offset_ms;
+    // real WeChat: unifiedorder creates a prepay; ./stack may run the mock
+    // with instant_charge (the old mock's charge at once) for the service
+    if (k.instant_charge === true) await setKnobs({ instant_charge: false });
+  } catch (e) { /* reported by the steps */ }
   for (const name of STEPS) {
     let line;
     try {
