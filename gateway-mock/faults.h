@@ -81,6 +81,15 @@ typedef struct {
     double userpaying_pay_rate;        /* ... to paid (else to not paid) */
     long long reverse_min_wait_ms;     /* reverse answers SYSTEMERROR recall=Y before (15 s) */
     faults_endpoint_config endpoints[FAULTS_EP_COUNT];
+    /* Refunds (refund_flow.h): an accepted refund ends after refund_delay_ms
+     * (WeChat: within 20 min to change) as REFUNDCLOSE, CHANGE or SUCCESS;
+     * a new refund is refused NOTENOUGH / USER_ACCOUNT_ABNORMAL at these rates. */
+    long long refund_delay_ms;         /* 0..86400000, default 1200000 */
+    double refund_close_rate;
+    double refund_change_rate;
+    double refund_notenough_rate;
+    double refund_abnormal_rate;
+    bool require_client_cert;          /* secapi calls want a verified client certificate */
 } faults_config;
 
 typedef enum {
@@ -124,7 +133,10 @@ bool faults_draw_flow(faults_state *st, double rate);
 /* The defaults: no latency, no faults, dedupe on, one notification copy,
  * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,
  * seed FAULTS_DEFAULT_SEED, closeorder on, journal on, every endpoint
- * inheriting the top-level latency and jitter with no errors or resets. */
+ * inheriting the top-level latency and jitter with no errors or resets;
+ * refunds end after 20 min (IDEMPAY_MOCK_REFUND_DELAY_MS when set), all
+ * SUCCESS, none refused; client certificates required (unless
+ * IDEMPAY_MOCK_REQUIRE_CLIENT_CERT is 0). */
 void faults_config_defaults(faults_config *cfg);
 
 /* Merges the JSON object obj over *base into *out (base and out may alias).

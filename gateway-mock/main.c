@@ -20,6 +20,7 @@
 #include "mock.h"
 #include "notifier.h"
 #include "prepay.h"
+#include "refund_flow.h"
 #include "txid.h"
 
 static mock_app mock;
@@ -132,6 +133,9 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot start the notifier");
         return 1;
     }
+
+    if (refund_flow_start(&mock) != 0)
+        return 1;
 
     long long threads = env_int("IDEMPAY_MOCK_THREADS", 32);
     if (threads < 1 || threads > 1024)
