@@ -37,6 +37,10 @@ static const knob faults_knobs[] = {
     KNOB_I(seed, 0, INT64_MAX),
     KNOB_B(closeorder_enabled),
     KNOB_B(journal),
+    KNOB_I(bill_ready_hour, 0, 23),
+    KNOB_B(bill_range_enabled),
+    KNOB_B(bill_forge),
+    KNOB_I(clock_offset_ms, -3153600000000LL, 3153600000000LL),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
 
@@ -107,6 +111,7 @@ void faults_config_defaults(faults_config *cfg)
     cfg->seed = FAULTS_DEFAULT_SEED;
     cfg->closeorder_enabled = true;
     cfg->journal = true;
+    cfg->bill_ready_hour = 10; /* BILL_READY_HOUR_DEFAULT: WeChat's downloadbill page */
     for (int i = 0; i < FAULTS_EP_COUNT; i++)
         faults_endpoint_defaults(&cfg->endpoints[i]);
 }
