@@ -104,13 +104,12 @@ static int api_check_bill(const wx_msg *m, api_verdict *v)
     const char *code = NULL;
     char why[sizeof(v->err_des)];
 
-    if (api_present(m, "tar_type"))
-        return api_reject(v, "PARAM_ERROR", "tar_type 参数错误: %s",
-                          "the mock sends the statement as plain text only");
     if (bill_parse_query(wx_msg_get(m, "bill_date"), wx_msg_get(m, "bill_type"),
                          wx_msg_get(m, "begin_time"), wx_msg_get(m, "end_time"), &v->bill, &code,
                          why, sizeof(why)) != 0)
         return api_reject(v, code, "%s", why);
+    if (bill_parse_tar_type(wx_msg_get(m, "tar_type"), &v->bill, why, sizeof(why)) != 0)
+        return api_reject(v, "PARAM_ERROR", "%s", why);
     return 0;
 }
 

@@ -30,6 +30,7 @@
 #define MSG_POST_ONLY "请使用post方法"
 #define MSG_XML_ERROR "XML格式错误"
 #define MSG_NO_BILL "No Bill Exist"
+#define MSG_BILL_CREATING "Bill Creating"   /* the day's bill is not generated yet */
 #define DES_BUSY "系统繁忙,请稍后再试"
 #define DES_CLOSED "订单已关闭"
 
@@ -415,30 +416,99 @@ static void api_bill_slot(bool take)
     pthread_mutex_unlock(&api_bill_mu);
 }
 
+/* The mock's clock (UTC seconds): the wall clock moved by clock_offset_ms.
+ * The one place downloadbill reads the time. */
+static time_t api_bill_now(const faults_config *cfg)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + cfg->clock_offset_ms;
+    return (time_t)(ms / 1000);
+}
+
+/* What the ledger's rows are added to. */
+typedef struct {
+    bill *b;
+    bool forge;   /* bill_forge: a forged copy after every charge line */
+} api_bill_sink;
+
 static void api_bill_restart(void *arg)
 {
-    bill_restart(arg);
+    bill_restart(((api_bill_sink *)arg)->b);
 }
 
 static int api_bill_row(void *arg, const ledger_bill_record *r)
 {
-    return bill_add(arg, r) != 0;
+    api_bill_sink *s = arg;
+
+    if (bill_add(s->b, r) != 0)
+        return 1;
+    if (s->forge && !r->refund) {
+        ledger_bill_record f = *r;
+        bill_forged_txid(r->transaction_id, f.transaction_id, sizeof(f.transaction_id));
+        return bill_add(s->b, &f) != 0;
+    }
+    return 0;
+}
+
+/* Moves the finished text (gzip-compressed when asked) into the response. */
+static void api_bill_send(api_call *c, char *text, size_t len, size_t lines)
+{
+    char *gz = NULL;
+    size_t gzlen = 0;
+
+    if (c->v.bill.gzip) {
+        if (bill_gzip(text, len, &gz, &gzlen) != 0) {
+            free(text);
+            api_send(c, "CompressGZip Error", NULL, NULL, NULL);
+            return;
+        }
+        free(text);
+        text = gz;
+        len = gzlen;
+    }
+    /* The text moves into the response: no copy of a large statement. */
+    free(c->resp->body);
+    c->resp->body = text;
+    c->resp->body_len = len;
+    c->resp->status = 200;
+    api_copy(c->resp->content_type, sizeof(c->resp->content_type),
+             c->v.bill.gzip ? "application/x-gzip" : BILL_TYPE);
+    api_copy(c->je.reply, sizeof(c->je.reply), "statement");
+    log_msg(LOG_INFO, "downloadbill: %zu records, %zu bytes%s", lines, len,
+            c->v.bill.gzip ? " (gzip)" : "");
 }
 
 static void api_downloadbill(api_call *c)
 {
-    const bill_query *q = &c->v.bill;
+    bill_query *q = &c->v.bill;
     size_t len = 0;
     char *text = NULL;
+    faults_config cfg;
 
-    bill *b = bill_new(c->app->creds.appid, c->app->creds.mch_id, BILL_MAX_BYTES);
-    if (b == NULL) {
+    faults_get(&c->app->faults, &cfg);
+    switch (bill_select(q, api_bill_now(&cfg), (int)cfg.bill_ready_hour, cfg.bill_range_enabled)) {
+    case BILL_NO_DATE:
+        api_fail(c, "LACK_PARAMS", "缺少参数 bill_date");
+        return;
+    case BILL_NOT_READY:
+        log_msg(LOG_INFO, "downloadbill: the day's bill is not ready (from %02lld:00 next day)",
+                cfg.bill_ready_hour);
+        api_send(c, MSG_BILL_CREATING, NULL, NULL, NULL);
+        return;
+    case BILL_SERVE:
+        break;
+    }
+    api_bill_sink sink = { bill_new(c->app->creds.appid, c->app->creds.mch_id, BILL_MAX_BYTES),
+                           cfg.bill_forge && !q->ranged };
+    if (sink.b == NULL) {
         api_fail(c, "SYSTEMERROR", DES_BUSY);
         return;
     }
     api_bill_slot(true);
     int rc = ledger_bill(c->l, q->from, q->to, q->type != BILL_REFUND, q->type != BILL_SUCCESS,
-                         api_bill_restart, api_bill_row, b);
+                         api_bill_restart, api_bill_row, &sink);
     api_bill_slot(false);
     if (rc < 0) {
         log_msg(LOG_ERROR, "downloadbill: ledger failed: %s", ledger_error(c->l));
@@ -446,21 +516,14 @@ static void api_downloadbill(api_call *c)
     } else if (rc > 0) {
         log_msg(LOG_WARN, "downloadbill: more than %u bytes; refused", BILL_MAX_BYTES);
         api_fail(c, "SYSTEMERROR", "账单过大: more than 64 MiB, ask for a shorter begin_time/end_time range");
-    } else if (bill_lines(b) == 0) {
+    } else if (bill_lines(sink.b) == 0) {
         api_send(c, MSG_NO_BILL, NULL, NULL, NULL);
-    } else if ((text = bill_finish(b, &len)) == NULL) {
+    } else if ((text = bill_finish(sink.b, &len)) == NULL) {
         api_fail(c, "SYSTEMERROR", DES_BUSY);
     } else {
-        /* The text moves into the response: no copy of a large statement. */
-        free(c->resp->body);
-        c->resp->body = text;
-        c->resp->body_len = len;
-        c->resp->status = 200;
-        api_copy(c->resp->content_type, sizeof(c->resp->content_type), BILL_TYPE);
-        api_copy(c->je.reply, sizeof(c->je.reply), "statement");
-        log_msg(LOG_INFO, "downloadbill: %zu records, %zu bytes", bill_lines(b), len);
+        api_bill_send(c, text, len, bill_lines(sink.b));
     }
-    bill_free(b);
+    bill_free(sink.b);
 }
 
 /* ---- one call ---------------------------------------------------------------- */

@@ -56,6 +56,9 @@ static const knob faults_knobs[] = {
     KNOB_R(refund_notenough_rate),
     KNOB_R(refund_abnormal_rate),
     KNOB_B(require_client_cert),
+    KNOB_I(bill_ready_hour, 0, 23),
+    KNOB_B(bill_range_enabled),
+    KNOB_B(bill_forge),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
 
@@ -138,6 +141,7 @@ void faults_config_defaults(faults_config *cfg)
     long long delay = env_int("IDEMPAY_MOCK_REFUND_DELAY_MS", 1200000);
     cfg->refund_delay_ms = delay >= 0 && delay <= 86400000 ? delay : 1200000;
     cfg->require_client_cert = env_int("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", 1) != 0;
+    cfg->bill_ready_hour = 10; /* BILL_READY_HOUR_DEFAULT: WeChat's downloadbill page */
     for (int i = 0; i < FAULTS_EP_COUNT; i++)
         faults_endpoint_defaults(&cfg->endpoints[i]);
 }

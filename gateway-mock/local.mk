@@ -26,7 +26,7 @@ gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS
 	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
 gateway_mock_ldadd = gateway-mock/libidempay_mock.a $(COMMON_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS) \
-	$(PTHREAD_LIBS)
+	$(PTHREAD_LIBS) $(ZLIB_LIBS)
 
 bin_PROGRAMS += gateway-mock/idempay-gateway-mock
 gateway_mock_idempay_gateway_mock_SOURCES = gateway-mock/main.c
