@@ -14,8 +14,8 @@ silently; a pending step that passes fails this test until it is taken out
 of the list (empty it as the branches land).
 
 Runs against the stack (./stack up). The mock's /secapi front is
-https://127.0.0.1:$IDEMPAY_MOCK_TLS_PORT (IDEMPAY_SDK_TLS_HOST overrides the
-host); its CA and the merchant's client certificate are read from
+https://127.0.0.1:$IDEMPAY_MOCK_TLS_PORT (default: the mock's port + 7, as
+./stack; IDEMPAY_SDK_TLS_HOST overrides the host); its CA and the merchant's client certificate are read from
 $STATE/tls (IDEMPAY_SDK_CA, IDEMPAY_SDK_CLIENT_CERT, IDEMPAY_SDK_CLIENT_KEY
 override the files)."""
 import glob
@@ -26,15 +26,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import APPID, KEY, MCHID, MOCK, ROOT, STATE, check, mock_reset, run_tests, stack, \
+from lib import APPID, KEY, MCHID, MOCK, MOCK_PORT, ROOT, STATE, check, mock_reset, run_tests, stack, \
     test  # noqa: E402
 
-PENDING = [
-    "unifiedorder", "payer_pay", "notify_pay", "orderquery",
-    "closeorder_too_young", "closeorder_after_min_age", "micropay", "reverse",
-    "refund_without_cert", "refund", "refundquery", "notify_refund",
-    "downloadbill_yesterday",
-]
+PENDING = []
 
 STEPS = ["unifiedorder", "payer_pay", "notify_pay", "orderquery",
          "closeorder_too_young", "closeorder_after_min_age", "micropay", "reverse",
@@ -74,7 +69,7 @@ def client_pfx():
 
 
 def driver_env():
-    tls_port = os.environ.get("IDEMPAY_MOCK_TLS_PORT", "")
+    tls_port = os.environ.get("IDEMPAY_MOCK_TLS_PORT", str(MOCK_PORT + 7))   # ./stack's default
     host = os.environ.get("IDEMPAY_SDK_TLS_HOST", "127.0.0.1")
     env = dict(os.environ, SDK_DIR=SDK_DIR, MOCK_URL=MOCK, WX_APPID=APPID, WX_MCHID=MCHID,
                WX_KEY=KEY, MOCK_TLS_URL=f"https://{host}:{tls_port}" if tls_port else "")

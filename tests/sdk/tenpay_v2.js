@@ -13,7 +13,7 @@
 // is printed not ok, saying which); exits 0 when it could run at all (the
 // caller, tests/integration/test_sdk_v2.py, judges the steps), 2 on bad
 // usage. It turns the mock's instant_charge off (WeChat's prepay flow) and
-// changes other knobs as the steps say; it restores clock_offset_ms before
+// require_client_cert on, and changes other knobs as the steps say; it restores clock_offset_ms before
 // it exits, and the caller resets the mock.
 //
 // Settings (environment): SDK_DIR (the node_modules' parent, $STATE/sdk),
@@ -346,6 +346,8 @@ async function main() {
     // real WeChat: unifiedorder creates a prepay; ./stack may run the mock
     // with instant_charge (the old mock's charge at once) for the service
     if (k.instant_charge === true) await setKnobs({ instant_charge: false });
+    // real WeChat: /secapi wants the merchant's certificate; ./stack may not ask
+    if (k.require_client_cert === false) await setKnobs({ require_client_cert: true });
   } catch (e) { /* reported by the steps */ }
   for (const name of STEPS) {
     let line;
