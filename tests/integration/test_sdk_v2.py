@@ -31,7 +31,7 @@ from lib import APPID, KEY, MCHID, MOCK, MOCK_PORT, ROOT, STATE, check, mock_res
 
 PENDING = []
 
-STEPS = ["unifiedorder", "payer_pay", "notify_pay", "orderquery",
+STEPS = ["unifiedorder", "payer_pay", "notify_pay", "orderquery", "orderquery_hmac",
          "closeorder_too_young", "closeorder_after_min_age", "micropay", "reverse",
          "refund_without_cert", "refund", "refundquery", "notify_refund",
          "downloadbill_yesterday"]

@@ -36,7 +36,7 @@ for (const k of need) {
 }
 const Payment = require(path.join(env.SDK_DIR, 'node_modules', 'tenpay'));
 
-const STEPS = ['unifiedorder', 'payer_pay', 'notify_pay', 'orderquery',
+const STEPS = ['unifiedorder', 'payer_pay', 'notify_pay', 'orderquery', 'orderquery_hmac',
   'closeorder_too_young', 'closeorder_after_min_age', 'micropay', 'reverse',
   'refund_without_cert', 'refund', 'refundquery', 'notify_refund',
   'downloadbill_yesterday'];
@@ -202,6 +202,14 @@ const steps = {
     const r = await p.orderQuery({ out_trade_no: st.a });
     want(r.trade_state === 'SUCCESS' && r.transaction_id === st.txA, `orderquery: ${JSON.stringify(r)}`);
     return `trade_state=SUCCESS transaction_id=${r.transaction_id}`;
+  },
+
+  async orderquery_hmac(p) {
+    want(st.txA, 'needs payer_pay');
+    // the SDK verifies an HMAC-SHA256 reply with the reply's sign_type
+    const r = await p.orderQuery({ out_trade_no: st.a, sign_type: 'HMAC-SHA256' });
+    want(r.trade_state === 'SUCCESS' && r.sign_type === 'HMAC-SHA256', `orderquery: ${JSON.stringify(r)}`);
+    return `HMAC-SHA256 reply verified (sign_type ${r.sign_type})`;
   },
 
   async closeorder_too_young(p) {
