@@ -42,7 +42,8 @@ mock_unit_tests = \
 	tests/unit/test_mock_faults \
 	tests/unit/test_mock_rules \
 	tests/unit/test_mock_notifier \
-	tests/unit/test_mock_flows
+	tests/unit/test_mock_flows \
+	tests/unit/test_mock_prepay
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -83,3 +84,7 @@ tests_unit_test_mock_journal_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_flows_SOURCES = tests/unit/test_mock_flows.c
 tests_unit_test_mock_flows_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_flows_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_prepay_SOURCES = tests/unit/test_mock_prepay.c
+tests_unit_test_mock_prepay_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_prepay_LDADD = $(mock_unit_ldadd)
