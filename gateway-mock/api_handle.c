@@ -663,7 +663,7 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
     if (ep != API_UNIFIEDORDER && ep != API_MICROPAY && api_endpoint_fault(&c, req->path))
         goto done;
     if (ep != API_DOWNLOADBILL)
-        flows_sweep(l);   /* due USERPAYING micropays resolve before anything is read */
+        flows_sweep_now_and_then(l);   /* due USERPAYING micropays resolve (flows.h) */
     switch (ep) {
     case API_UNIFIEDORDER:
         if (cfg.instant_charge)

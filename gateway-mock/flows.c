@@ -10,6 +10,7 @@
 #include "api_call.h"
 #include "flows.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,18 @@ void flows_sweep(ledger *l)
         if (flows_resolve(l, otns[i]) != 0)
             log_msg(LOG_WARN, "flows: cannot resolve %s: %s / %s", otns[i], prepay_error(),
                     ledger_error(l));
+}
+
+void flows_sweep_now_and_then(ledger *l)
+{
+    static atomic_llong last_ms;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long now = (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L;
+    long long prev = atomic_load(&last_ms);
+    if (now - prev < FLOWS_SWEEP_EVERY_MS || !atomic_compare_exchange_strong(&last_ms, &prev, now))
+        return;
+    flows_sweep(l);
 }
 
 /* ---- unifiedorder: the prepay order ------------------------------------------- */

@@ -13,6 +13,10 @@
 
 /* Resolves every USERPAYING micropay whose time came (at most 64 a call). */
 void flows_sweep(ledger *l);
+/* flows_sweep at most every FLOWS_SWEEP_EVERY_MS per process (every WeChat
+ * call asks; an order's own calls resolve it anyway through flows_resolve). */
+#define FLOWS_SWEEP_EVERY_MS 250
+void flows_sweep_now_and_then(ledger *l);
 /* Resolves out_trade_no's USERPAYING when its time came. 0 or -1 (store or
  * ledger failed). */
 int flows_resolve(ledger *l, const char *otn);

@@ -47,7 +47,8 @@ mock_unit_tests = \
 	tests/unit/test_mock_notifier \
 	tests/unit/test_mock_flows \
 	tests/unit/test_mock_refund_notify \
-	tests/unit/test_mock_refund_store
+	tests/unit/test_mock_refund_store \
+	tests/unit/test_mock_prepay
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -96,3 +97,7 @@ tests_unit_test_mock_refund_notify_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_refund_store_SOURCES = tests/unit/test_mock_refund_store.c
 tests_unit_test_mock_refund_store_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_refund_store_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_prepay_SOURCES = tests/unit/test_mock_prepay.c
+tests_unit_test_mock_prepay_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_prepay_LDADD = $(mock_unit_ldadd)
