@@ -291,12 +291,15 @@ def mock_closeorder(order_no, base=None):
         return r, None
 
 
-def mock_downloadbill(bill_date=None, bill_type=None, begin_time=None, end_time=None, base=None):
+def mock_downloadbill(bill_date=None, bill_type=None, begin_time=None, end_time=None, base=None,
+                      tar_type=None):
     """Calls the mock's /pay/downloadbill (bill_date yyyyMMdd, or begin_time
-    and end_time yyyyMMddHHmmss, China time). Returns the Resp: text/plain
-    statement (parse_bill), or signed XML (No Bill Exist, errors)."""
+    and end_time yyyyMMddHHmmss, China time: the mock's extension, knob
+    bill_range_enabled). Returns the Resp: text/plain statement (parse_bill;
+    gzip with tar_type="GZIP"), or signed XML (No Bill Exist, Bill Creating,
+    errors)."""
     f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "bill_date": bill_date,
-         "bill_type": bill_type, "begin_time": begin_time, "end_time": end_time}
+         "bill_type": bill_type, "begin_time": begin_time, "end_time": end_time, "tar_type": tar_type}
     f = {k: v for k, v in f.items() if v is not None}
     f["sign"] = wx_sign(f)
     return http("POST", (base or MOCK) + "/pay/downloadbill", wx_xml(f), {"Content-Type": "text/xml"},
@@ -325,6 +328,32 @@ def parse_bill(text):
     if len(sum_line) != len(sum_head):
         raise ValueError("summary line does not match its header")
     return records, summary
+
+
+def china_now():
+    """Now in China Standard Time (UTC+8), the bills' time."""
+    import datetime
+    return datetime.datetime.now(datetime.timezone(datetime.timedelta(hours=8)))
+
+
+def mock_clock_at(when):
+    """Moves the mock's clock (knob clock_offset_ms) so that its now is
+    `when` (an aware datetime). Returns the offset in ms."""
+    import datetime
+    offset = int((when - datetime.datetime.now(datetime.timezone.utc)).total_seconds() * 1000)
+    mock_config(clock_offset_ms=offset)
+    return offset
+
+
+def mock_clock_next_day(hour, minute=0):
+    """The mock's clock to tomorrow (China time) at hour:minute: at 10:00 or
+    later today's bill is ready at the mock (bill_ready_hour 10), before it
+    is "Bill Creating". Returns today's bill_date (yyyyMMdd)."""
+    import datetime
+    today = china_now()
+    mock_clock_at((today + datetime.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
+                                                                microsecond=0))
+    return today.strftime("%Y%m%d")
 
 
 def mock_requests(order_no=None, limit=None, base=None):
