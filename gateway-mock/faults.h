@@ -72,6 +72,7 @@ typedef struct {
     long long bill_ready_hour;         /* day D's bill from D+1 at this China hour, 0..23 (10) */
     bool bill_range_enabled;           /* honour the mock-only begin_time/end_time (off) */
     bool bill_forge;                   /* add a forged copy of every charge line (off) */
+    bool bill_bad_line;                /* add an unreadable copy of every charge line (off) */
     long long clock_offset_ms;         /* the mock's clock ahead of the wall clock (0) */
 } faults_config;
 
@@ -104,7 +105,7 @@ typedef struct {
 /* The defaults: no latency, no faults, dedupe on, one notification copy,
  * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,
  * seed FAULTS_DEFAULT_SEED, closeorder on, journal on, bill_ready_hour 10,
- * bill_range_enabled and bill_forge off, clock_offset_ms 0, every endpoint
+ * bill_range_enabled, bill_forge and bill_bad_line off, clock_offset_ms 0, every endpoint
  * inheriting the top-level latency and jitter with no errors or resets. */
 void faults_config_defaults(faults_config *cfg);
 
