@@ -431,6 +431,7 @@ static time_t api_bill_now(const faults_config *cfg)
 typedef struct {
     bill *b;
     bool forge;   /* bill_forge: a forged copy after every charge line */
+    bool bad;     /* bill_bad_line: an unreadable copy after every charge line */
 } api_bill_sink;
 
 static void api_bill_restart(void *arg)
@@ -447,6 +448,12 @@ static int api_bill_row(void *arg, const ledger_bill_record *r)
     if (s->forge && !r->refund) {
         ledger_bill_record f = *r;
         bill_forged_txid(r->transaction_id, f.transaction_id, sizeof(f.transaction_id));
+        if (bill_add(s->b, &f) != 0)
+            return 1;
+    }
+    if (s->bad && !r->refund) {
+        ledger_bill_record f = *r;
+        api_copy(f.out_trade_no, sizeof(f.out_trade_no), BILL_BAD_OUT_TRADE_NO);
         return bill_add(s->b, &f) != 0;
     }
     return 0;
@@ -501,7 +508,7 @@ static void api_downloadbill(api_call *c)
         break;
     }
     api_bill_sink sink = { bill_new(c->app->creds.appid, c->app->creds.mch_id, BILL_MAX_BYTES),
-                           cfg.bill_forge && !q->ranged };
+                           cfg.bill_forge && !q->ranged, cfg.bill_bad_line && !q->ranged };
     if (sink.b == NULL) {
         api_fail(c, "SYSTEMERROR", DES_BUSY);
         return;

@@ -99,6 +99,10 @@ bill_readiness bill_select(bill_query *q, time_t now, int ready_hour, bool range
  * charge of the ledger has ("4200..."). */
 void bill_forged_txid(const char *txid, char *out, size_t cap);
 
+/* The out_trade_no of an unreadable copy of a charge line (the
+ * bill_bad_line knob): a space is outside every out_trade_no's alphabet. */
+#define BILL_BAD_OUT_TRADE_NO "UNREADABLE LINE"
+
 /* text[0..len) gzip-compressed (RFC 1952), malloc'd into *out (caller
  * frees), *out_len bytes. 0, or -1 (zlib or OOM; nothing to free). */
 int bill_gzip(const char *text, size_t len, char **out, size_t *out_len);

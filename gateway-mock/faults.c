@@ -59,6 +59,7 @@ static const knob faults_knobs[] = {
     KNOB_I(bill_ready_hour, 0, 23),
     KNOB_B(bill_range_enabled),
     KNOB_B(bill_forge),
+    KNOB_B(bill_bad_line),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
 

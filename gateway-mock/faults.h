@@ -94,6 +94,7 @@ typedef struct {
     long long bill_ready_hour;         /* day D's bill from D+1 at this China hour, 0..23 (10) */
     bool bill_range_enabled;           /* honour the mock-only begin_time/end_time (off) */
     bool bill_forge;                   /* add a forged copy of every charge line (off) */
+    bool bill_bad_line;                /* add an unreadable copy of every charge line (off) */
 } faults_config;
 
 typedef enum {
@@ -137,8 +138,8 @@ bool faults_draw_flow(faults_state *st, double rate);
 /* The defaults: no latency, no faults, dedupe on, one notification copy,
  * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,
  * seed FAULTS_DEFAULT_SEED, closeorder on, journal on, bill_ready_hour 10,
- * bill_range_enabled and bill_forge off, every endpoint inheriting the
- * top-level latency and jitter with no errors or resets; refunds end after
+ * bill_range_enabled, bill_forge and bill_bad_line off, every endpoint
+ * inheriting the top-level latency and jitter with no errors or resets; refunds end after
  * 20 min (IDEMPAY_MOCK_REFUND_DELAY_MS when set), all SUCCESS, none
  * refused; client certificates required (unless
  * IDEMPAY_MOCK_REQUIRE_CLIENT_CERT is 0). */

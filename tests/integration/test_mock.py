@@ -797,7 +797,7 @@ def downloadbill_gzip():
 
 
 @test
-def downloadbill_forged_lines_behind_their_knob():
+def downloadbill_forged_and_unreadable_lines_behind_their_knobs():
     mock_reset()
     otn = unique("BILLF")
     tx = unifiedorder(otn, 250)[1]["transaction_id"]
@@ -811,6 +811,9 @@ def downloadbill_forged_lines_behind_their_knob():
     mock_config(bill_forge=False)
     recs, _ = bill_of(mock_downloadbill(bill_date=today), "forge off")
     check([x["微信订单号"] for x in recs if x["商户订单号"] == otn] == [tx], "no forged line by default")
+    mock_config(bill_bad_line=True)
+    r = mock_downloadbill(bill_date=today)
+    check(r.status == 200 and f"`{tx},`UNREADABLE LINE," in r.text, f"an unreadable copy: {r.text[:600]!r}")
 
 
 # --- faults per endpoint ----------------------------------------------------------
