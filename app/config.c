@@ -62,7 +62,8 @@ int app_config_load(app_config *c)
     c->reconcile_interval_ms = env_int("IDEMPAY_RECONCILE_INTERVAL_MS", 2000);
     c->failed_recheck_ms = env_int("IDEMPAY_FAILED_RECHECK_MS", 60000);
     c->statement_interval_ms = env_int("IDEMPAY_STATEMENT_INTERVAL_MS", 300000);
-    c->statement_overlap_ms = env_int("IDEMPAY_STATEMENT_OVERLAP_MS", 120000);
+    c->statement_ready_hour = env_int("IDEMPAY_STATEMENT_READY_HOUR", 10);
+    c->statement_reread_days = env_int("IDEMPAY_STATEMENT_REREAD_DAYS", 3);
     c->retry_after_s = env_int("IDEMPAY_RETRY_AFTER", 1);
     c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
     c->idempotency_ttl_s = env_int("IDEMPAY_IDEMPOTENCY_TTL", 86400);
@@ -93,14 +94,14 @@ int app_config_load(app_config *c)
     }
     if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 || c->gateway_timeout_ms < 1 ||
         c->token_ttl_s < 1 || c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 ||
-        c->failed_recheck_ms < 1 || c->statement_interval_ms < 100 || c->statement_overlap_ms < 0) {
+        c->failed_recheck_ms < 1 || c->statement_interval_ms < 100) {
         fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; intervals and timeouts > 0)\n");
         return -1;
     }
-    if (c->statement_overlap_ms <= c->lease_ms) {
-        fprintf(stderr, "IDEMPAY_STATEMENT_OVERLAP_MS=%ld must exceed IDEMPAY_LEASE_MS=%ld: a"
-                " charge of an order under a live lease is judged by the next statement run\n",
-                c->statement_overlap_ms, c->lease_ms);
+    if (c->statement_ready_hour < -24 || c->statement_ready_hour > 23 ||
+        c->statement_reread_days < 1 || c->statement_reread_days > 60) {
+        fprintf(stderr, "IDEMPAY_STATEMENT_READY_HOUR must be -24..23 (hours after the end of the"
+                " bill's China day) and IDEMPAY_STATEMENT_REREAD_DAYS 1..60\n");
         return -1;
     }
     if (c->lease_ms < app_config_lease_min_ms(c)) {

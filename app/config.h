@@ -25,8 +25,11 @@ typedef struct {
     long failed_recheck_ms;        /* IDEMPAY_FAILED_RECHECK_MS, 60000: a FAILED order is
                                       asked about once more this long after failing */
     long statement_interval_ms;    /* IDEMPAY_STATEMENT_INTERVAL_MS, 300000: the statement job's period */
-    long statement_overlap_ms;     /* IDEMPAY_STATEMENT_OVERLAP_MS, 120000: each run re-reads this much
-                                      of the last one's window (charges committed late) */
+    long statement_ready_hour;     /* IDEMPAY_STATEMENT_READY_HOUR, 10: day D's bill is read from
+                                      D+1 at this hour, China time (WeChat: after 10:00); -24..23,
+                                      a negative value reads before the day ends (a test stack) */
+    long statement_reread_days;    /* IDEMPAY_STATEMENT_REREAD_DAYS, 3: a day is read again on every
+                                      run for this many days after it became ready */
     long retry_after_s;            /* IDEMPAY_RETRY_AFTER, 1: Retry-After on 202/409/503 */
     token_mode token_mode;         /* IDEMPAY_TOKEN_MODE off|optional|required */
     long token_ttl_s;              /* IDEMPAY_TOKEN_TTL, 900 */

@@ -169,6 +169,26 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
                    gateway_reply_orderquery, out);
 }
 
+gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
+                                     const char *transaction_id, gw_result *out)
+{
+    wx_msg req;
+    const wx_pair fields[] = {
+        WX_TEXT("transaction_id", transaction_id),
+        WX_TEXT("out_trade_no", order_no),
+    };
+
+    gateway_result_init(out);
+    wx_msg_init(&req);
+    int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
+    gw_call(ctx, "orderquery", "/pay/orderquery", &req, built, order_no, gateway_reply_orderquery,
+            out);
+    if (out->outcome == GW_CHARGED && strcmp(out->transaction_id, transaction_id) != 0)
+        gateway_result_set(out, GW_UNKNOWN, "charge_mismatch",
+                           "the reply is about another transaction_id");
+    return out->outcome;
+}
+
 gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out)
 {
     wx_msg req;
@@ -200,7 +220,8 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
                    gateway_reply_refund, out);
 }
 
-/* A downloadbill answer that is XML: "No Bill Exist" (0) or an error (-1). */
+/* A downloadbill answer that is XML: "No Bill Exist" (0), "Bill Creating"
+ * (1) or an error (-1). */
 static int gw_bill_xml(const http_reply *hr, gw_result *out)
 {
     wx_msg reply;
@@ -216,8 +237,8 @@ static int gw_bill_xml(const http_reply *hr, gw_result *out)
     return rc;
 }
 
-int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin, const char *end,
-                         char **text, size_t *len, gw_result *out)
+int gateway_downloadbill(app_ctx *ctx, const char *bill_date, char **text, size_t *len,
+                         gw_result *out)
 {
     wx_msg req;
     http_reply hr;
@@ -225,8 +246,6 @@ int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin,
     const wx_pair fields[] = {
         WX_TEXT("bill_date", bill_date),
         WX_TEXT("bill_type", "ALL"),
-        WX_TEXT("begin_time", begin),     /* NULL: left out */
-        WX_TEXT("end_time", end),
     };
 
     *text = NULL;
@@ -245,8 +264,11 @@ int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin,
         goto done;
     }
     if (hr.body_len >= 5 && memcmp(hr.body, "<xml>", 5) == 0) {
-        if (gw_bill_xml(&hr, out) == 0 && (*text = calloc(1, 1)) != NULL)
+        int got = gw_bill_xml(&hr, out);
+        if (got == 0 && (*text = calloc(1, 1)) != NULL)
             rc = 0;
+        else if (got == 1)
+            rc = 1;
         goto done;
     }
     if ((*text = malloc(hr.body_len + 1)) == NULL) {
@@ -259,7 +281,7 @@ int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin,
     rc = 0;
 
 done:
-    if (rc != 0)
+    if (rc < 0)
         log_msg(LOG_WARN, "gateway downloadbill %s: %s %s", bill_date, out->err_code, out->message);
     wx_msg_free(&req);
     return rc;

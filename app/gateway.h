@@ -27,6 +27,14 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
  * this answer; only a close makes it final); anything else (USERPAYING,
  * SYSTEMERROR, transport trouble) -> GW_UNKNOWN. Never GW_ORDERPAID. */
 gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out);
+/* orderquery of one charge: by transaction_id (WeChat answers by it when
+ * both are given), with out_trade_no order_no. The same outcomes as
+ * gateway_orderquery; the signed reply must name order_no and, when
+ * charged, this very transaction_id (else GW_UNKNOWN). ORDERNOTEXIST ->
+ * GW_NOT_CHARGED: the gateway has no such charge. The statement job's
+ * confirmation of a bill line (the bill is unsigned). */
+gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
+                                     const char *transaction_id, gw_result *out);
 /* closeorder of out_trade_no order_no: after GW_CLOSED no unifiedorder of
  * it can charge, including one still queued at the gateway. result_code
  * SUCCESS or err_code ORDERCLOSED -> GW_CLOSED; ORDERPAID -> GW_ORDERPAID
@@ -40,13 +48,13 @@ gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out
 gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *out_refund_no,
                           long long total_fee, long long refund_fee, gw_result *out);
 
-/* downloadbill: the gateway's statement (bill_type ALL) of China-time day
- * bill_date ("yyyyMMdd"), narrowed to [begin, end) ("yyyyMMddHHmmss", China
- * time; the mock's extension, a real gateway answers the whole day) when
- * both are non-NULL. 0 with *text (malloc'd, NUL-terminated, the caller
- * frees; "" for WeChat's "No Bill Exist": no record that day) and *len;
- * -1 with out->err_code/message saying why (nothing to free). */
-int gateway_downloadbill(app_ctx *ctx, const char *bill_date, const char *begin, const char *end,
-                         char **text, size_t *len, gw_result *out);
+/* downloadbill: the gateway's statement (bill_type ALL) of the whole
+ * China-time day bill_date ("yyyyMMdd"). 0 with *text (malloc'd,
+ * NUL-terminated, the caller frees; "" for WeChat's "No Bill Exist": no
+ * record that day) and *len; 1 when the day's bill is not generated yet
+ * (return_msg "Bill Creating"; out->err_code "bill_creating"); -1 with
+ * out->err_code/message saying why (nothing to free). */
+int gateway_downloadbill(app_ctx *ctx, const char *bill_date, char **text, size_t *len,
+                         gw_result *out);
 
 #endif

@@ -229,6 +229,10 @@ int gateway_reply_bill_empty(const wx_msg *reply, gw_result *out)
 
     if (gw_is(wx_msg_get(reply, "return_code"), "FAIL") && gw_is(msg, "No Bill Exist"))
         return 0;
+    if (gw_is(wx_msg_get(reply, "return_code"), "FAIL") && gw_is(msg, "Bill Creating")) {
+        gateway_result_set(out, GW_UNKNOWN, "bill_creating", "the day's bill is not generated yet");
+        return 1;
+    }
     gateway_result_set(out, GW_UNKNOWN, "bill_error",
                        gw_printable(msg) ? msg : "downloadbill failed");
     return -1;

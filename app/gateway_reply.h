@@ -60,7 +60,9 @@ gw_outcome gateway_reply_closeorder(const wx_msg *reply, gw_result *out);
  * gateway_refund). */
 gw_outcome gateway_reply_refund(const wx_msg *reply, const char *transaction_id, gw_result *out);
 /* A downloadbill answer that is XML: 0 for WeChat's "No Bill Exist" (a day
- * without records), -1 with out saying why for anything else. */
+ * without records), 1 for "Bill Creating" (the day's bill is not generated
+ * yet; out->err_code "bill_creating"), -1 with out saying why for anything
+ * else. */
 int gateway_reply_bill_empty(const wx_msg *reply, gw_result *out);
 
 #endif

@@ -105,6 +105,8 @@ static const struct {
     [MET_STMT_REFUNDED] = { "idempay_statement_charges_total", "already_refunded" },
     [MET_STMT_UNMATCHED] = { "idempay_statement_charges_total", "unmatched" },
     [MET_STMT_IN_FLIGHT] = { "idempay_statement_charges_total", "in_flight" },
+    [MET_STMT_UNCONFIRMED] = { "idempay_statement_charges_total", "unconfirmed" },
+    [MET_STMT_BAD_LINE] = { "idempay_statement_bad_lines_total", NULL },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -124,6 +126,7 @@ static const struct {
     { "idempay_charge_amount_mismatch_total", "Charges of another amount than their order's (refunded)." },
     { "idempay_statement_runs_total", "Statement (downloadbill) reconciliation runs by outcome." },
     { "idempay_statement_charges_total", "Charges in the gateway's statement, by what the statement job did with them." },
+    { "idempay_statement_bad_lines_total", "Bill lines the statement job could not read, set aside for an operator (payment_statement_bad_line)." },
 };
 
 typedef struct {

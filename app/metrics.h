@@ -73,6 +73,9 @@ typedef enum {
     MET_STMT_REFUNDED,       /* refunded already (in the statement or our queue) */
     MET_STMT_UNMATCHED,      /* no order of that out_trade_no: logged for a human */
     MET_STMT_IN_FLIGHT,      /* its order is PROCESSING under a live lease: left to its holder */
+    MET_STMT_UNCONFIRMED,    /* the signed orderquery does not know the bill's charge: ignored */
+    /* idempay_statement_bad_lines_total: bill lines set aside unread */
+    MET_STMT_BAD_LINE,
     MET__COUNT
 } metric_counter;
 

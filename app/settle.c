@@ -43,9 +43,12 @@ static settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row
 
 /* Queues the refund of a charge that is not its order's (why: for the log).
  * Counted once, when this call queued it. Returns refund_queue_enqueue's
- * result: 1 queued now, 0 queued before, -1 not queued (logged). */
+ * result: 1 queued now, 0 queued before, -1 not queued (logged, and
+ * *unqueued set when unqueued is not NULL: the caller must not count the
+ * charge as settled). */
 static int settle_refund(app_ctx *ctx, const char *order_no, const char *transaction_id,
-                          long long total_fee, const char *why, const char *source)
+                          long long total_fee, const char *why, const char *source,
+                          bool *unqueued)
 {
     unsigned int e = 0;
     int q = refund_queue_enqueue(ctx, transaction_id, order_no, total_fee, &e);
@@ -58,6 +61,8 @@ static int settle_refund(app_ctx *ctx, const char *order_no, const char *transac
         log_msg(LOG_ERROR, "%s order=%s: charge %s (%lld fen) is %s; refund NOT queued (%s):"
                 " the statement job will find it again", source, order_no, transaction_id,
                 total_fee, why, ctx->err);
+        if (unqueued != NULL)
+            *unqueued = true;
     }
     return q;
 }
@@ -66,9 +71,10 @@ static int settle_refund(app_ctx *ctx, const char *order_no, const char *transac
  * never be paid by it (FAILED for good unless it is PAID already). */
 static settle_result settle_wrong_amount(app_ctx *ctx, const char *order_no,
                                          const char *transaction_id, long long total_fee,
-                                         const char *source, order_row *row)
+                                         const char *source, order_row *row, bool *unqueued)
 {
-    if (settle_refund(ctx, order_no, transaction_id, total_fee, "of another amount", source) == 1) {
+    if (settle_refund(ctx, order_no, transaction_id, total_fee, "of another amount", source,
+                      unqueued) == 1) {
         metrics_inc(MET_AMOUNT_MISMATCH);
         log_msg(LOG_ERROR, "%s order=%s: the gateway charged %lld fen, the order is %lld fen",
                 source, order_no, total_fee, (long long)row->amount_fen);
@@ -85,23 +91,24 @@ static settle_result settle_wrong_amount(app_ctx *ctx, const char *order_no,
  * was lost (read again). */
 static settle_result settle_charge_row(app_ctx *ctx, const char *order_no,
                                        const char *transaction_id, long long total_fee,
-                                       const char *source, order_row *row)
+                                       const char *source, order_row *row, bool *unqueued)
 {
     order_store_result r;
 
     if (total_fee >= 0 && total_fee != row->amount_fen)
-        return settle_wrong_amount(ctx, order_no, transaction_id, total_fee, source, row);
+        return settle_wrong_amount(ctx, order_no, transaction_id, total_fee, source, row,
+                                   unqueued);
     switch (row->status) {
     case ORDER_PAID:
         if (strcmp(row->transaction_id, transaction_id) != 0 &&
             settle_refund(ctx, order_no, transaction_id, row->amount_fen,
-                          "a second charge of a PAID order", source) == 1)
+                          "a second charge of a PAID order", source, unqueued) == 1)
             metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
         return SETTLE_PAID;
     case ORDER_FAILED:
         if (row->final_reason != ORDER_RETRYABLE) {
             settle_refund(ctx, order_no, transaction_id, row->amount_fen,
-                          "a charge of an order that can no longer be paid", source);
+                          "a charge of an order that can no longer be paid", source, unqueued);
             return SETTLE_CLOSED;
         }
         r = order_store_recheck_paid(ctx, order_no, row->attempts, transaction_id);
@@ -127,6 +134,15 @@ static settle_result settle_charge_row(app_ctx *ctx, const char *order_no,
 settle_result settle_charge(app_ctx *ctx, const char *order_no, const char *transaction_id,
                             long long total_fee, const char *source, order_row *row)
 {
+    return settle_charge_noting(ctx, order_no, transaction_id, total_fee, source, row, NULL);
+}
+
+settle_result settle_charge_noting(app_ctx *ctx, const char *order_no,
+                                   const char *transaction_id, long long total_fee,
+                                   const char *source, order_row *row, bool *refund_unqueued)
+{
+    if (refund_unqueued != NULL)
+        *refund_unqueued = false;
     for (int round = 0; round < SETTLE_ROUNDS; round++) {
         switch (order_store_get(ctx, order_no, row)) {
         case ORDER_STORE_OK:
@@ -136,7 +152,8 @@ settle_result settle_charge(app_ctx *ctx, const char *order_no, const char *tran
         default:
             return SETTLE_ERROR;
         }
-        settle_result s = settle_charge_row(ctx, order_no, transaction_id, total_fee, source, row);
+        settle_result s = settle_charge_row(ctx, order_no, transaction_id, total_fee, source, row,
+                                            refund_unqueued);
         if (s != SETTLE_PENDING)
             return s;
     }

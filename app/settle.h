@@ -20,6 +20,8 @@
 #ifndef IDEMPAY_SETTLE_H
 #define IDEMPAY_SETTLE_H
 
+#include <stdbool.h>
+
 #include "app_ctx.h"
 #include "order_store.h"
 
@@ -40,6 +42,14 @@ typedef enum {
  * down) is logged; the statement job finds the charge again. */
 settle_result settle_charge(app_ctx *ctx, const char *order_no, const char *transaction_id,
                             long long total_fee, const char *source, order_row *row);
+
+/* settle_charge, and *refund_unqueued (not NULL) says whether a refund the
+ * charge needed could NOT be queued (MariaDB failed; logged): the charge is
+ * then neither settled nor queued, and the caller must look at it again
+ * (the statement job keeps its day open). */
+settle_result settle_charge_noting(app_ctx *ctx, const char *order_no,
+                                   const char *transaction_id, long long total_fee,
+                                   const char *source, order_row *row, bool *refund_unqueued);
 
 /* settle_charge for the holder of the order's current attempt, whose own
  * unifiedorder of amount_fen (the order's amount) was answered with a

@@ -157,13 +157,15 @@ static int bill_push(bill_list *l, const bill_record *r, char *err, size_t errle
 }
 
 /* One record line (starts with a backtick): 1 parsed into *r, 0 skipped
- * (another trade state), -1 malformed. */
-static int bill_record_line(bill_span line, const int idx[COL_COUNT], bill_record *r)
+ * (another trade state), -1 malformed (*why says how). */
+static int bill_record_line(bill_span line, const int idx[COL_COUNT], bill_record *r,
+                            const char **why)
 {
     bill_span f[BILL_MAX_FIELDS];
     bill_span body = {line.p + 1, line.len - 1};
     int n = bill_split(body, ",`", f, BILL_MAX_FIELDS);
 
+    *why = "too few fields";
     for (int c = 0; c < COL_COUNT; c++)
         if (idx[c] >= n)
             return -1;
@@ -172,18 +174,29 @@ static int bill_record_line(bill_span line, const int idx[COL_COUNT], bill_recor
         r->refund = true;
     else if (!bill_span_is(f[idx[COL_STATE]], "SUCCESS"))
         return 0;
+    *why = "bad transaction_id";
     if (!bill_copy(f[idx[COL_TXID]], r->transaction_id, sizeof(r->transaction_id)) ||
-        !bill_txid_valid(r->transaction_id) ||
-        !bill_copy(f[idx[COL_OUT_TRADE_NO]], r->out_trade_no, sizeof(r->out_trade_no)) ||
-        !order_no_valid(r->out_trade_no) || !bill_amount(f[idx[COL_TOTAL]], &r->total_fee))
+        !bill_txid_valid(r->transaction_id))
         return -1;
-    if (r->refund && !bill_amount(f[idx[COL_REFUND]], &r->refund_fee))
+    *why = "bad out_trade_no";
+    if (!bill_copy(f[idx[COL_OUT_TRADE_NO]], r->out_trade_no, sizeof(r->out_trade_no)) ||
+        !order_no_valid(r->out_trade_no))
+        return -1;
+    *why = "bad amount";
+    if (!bill_amount(f[idx[COL_TOTAL]], &r->total_fee) ||
+        (r->refund && !bill_amount(f[idx[COL_REFUND]], &r->refund_fee)))
         return -1;
     return 1;
 }
 
 int bill_parse(const char *text, size_t len, bill_record **records, size_t *n, char *err,
                size_t errlen)
+{
+    return bill_parse_lines(text, len, records, n, NULL, NULL, err, errlen);
+}
+
+int bill_parse_lines(const char *text, size_t len, bill_record **records, size_t *n,
+                     bill_bad_fn bad, void *arg, char *err, size_t errlen)
 {
     bill_list l = {NULL, 0, 0};
     bill_span line;
@@ -206,9 +219,15 @@ int bill_parse(const char *text, size_t len, bill_record **records, size_t *n, c
         }
         if (line.len == 0 || line.p[0] != '`')
             break; /* the summary follows the records */
-        int got = bill_record_line(line, idx, &r);
+        const char *why = NULL;
+        int got = bill_record_line(line, idx, &r, &why);
+        if (got < 0 && bad != NULL) {
+            bill_bad_line b = {lineno, line.p, line.len, why};
+            bad(arg, &b);
+            continue;
+        }
         if (got < 0) {
-            snprintf(err, errlen, "statement line %zu is malformed", lineno);
+            snprintf(err, errlen, "statement line %zu is malformed (%s)", lineno, why);
             goto fail;
         }
         if (got == 1 && bill_push(&l, &r, err, errlen) != 0)

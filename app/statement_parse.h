@@ -38,4 +38,24 @@ typedef struct {
 int bill_parse(const char *text, size_t len, bill_record **records, size_t *n, char *err,
                size_t errlen);
 
+/* A record line bill_parse_lines could not read: its number (1-based,
+ * the header is line 1), its text (not NUL-terminated, without the line
+ * end; valid during the call only) and why. */
+typedef struct {
+    size_t line_no;
+    const char *text;
+    size_t len;
+    const char *reason;
+} bill_bad_line;
+
+typedef void (*bill_bad_fn)(void *arg, const bill_bad_line *bad);
+
+/* bill_parse, except that a malformed record line (too few fields, a bad
+ * transaction_id, out_trade_no or amount) is set aside: bad(arg, line) is
+ * called and the rest is parsed. A header without a required column, too
+ * many records or OOM still fail the whole text (-1). With bad NULL this
+ * is bill_parse. */
+int bill_parse_lines(const char *text, size_t len, bill_record **records, size_t *n,
+                     bill_bad_fn bad, void *arg, char *err, size_t errlen);
+
 #endif

@@ -35,6 +35,8 @@ typedef enum {
     API_REFUND,
     API_CLOSEORDER,
     API_DOWNLOADBILL,
+    API_MICROPAY,       /* /pay/micropay */
+    API_REVERSE,        /* /secapi/pay/reverse */
     API_REFUNDQUERY,
     API_NONE
 } api_endpoint;
@@ -61,7 +63,7 @@ typedef struct {
  * (total_fee a positive integer of fen, out_trade_no 6-32 of
  * [0-9A-Za-z_|*-], trade_type, notify_url, out_refund_no, refund_fee; for
  * downloadbill bill_date / begin_time / end_time / bill_type as
- * bill_parse_query checks them, and no tar_type).
+ * bill_parse_query checks them, tar_type absent or GZIP).
  * req (initialised by the caller) receives the parsed fields. Fills *v;
  * returns 0 when the request may be processed, -1 otherwise (v says how to
  * answer). Touches no database. */

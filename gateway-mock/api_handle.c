@@ -3,6 +3,8 @@
  * refund, close, statement), and the call's journal entry, appended before
  * the reply leaves. */
 #include "api.h"
+#include "api_call.h"
+#include "flows.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -28,35 +30,24 @@
 #define MSG_POST_ONLY "请使用post方法"
 #define MSG_XML_ERROR "XML格式错误"
 #define MSG_NO_BILL "No Bill Exist"
+#define MSG_BILL_CREATING "Bill Creating"   /* the day's bill is not generated yet */
 #define DES_BUSY "系统繁忙,请稍后再试"
 #define DES_CLOSED "订单已关闭"
 
 /* Statements built at once; more wait (each may hold BILL_MAX_BYTES). */
 #define API_BILL_BUILDS 2
 
-/* One call being served. */
-typedef struct {
-    mock_app *app;
-    ledger *l;
-    http_response *resp;
-    wx_msg m;                 /* the request's fields once parsed */
-    api_verdict v;
-    fault_decision fd;
-    long long hold_ms;        /* a withheld reply's longest hold (hold_max_ms or the rule's) */
-    journal_entry je;
-    bool journaled;           /* the entry went out already (a withheld reply) */
-} api_call;
 
 /* ---- replies ----------------------------------------------------------------- */
 
-static void api_copy(char *dst, size_t cap, const char *src)
+void api_copy(char *dst, size_t cap, const char *src)
 {
     snprintf(dst, cap, "%s", src != NULL ? src : "");
 }
 
 /* Sends a signed XML reply (api_build_reply's arguments) and notes it in
  * the journal entry. */
-static void api_send(api_call *c, const char *fail_msg, const char *err_code, const char *err_des,
+void api_send(api_call *c, const char *fail_msg, const char *err_code, const char *err_des,
                      const wx_msg *extra)
 {
     journal_entry *je = &c->je;
@@ -79,7 +70,7 @@ static void api_send(api_call *c, const char *fail_msg, const char *err_code, co
 }
 
 /* result_code FAIL with err_code. */
-static void api_fail(api_call *c, const char *err_code, const char *err_des)
+void api_fail(api_call *c, const char *err_code, const char *err_des)
 {
     api_send(c, NULL, err_code, err_des, NULL);
 }
@@ -108,7 +99,7 @@ static void api_cut_reply(http_response *resp)
     http_response_header(resp, "Connection", "close");
 }
 
-static void api_cut(api_call *c)
+void api_cut(api_call *c)
 {
     api_copy(c->je.reply, sizeof(c->je.reply), "reset");
     api_cut_reply(c->resp);
@@ -154,7 +145,7 @@ static atomic_int api_holds;
  * (the reply never will), then the reply is withheld and cut. Each withheld
  * reply occupies this thread; past max_holds it is cut at once instead (the
  * client gets no answer either way). */
-static void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
+void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
 {
     api_copy(c->je.reply, sizeof(c->je.reply), "withheld");
     c->je.latency_ms = journal_elapsed_ms(&c->je);
@@ -175,7 +166,7 @@ static void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
 
 /* ---- unifiedorder ------------------------------------------------------------ */
 
-static void api_openid(const wx_msg *req, char out[129])
+void api_openid(const wx_msg *req, char out[129])
 {
     const char *o = wx_msg_get(req, "openid");
     bool ok = o != NULL && o[0] != '\0' && strlen(o) < 129;
@@ -296,6 +287,10 @@ static const char *api_state_desc(const char *state)
         return "支付失败";
     if (strcmp(state, "CLOSED") == 0)
         return DES_CLOSED;
+    if (strcmp(state, "USERPAYING") == 0)
+        return "用户支付中";
+    if (strcmp(state, "REVOKED") == 0)
+        return "已撤销";
     return "订单未支付";
 }
 
@@ -304,7 +299,9 @@ static void api_orderquery(api_call *c)
     ledger_order o;
     wx_msg extra;
 
-    if (ledger_query(c->l, wx_msg_get(&c->m, "out_trade_no"), wx_msg_get(&c->m, "transaction_id"),
+    char flow_state[16] = "";
+    if (flows_query_state(c, wx_msg_get(&c->m, "out_trade_no"), flow_state) != 0 ||
+        ledger_query(c->l, wx_msg_get(&c->m, "out_trade_no"), wx_msg_get(&c->m, "transaction_id"),
                      &o) != 0) {
         log_msg(LOG_ERROR, "orderquery: ledger failed: %s", ledger_error(c->l));
         api_fail(c, "SYSTEMERROR", DES_BUSY);
@@ -315,6 +312,10 @@ static void api_orderquery(api_call *c)
         return;
     }
     api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), o.out_trade_no);
+    if (flow_state[0] == '\0' && flows_query_state(c, o.out_trade_no, flow_state) != 0)
+        flow_state[0] = '\0';
+    if (flow_state[0] != '\0')   /* micropay: USERPAYING, REVOKED (flows.c) */
+        api_copy(o.trade_state, sizeof(o.trade_state), flow_state);
     const wx_pair state[] = {
         WX_TEXT("out_trade_no", o.out_trade_no),
         WX_TEXT("trade_state", o.trade_state),
@@ -372,6 +373,8 @@ static void api_closeorder(api_call *c)
     const char *otn = wx_msg_get(&c->m, "out_trade_no");
     ledger_close_outcome out;
 
+    if (flows_closeorder(c))   /* the flows' orders: minimum age, the payer's race */
+        return;
     if (ledger_close(c->l, otn, &out) != 0) {
         log_msg(LOG_ERROR, "closeorder %s: ledger failed: %s", otn, ledger_error(c->l));
         api_fail(c, "SYSTEMERROR", DES_BUSY);
@@ -413,30 +416,106 @@ static void api_bill_slot(bool take)
     pthread_mutex_unlock(&api_bill_mu);
 }
 
+/* The mock's clock (UTC seconds): the wall clock moved by clock_offset_ms.
+ * The one place downloadbill reads the time. */
+static time_t api_bill_now(const faults_config *cfg)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + cfg->clock_offset_ms;
+    return (time_t)(ms / 1000);
+}
+
+/* What the ledger's rows are added to. */
+typedef struct {
+    bill *b;
+    bool forge;   /* bill_forge: a forged copy after every charge line */
+    bool bad;     /* bill_bad_line: an unreadable copy after every charge line */
+} api_bill_sink;
+
 static void api_bill_restart(void *arg)
 {
-    bill_restart(arg);
+    bill_restart(((api_bill_sink *)arg)->b);
 }
 
 static int api_bill_row(void *arg, const ledger_bill_record *r)
 {
-    return bill_add(arg, r) != 0;
+    api_bill_sink *s = arg;
+
+    if (bill_add(s->b, r) != 0)
+        return 1;
+    if (s->forge && !r->refund) {
+        ledger_bill_record f = *r;
+        bill_forged_txid(r->transaction_id, f.transaction_id, sizeof(f.transaction_id));
+        if (bill_add(s->b, &f) != 0)
+            return 1;
+    }
+    if (s->bad && !r->refund) {
+        ledger_bill_record f = *r;
+        api_copy(f.out_trade_no, sizeof(f.out_trade_no), BILL_BAD_OUT_TRADE_NO);
+        return bill_add(s->b, &f) != 0;
+    }
+    return 0;
+}
+
+/* Moves the finished text (gzip-compressed when asked) into the response. */
+static void api_bill_send(api_call *c, char *text, size_t len, size_t lines)
+{
+    char *gz = NULL;
+    size_t gzlen = 0;
+
+    if (c->v.bill.gzip) {
+        if (bill_gzip(text, len, &gz, &gzlen) != 0) {
+            free(text);
+            api_send(c, "CompressGZip Error", NULL, NULL, NULL);
+            return;
+        }
+        free(text);
+        text = gz;
+        len = gzlen;
+    }
+    /* The text moves into the response: no copy of a large statement. */
+    free(c->resp->body);
+    c->resp->body = text;
+    c->resp->body_len = len;
+    c->resp->status = 200;
+    api_copy(c->resp->content_type, sizeof(c->resp->content_type),
+             c->v.bill.gzip ? "application/x-gzip" : BILL_TYPE);
+    api_copy(c->je.reply, sizeof(c->je.reply), "statement");
+    log_msg(LOG_INFO, "downloadbill: %zu records, %zu bytes%s", lines, len,
+            c->v.bill.gzip ? " (gzip)" : "");
 }
 
 static void api_downloadbill(api_call *c)
 {
-    const bill_query *q = &c->v.bill;
+    bill_query *q = &c->v.bill;
     size_t len = 0;
     char *text = NULL;
+    faults_config cfg;
 
-    bill *b = bill_new(c->app->creds.appid, c->app->creds.mch_id, BILL_MAX_BYTES);
-    if (b == NULL) {
+    faults_get(&c->app->faults, &cfg);
+    switch (bill_select(q, api_bill_now(&cfg), (int)cfg.bill_ready_hour, cfg.bill_range_enabled)) {
+    case BILL_NO_DATE:
+        api_fail(c, "LACK_PARAMS", "缺少参数 bill_date");
+        return;
+    case BILL_NOT_READY:
+        log_msg(LOG_INFO, "downloadbill: the day's bill is not ready (from %02lld:00 next day)",
+                cfg.bill_ready_hour);
+        api_send(c, MSG_BILL_CREATING, NULL, NULL, NULL);
+        return;
+    case BILL_SERVE:
+        break;
+    }
+    api_bill_sink sink = { bill_new(c->app->creds.appid, c->app->creds.mch_id, BILL_MAX_BYTES),
+                           cfg.bill_forge && !q->ranged, cfg.bill_bad_line && !q->ranged };
+    if (sink.b == NULL) {
         api_fail(c, "SYSTEMERROR", DES_BUSY);
         return;
     }
     api_bill_slot(true);
     int rc = ledger_bill(c->l, q->from, q->to, q->type != BILL_REFUND, q->type != BILL_SUCCESS,
-                         api_bill_restart, api_bill_row, b);
+                         api_bill_restart, api_bill_row, &sink);
     api_bill_slot(false);
     if (rc < 0) {
         log_msg(LOG_ERROR, "downloadbill: ledger failed: %s", ledger_error(c->l));
@@ -444,21 +523,14 @@ static void api_downloadbill(api_call *c)
     } else if (rc > 0) {
         log_msg(LOG_WARN, "downloadbill: more than %u bytes; refused", BILL_MAX_BYTES);
         api_fail(c, "SYSTEMERROR", "账单过大: more than 64 MiB, ask for a shorter begin_time/end_time range");
-    } else if (bill_lines(b) == 0) {
+    } else if (bill_lines(sink.b) == 0) {
         api_send(c, MSG_NO_BILL, NULL, NULL, NULL);
-    } else if ((text = bill_finish(b, &len)) == NULL) {
+    } else if ((text = bill_finish(sink.b, &len)) == NULL) {
         api_fail(c, "SYSTEMERROR", DES_BUSY);
     } else {
-        /* The text moves into the response: no copy of a large statement. */
-        free(c->resp->body);
-        c->resp->body = text;
-        c->resp->body_len = len;
-        c->resp->status = 200;
-        api_copy(c->resp->content_type, sizeof(c->resp->content_type), BILL_TYPE);
-        api_copy(c->je.reply, sizeof(c->je.reply), "statement");
-        log_msg(LOG_INFO, "downloadbill: %zu records, %zu bytes", bill_lines(b), len);
+        api_bill_send(c, text, len, bill_lines(sink.b));
     }
-    bill_free(b);
+    bill_free(sink.b);
 }
 
 /* ---- one call ---------------------------------------------------------------- */
@@ -490,12 +562,13 @@ static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
     static const faults_endpoint map[] = {
         [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
         [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
+        [API_REVERSE] = FAULTS_EP_REVERSE,
         [API_REFUNDQUERY] = FAULTS_EP_REFUND,    /* refundquery shares refund's knobs */
     };
     rules_decision rd;
     char otn[33] = "";
 
-    if (ep == API_UNIFIEDORDER)
+    if (ep == API_UNIFIEDORDER || ep == API_MICROPAY)   /* the charging calls */
         faults_draw_order(&c->app->faults, &c->fd);
     else
         faults_draw_endpoint(&c->app->faults, map[ep], &c->fd);
@@ -594,11 +667,22 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
     api_sleep_ms(c.fd.delay_ms);
     if (!api_accept(&c, ep, req))
         goto done;
-    if (ep != API_UNIFIEDORDER && api_endpoint_fault(&c, req->path))
+    if (ep != API_UNIFIEDORDER && ep != API_MICROPAY && api_endpoint_fault(&c, req->path))
         goto done;
+    if (ep != API_DOWNLOADBILL)
+        flows_sweep_now_and_then(l);   /* due USERPAYING micropays resolve (flows.h) */
     switch (ep) {
     case API_UNIFIEDORDER:
-        api_unifiedorder(&c);
+        if (cfg.instant_charge)
+            api_unifiedorder(&c);   /* the old mock: a simulated payer pays at once */
+        else
+            flows_unifiedorder(&c);
+        break;
+    case API_MICROPAY:
+        flows_micropay(&c);
+        break;
+    case API_REVERSE:
+        flows_reverse(&c);
         break;
     case API_ORDERQUERY:
         api_orderquery(&c);

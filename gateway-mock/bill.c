@@ -4,7 +4,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <zlib.h>
 
 #define BILL_CST_OFFSET (8 * 3600)
 #define BILL_LINE_MAX 1024      /* every field is bounded: a line is far shorter */
@@ -95,6 +97,10 @@ int bill_parse_query(const char *bill_date, const char *bill_type, const char *b
         snprintf(why, whylen, "bill_date 格式错误: %s", "yyyyMMdd, a real date");
         return -1;
     }
+    q->has_day = bill_given(bill_date);
+    q->day = day;
+    q->ranged = false;
+    q->gzip = false;
     if (bill_given(begin_time) != bill_given(end_time)) {
         snprintf(why, whylen, "begin_time 和 end_time 须同时提供");
         return -1;
@@ -110,6 +116,7 @@ int bill_parse_query(const char *bill_date, const char *bill_type, const char *b
             snprintf(why, whylen, "begin_time 须早于 end_time");
             return -1;
         }
+        q->ranged = true;
         return 0;
     }
     if (!bill_given(bill_date)) {
@@ -120,6 +127,70 @@ int bill_parse_query(const char *bill_date, const char *bill_type, const char *b
     q->from = day;
     q->to = day + 24 * 3600;
     return 0;
+}
+
+int bill_parse_tar_type(const char *tar_type, bill_query *q, char *why, size_t whylen)
+{
+    if (!bill_given(tar_type))
+        return 0;
+    if (strcmp(tar_type, "GZIP") != 0) {
+        snprintf(why, whylen, "tar_type 参数错误: %s", "GZIP or absent");
+        return -1;
+    }
+    q->gzip = true;
+    return 0;
+}
+
+time_t bill_ready_at(time_t day, int ready_hour)
+{
+    return day + 24 * 3600 + (time_t)ready_hour * 3600;
+}
+
+bill_readiness bill_select(bill_query *q, time_t now, int ready_hour, bool range_enabled)
+{
+    if (q->ranged && range_enabled)
+        return BILL_SERVE;
+    if (!q->has_day)
+        return BILL_NO_DATE;
+    q->ranged = false;
+    q->from = q->day;
+    q->to = q->day + 24 * 3600;
+    return now >= bill_ready_at(q->day, ready_hour) ? BILL_SERVE : BILL_NOT_READY;
+}
+
+void bill_forged_txid(const char *txid, char *out, size_t cap)
+{
+    snprintf(out, cap, "F%s", txid[0] != '\0' ? txid + 1 : "");
+}
+
+int bill_gzip(const char *text, size_t len, char **out, size_t *out_len)
+{
+    z_stream z;
+    int rc = -1;
+
+    *out = NULL;
+    memset(&z, 0, sizeof(z));
+    /* windowBits 15 + 16: a gzip header and trailer, not a zlib one. */
+    if (len > (size_t)UINT32_MAX || deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                                                 Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    uLong cap = deflateBound(&z, (uLong)len);
+    char *buf = malloc(cap);
+    if (buf != NULL) {
+        z.next_in = (Bytef *)(uintptr_t)text;
+        z.avail_in = (uInt)len;
+        z.next_out = (Bytef *)buf;
+        z.avail_out = (uInt)cap;
+        if (deflate(&z, Z_FINISH) == Z_STREAM_END) {
+            *out = buf;
+            *out_len = (size_t)z.total_out;
+            buf = NULL;
+            rc = 0;
+        }
+    }
+    free(buf);
+    deflateEnd(&z);
+    return rc;
 }
 
 /* ---- lines ------------------------------------------------------------------- */

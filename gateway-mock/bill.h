@@ -11,6 +11,14 @@
  * lines' columns, except 订单总金额 which sums the charge lines only (a
  * refund line repeats its charge's 订单金额 for reference).
  *
+ * Days and readiness (WeChat's downloadbill page: 微信在次日9点启动生成前一天的
+ * 对账单, 建议商户10点后再获取): bill_date names one whole China day (UTC+8);
+ * day D's bill exists from D+1 at the ready hour (China time) by the mock's
+ * clock; before that the answer is return_msg "Bill Creating". A ready day
+ * without a record is "No Bill Exist". begin_time / end_time (a range) are
+ * the mock's own extension, honoured only when the bill_range_enabled knob
+ * is on (a real gateway ignores them and answers the whole day).
+ *
  * A bill owns one growing buffer with a hard limit fixed when it is created;
  * a line that would pass the limit is refused and nothing is appended. Not
  * thread-safe: one bill per request. */
@@ -42,7 +50,15 @@ typedef enum { BILL_ALL = 0, BILL_SUCCESS, BILL_REFUND } bill_filter;
 typedef struct {
     time_t from, to;
     bill_filter type;
+    bool has_day;      /* bill_date given: day is its China midnight (UTC seconds) */
+    time_t day;
+    bool ranged;       /* begin_time/end_time given: from/to are the range */
+    bool gzip;         /* tar_type GZIP: the text is sent gzip-compressed */
 } bill_query;
+
+/* WeChat's documented hour (China time) from which day D's bill can be
+ * fetched on D+1: generated from 9:00, fetch after 10:00. */
+#define BILL_READY_HOUR_DEFAULT 10
 
 /* China Standard Time text (UTC+8, no daylight saving) to UTC seconds:
  * "yyyyMMdd" (midnight) when len is 8, "yyyyMMddHHmmss" when len is 14.
@@ -59,6 +75,37 @@ int bill_parse_cst(const char *s, size_t len, time_t *out);
 int bill_parse_query(const char *bill_date, const char *bill_type, const char *begin_time,
                      const char *end_time, bill_query *q, const char **err_code, char *why,
                      size_t whylen);
+
+/* tar_type: absent/"" (plain text) or "GZIP" (sets q->gzip). 0, or -1 with
+ * WeChat's PARAM_ERROR reason in why. */
+int bill_parse_tar_type(const char *tar_type, bill_query *q, char *why, size_t whylen);
+
+/* When the bill of the China day starting at day (UTC seconds, as
+ * bill_parse_cst gives "yyyyMMdd") can be fetched: the next day at
+ * ready_hour China time, in UTC seconds. */
+time_t bill_ready_at(time_t day, int ready_hour);
+
+/* Narrows q to what the mock serves under its knobs: a range when
+ * range_enabled, else bill_date's whole day (a range given with a bill_date
+ * is ignored, as WeChat ignores unknown fields). Returns BILL_SERVE (q's
+ * from/to say what), BILL_NOT_READY (the day's bill does not exist yet at
+ * now: "Bill Creating") or BILL_NO_DATE (a range alone, without the
+ * extension: LACK_PARAMS bill_date). */
+typedef enum { BILL_SERVE = 0, BILL_NOT_READY, BILL_NO_DATE } bill_readiness;
+bill_readiness bill_select(bill_query *q, time_t now, int ready_hour, bool range_enabled);
+
+/* The transaction_id of a forged copy of a charge line (the bill_forge
+ * knob): the charge's with its first character replaced by 'F', which no
+ * charge of the ledger has ("4200..."). */
+void bill_forged_txid(const char *txid, char *out, size_t cap);
+
+/* The out_trade_no of an unreadable copy of a charge line (the
+ * bill_bad_line knob): a space is outside every out_trade_no's alphabet. */
+#define BILL_BAD_OUT_TRADE_NO "UNREADABLE LINE"
+
+/* text[0..len) gzip-compressed (RFC 1952), malloc'd into *out (caller
+ * frees), *out_len bytes. 0, or -1 (zlib or OOM; nothing to free). */
+int bill_gzip(const char *text, size_t len, char **out, size_t *out_len);
 
 typedef struct bill bill;
 

@@ -291,12 +291,15 @@ def mock_closeorder(order_no, base=None):
         return r, None
 
 
-def mock_downloadbill(bill_date=None, bill_type=None, begin_time=None, end_time=None, base=None):
+def mock_downloadbill(bill_date=None, bill_type=None, begin_time=None, end_time=None, base=None,
+                      tar_type=None):
     """Calls the mock's /pay/downloadbill (bill_date yyyyMMdd, or begin_time
-    and end_time yyyyMMddHHmmss, China time). Returns the Resp: text/plain
-    statement (parse_bill), or signed XML (No Bill Exist, errors)."""
+    and end_time yyyyMMddHHmmss, China time: the mock's extension, knob
+    bill_range_enabled). Returns the Resp: text/plain statement (parse_bill;
+    gzip with tar_type="GZIP"), or signed XML (No Bill Exist, Bill Creating,
+    errors)."""
     f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "bill_date": bill_date,
-         "bill_type": bill_type, "begin_time": begin_time, "end_time": end_time}
+         "bill_type": bill_type, "begin_time": begin_time, "end_time": end_time, "tar_type": tar_type}
     f = {k: v for k, v in f.items() if v is not None}
     f["sign"] = wx_sign(f)
     return http("POST", (base or MOCK) + "/pay/downloadbill", wx_xml(f), {"Content-Type": "text/xml"},
@@ -325,6 +328,32 @@ def parse_bill(text):
     if len(sum_line) != len(sum_head):
         raise ValueError("summary line does not match its header")
     return records, summary
+
+
+def china_now():
+    """Now in China Standard Time (UTC+8), the bills' time."""
+    import datetime
+    return datetime.datetime.now(datetime.timezone(datetime.timedelta(hours=8)))
+
+
+def mock_clock_at(when):
+    """Moves the mock's clock (knob clock_offset_ms) so that its now is
+    `when` (an aware datetime). Returns the offset in ms."""
+    import datetime
+    offset = int((when - datetime.datetime.now(datetime.timezone.utc)).total_seconds() * 1000)
+    mock_config(clock_offset_ms=offset)
+    return offset
+
+
+def mock_clock_next_day(hour, minute=0):
+    """The mock's clock to tomorrow (China time) at hour:minute: at 10:00 or
+    later today's bill is ready at the mock (bill_ready_hour 10), before it
+    is "Bill Creating". Returns today's bill_date (yyyyMMdd)."""
+    import datetime
+    today = china_now()
+    mock_clock_at((today + datetime.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
+                                                                microsecond=0))
+    return today.strftime("%Y%m%d")
 
 
 def mock_requests(order_no=None, limit=None, base=None):
@@ -506,3 +535,63 @@ def run_tests_restoring_mock(defaults):
         run_tests(cleanup=lambda: mock_config(**defaults))
     finally:
         mock_reset()
+
+
+# --- the mock's payment flows (docs/MOCK.md "Payment flows") -----------------
+
+def mock_wx(path, fields, base=None):
+    """Signs fields (appid, mch_id, nonce_str added when absent), POSTs them
+    to the mock's WeChat path and returns the reply's fields (or None when
+    the reply is no XML)."""
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16)}
+    f.update({k: v for k, v in fields.items() if v is not None})
+    f["sign"] = wx_sign(f)
+    r = http("POST", (base or MOCK) + path, wx_xml(f), {"Content-Type": "text/xml"})
+    try:
+        return wx_parse(r.text) if r.status == 200 else None
+    except ET.ParseError:
+        return None
+
+
+def mock_prepay(order_no, total_fee=100, trade_type="NATIVE", notify_url=None, **extra):
+    """unifiedorder with the mock in prepay mode (instant_charge false):
+    the reply's fields (prepay_id, code_url for NATIVE)."""
+    f = {"body": "idempay test", "out_trade_no": order_no, "total_fee": str(total_fee),
+         "spbill_create_ip": "127.0.0.1", "trade_type": trade_type,
+         "notify_url": notify_url or "http://127.0.0.1:9/notify"}
+    f.update(extra)
+    return mock_wx("/pay/unifiedorder", f)
+
+
+def mock_micropay(order_no, auth_code, total_fee=100, **extra):
+    f = {"body": "idempay test", "out_trade_no": order_no, "total_fee": str(total_fee),
+         "spbill_create_ip": "127.0.0.1", "auth_code": auth_code}
+    f.update(extra)
+    return mock_wx("/pay/micropay", f)
+
+
+def mock_reverse(order_no=None, transaction_id=None):
+    return mock_wx("/secapi/pay/reverse", {"out_trade_no": order_no,
+                                           "transaction_id": transaction_id})
+
+
+def mock_orderquery(order_no):
+    return mock_wx("/pay/orderquery", {"out_trade_no": order_no})
+
+
+def mock_payer_pay(prepay_id=None, code_url=None, openid=None, delay_ms=None, timeout=30.0):
+    """The mock's customer pays (POST /mock/payer/pay): the Resp."""
+    body = {k: v for k, v in (("prepay_id", prepay_id), ("code_url", code_url),
+                              ("openid", openid), ("delay_ms", delay_ms)) if v is not None}
+    return http("POST", MOCK + "/mock/payer/pay", body, timeout=timeout)
+
+
+def mock_clock_forward(ms):
+    """Moves the mock's clock ms further (the knob clock_offset_ms)."""
+    cur = http("GET", MOCK + "/mock/config").json()["clock_offset_ms"]
+    mock_config(clock_offset_ms=cur + ms)
+
+
+def mock_auth_code(suffix, prefix="13"):
+    """The mock's test payment code ending in suffix (docs/MOCK.md)."""
+    return prefix + "9" * 12 + suffix

@@ -5,7 +5,8 @@ charged: a unifiedorder held at the gateway past the order's lease, NOTPAY,
 client retries and the held charge landing — with notifications on and
 dropped, with a deduplicating gateway and without — never charges twice;
 without closeorder the statement job alone finds and refunds the stray
-charge; a charge of another amount is refunded and closes the order; and the
+charge once its day's bill is ready (the mock's clock moved to the next
+day 10:00); a charge of another amount is refunded and closes the order; and the
 smaller fixes found on the way (Idempotency-Key values compared byte for
 byte, percent-encoded order numbers, a stored 402 that is no longer true, a
 lease too short for its holder's gateway calls)."""
@@ -22,7 +23,7 @@ from lib import *  # noqa: E402,F401,F403
 MOCK_DEFAULTS = dict(latency_ms=0, jitter_ms=0, error_rate=0.0, decline_rate=0.0,
                      timeout_after_charge_rate=0.0, reset_rate=0.0, dedupe=True,
                      notify_enabled=True, hold_max_ms=30000, closeorder_enabled=True,
-                     endpoints={})
+                     endpoints={}, clock_offset_ms=0, bill_forge=False)
 LEASE_S = float(os.environ.get("IDEMPAY_LEASE_MS", "10000")) / 1000.0
 GATEWAY_TIMEOUT_S = float(os.environ.get("IDEMPAY_GATEWAY_TIMEOUT_MS", "3000")) / 1000.0
 STATEMENT_S = float(os.environ.get("IDEMPAY_STATEMENT_INTERVAL_MS", "30000")) / 1000.0
@@ -122,6 +123,9 @@ def without_closeorder_the_statement_refunds_the_stray_charge():
     no, answers = late_charge_story(notify=False, dedupe=False)
     check(any(s == 200 for s, _ in answers), f"{no}: without a close the retry pays: {answers}")
     wait_until(lambda: len(charges_for(no)) == 2, 15, 0.5, f"{no}: the held call to charge late")
+    # The statement is by whole day: today's bill exists at the gateway from
+    # tomorrow 10:00 (China time). The mock's clock moves there.
+    mock_clock_next_day(10, 1)
     landed = time.monotonic()
     wait_until(lambda: money_right(no), STATEMENT_S + 15, 0.5,
                f"{no}: the statement job to refund the stray charge")

@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import APPID, KEY, MCHID, MOCK, Variant, bin_dir, check, http, mock_closeorder, \
-    mock_config, mock_downloadbill, mock_ledger, mock_refunds_ended, mock_requests, mock_reset, \
-    parallel, parse_bill, \
+    mock_clock_next_day, mock_config, mock_downloadbill, mock_ledger, mock_refunds_ended, \
+    mock_requests, mock_reset, parallel, parse_bill, \
     pay, random_token, run_tests, stack, test, unique, wait_until, wx_parse, wx_sign, \
     wx_xml  # noqa: E402
 
@@ -625,6 +625,7 @@ def bill_of(resp, what):
 @test
 def downloadbill_lists_charges_refunds_and_totals():
     mock_reset()
+    mock_config(bill_range_enabled=True)  # the mock's begin_time/end_time extension
     start = datetime.datetime.now(CST) - datetime.timedelta(seconds=2)
     otns = [unique("BILL") for _ in range(3)]
     fees = [1230, 99999, 1]
@@ -680,6 +681,7 @@ def downloadbill_lists_charges_refunds_and_totals():
 @test
 def downloadbill_by_bill_date_and_by_range():
     mock_reset()
+    mock_config(bill_range_enabled=True)
     a = unique("BILLA")
     unifiedorder(a, 500)
     # The next whole second: a's charge lies before it, b's after it.
@@ -694,12 +696,14 @@ def downloadbill_by_bill_date_and_by_range():
     recs, _ = bill_of(mock_downloadbill(begin_time=(boundary - datetime.timedelta(hours=1)).strftime(
         "%Y%m%d%H%M%S"), end_time=boundary.strftime("%Y%m%d%H%M%S")), "range before b")
     check([x["商户订单号"] for x in recs] == [a], f"range before: {recs}")
-    # By day (China time): the day of each charge lists it.
+    # By day (China time), once the day is ready (the mock's clock to
+    # tomorrow 10:00): the day of each charge lists it.
+    mock_clock_next_day(10, 1)
     for c in mock_ledger()["charges"]:
         recs, _ = bill_of(mock_downloadbill(bill_date=cst(c["charged_at"], "%Y%m%d")), "bill_date")
         check(c["transaction_id"] in [x["微信订单号"] for x in recs], f"bill_date lists {c}")
-    # Days without trades: WeChat's answer for an empty day (signed XML).
-    for day in ("20200101", (datetime.datetime.now(CST) + datetime.timedelta(days=2)).strftime("%Y%m%d")):
+    # Ready days without trades: WeChat's answer for an empty day (signed XML).
+    for day in ("20200101", (datetime.datetime.now(CST) - datetime.timedelta(days=2)).strftime("%Y%m%d")):
         r = mock_downloadbill(bill_date=day)
         f = wx_parse(r.text)
         check(r.status == 200 and f["return_code"] == "FAIL" and f["return_msg"] == "No Bill Exist",
@@ -724,6 +728,92 @@ def downloadbill_refusals():
     f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24), "bill_date": today}
     r, g = wx_call("/pay/downloadbill", signed(f, key="0123456789abcdef0123456789abcdef"))
     check(outcome(g) == "FAIL:签名错误", f"bad signature: {r}")
+
+
+def bill_xml(resp):
+    f = wx_parse(resp.text)
+    check_signed(f, "downloadbill XML")
+    return f
+
+
+@test
+def downloadbill_day_ready_only_from_the_next_day_at_the_ready_hour():
+    # WeChat's downloadbill page: 微信在次日9点启动生成前一天的对账单，建议商户10点后再获取.
+    mock_reset()
+    cfg = http("GET", MOCK + "/mock/config").json()
+    check(cfg["bill_ready_hour"] == 10 and cfg["bill_range_enabled"] is False
+          and cfg["bill_forge"] is False and cfg["clock_offset_ms"] == 0, f"defaults: {cfg}")
+    otn = unique("BILLD")
+    unifiedorder(otn, 321)
+    today = now_cst("%Y%m%d")
+    f = bill_xml(mock_downloadbill(bill_date=today))
+    check(f["return_code"] == "FAIL" and f["return_msg"] == "Bill Creating", f"today: {f}")
+    mock_clock_next_day(9, 59)
+    f = bill_xml(mock_downloadbill(bill_date=today))
+    check(f["return_msg"] == "Bill Creating", f"tomorrow 09:59: {f}")
+    mock_clock_next_day(10, 0)
+    recs, _ = bill_of(mock_downloadbill(bill_date=today), "tomorrow 10:00")
+    check(otn in [x["商户订单号"] for x in recs], f"the day's bill lists the charge: {recs}")
+    # tomorrow itself: not ready; the knob moves the hour
+    tomorrow = (datetime.datetime.now(CST) + datetime.timedelta(days=1)).strftime("%Y%m%d")
+    check(bill_xml(mock_downloadbill(bill_date=tomorrow))["return_msg"] == "Bill Creating", "tomorrow")
+    mock_clock_next_day(8, 0)
+    check(bill_xml(mock_downloadbill(bill_date=today))["return_msg"] == "Bill Creating", "08:00")
+    mock_config(bill_ready_hour=8)
+    bill_of(mock_downloadbill(bill_date=today), "bill_ready_hour 8")
+
+
+@test
+def downloadbill_range_only_behind_its_knob():
+    mock_reset()
+    otn = unique("BILLR")
+    unifiedorder(otn, 100)
+    start = (datetime.datetime.now(CST) - datetime.timedelta(minutes=5)).strftime("%Y%m%d%H%M%S")
+    end = (datetime.datetime.now(CST) + datetime.timedelta(minutes=5)).strftime("%Y%m%d%H%M%S")
+    f = bill_xml(mock_downloadbill(begin_time=start, end_time=end))
+    check(outcome(f) == "LACK_PARAMS", f"a range alone, extension off: {f}")
+    # with a bill_date the range is ignored (a real gateway ignores unknown fields): the day's rules
+    f = bill_xml(mock_downloadbill(bill_date=now_cst("%Y%m%d"), begin_time=start, end_time=end))
+    check(f["return_msg"] == "Bill Creating", f"range with today's bill_date: {f}")
+    mock_config(bill_range_enabled=True)
+    recs, _ = bill_of(mock_downloadbill(begin_time=start, end_time=end), "range, extension on")
+    check(otn in [x["商户订单号"] for x in recs], f"range: {recs}")
+
+
+@test
+def downloadbill_gzip():
+    import gzip
+    mock_reset()
+    otn = unique("BILLG")
+    unifiedorder(otn, 777)
+    today = mock_clock_next_day(10, 5)
+    plain = mock_downloadbill(bill_date=today)
+    bill_of(plain, "plain")
+    r = mock_downloadbill(bill_date=today, tar_type="GZIP")
+    check(r.status == 200 and r.body[:2] == b"\x1f\x8b", f"a gzip stream: {r.status} {r.body[:8]!r}")
+    check(gzip.decompress(r.body) == plain.body, "the gzip stream is the plain statement")
+    f = bill_xml(mock_downloadbill(bill_date=today, tar_type="ZIP"))
+    check(outcome(f) == "PARAM_ERROR", f"tar_type ZIP: {f}")
+
+
+@test
+def downloadbill_forged_and_unreadable_lines_behind_their_knobs():
+    mock_reset()
+    otn = unique("BILLF")
+    tx = unifiedorder(otn, 250)[1]["transaction_id"]
+    today = mock_clock_next_day(10, 5)
+    mock_config(bill_forge=True)
+    recs, summary = bill_of(mock_downloadbill(bill_date=today), "forged")
+    mine = [x["微信订单号"] for x in recs if x["商户订单号"] == otn]
+    check(sorted(mine) == sorted([tx, "F" + tx[1:]]), f"one forged copy of the charge: {mine}")
+    check(outcome(orderquery(otn, txid="F" + tx[1:])) == "ORDERNOTEXIST",
+          "the ledger has no forged charge: orderquery does not confirm it")
+    mock_config(bill_forge=False)
+    recs, _ = bill_of(mock_downloadbill(bill_date=today), "forge off")
+    check([x["微信订单号"] for x in recs if x["商户订单号"] == otn] == [tx], "no forged line by default")
+    mock_config(bill_bad_line=True)
+    r = mock_downloadbill(bill_date=today)
+    check(r.status == 200 and f"`{tx},`UNREADABLE LINE," in r.text, f"an unreadable copy: {r.text[:600]!r}")
 
 
 # --- faults per endpoint ----------------------------------------------------------

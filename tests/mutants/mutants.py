@@ -46,6 +46,9 @@ PORT_DEFAULTS = (18080, 18081, 13306, 16379)
 DERIVED_VARS = ("IDEMPAY_NGINX_PORT", "IDEMPAY_BIN_DIR", "IDEMPAY_CLUSTER_PORT_BASE",
                 "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_METRICS_FILE")
 DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
+# The statement job's per-day progress (sql/013); emptied last, so that a tree
+# without them still gets everything above.
+DAY_TABLES = ("payment_statement_day", "payment_statement_bad_line")
 
 
 class MutantError(Exception):
@@ -203,7 +206,8 @@ class Stack:
         # payment_statement_job's one row is what the statement job claims).
         sql = "".join(f"TRUNCATE TABLE idempay.{t};" for t in DATA_TABLES) + \
             "INSERT IGNORE INTO idempay.payment_statement_job (name) VALUES ('statement');" \
-            "UPDATE idempay.payment_statement_job SET lease_until = NULL, covered_until_ms = NULL;"
+            "UPDATE idempay.payment_statement_job SET lease_until = NULL, covered_until_ms = NULL;" + \
+            "".join(f"TRUNCATE TABLE idempay.{t};" for t in DAY_TABLES)
         subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-e", sql],
                        capture_output=True)
         subprocess.run(["redis-cli", "-p", self.env["IDEMPAY_REDIS_PORT"], "FLUSHALL"],

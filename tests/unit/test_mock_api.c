@@ -378,11 +378,17 @@ static void test_downloadbill_rules(void)
         CU_ASSERT_STRING_EQUAL(v.err_code, bad[i].code);
         CU_ASSERT_NOT_EQUAL(v.err_des[0], '\0');
     }
-    /* The mock sends plain text only. */
+    /* tar_type: GZIP (WeChat's one value) or absent. */
     wx_msg m;
     base_request(&m);
     wx_msg_set(&m, "bill_date", "20240301");
     wx_msg_set(&m, "tar_type", "GZIP");
+    CU_ASSERT_EQUAL(validate(API_DOWNLOADBILL, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    CU_ASSERT_TRUE(v.bill.gzip);
+    wx_msg_free(&m);
+    base_request(&m);
+    wx_msg_set(&m, "bill_date", "20240301");
+    wx_msg_set(&m, "tar_type", "ZIP");
     CU_ASSERT_EQUAL(validate(API_DOWNLOADBILL, &m, WX_SIGN_MD5, creds.key, &v), -1);
     CU_ASSERT_STRING_EQUAL(v.err_code, "PARAM_ERROR");
     wx_msg_free(&m);

@@ -1,12 +1,15 @@
 /* test_mock_bill.c - CUnit suite for gateway-mock/bill: China-time parsing,
  * the exact text of a charge line and a refund line (27 backtick-prefixed
  * fields), the summary's totals, restart, the hard size limit and a
- * statement of 50,000 lines. */
+ * statement of 50,000 lines; a day's readiness (WeChat: D+1 from the ready
+ * hour, "Bill Creating" before), the range extension only behind its knob,
+ * tar_type and gzip, the forged line's transaction_id. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "bill.h"
 
@@ -216,6 +219,97 @@ static void test_fifty_thousand_lines(void)
     bill_free(b);
 }
 
+static void test_day_readiness(void)
+{
+    bill_query q;
+    const char *code = NULL;
+    char why[160];
+    time_t day, at;
+
+    CU_ASSERT_EQUAL_FATAL(bill_parse_query("20261201", NULL, NULL, NULL, &q, &code, why,
+                                           sizeof(why)), 0);
+    CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261201", 8, &day), 0);
+    CU_ASSERT_TRUE(q.has_day);
+    CU_ASSERT_FALSE(q.ranged);
+    CU_ASSERT_EQUAL(bill_ready_at(day, 10), day + 34 * 3600);
+    /* the day itself, and D+1 09:59:59 China time: not ready */
+    CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261201235959", 14, &at), 0);
+    CU_ASSERT_EQUAL(bill_select(&q, at, BILL_READY_HOUR_DEFAULT, false), BILL_NOT_READY);
+    CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261202095959", 14, &at), 0);
+    CU_ASSERT_EQUAL(bill_select(&q, at, 10, false), BILL_NOT_READY);
+    /* from 10:00: the whole day */
+    CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261202100000", 14, &at), 0);
+    CU_ASSERT_EQUAL(bill_select(&q, at, 10, false), BILL_SERVE);
+    CU_ASSERT_EQUAL(q.from, day);
+    CU_ASSERT_EQUAL(q.to, day + 24 * 3600);
+    /* another hour by the knob */
+    CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261202080000", 14, &at), 0);
+    CU_ASSERT_EQUAL(bill_select(&q, at, 10, false), BILL_NOT_READY);
+    CU_ASSERT_EQUAL(bill_select(&q, at, 0, false), BILL_SERVE);
+    CU_ASSERT_EQUAL(BILL_READY_HOUR_DEFAULT, 10);
+}
+
+static void test_range_behind_knob(void)
+{
+    bill_query q;
+    const char *code = NULL;
+    char why[160];
+    time_t from, now = time(NULL);
+
+    /* a range alone: LACK_PARAMS bill_date unless the extension is on */
+    CU_ASSERT_EQUAL_FATAL(bill_parse_query(NULL, NULL, "20261201080000", "20261201090000", &q,
+                                           &code, why, sizeof(why)), 0);
+    CU_ASSERT_TRUE(q.ranged);
+    CU_ASSERT_EQUAL(bill_select(&q, now, 10, false), BILL_NO_DATE);
+    CU_ASSERT_EQUAL(bill_select(&q, now, 10, true), BILL_SERVE);
+    CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261201080000", 14, &from), 0);
+    CU_ASSERT_EQUAL(q.from, from);
+    CU_ASSERT_EQUAL(q.to, from + 3600);
+    /* with a bill_date and the extension off: the range is ignored, the whole day served */
+    CU_ASSERT_EQUAL_FATAL(bill_parse_query("20261201", NULL, "20261201080000", "20261201090000",
+                                           &q, &code, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(bill_select(&q, now, 10, false), BILL_SERVE);
+    CU_ASSERT_EQUAL(q.to - q.from, 24 * 3600);
+}
+
+static void test_tar_type_and_gzip(void)
+{
+    bill_query q;
+    char why[160], back[256];
+    char *gz = NULL;
+    size_t gzlen = 0;
+    static const char text[] = "交易时间,公众账号ID\r\n`2026-12-01 12:00:00,`wx0\r\n";
+
+    memset(&q, 0, sizeof(q));
+    CU_ASSERT_EQUAL(bill_parse_tar_type(NULL, &q, why, sizeof(why)), 0);
+    CU_ASSERT_FALSE(q.gzip);
+    CU_ASSERT_EQUAL(bill_parse_tar_type("GZIP", &q, why, sizeof(why)), 0);
+    CU_ASSERT_TRUE(q.gzip);
+    CU_ASSERT_EQUAL(bill_parse_tar_type("gzip", &q, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL_FATAL(bill_gzip(text, sizeof(text) - 1, &gz, &gzlen), 0);
+    CU_ASSERT_TRUE(gzlen > 18 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    CU_ASSERT_EQUAL_FATAL(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (Bytef *)gz;
+    z.avail_in = (uInt)gzlen;
+    z.next_out = (Bytef *)back;
+    z.avail_out = sizeof(back);
+    CU_ASSERT_EQUAL(inflate(&z, Z_FINISH), Z_STREAM_END);
+    CU_ASSERT_EQUAL(z.total_out, sizeof(text) - 1);
+    CU_ASSERT_EQUAL(memcmp(back, text, sizeof(text) - 1), 0);
+    inflateEnd(&z);
+    free(gz);
+}
+
+static void test_forged_txid(void)
+{
+    char out[TXID_BUF];
+    bill_forged_txid("4200202612011234567890123456", out, sizeof(out));
+    CU_ASSERT_STRING_EQUAL(out, "F200202612011234567890123456");
+    CU_ASSERT_EQUAL(strlen(out), 28);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -225,6 +319,10 @@ int main(void)
         { "statement: header, lines, summary totals, restart", test_statement_and_summary },
         { "hard limit: a line that does not fit is refused", test_limit },
         { "50,000 lines", test_fifty_thousand_lines },
+        { "day D ready from D+1 at the ready hour", test_day_readiness },
+        { "the range extension only behind its knob", test_range_behind_knob },
+        { "tar_type GZIP: a gzip stream of the text", test_tar_type_and_gzip },
+        { "forged line: a transaction_id the ledger has not", test_forged_txid },
     };
     return CU_SUITE_RUN("mock_bill", NULL, NULL, tests);
 }

@@ -38,6 +38,11 @@ static void test_defaults(void)
     CU_ASSERT_TRUE(c.notify_enabled);
     CU_ASSERT_EQUAL(c.hold_max_ms, 30000);
     CU_ASSERT_EQUAL(c.seed, FAULTS_DEFAULT_SEED);
+    CU_ASSERT_EQUAL(c.bill_ready_hour, 10);   /* WeChat: fetch day D after D+1 10:00 */
+    CU_ASSERT_FALSE(c.bill_range_enabled);
+    CU_ASSERT_FALSE(c.bill_forge);
+    CU_ASSERT_FALSE(c.bill_bad_line);
+    CU_ASSERT_EQUAL(c.clock_offset_ms, 0);
     CU_ASSERT_TRUE(c.closeorder_enabled);
     CU_ASSERT_TRUE(c.journal);
     /* Refunds: WeChat's 20 min unless the environment scales it. */
@@ -224,7 +229,7 @@ static void test_json_round_trip(void)
     CU_ASSERT_EQUAL(merge_text(&b, text, &b, NULL, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
     json_t *o = faults_config_to_json(&a);
-    CU_ASSERT_EQUAL(json_object_size(o), 23);  /* 22 knobs and "endpoints" */
+    CU_ASSERT_EQUAL(json_object_size(o), 37);  /* 36 knobs (4 of downloadbill) and "endpoints" */
     json_decref(o);
     free(text);
 }

@@ -6,7 +6,11 @@
  * PAID, a second charge and a charge of a closed order are queued for
  * refund once, a charge of another amount is refunded and fails the order
  * for good, a refunded charge is skipped, a charge of an order under a live
- * lease is left to its holder, a charge without an order is only counted. No database: the suite FAILS. */
+ * lease is left to its holder, a charge without an order is only counted;
+ * every change waits for the confirmation (a line the gateway does not know
+ * changes nothing; a confirmation that does not come keeps the day open);
+ * the days: when a day is ready and re-read; bad lines set aside
+ * (bill_parse_lines) while the rest is read. No database: the suite FAILS. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
 #include <mysql.h>
@@ -113,7 +117,126 @@ static void test_parse_empty_and_broken(void)
     CU_ASSERT_EQUAL(parse(text, &r, &n), -1);
 }
 
+static int bad_count;
+static size_t bad_line_no[8];
+
+static void on_bad(void *arg, const bill_bad_line *b)
+{
+    (void)arg;
+    if (bad_count < 8)
+        bad_line_no[bad_count] = b->line_no;
+    bad_count++;
+    CU_ASSERT_PTR_NOT_NULL(b->reason);
+    CU_ASSERT(b->len > 0 && b->text[0] == '`');
+}
+
+static void test_parse_sets_bad_lines_aside(void)
+{
+    char good[512], bad1[512], bad2[512], text[4096], err[160];
+    bill_record *r = NULL;
+    size_t n = 0;
+
+    line(good, sizeof(good), "4200000001", "ORDER-0001", "SUCCESS", "12.30", "0.00");
+    line(bad1, sizeof(bad1), "42 00", "ORDER-0002", "SUCCESS", "1.00", "0.00");
+    line(bad2, sizeof(bad2), "4200000003", "ORDER-0003", "SUCCESS", "1.005", "0.00");
+    snprintf(text, sizeof(text), HEADER "\r\n%s\r\n%s\r\n`short,`line\r\n%s\r\n%s\r\n" SUMMARY,
+             bad1, good, bad2, good);
+    bad_count = 0;
+    CU_ASSERT_EQUAL_FATAL(bill_parse_lines(text, strlen(text), &r, &n, on_bad, NULL, err,
+                                           sizeof(err)), 0);
+    CU_ASSERT_EQUAL(n, 2); /* the good lines are read */
+    CU_ASSERT_EQUAL(bad_count, 3);
+    CU_ASSERT_EQUAL(bad_line_no[0], 2);
+    CU_ASSERT_EQUAL(bad_line_no[1], 4);
+    CU_ASSERT_EQUAL(bad_line_no[2], 5);
+    free(r);
+    /* without a sink, one bad line fails the text (as bill_parse) */
+    CU_ASSERT_EQUAL(bill_parse_lines(text, strlen(text), &r, &n, NULL, NULL, err, sizeof(err)), -1);
+    /* a header without the columns still fails the whole text */
+    static const char headless[] = "交易时间,微信订单号\r\n`x,`1\r\n";
+    CU_ASSERT_EQUAL(bill_parse_lines(headless, strlen(headless), &r, &n, on_bad, NULL, err,
+                                     sizeof(err)), -1);
+}
+
+/* ---- days ------------------------------------------------------------------ */
+
+/* Unix ms of China time y-m-d h:mi. */
+static long long china_ms(int y, int m, int d, int h, int mi)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = m - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    return ((long long)timegm(&tm) - 8 * 3600) * 1000;
+}
+
+static void test_days(void)
+{
+    char name[9];
+    long long d = statement_china_day(china_ms(2026, 12, 1, 0, 0));
+
+    CU_ASSERT_EQUAL(statement_china_day(china_ms(2026, 12, 1, 23, 59) + 59999), d);
+    CU_ASSERT_EQUAL(statement_china_day(china_ms(2026, 12, 2, 0, 0)), d + 1);
+    /* 2026-12-01 16:00 UTC is already 2 December in China */
+    CU_ASSERT_EQUAL(statement_china_day(china_ms(2026, 12, 1, 23, 59) + 60000), d + 1);
+    statement_day_name(d, name);
+    CU_ASSERT_STRING_EQUAL(name, "20261201");
+    statement_day_name(statement_china_day(0), name);
+    CU_ASSERT_STRING_EQUAL(name, "19700101");
+
+    /* WeChat's hour: day D from D+1 10:00, re-read 3 days, then past. */
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 12, 1, 23, 0), 10, 3),
+                    STATEMENT_DAY_NOT_READY);
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 12, 2, 9, 59), 10, 3),
+                    STATEMENT_DAY_NOT_READY);
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 12, 2, 10, 0), 10, 3),
+                    STATEMENT_DAY_REREAD);
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 12, 5, 9, 59), 10, 3),
+                    STATEMENT_DAY_REREAD);
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 12, 5, 10, 0), 10, 3),
+                    STATEMENT_DAY_PAST);
+    /* -24 (a test stack): the day is asked for from its own start. */
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 11, 30, 23, 59), -24, 3),
+                    STATEMENT_DAY_NOT_READY);
+    CU_ASSERT_EQUAL(statement_day_phase_at(d, china_ms(2026, 12, 1, 0, 0), -24, 3),
+                    STATEMENT_DAY_REREAD);
+}
+
 /* ---- statement_judge against MariaDB ------------------------------------ */
+
+/* The gateway confirms every line as it reads. */
+static gw_outcome confirm_as_line(app_ctx *c, const bill_record *l, gw_result *out)
+{
+    (void)c;
+    gateway_result_init(out);
+    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", l->transaction_id);
+    out->total_fee = l->total_fee;
+    out->outcome = GW_CHARGED;
+    return GW_CHARGED;
+}
+
+/* The gateway knows no such charge (a forged line). */
+static gw_outcome confirm_none(app_ctx *c, const bill_record *l, gw_result *out)
+{
+    (void)c;
+    (void)l;
+    gateway_result_init(out);
+    snprintf(out->err_code, sizeof(out->err_code), "ORDERNOTEXIST");
+    out->outcome = GW_NOT_CHARGED;
+    return GW_NOT_CHARGED;
+}
+
+/* The gateway does not answer. */
+static gw_outcome confirm_unknown(app_ctx *c, const bill_record *l, gw_result *out)
+{
+    (void)c;
+    (void)l;
+    gateway_result_init(out);
+    return GW_UNKNOWN;
+}
 
 static const char *order_no(int n, char buf[ORDER_NO_MAX + 1])
 {
@@ -193,7 +316,7 @@ static void test_judge(void)
         };
         memcpy(recs, r, sizeof(recs));
         memset(&t, 0, sizeof(t));
-        CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), &t), 0);
+        CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), confirm_as_line, &t), 0);
         if (!taken_by_reconciler(a, c) || round == 4)
             break;
     }
@@ -205,6 +328,8 @@ static void test_judge(void)
     CU_ASSERT_EQUAL(t.refunds, 3);
     CU_ASSERT_EQUAL(t.already_refunded, 1);
     CU_ASSERT_EQUAL(t.unmatched, 1);
+    CU_ASSERT_EQUAL(t.unconfirmed, 0);
+    CU_ASSERT_EQUAL(t.open, 1); /* e, under its live lease: the day stays open */
 
     CU_ASSERT_EQUAL(order_store_get(ctx, a, &row), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(row.status, ORDER_PAID);
@@ -224,15 +349,54 @@ static void test_judge(void)
     CU_ASSERT_EQUAL(row.status, ORDER_PROCESSING);
 
     /* An empty statement judges nothing. */
-    CU_ASSERT_EQUAL(statement_judge(ctx, NULL, 0, &t), 0);
+    CU_ASSERT_EQUAL(statement_judge(ctx, NULL, 0, confirm_as_line, &t), 0);
 
     /* The same statement again: nothing new (every action is idempotent). */
     memset(&t, 0, sizeof(t));
-    CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), &t), 0);
+    CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), confirm_as_line, &t), 0);
     CU_ASSERT_EQUAL(t.matched, 2);
     CU_ASSERT_EQUAL(t.made_paid, 0);
     CU_ASSERT_EQUAL(refunds_of("A2"), 1);
     CU_ASSERT_EQUAL(refunds_of("B1"), 1);
+}
+
+/* Unsigned lines change nothing without the gateway's word. */
+static void test_judge_needs_confirmation(void)
+{
+    char f[ORDER_NO_MAX + 1], g[ORDER_NO_MAX + 1], txg[40];
+    statement_tally t;
+    order_row row;
+
+    CU_ASSERT_EQUAL_FATAL(app_ctx_db(ctx), 0);
+    snprintf(prefix, sizeof(prefix), "%sc", base);
+    order_no(1, f); /* PROCESSING, lease run out: a forged line would make it PAID */
+    order_no(2, g); /* PAID: a forged second charge would be refunded */
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, f, 1, 400, 1), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, g, 1, 200, 60000), ORDER_STORE_OK);
+    snprintf(txg, sizeof(txg), "%sG1", prefix);
+    CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, g, txg, 200), ORDER_STORE_OK);
+    struct timespec pause = {0, 3 * 1000000L};
+    nanosleep(&pause, NULL);
+    bill_record r[] = { charge(f, "F1", 400, 0), charge(g, "G1", 200, 0), charge(g, "FG", 200, 0) };
+
+    memset(&t, 0, sizeof(t));
+    CU_ASSERT_EQUAL(statement_judge(ctx, r, 3, confirm_none, &t), 0);
+    CU_ASSERT_EQUAL(t.charges, 3);
+    CU_ASSERT_EQUAL(t.matched, 1);       /* g's own charge: nothing to change, no call */
+    CU_ASSERT_EQUAL(t.unconfirmed, 2);
+    CU_ASSERT_EQUAL(t.made_paid + t.refunds + t.open, 0);
+    CU_ASSERT_EQUAL(order_store_get(ctx, f, &row), ORDER_STORE_OK);
+    CU_ASSERT(row.status == ORDER_PROCESSING || row.status == ORDER_FAILED);
+    CU_ASSERT_NOT_EQUAL(row.status, ORDER_PAID);
+    CU_ASSERT_EQUAL(refunds_of("FG"), 0);
+
+    /* no answer: nothing changes and the day stays open */
+    memset(&t, 0, sizeof(t));
+    CU_ASSERT_EQUAL(statement_judge(ctx, r, 3, confirm_unknown, &t), 0);
+    CU_ASSERT_EQUAL(t.open, 2);
+    CU_ASSERT_EQUAL(refunds_of("FG"), 0);
+    CU_ASSERT_EQUAL(order_store_get(ctx, f, &row), ORDER_STORE_OK);
+    CU_ASSERT_NOT_EQUAL(row.status, ORDER_PAID);
 }
 
 static int suite_init(void)
@@ -254,7 +418,10 @@ int main(void)
     static const cu_test tests[] = {
         {"parse: records, refunds, summary, BOM, LF", test_parse_records_and_summary},
         {"parse: empty and broken statements", test_parse_empty_and_broken},
+        {"parse: bad lines set aside, the rest read", test_parse_sets_bad_lines_aside},
+        {"days: China day, ready hour, re-read days", test_days},
         {"judge: paid, refunded, final, skipped, unmatched", test_judge},
+        {"judge: a line changes nothing without the gateway's word", test_judge_needs_confirmation},
     };
     return CU_SUITE_RUN("statement", suite_init, suite_clean, tests);
 }
