@@ -1,9 +1,11 @@
 /* api - the WeChat Pay v2 endpoints of the mock: POST /pay/unifiedorder,
- * /pay/orderquery, /secapi/pay/refund, /pay/refundquery, /pay/closeorder and
- * /pay/downloadbill, signed XML in; signed XML out (the statement excepted).
- * Refunds and refundquery are refund_flow.h's; every /secapi/ call without
- * the merchant's verified client certificate gets return_code FAIL
- * "证书错误" (require_client_cert).
+ * /pay/orderquery, /secapi/pay/refund, /pay/refundquery, /pay/closeorder,
+ * /pay/downloadbill, /pay/micropay and /secapi/pay/reverse, signed XML in;
+ * signed XML out (the statement excepted). Micropay, reverse and
+ * unifiedorder's prepay orders are flows.c's (api_call.h); refunds and
+ * refundquery are refund_flow.h's; every /secapi/ call without the
+ * merchant's verified client certificate gets return_code FAIL "证书错误"
+ * (require_client_cert).
  *
  * Replies are HTTP 200 with XML, signed with the request's sign_type (MD5
  * unless it declared HMAC-SHA256; then the reply carries sign_type too).
