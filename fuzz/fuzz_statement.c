@@ -3,7 +3,10 @@
  * records every one of which the statement job may trust as far as the
  * parser promises: a valid transaction_id and out_trade_no, a total_fee in
  * range, a refund_fee only on refund records; never more records than
- * lines. The input is the downloadbill body as received. */
+ * lines. The same text through bill_parse_lines (bad lines set aside):
+ * every bad line lies inside the text, and good records plus bad lines
+ * never outnumber the lines. The input is the downloadbill body as
+ * received. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +34,38 @@ static bool txid_ok(const char *s)
     return true;
 }
 
+typedef struct {
+    const uint8_t *data;
+    size_t size, bad;
+} bad_sink;
+
+static void on_bad(void *arg, const bill_bad_line *b)
+{
+    bad_sink *s = arg;
+
+    FUZZ_CHECK(b->reason != NULL && b->line_no >= 2);
+    FUZZ_CHECK((const uint8_t *)b->text >= s->data &&
+               (const uint8_t *)b->text + b->len <= s->data + s->size);
+    s->bad++;
+}
+
+static void check_lines(const uint8_t *data, size_t size, size_t lines)
+{
+    bill_record *r = NULL;
+    size_t n = 0;
+    char err[160];
+    bad_sink sink = {data, size, 0};
+
+    if (bill_parse_lines((const char *)data, size, &r, &n, on_bad, &sink, err, sizeof(err)) != 0) {
+        FUZZ_CHECK(r == NULL && n == 0);
+        return;
+    }
+    FUZZ_CHECK(n + sink.bad < lines);
+    for (size_t i = 0; i < n; i++)
+        FUZZ_CHECK(txid_ok(r[i].transaction_id) && order_no_valid(r[i].out_trade_no));
+    free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     bill_record *r = NULL;
@@ -39,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     for (size_t i = 0; i < size; i++)
         lines += data[i] == '\n';
+    check_lines(data, size, lines);
     if (bill_parse((const char *)data, size, &r, &n, err, sizeof(err)) != 0) {
         FUZZ_CHECK(r == NULL && n == 0 && err[0] != '\0');
         return 0;
