@@ -58,6 +58,8 @@ int app_config_load(app_config *c)
         fprintf(stderr, "IDEMPAY_TOKEN_MODE must be off, optional or required\n");
         return -1;
     }
+    if (config_refund_load(&c->refund, c->gateway_url, http_port) != 0)
+        return -1;
     if (strlen(c->key) != 32) {
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;

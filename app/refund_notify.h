@@ -1,0 +1,41 @@
+/* refund_notify - POST /api/pay/callback/wechat/refund: WeChat Pay v2 refund
+ * result notifications ("退款结果通知").
+ *
+ * The notification is not signed: its req_info is the refund's result,
+ * AES-256-ECB encrypted under MD5(merchant key) (common/wx_refund_info.h).
+ * A req_info that decrypts under our key, with our appid and mch_id, and
+ * whose out_refund_no, transaction_id and refund_fee equal a refund row of
+ * ours, is believed: its refund_status (SUCCESS, REFUNDCLOSE, CHANGE) steps
+ * the row through refund_state_on_result by a CAS on the state read. Every
+ * reply is HTTP 200 with WeChat's XML: SUCCESS when applied or already
+ * final, FAIL (WeChat sends it again) when not verified or MariaDB fails. */
+#ifndef IDEMPAY_REFUND_NOTIFY_H
+#define IDEMPAY_REFUND_NOTIFY_H
+
+#include <stddef.h>
+#include "app_ctx.h"
+#include "config.h"
+#include "http_msg.h"
+
+typedef struct {
+    char out_refund_no[65];
+    char transaction_id[33];
+    char refund_id[33];         /* "" when absent */
+    char refund_status[16];     /* SUCCESS, REFUNDCLOSE or CHANGE */
+    long long refund_fee;       /* fen */
+    char reason[128];           /* why it was refused, "" when verified */
+} refund_notification;
+
+/* Verifies a refund notification body without any database access: size,
+ * strict XML, return_code SUCCESS, appid and mch_id equal to cfg's, req_info
+ * decrypting under cfg->key to a strict XML whose out_refund_no,
+ * transaction_id, refund_status and refund_fee are present and well-formed.
+ * Returns 0 with *out filled, or -1 with out->reason set. */
+int refund_notify_verify(const app_config *cfg, const char *body, size_t len, int too_large,
+                         refund_notification *out);
+
+/* The route: verify, apply, answer WeChat. Sets resp->log_order to the
+ * refund's order when known. */
+void refund_notify_handle(app_ctx *ctx, const http_request *req, http_response *resp);
+
+#endif
