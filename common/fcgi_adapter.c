@@ -25,6 +25,7 @@
 #define STOP_POLL_MS 20
 
 static _Thread_local int current_fd = -1;
+static _Thread_local char **current_envp;   /* the request being served, NULL outside one */
 
 /* A worker's state, read by the stopping thread: only a worker in
  * W_ACCEPTING is woken by a signal (a busy one is never interrupted). */
@@ -46,6 +47,11 @@ static atomic_int workers_live;
 int fcgi_adapter_current_fd(void)
 {
     return current_fd;
+}
+
+const char *fcgi_adapter_param(const char *name)
+{
+    return current_envp != NULL ? FCGX_GetParam(name, current_envp) : NULL;
 }
 
 static const char *param(FCGX_Request *r, const char *name, const char *dflt)
@@ -160,6 +166,7 @@ static void *worker(void *p)
         }
         atomic_store(&wa->state, W_BUSY);
         current_fd = req.ipcFd;
+        current_envp = req.envp;
         memset(&hr, 0, sizeof hr);
         hr.method = param(&req, "REQUEST_METHOD", "GET");
         uri = param(&req, "REQUEST_URI", "/");
@@ -182,6 +189,7 @@ static void *worker(void *p)
         write_response(&req, &resp);
         http_response_free(&resp);
         current_fd = -1;
+        current_envp = NULL;
         if (wa->unix_listener)
             close_without_linger(&req);
         FCGX_Finish_r(&req);

@@ -52,4 +52,10 @@ int fcgi_adapter_run(const fcgi_app *app, int nthreads, const char *listen_spec)
  * closing the connection. */
 int fcgi_adapter_current_fd(void);
 
+/* In a handler thread: the FastCGI parameter name of the request being
+ * served (e.g. SSL_CLIENT_VERIFY, which a TLS front sets), or NULL when the
+ * request has none or no request is being served. Valid until the handler
+ * returns. */
+const char *fcgi_adapter_param(const char *name);
+
 #endif

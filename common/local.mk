@@ -10,6 +10,7 @@ common_libidempay_common_a_SOURCES = \
 	common/db_conn.c common/db_conn.h \
 	common/wx_xml.c common/wx_xml.h \
 	common/wx_sign.c common/wx_sign.h \
+	common/wx_refund_info.c common/wx_refund_info.h \
 	common/money.c common/money.h \
 	common/order_no.c common/order_no.h \
 	common/rng.c common/rng.h \
@@ -29,6 +30,7 @@ common_unit_ldadd = $(COMMON_LIBS) $(CUNIT_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS)
 common_unit_tests = \
 	tests/unit/test_wx_xml \
 	tests/unit/test_wx_sign \
+	tests/unit/test_wx_refund_info \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_rng \
@@ -47,6 +49,10 @@ tests_unit_test_wx_xml_LDADD = $(common_unit_ldadd)
 tests_unit_test_wx_sign_SOURCES = tests/unit/test_wx_sign.c
 tests_unit_test_wx_sign_CFLAGS = $(common_unit_cflags)
 tests_unit_test_wx_sign_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_wx_refund_info_SOURCES = tests/unit/test_wx_refund_info.c
+tests_unit_test_wx_refund_info_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx_refund_info_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_money_SOURCES = tests/unit/test_money.c
 tests_unit_test_money_CFLAGS = $(common_unit_cflags)

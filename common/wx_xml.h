@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #define WX_XML_MAX_BODY   65536   /* bytes; larger bodies are refused */
-#define WX_MSG_MAX_FIELDS 64      /* more fields than this: refused */
+#define WX_MSG_MAX_FIELDS 128     /* more fields than this: refused (a refundquery page of 10 refunds has ~90) */
 #define WX_FIELD_MAX_NAME 64      /* bytes of a field name */
 #define WX_FIELD_MAX_VALUE 4096   /* bytes of a field value */
 

@@ -13,6 +13,7 @@
 #include "journal.h"
 #include "log.h"
 #include "notifier.h"
+#include "refund_flow.h"
 #include "order_no.h"
 #include "rules.h"
 
@@ -51,16 +52,20 @@ static void admin_ledger(mock_app *app, ledger *l, const http_request *req, http
     }
     if (q == 0)
         filter = otn;
-    json_t *charges = ledger_charges_json(l, filter);
+    /* The refunds first: listing them ends those that are due, so the
+     * charges' refunded_fee below is current. */
+    json_t *refunds = refund_flow_ledger_json(app, filter);
+    json_t *charges = refunds != NULL ? ledger_charges_json(l, filter) : NULL;
     json_t *closed = charges != NULL ? ledger_closed_json(l, filter) : NULL;
     if (closed == NULL || notifier_count(app->notifier, l, &sent) != 0) {
+        json_decref(refunds);
         json_decref(charges);
         json_decref(closed);
         admin_unavailable(resp, l);
         return;
     }
-    json_t *o = json_pack("{s:o, s:I, s:o}", "charges", charges, "notifications_sent",
-                          (json_int_t)sent, "closed", closed);
+    json_t *o = json_pack("{s:o, s:I, s:o, s:o}", "charges", charges, "notifications_sent",
+                          (json_int_t)sent, "closed", closed, "refunds", refunds);
     if (o == NULL) {
         http_response_error(resp, 500, "internal", "out of memory");
         return;

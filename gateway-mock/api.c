@@ -29,6 +29,8 @@ api_endpoint api_endpoint_of(const char *path)
         return API_CLOSEORDER;
     if (strcmp(path, "/pay/downloadbill") == 0)
         return API_DOWNLOADBILL;
+    if (strcmp(path, "/pay/refundquery") == 0)
+        return API_REFUNDQUERY;
     return API_NONE;
 }
 
@@ -37,7 +39,7 @@ const char *api_endpoint_name(api_endpoint ep)
     static const char *const names[] = {
         [API_UNIFIEDORDER] = "unifiedorder", [API_ORDERQUERY] = "orderquery",
         [API_REFUND] = "refund",             [API_CLOSEORDER] = "closeorder",
-        [API_DOWNLOADBILL] = "downloadbill",
+        [API_DOWNLOADBILL] = "downloadbill", [API_REFUNDQUERY] = "refundquery",
     };
     return (unsigned)ep < API_NONE ? names[ep] : "none";
 }
@@ -106,6 +108,21 @@ static int api_check_bill(const wx_msg *m, api_verdict *v)
     return 0;
 }
 
+/* refundquery: one of refund_id, out_refund_no, transaction_id, out_trade_no. */
+static int api_check_refundquery(const wx_msg *m, api_verdict *v)
+{
+    if (!api_present(m, "refund_id") && !api_present(m, "out_refund_no") &&
+        !api_present(m, "transaction_id") && !api_present(m, "out_trade_no"))
+        return api_reject(v, "LACK_PARAMS", "缺少参数 %s",
+                          "refund_id/out_refund_no/transaction_id/out_trade_no");
+    if (api_present(m, "out_refund_no") && !api_refund_no_valid(wx_msg_get(m, "out_refund_no")))
+        return api_reject(v, "PARAM_ERROR", "out_refund_no 格式错误: %s",
+                          "1-64 characters of [0-9A-Za-z_|*@-]");
+    if (api_present(m, "refund_id") && strlen(wx_msg_get(m, "refund_id")) > 32)
+        return api_reject(v, "PARAM_ERROR", "refund_id 格式错误");
+    return 0;
+}
+
 static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
 {
     static const char *const uo_required[] = {
@@ -127,6 +144,8 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
         return api_reject(v, "LACK_PARAMS", "缺少参数 %s", "out_trade_no/transaction_id");
     if (ep == API_DOWNLOADBILL)
         return api_check_bill(m, v);
+    if (ep == API_REFUNDQUERY)
+        return api_check_refundquery(m, v);
 
     const char *otn = wx_msg_get(m, "out_trade_no");
     if (api_present(m, "out_trade_no") && !order_no_valid(otn))
@@ -163,6 +182,9 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
         if (!api_refund_no_valid(wx_msg_get(m, "out_refund_no")))
             return api_reject(v, "PARAM_ERROR", "out_refund_no 格式错误: %s",
                               "1-64 characters of [0-9A-Za-z_|*@-]");
+        if (api_present(m, "notify_url") && !api_url_valid(wx_msg_get(m, "notify_url")))
+            return api_reject(v, "PARAM_ERROR", "notify_url 格式错误: %s",
+                              "an http:// or https:// URL of at most 256 characters");
     }
     return 0;
 }

@@ -1,6 +1,9 @@
 /* api - the WeChat Pay v2 endpoints of the mock: POST /pay/unifiedorder,
- * /pay/orderquery, /secapi/pay/refund, /pay/closeorder and
+ * /pay/orderquery, /secapi/pay/refund, /pay/refundquery, /pay/closeorder and
  * /pay/downloadbill, signed XML in; signed XML out (the statement excepted).
+ * Refunds and refundquery are refund_flow.h's; every /secapi/ call without
+ * the merchant's verified client certificate gets return_code FAIL
+ * "证书错误" (require_client_cert).
  *
  * Replies are HTTP 200 with XML, signed with the request's sign_type (MD5
  * unless it declared HMAC-SHA256; then the reply carries sign_type too).
@@ -32,6 +35,7 @@ typedef enum {
     API_REFUND,
     API_CLOSEORDER,
     API_DOWNLOADBILL,
+    API_REFUNDQUERY,
     API_NONE
 } api_endpoint;
 

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "notifier.h"
 #include "order_no.h"
+#include "refund_flow.h"
 #include "txid.h"
 
 #define XML_TYPE "text/xml; charset=utf-8"
@@ -339,54 +340,31 @@ static void api_orderquery(api_call *c)
     wx_msg_free(&extra);
 }
 
+/* refund and refundquery: refund_flow.c decides, this sends. */
+static void api_refund_send(api_call *c, refund_flow_reply *r)
+{
+    if (r->out_trade_no[0] != '\0')
+        api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), r->out_trade_no);
+    api_copy(c->je.transaction_id, sizeof(c->je.transaction_id), r->transaction_id);
+    if (r->err_code != NULL)
+        api_fail(c, r->err_code, r->err_des);
+    else
+        api_send(c, NULL, NULL, NULL, &r->extra);
+    wx_msg_free(&r->extra);
+}
+
 static void api_refund(api_call *c)
 {
-    const char *orn = wx_msg_get(&c->m, "out_refund_no");
-    ledger_refund_result r;
-    wx_msg extra;
+    refund_flow_reply r;
+    refund_flow_refund(c->app, &c->m, c->v.total_fee, c->v.refund_fee, &r);
+    api_refund_send(c, &r);
+}
 
-    if (ledger_refund(c->l, wx_msg_get(&c->m, "transaction_id"), wx_msg_get(&c->m, "out_trade_no"),
-                      orn, c->v.total_fee, c->v.refund_fee, &r) != 0) {
-        log_msg(LOG_ERROR, "refund: ledger failed: %s", ledger_error(c->l));
-        api_fail(c, "SYSTEMERROR", DES_BUSY);
-        return;
-    }
-    switch (r.outcome) {
-    case REFUND_NO_CHARGE:
-        api_fail(c, "ORDERNOTEXIST", "此交易订单号不存在");
-        return;
-    case REFUND_FEE_MISMATCH:
-        api_fail(c, "INVALID_REQUEST", "订单金额与实际不符");
-        return;
-    case REFUND_TOO_MUCH:
-        api_fail(c, "INVALID_REQUEST", "累计退款金额大于支付金额");
-        return;
-    case REFUND_CONFLICT:
-        api_fail(c, "INVALID_REQUEST", "退款单号已用于其他订单");
-        return;
-    case REFUND_DONE:
-    case REFUND_REPEAT:
-        break;
-    }
-    log_msg(LOG_INFO, "refund %s of %s: %lld fen%s", orn, r.transaction_id, r.refund_fee,
-            r.outcome == REFUND_REPEAT ? " (repeat, nothing done)" : "");
-    api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), r.out_trade_no);
-    const wx_pair fields[] = {
-        WX_TEXT("transaction_id", r.transaction_id),
-        WX_TEXT("out_trade_no", r.out_trade_no),
-        WX_TEXT("out_refund_no", orn),
-        WX_TEXT("refund_id", r.refund_id),
-        WX_NUM("refund_fee", r.refund_fee),
-        WX_NUM("total_fee", r.total_fee),
-        WX_NUM("cash_fee", r.total_fee),
-        WX_NUM("cash_refund_fee", r.refund_fee),
-    };
-    wx_msg_init(&extra);
-    if (WX_MSG_SET_PAIRS(&extra, fields) != 0)
-        api_fail(c, "SYSTEMERROR", DES_BUSY);
-    else
-        api_send(c, NULL, NULL, NULL, &extra);
-    wx_msg_free(&extra);
+static void api_refundquery(api_call *c)
+{
+    refund_flow_reply r;
+    refund_flow_query(c->app, &c->m, &r);
+    api_refund_send(c, &r);
 }
 
 static void api_closeorder(api_call *c)
@@ -512,6 +490,7 @@ static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
     static const faults_endpoint map[] = {
         [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
         [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
+        [API_REFUNDQUERY] = FAULTS_EP_REFUND,    /* refundquery shares refund's knobs */
     };
     rules_decision rd;
     char otn[33] = "";
@@ -601,6 +580,15 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
         http_response_set(resp, 404, "text/plain; charset=utf-8", "404 Not Found\n", 14);
         goto done;
     }
+    if (strncmp(req->path, "/secapi/", 8) == 0 &&
+        !refund_flow_cert_ok(app, fcgi_adapter_param("SSL_CLIENT_VERIFY"),
+                             fcgi_adapter_param("SSL_CLIENT_S_DN"))) {
+        /* No verified merchant certificate: refused before anything is drawn. */
+        api_peek_otn(req, c.je.out_trade_no);
+        log_msg(LOG_INFO, "%s: refused: no verified client certificate", req->path);
+        api_send(&c, REFUND_FLOW_CERT_MSG, NULL, NULL, NULL);
+        goto done;
+    }
     api_draw(&c, ep, req);
     api_copy(c.je.fault, sizeof(c.je.fault), faults_kind_name(c.fd.kind));
     api_sleep_ms(c.fd.delay_ms);
@@ -623,6 +611,9 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
         break;
     case API_DOWNLOADBILL:
         api_downloadbill(&c);
+        break;
+    case API_REFUNDQUERY:
+        api_refundquery(&c);
         break;
     case API_NONE:
         break;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
+
 typedef enum { KNOB_INT, KNOB_RATE, KNOB_BOOL } knob_type;
 
 typedef struct {
@@ -37,6 +39,12 @@ static const knob faults_knobs[] = {
     KNOB_I(seed, 0, INT64_MAX),
     KNOB_B(closeorder_enabled),
     KNOB_B(journal),
+    KNOB_I(refund_delay_ms, 0, 86400000),
+    KNOB_R(refund_close_rate),
+    KNOB_R(refund_change_rate),
+    KNOB_R(refund_notenough_rate),
+    KNOB_R(refund_abnormal_rate),
+    KNOB_B(require_client_cert),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
 
@@ -107,6 +115,11 @@ void faults_config_defaults(faults_config *cfg)
     cfg->seed = FAULTS_DEFAULT_SEED;
     cfg->closeorder_enabled = true;
     cfg->journal = true;
+    /* WeChat's 20 min (a refund to change; docs/MOCK.md) unless the
+     * environment scales it (./stack does, and prints it). */
+    long long delay = env_int("IDEMPAY_MOCK_REFUND_DELAY_MS", 1200000);
+    cfg->refund_delay_ms = delay >= 0 && delay <= 86400000 ? delay : 1200000;
+    cfg->require_client_cert = env_int("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", 1) != 0;
     for (int i = 0; i < FAULTS_EP_COUNT; i++)
         faults_endpoint_defaults(&cfg->endpoints[i]);
 }

@@ -68,6 +68,15 @@ typedef struct {
     bool closeorder_enabled;           /* false: /pay/closeorder is 404 */
     bool journal;                      /* append every call to the journal */
     faults_endpoint_config endpoints[FAULTS_EP_COUNT];
+    /* Refunds (refund_flow.h): an accepted refund ends after refund_delay_ms
+     * (WeChat: within 20 min to change) as REFUNDCLOSE, CHANGE or SUCCESS;
+     * a new refund is refused NOTENOUGH / USER_ACCOUNT_ABNORMAL at these rates. */
+    long long refund_delay_ms;         /* 0..86400000, default 1200000 */
+    double refund_close_rate;
+    double refund_change_rate;
+    double refund_notenough_rate;
+    double refund_abnormal_rate;
+    bool require_client_cert;          /* secapi calls want a verified client certificate */
 } faults_config;
 
 typedef enum {
@@ -99,7 +108,10 @@ typedef struct {
 /* The defaults: no latency, no faults, dedupe on, one notification copy,
  * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,
  * seed FAULTS_DEFAULT_SEED, closeorder on, journal on, every endpoint
- * inheriting the top-level latency and jitter with no errors or resets. */
+ * inheriting the top-level latency and jitter with no errors or resets;
+ * refunds end after 20 min (IDEMPAY_MOCK_REFUND_DELAY_MS when set), all
+ * SUCCESS, none refused; client certificates required (unless
+ * IDEMPAY_MOCK_REQUIRE_CLIENT_CERT is 0). */
 void faults_config_defaults(faults_config *cfg);
 
 /* Merges the JSON object obj over *base into *out (base and out may alias).

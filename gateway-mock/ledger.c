@@ -107,7 +107,7 @@ static const char *const ledger_sql[S_COUNT] = {
         "SELECT " CHARGE_COLS " FROM mock_charge WHERE out_trade_no = ? "
         "ORDER BY refund_count > 0, seq LIMIT 1",
     [S_CHARGE_LOCK] =
-        "SELECT out_trade_no, total_fee, refunded_fee FROM mock_charge WHERE transaction_id = ? FOR UPDATE",
+        "SELECT out_trade_no, total_fee, refunded_fee + pending_fee FROM mock_charge WHERE transaction_id = ? FOR UPDATE",
     [S_CHARGE_ADD_REFUND] =
         "UPDATE mock_charge SET refunded_fee = refunded_fee + ?, refund_count = refund_count + 1 "
         "WHERE transaction_id = ?",

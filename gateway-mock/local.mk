@@ -13,7 +13,10 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/ledger.c gateway-mock/ledger.h \
 	gateway-mock/faults.c gateway-mock/faults.h \
 	gateway-mock/rules.c gateway-mock/rules.h \
-	gateway-mock/txid.c gateway-mock/txid.h
+	gateway-mock/txid.c gateway-mock/txid.h \
+	gateway-mock/refund_store.c gateway-mock/refund_store.h \
+	gateway-mock/refund_flow.c gateway-mock/refund_flow.h \
+	gateway-mock/refund_notify.c gateway-mock/refund_notify.h
 gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
@@ -36,7 +39,9 @@ mock_unit_tests = \
 	tests/unit/test_mock_txid \
 	tests/unit/test_mock_faults \
 	tests/unit/test_mock_rules \
-	tests/unit/test_mock_notifier
+	tests/unit/test_mock_notifier \
+	tests/unit/test_mock_refund_notify \
+	tests/unit/test_mock_refund_store
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -73,3 +78,11 @@ tests_unit_test_mock_ledger_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_journal_SOURCES = tests/unit/test_mock_journal.c
 tests_unit_test_mock_journal_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_journal_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_refund_notify_SOURCES = tests/unit/test_mock_refund_notify.c
+tests_unit_test_mock_refund_notify_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_refund_notify_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_refund_store_SOURCES = tests/unit/test_mock_refund_store.c
+tests_unit_test_mock_refund_store_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_refund_store_LDADD = $(mock_unit_ldadd)

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "mock.h"
 #include "notifier.h"
+#include "refund_flow.h"
 #include "txid.h"
 
 static mock_app mock;
@@ -127,6 +128,9 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot start the notifier");
         return 1;
     }
+
+    if (refund_flow_start(&mock) != 0)
+        return 1;
 
     long long threads = env_int("IDEMPAY_MOCK_THREADS", 32);
     if (threads < 1 || threads > 1024)

@@ -15,6 +15,7 @@
 #include "http_client.h"
 #include "journal.h"
 #include "log.h"
+#include "refund_notify.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
@@ -27,6 +28,8 @@ typedef struct {
     int attempt;             /* deliveries made so far */
     int copy;                /* 1 .. notify_copies */
     unsigned long generation;
+    bool is_refund;          /* a refund result notification of refund */
+    refund_record refund;
 } delivery;
 
 struct notifier {
@@ -197,7 +200,8 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
 
     if (wx_nonce(nonce) != 0)
         return false;
-    char *xml = notifier_build_xml(&d->charge, &n->app->creds, nonce);
+    char *xml = d->is_refund ? refund_notify_build_xml(&d->refund, &n->app->creds, nonce)
+                             : notifier_build_xml(&d->charge, &n->app->creds, nonce);
     if (xml == NULL)
         return false;
 
@@ -342,23 +346,20 @@ notifier *notifier_start(mock_app *app)
     return n;
 }
 
-void notifier_charge_made(notifier *n, const notifier_charge *c)
+/* Queues notify_copies copies of d (charge.notify_url set). */
+static void notifier_queue(notifier *n, delivery *d)
 {
     faults_config cfg;
-    if (n == NULL)
-        return;
+    const notifier_charge *c = &d->charge;
     faults_get(&n->app->faults, &cfg);
     if (!cfg.notify_enabled || cfg.notify_copies <= 0 || c->notify_url[0] == '\0')
         return;
-    delivery d;
-    memset(&d, 0, sizeof(d));
-    d.charge = *c;
-    d.due_ms = notifier_now_ms() + cfg.notify_delay_ms;
+    d->due_ms = notifier_now_ms() + cfg.notify_delay_ms;
     pthread_mutex_lock(&n->mu);
-    d.generation = n->generation;
+    d->generation = n->generation;
     for (long long i = 0; i < cfg.notify_copies; i++) {
-        d.copy = (int)i + 1;
-        if (notifier_push(n, &d) != 0) {
+        d->copy = (int)i + 1;
+        if (notifier_push(n, d) != 0) {
             log_msg(LOG_WARN, "notify %s: queue full, %lld copies dropped", c->transaction_id,
                     cfg.notify_copies - i);
             break;
@@ -366,6 +367,31 @@ void notifier_charge_made(notifier *n, const notifier_charge *c)
     }
     pthread_cond_broadcast(&n->cond);
     pthread_mutex_unlock(&n->mu);
+}
+
+void notifier_charge_made(notifier *n, const notifier_charge *c)
+{
+    delivery d;
+    if (n == NULL)
+        return;
+    memset(&d, 0, sizeof(d));
+    d.charge = *c;
+    notifier_queue(n, &d);
+}
+
+void notifier_refund_ended(notifier *n, const refund_record *r, const char *url)
+{
+    delivery d;
+    if (n == NULL)
+        return;
+    memset(&d, 0, sizeof(d));
+    d.is_refund = true;
+    d.refund = *r;
+    /* The journal and the log name the charge and the refund's URL. */
+    snprintf(d.charge.transaction_id, sizeof(d.charge.transaction_id), "%s", r->transaction_id);
+    snprintf(d.charge.out_trade_no, sizeof(d.charge.out_trade_no), "%s", r->out_trade_no);
+    snprintf(d.charge.notify_url, sizeof(d.charge.notify_url), "%s", url);
+    notifier_queue(n, &d);
 }
 
 void notifier_kick(notifier *n)

@@ -15,6 +15,7 @@
 
 #include "ledger.h"
 #include "mock.h"
+#include "refund_store.h"
 
 #define NOTIFIER_MAX_URL 256
 #define NOTIFIER_MAX_QUEUE 200000       /* deliveries beyond this are dropped (logged) */
@@ -38,6 +39,11 @@ notifier *notifier_start(mock_app *app);
 
 /* Queues the deliveries for one charge (copied). Never blocks on the network. */
 void notifier_charge_made(notifier *n, const notifier_charge *c);
+
+/* Queues the deliveries of the result notification of refund r, which just
+ * ended, to url (refund_notify.h), like a charge's: notify_copies copies,
+ * the same delays and retries. Never blocks on the network. */
+void notifier_refund_ended(notifier *n, const refund_record *r, const char *url);
 
 /* Wakes the delivery threads after a config change (concurrency, enabled). */
 void notifier_kick(notifier *n);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const rules_endpoints[] = {
-    "*", "unifiedorder", "orderquery", "closeorder", "refund", "downloadbill",
+    "*", "unifiedorder", "orderquery", "closeorder", "refund", "downloadbill", "refundquery",
 };
 #define RULES_NENDPOINTS (sizeof(rules_endpoints) / sizeof(rules_endpoints[0]))
 
@@ -135,7 +135,7 @@ static int rules_parse_match(const json_t *obj, rule *r, const char *where, char
         i++;
     if (!json_is_string(ep) || i == RULES_NENDPOINTS) {
         snprintf(err, errlen, "%s.endpoint must be one of unifiedorder, orderquery, closeorder, "
-                              "refund, downloadbill, *", where);
+                              "refund, downloadbill, refundquery, *", where);
         return -1;
     }
     snprintf(r->endpoint, sizeof(r->endpoint), "%s", rules_endpoints[i]);

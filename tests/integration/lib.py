@@ -186,6 +186,19 @@ def mock_ledger():
     return r.json()
 
 
+def mock_refunds_ended(order_no=None, timeout=15.0):
+    """Waits until no refund (of order_no, or at all) is PROCESSING at the
+    mock (refunds end refund_delay_ms after acceptance); returns them."""
+    q = f"?out_trade_no={order_no}" if order_no else ""
+    refunds = []
+
+    def ended():
+        refunds[:] = http("GET", MOCK + "/mock/ledger" + q, timeout=30).json()["refunds"]
+        return all(r["status"] != "PROCESSING" for r in refunds)
+    wait_until(ended, timeout, 0.1, "the mock's refunds to end")
+    return refunds
+
+
 def charges_for(order_no):
     """The ledger's charges of one out_trade_no."""
     return [c for c in mock_ledger()["charges"] if c["out_trade_no"] == order_no]

@@ -18,7 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import APPID, KEY, MCHID, MOCK, Variant, bin_dir, check, http, mock_closeorder, \
-    mock_config, mock_downloadbill, mock_ledger, mock_requests, mock_reset, parallel, parse_bill, \
+    mock_config, mock_downloadbill, mock_ledger, mock_refunds_ended, mock_requests, mock_reset, \
+    parallel, parse_bill, \
     pay, random_token, run_tests, stack, test, unique, wait_until, wx_parse, wx_sign, \
     wx_xml  # noqa: E402
 
@@ -419,6 +420,7 @@ def refunds_once_per_out_refund_no():
           and f.get("refund_id"), f"refund: {f}")
     again = refund("R" + otn, 1000, 1000, txid=txid)
     check(outcome(again) == "SUCCESS" and again["refund_id"] == f["refund_id"], f"repeat: {again}")
+    mock_refunds_ended(otn)   # accepted now, SUCCESS refund_delay_ms later
     c = ledger_for(otn)[0]
     check(c["refunded"] is True and c["refund_count"] == 1 and c["refunded_fee"] == 1000,
           f"refunded once: {c}")
@@ -431,6 +433,7 @@ def refunds_once_per_out_refund_no():
     unifiedorder(otn2, 1000)
     res = parallel(lambda: refund("P" + otn2, 1000, 300, otn=otn2), [()] * 16)
     check(all(outcome(x) == "SUCCESS" for x in res), f"partial: {res[:2]}")
+    mock_refunds_ended(otn2)
     c = ledger_for(otn2)[0]
     check(c["refund_count"] == 1 and c["refunded_fee"] == 300, f"refunded once: {c}")
 
@@ -459,7 +462,8 @@ def admin_api():
     check(cfg["latency_ms"] == 0 and cfg["notify_retry_ms"] == 1000 and cfg["hold_max_ms"] == 30000,
           f"defaults after reset: {cfg}")
     led = mock_ledger()
-    check(led == {"charges": [], "notifications_sent": 0, "closed": []}, f"empty after reset: {led}")
+    check(led == {"charges": [], "notifications_sent": 0, "closed": [], "refunds": []},
+          f"empty after reset: {led}")
 
 
 # --- closeorder ----------------------------------------------------------------
@@ -553,6 +557,7 @@ def close_of_a_charged_order_is_orderpaid():
         check(outcome(refund("R" + otn, 1000, 1000, txid=txid)) == "SUCCESS", "refund")
         check(outcome(close(otn)[1]) == "ORDERPAID", "refunded, still ORDERPAID")
         check(closed_in_ledger(otn) == [], "nothing closed")
+        mock_refunds_ended(otn)
         check(orderquery(otn)["trade_state"] == "REFUND", "orderquery unchanged")
         if not dedupe:
             check(outcome(unifiedorder(otn, 1000)[1]) == "SUCCESS", "dedupe off: charges again")
@@ -634,6 +639,7 @@ def downloadbill_lists_charges_refunds_and_totals():
           "退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,"
           "费率备注"), f"header: {r.text[:400]!r}")
     records, summary = bill_of(r, "range")
+    mock_refunds_ended()
     charges = mock_ledger()["charges"]
     by_tx = {c["transaction_id"]: c for c in charges}
     sales = [x for x in records if x["交易状态"] == "SUCCESS"]

@@ -47,6 +47,8 @@ static void test_endpoint_of(void)
     CU_ASSERT_EQUAL(api_endpoint_of("/secapi/pay/refund"), API_REFUND);
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/closeorder"), API_CLOSEORDER);
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/downloadbill"), API_DOWNLOADBILL);
+    CU_ASSERT_EQUAL(api_endpoint_of("/pay/refundquery"), API_REFUNDQUERY);
+    CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_REFUNDQUERY), "refundquery");
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/closeorder/"), API_NONE);
     CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_CLOSEORDER), "closeorder");
     CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_DOWNLOADBILL), "downloadbill");
@@ -246,6 +248,27 @@ static void test_query_and_refund_rules(void)
     wx_msg_set(&m, "refund_fee", "50");
     wx_msg_set(&m, "out_refund_no", "R 1");
     CU_ASSERT_EQUAL(validate(API_REFUND, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "PARAM_ERROR");
+    /* The refund's notify_url, when given, is a URL. */
+    wx_msg_set(&m, "out_refund_no", "R-1");
+    wx_msg_set(&m, "notify_url", "ftp://x");
+    CU_ASSERT_EQUAL(validate(API_REFUND, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "PARAM_ERROR");
+    wx_msg_set(&m, "notify_url", "https://merchant.example/refund");
+    CU_ASSERT_EQUAL(validate(API_REFUND, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    wx_msg_free(&m);
+
+    /* refundquery: one of four keys; out_refund_no's rule. */
+    wx_msg_init(&m);
+    wx_msg_set(&m, "appid", creds.appid);
+    wx_msg_set(&m, "mch_id", creds.mch_id);
+    wx_msg_set(&m, "nonce_str", "n1");
+    CU_ASSERT_EQUAL(validate(API_REFUNDQUERY, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "LACK_PARAMS");
+    wx_msg_set(&m, "refund_id", "5030202612020000000000000001");
+    CU_ASSERT_EQUAL(validate(API_REFUNDQUERY, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    wx_msg_set(&m, "out_refund_no", "R 1");
+    CU_ASSERT_EQUAL(validate(API_REFUNDQUERY, &m, WX_SIGN_MD5, creds.key, &v), -1);
     CU_ASSERT_STRING_EQUAL(v.err_code, "PARAM_ERROR");
     wx_msg_free(&m);
 }

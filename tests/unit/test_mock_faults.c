@@ -40,6 +40,25 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(c.seed, FAULTS_DEFAULT_SEED);
     CU_ASSERT_TRUE(c.closeorder_enabled);
     CU_ASSERT_TRUE(c.journal);
+    /* Refunds: WeChat's 20 min unless the environment scales it. */
+    unsetenv("IDEMPAY_MOCK_REFUND_DELAY_MS");
+    unsetenv("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT");
+    faults_config_defaults(&c);
+    CU_ASSERT_EQUAL(c.refund_delay_ms, 1200000);
+    CU_ASSERT_DOUBLE_EQUAL(c.refund_close_rate + c.refund_change_rate + c.refund_notenough_rate +
+                               c.refund_abnormal_rate, 0.0, 0.0);
+    CU_ASSERT_TRUE(c.require_client_cert);
+    setenv("IDEMPAY_MOCK_REFUND_DELAY_MS", "500", 1);
+    setenv("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "0", 1);
+    faults_config c2;
+    faults_config_defaults(&c2);
+    CU_ASSERT_EQUAL(c2.refund_delay_ms, 500);
+    CU_ASSERT_FALSE(c2.require_client_cert);
+    setenv("IDEMPAY_MOCK_REFUND_DELAY_MS", "-5", 1);   /* out of range: WeChat's */
+    faults_config_defaults(&c2);
+    CU_ASSERT_EQUAL(c2.refund_delay_ms, 1200000);
+    unsetenv("IDEMPAY_MOCK_REFUND_DELAY_MS");
+    unsetenv("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT");
     for (int i = 0; i < FAULTS_EP_COUNT; i++) {
         CU_ASSERT_EQUAL(c.endpoints[i].latency_ms, FAULTS_INHERIT);
         CU_ASSERT_EQUAL(c.endpoints[i].jitter_ms, FAULTS_INHERIT);
@@ -205,7 +224,7 @@ static void test_json_round_trip(void)
     CU_ASSERT_EQUAL(merge_text(&b, text, &b, NULL, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
     json_t *o = faults_config_to_json(&a);
-    CU_ASSERT_EQUAL(json_object_size(o), 17);  /* 16 knobs and "endpoints" */
+    CU_ASSERT_EQUAL(json_object_size(o), 23);  /* 22 knobs and "endpoints" */
     json_decref(o);
     free(text);
 }
