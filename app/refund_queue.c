@@ -256,7 +256,7 @@ int refund_queue_run_once(app_ctx *ctx)
     for (;;) {
         rq_row r;
         memset(&r, 0, sizeof(r));
-        int got = db_stmt_fetch(due, "lssslllsll", &r.id, r.transaction_id,
+        int got = db_stmt_fetch(due, "lsssllsll", &r.id, r.transaction_id,
                                 sizeof(r.transaction_id), r.order_no, sizeof(r.order_no),
                                 r.out_refund_no, sizeof(r.out_refund_no), &r.total_fee,
                                 &r.refund_fee, r.reason, sizeof(r.reason), &r.state, &r.attempts);
