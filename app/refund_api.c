@@ -374,7 +374,7 @@ static void ra_get(app_ctx *ctx, const char *order_no, http_response *resp)
     }
     if (db_stmt_exec(list, "s", order_no) != 0)
         goto down;
-    while ((got = db_stmt_fetch(list, "sllllss", no, sizeof(no), &kind, &fee, &state, reason,
+    while ((got = db_stmt_fetch(list, "slllsss", no, sizeof(no), &kind, &fee, &state, reason,
                                 sizeof(reason), created, sizeof(created), rtx, sizeof(rtx))) > 0) {
         if (strcmp(rtx, txid) == 0 && state != REFUND_CLOSED)
             taken += fee;
