@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_refund.h"
 #include "gateway_refund.h"
 #include "refund_api.h"
 #include "refund_notify.h"
@@ -227,6 +228,37 @@ static void test_notify_verify(void)
     CU_ASSERT_EQUAL(refund_notify_verify(&cfg, "", 0, 0, &n), -1);
 }
 
+static void test_config(void)
+{
+    refund_config rc;
+    const char *names[] = { "IDEMPAY_REFUNDS", "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY",
+                            "IDEMPAY_GATEWAY_CA", "IDEMPAY_GATEWAY_SECAPI_URL" };
+    for (size_t i = 0; i < 5; i++)
+        unsetenv(names[i]);
+    /* A plain-http gateway (the mock without TLS): no certificate needed. */
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "http://127.0.0.1:1", 8080), 0);
+    CU_ASSERT(rc.enabled && !config_refund_has_cert(&rc));
+    CU_ASSERT_STRING_EQUAL(rc.secapi_url, "http://127.0.0.1:1");
+    /* WeChat over https: refused without the certificate, or unreadable. */
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "https://api.mch.weixin.qq.com", 8080), -1);
+    setenv("IDEMPAY_WX_CERT", "/nonexistent/apiclient_cert.pem", 1);
+    setenv("IDEMPAY_WX_CERT_KEY", "/nonexistent/apiclient_key.pem", 1);
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "https://api.mch.weixin.qq.com", 8080), -1);
+    setenv("IDEMPAY_WX_CERT", "/dev/null", 1);
+    setenv("IDEMPAY_WX_CERT_KEY", "/dev/null", 1);
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "https://api.mch.weixin.qq.com", 8080), 0);
+    CU_ASSERT(config_refund_has_cert(&rc));
+    unsetenv("IDEMPAY_WX_CERT_KEY");   /* one without the other */
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "http://127.0.0.1:1", 8080), -1);
+    unsetenv("IDEMPAY_WX_CERT");
+    setenv("IDEMPAY_REFUNDS", "off", 1);   /* off: nothing needed */
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "https://api.mch.weixin.qq.com", 8080), 0);
+    CU_ASSERT(!rc.enabled);
+    setenv("IDEMPAY_REFUNDS", "maybe", 1);
+    CU_ASSERT_EQUAL(config_refund_load(&rc, "http://127.0.0.1:1", 8080), -1);
+    unsetenv("IDEMPAY_REFUNDS");
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -236,6 +268,7 @@ int main(void)
         { "merchant out_refund_no from (order, key)", test_refund_no },
         { "refundquery reply", test_refundquery_reply },
         { "refund notification verification", test_notify_verify },
+        { "certificate settings refused at start", test_config },
     };
     return CU_SUITE_RUN("refund_state", NULL, NULL, tests);
 }
