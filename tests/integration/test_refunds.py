@@ -28,8 +28,12 @@ DEFAULTS = {"refund_delay_ms": 500, "refund_close_rate": 0.0, "refund_change_rat
             "refund_notenough_rate": 0.0, "refund_abnormal_rate": 0.0, "rules": []}
 
 
+ORDERS = []   # every order this file refunds, for every_refund_ends
+
+
 def paid_order(amount="3.00"):
     no = unique("RFD")
+    ORDERS.append(no)
     r = pay(no, USER, amount)
     check(r.status == 200 and r.json()["status"] == "PAID", f"pay {no}: {r}")
     return no
@@ -128,6 +132,7 @@ def refundclose_is_reported_listed_and_frees_the_amount():
     check(refunds_of(no)["refundable"] == "3.00", f"after REFUNDCLOSE: {refunds_of(no)}")
     r = refund(no, "3.00", "s2")
     check(r.status == 202, f"the whole charge after a REFUNDCLOSE: {r}")
+    wait_status(no, r.json()["refund_no"], "SUCCESS", 20)
 
 
 @test
@@ -225,6 +230,19 @@ def bad_requests():
     check(http("GET", f"{SERVICE}/api/pay/orders/{unique('NOPE')}/refunds").status == 404,
           "GET of an unknown order")
     check(http("DELETE", f"{SERVICE}/api/pay/orders/{no}/refunds").status == 405, "DELETE")
+
+
+@test
+def every_refund_ends():
+    # Nothing this file asked for is left PROCESSING (and the mock's reset at
+    # the end finds no refund in flight): each ended SUCCESS or stuck.
+    mock_config(**DEFAULTS)
+    names = ",".join(f"'{no}'" for no in ORDERS)
+
+    def open_rows():
+        return int(db_query("SELECT COUNT(*) FROM payment_refund "
+                            f"WHERE order_no IN ({names}) AND state IN (0, 2)")[0][0])
+    wait_until(lambda: open_rows() == 0, 60, 0.3, "every refund of this file to end")
 
 
 run_tests_restoring_mock(DEFAULTS)
