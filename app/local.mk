@@ -54,6 +54,8 @@ app_libidempay_app_a_SOURCES = \
 	app/refund_api.h \
 	app/refund_notify.c \
 	app/refund_notify.h \
+	app/refund_notify_verify.c \
+	app/refund_notify_verify.h \
 	app/refund_admin.c \
 	app/refund_admin.h \
 	app/gateway_refund.c \

@@ -16,23 +16,7 @@
 #include "app_ctx.h"
 #include "config.h"
 #include "http_msg.h"
-
-typedef struct {
-    char out_refund_no[65];
-    char transaction_id[33];
-    char refund_id[33];         /* "" when absent */
-    char refund_status[16];     /* SUCCESS, REFUNDCLOSE or CHANGE */
-    long long refund_fee;       /* fen */
-    char reason[128];           /* why it was refused, "" when verified */
-} refund_notification;
-
-/* Verifies a refund notification body without any database access: size,
- * strict XML, return_code SUCCESS, appid and mch_id equal to cfg's, req_info
- * decrypting under cfg->key to a strict XML whose out_refund_no,
- * transaction_id, refund_status and refund_fee are present and well-formed.
- * Returns 0 with *out filled, or -1 with out->reason set. */
-int refund_notify_verify(const app_config *cfg, const char *body, size_t len, int too_large,
-                         refund_notification *out);
+#include "refund_notify_verify.h"
 
 /* The route: verify, apply, answer WeChat. Sets resp->log_order to the
  * refund's order when known. */
