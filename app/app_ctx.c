@@ -20,7 +20,11 @@ app_ctx *app_ctx_new(const app_config *cfg, int thread_index)
     c->cfg = cfg;
     c->thread_index = thread_index;
     c->gateway = http_client_new(cfg->gateway_connect_timeout_ms, cfg->gateway_timeout_ms);
-    if (!c->gateway) {
+    /* The merchant certificate for /secapi/... (mutual TLS) and the gateway's
+     * CA, on every thread's handle: checked readable at start-up. */
+    if (!c->gateway || http_client_set_tls(c->gateway, cfg->refund.cert, cfg->refund.cert_key,
+                                           cfg->refund.gateway_ca) != 0) {
+        http_client_free(c->gateway);
         free(c);
         return NULL;
     }

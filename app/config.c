@@ -88,6 +88,8 @@ int app_config_load(app_config *c)
     }
     if (config_check_secrets(c, env_str("IDEMPAY_WX_KEY", NULL) != NULL) != 0)
         return -1;
+    if (config_refund_load(&c->refund, c->gateway_url, http_port) != 0)
+        return -1;
     if (strlen(c->key) != 32) {
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;

@@ -3,6 +3,8 @@
 #ifndef IDEMPAY_APP_CONFIG_H
 #define IDEMPAY_APP_CONFIG_H
 
+#include "config_refund.h"
+
 typedef enum {
     TOKEN_MODE_OFF = 0,       /* tokens ignored */
     TOKEN_MODE_OPTIONAL = 1,  /* checked when present (default) */
@@ -41,6 +43,7 @@ typedef struct {
     int redis_port;                /* IDEMPAY_REDIS_PORT, 16379 */
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
+    refund_config refund;          /* IDEMPAY_REFUNDS, IDEMPAY_WX_CERT, ... (config_refund.h) */
 } app_config;
 
 /* Gateway calls one lease holder may make in a row: orderquery, closeorder,

@@ -25,6 +25,9 @@ static const char *const known_keys[] = {
     "IDEMPAY_METRICS_FILE", "IDEMPAY_LOG_LEVEL", "IDEMPAY_LOG_FILE", "IDEMPAY_SHUTDOWN_TIMEOUT_MS",
     "IDEMPAY_MOCK_THREADS", "IDEMPAY_MOCK_DB", "IDEMPAY_MOCK_NOTIFY_TIMEOUT_MS",
     "IDEMPAY_MIGRATE_DATABASES",
+    "IDEMPAY_REFUNDS", "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
+    "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL", "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
+    "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
 };
 
 char *config_report_mask(const char *secret, char *buf, size_t buflen)
@@ -107,6 +110,13 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_METRICS_FILE", c->metrics_path);
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));
+    line_s(out, "IDEMPAY_REFUNDS", c->refund.enabled ? "on" : "off");
+    line_s(out, "IDEMPAY_WX_CERT", c->refund.cert);
+    line_s(out, "IDEMPAY_WX_CERT_KEY", c->refund.cert_key); /* the path, never the key */
+    line_s(out, "IDEMPAY_GATEWAY_CA", c->refund.gateway_ca);
+    line_s(out, "IDEMPAY_GATEWAY_SECAPI_URL", c->refund.secapi_url);
+    line_s(out, "IDEMPAY_REFUND_NOTIFY_URL", c->refund.notify_url);
+    line_l(out, "IDEMPAY_REFUND_QUERY_INTERVAL_MS", c->refund.query_interval_ms);
 
     for (size_t i = 0; env_config_key(i); i++)
         if (!known(env_config_key(i))) {
@@ -133,6 +143,11 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
                          "metrics would count per process only\n", dir);
             warnings++;
         }
+    }
+    if (c->refund.enabled && !config_refund_has_cert(&c->refund)) {
+        fprintf(err, "warning: refunds are on without IDEMPAY_WX_CERT / IDEMPAY_WX_CERT_KEY: "
+                     "only a plain-http gateway (the mock without TLS) takes them\n");
+        warnings++;
     }
     if (drain_ms <= c->gateway_timeout_ms) {
         fprintf(err, "warning: IDEMPAY_SHUTDOWN_TIMEOUT_MS (%ld) is not above the gateway "

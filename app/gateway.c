@@ -47,7 +47,9 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the signed request");
         goto done;
     }
-    if ((size_t)snprintf(url, sizeof(url), "%s%s", cfg->gateway_url, path) >= sizeof(url)) {
+    /* /secapi/... may live elsewhere (the mock's HTTPS port with mutual TLS). */
+    const char *base = strncmp(path, "/secapi/", 8) == 0 ? cfg->refund.secapi_url : cfg->gateway_url;
+    if ((size_t)snprintf(url, sizeof(url), "%s%s", base, path) >= sizeof(url)) {
         gateway_result_set(out, GW_UNKNOWN, "local_error", "gateway URL too long");
         goto done;
     }
@@ -107,8 +109,6 @@ static void gw_log(const char *op, const char *order_no, const gw_result *out)
 
 /* One call: req (built by the caller; NULL when building it failed) is
  * exchanged at path and its trusted reply read by `meaning`. Frees req. */
-typedef gw_outcome (*gw_meaning)(const wx_msg *reply, const char *subject, gw_result *out);
-
 static gw_outcome gw_call(app_ctx *ctx, const char *op, const char *path, wx_msg *req,
                           int built, const char *subject, gw_meaning meaning, gw_result *out)
 {
@@ -202,22 +202,10 @@ gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out
     return out->outcome;
 }
 
-gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *out_refund_no,
-                          long long total_fee, long long refund_fee, gw_result *out)
+gw_outcome gateway_call(app_ctx *ctx, const char *op, const char *path, wx_msg *req, int built,
+                        const char *subject, gw_meaning meaning, gw_result *out)
 {
-    wx_msg req;
-    const wx_pair fields[] = {
-        WX_TEXT("transaction_id", transaction_id),
-        WX_TEXT("out_refund_no", out_refund_no),
-        WX_NUM("total_fee", total_fee),
-        WX_NUM("refund_fee", refund_fee),
-    };
-
-    gateway_result_init(out);
-    wx_msg_init(&req);
-    int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gw_call(ctx, "refund", "/secapi/pay/refund", &req, built, transaction_id,
-                   gateway_reply_refund, out);
+    return gw_call(ctx, op, path, req, built, subject, meaning, out);
 }
 
 /* A downloadbill answer that is XML: "No Bill Exist" (0), "Bill Creating"

@@ -1,5 +1,5 @@
 /* gateway - the WeChat Pay v2 client (unifiedorder, orderquery, closeorder,
- * refund, downloadbill).
+ * downloadbill; refund and refundquery in gateway_refund.c).
  * Every request is signed and every reply's signature is verified; a reply
  * that is missing, late, unparsable or badly signed is GW_UNKNOWN, never a
  * decline. Uses the thread's reused curl handle (ctx->gateway). */
@@ -41,12 +41,19 @@ gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
  * (charged: ask orderquery); HTTP 404 -> GW_UNSUPPORTED (a gateway without
  * closeorder); anything else -> GW_UNKNOWN (ask again later). */
 gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out);
-/* refund of one charge (by transaction_id), idempotent per out_refund_no.
- * GW_CHARGED here means "refund accepted"; GW_NOT_CHARGED "refused for good"
- * (err_code says why); GW_UNKNOWN "not known: ask again later" (transport
- * trouble, SYSTEMERROR, BIZERR_NEED_RETRY, an unverifiable reply). */
-gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *out_refund_no,
-                          long long total_fee, long long refund_fee, gw_result *out);
+/* refund and refundquery: gateway_refund.h. */
+
+/* What a trusted reply means for one endpoint (subject: the order or
+ * refund the call is about); fills out and returns its outcome. */
+typedef gw_outcome (*gw_meaning)(const wx_msg *reply, const char *subject, gw_result *out);
+
+/* One signed call of path ("/pay/...", or "/secapi/..." at
+ * IDEMPAY_GATEWAY_SECAPI_URL) with the merchant fields added to req; the
+ * reply is checked (gateway_reply_trusted) and read by meaning. built = 0
+ * when the caller could not fill req (GW_UNKNOWN, nothing sent). Frees req;
+ * logs the outcome under op. For the endpoint modules (gateway_refund.c). */
+gw_outcome gateway_call(app_ctx *ctx, const char *op, const char *path, wx_msg *req, int built,
+                        const char *subject, gw_meaning meaning, gw_result *out);
 
 /* downloadbill: the gateway's statement (bill_type ALL) of the whole
  * China-time day bill_date ("yyyyMMdd"). 0 with *text (malloc'd,

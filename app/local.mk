@@ -48,6 +48,20 @@ app_libidempay_app_a_SOURCES = \
 	app/callback_verify.h \
 	app/refund_queue.c \
 	app/refund_queue.h \
+	app/refund_state.c \
+	app/refund_state.h \
+	app/refund_api.c \
+	app/refund_api.h \
+	app/refund_notify.c \
+	app/refund_notify.h \
+	app/refund_notify_verify.c \
+	app/refund_notify_verify.h \
+	app/refund_admin.c \
+	app/refund_admin.h \
+	app/gateway_refund.c \
+	app/gateway_refund.h \
+	app/config_refund.c \
+	app/config_refund.h \
 	app/settle.c \
 	app/settle.h \
 	app/statement.c \
@@ -99,7 +113,8 @@ app_more_unit_tests = \
 	tests/unit/test_callback \
 	tests/unit/test_callback_apply \
 	tests/unit/test_statement \
-	tests/unit/test_refund_queue
+	tests/unit/test_refund_queue \
+	tests/unit/test_refund_state
 check_PROGRAMS += $(app_more_unit_tests)
 TESTS += $(app_more_unit_tests)
 
@@ -126,6 +141,10 @@ tests_unit_test_statement_LDADD = $(app_unit_ldadd)
 tests_unit_test_refund_queue_SOURCES = tests/unit/test_refund_queue.c
 tests_unit_test_refund_queue_CFLAGS = $(app_unit_cflags)
 tests_unit_test_refund_queue_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_refund_state_SOURCES = tests/unit/test_refund_state.c
+tests_unit_test_refund_state_CFLAGS = $(app_unit_cflags)
+tests_unit_test_refund_state_LDADD = $(app_unit_ldadd)
 
 # Unit suites of the router, the paid cache, the pay flow and the
 # reconciler (test_paid_cache is pure; the others run against the stack's

@@ -6,6 +6,7 @@
  *                                default: the socket systemd or the web
  *                                server passed)
  *   idempay-fcgi --check-config  validate and print the effective settings
+ *   idempay-fcgi --list-stuck-refunds  the refunds waiting for an operator
  *   idempay-fcgi --version
  *
  * SIGTERM/SIGINT: stop accepting, finish requests in flight within
@@ -26,6 +27,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "reconciler.h"
+#include "refund_admin.h"
 #include "refund_queue.h"
 #include "router.h"
 #include "statement.h"
@@ -60,6 +62,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: idempay-fcgi [:PORT | SOCKET_PATH]\n"
                "       idempay-fcgi --check-config\n"
+               "       idempay-fcgi --list-stuck-refunds\n"
                "       idempay-fcgi --version\n"
                "Settings: IDEMPAY_* environment variables over %s\n"
                "(IDEMPAY_CONFIG names another file; see docs/DEPLOY.md).\n",
@@ -96,6 +99,16 @@ static int check_config(void)
     return 0;
 }
 
+/* The refunds stopped for an operator (docs/DEPLOY.md); exit 0 when none,
+ * 1 when some are listed, 2 when they cannot be read. */
+static int list_stuck_refunds(void)
+{
+    if (load_config() != 0 || mysql_library_init(0, NULL, NULL) != 0)
+        return 2;
+    int n = refund_admin_list_stuck(&config, stdout, stderr);
+    return n < 0 ? 2 : n > 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static const fcgi_app app = { thread_init, thread_fini, handle };
@@ -105,6 +118,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "--check-config"))
         return check_config();
+    if (argc > 1 && !strcmp(argv[1], "--list-stuck-refunds"))
+        return list_stuck_refunds();
     if (argc > 1 && !strcmp(argv[1], "--version")) {
         printf("idempay-fcgi %s\n", IDEMPAY_VERSION);
         return 0;

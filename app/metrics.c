@@ -22,12 +22,13 @@
 
 #include "log.h"
 
-#define METRICS_MAGIC 0x69647033u  /* "idp3": bump when the layout changes */
+#define METRICS_MAGIC 0x69647034u  /* "idp4": bump when the layout changes */
 
 /* Route templates, as the router names them; "other" for unknown paths. */
 static const char *const route_names[] = {
     "/api/ping", "/healthz", "/metrics", "/api/pay", "/api/pay/orders/{order_no}",
-    "/api/pay/token", "/api/pay/callback/wechat", "other"
+    "/api/pay/token", "/api/pay/callback/wechat", "/api/pay/orders/{order_no}/refunds",
+    "/api/pay/callback/wechat/refund", "other"
 };
 #define ROUTES (sizeof route_names / sizeof route_names[0])
 
@@ -107,6 +108,15 @@ static const struct {
     [MET_STMT_IN_FLIGHT] = { "idempay_statement_charges_total", "in_flight" },
     [MET_STMT_UNCONFIRMED] = { "idempay_statement_charges_total", "unconfirmed" },
     [MET_STMT_BAD_LINE] = { "idempay_statement_bad_lines_total", NULL },
+    [MET_REFUND_ACCEPTED] = { "idempay_refunds_total", "accepted" },
+    [MET_REFUND_STUCK_CLOSE] = { "idempay_refunds_stuck_total", "refundclose" },
+    [MET_REFUND_STUCK_CHANGE] = { "idempay_refunds_stuck_total", "change" },
+    [MET_REFUND_STUCK_ERROR] = { "idempay_refunds_stuck_total", "abnormal" },
+    [MET_REFUND_NOTIFY_APPLIED] = { "idempay_refund_notifications_total", "applied" },
+    [MET_REFUND_NOTIFY_FAIL] = { "idempay_refund_notifications_total", "fail" },
+    [MET_REFUND_REQUESTED] = { "idempay_merchant_refunds_total", "created" },
+    [MET_REFUND_REPLAYED] = { "idempay_merchant_refunds_total", "replayed" },
+    [MET_REFUND_REFUSED] = { "idempay_merchant_refunds_total", "refused" },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -118,7 +128,7 @@ static const struct {
     { "idempay_duplicates_absorbed_total", "Repeated payment requests answered without reaching the gateway." },
     { "idempay_callbacks_total", "WeChat Pay notifications by outcome." },
     { "idempay_double_charge_detected_total", "Verified notifications of a second charge for an order already paid." },
-    { "idempay_refunds_total", "Refund attempts of duplicate charges by outcome." },
+    { "idempay_refunds_total", "Refund worker steps by outcome: accepted by the gateway, done (SUCCESS), retry." },
     { "idempay_reconciler_settled_total", "Orders the reconciler asked the gateway about, by what it settled." },
     { "idempay_tokens_total", "Payment tokens issued and rejected." },
     { "idempay_gateway_closes_total", "closeorder calls that ended an uncertain payment attempt, by outcome." },
@@ -127,6 +137,9 @@ static const struct {
     { "idempay_statement_runs_total", "Statement (downloadbill) reconciliation runs by outcome." },
     { "idempay_statement_charges_total", "Charges in the gateway's statement, by what the statement job did with them." },
     { "idempay_statement_bad_lines_total", "Bill lines the statement job could not read, set aside for an operator (payment_statement_bad_line)." },
+    { "idempay_refunds_stuck_total", "Refunds stopped for an operator (REFUNDCLOSE, CHANGE, refused for good): idempay-fcgi --list-stuck-refunds." },
+    { "idempay_refund_notifications_total", "WeChat refund notifications by outcome." },
+    { "idempay_merchant_refunds_total", "POST /api/pay/orders/{order_no}/refunds outcomes." },
 };
 
 typedef struct {

@@ -76,6 +76,16 @@ typedef enum {
     MET_STMT_UNCONFIRMED,    /* the signed orderquery does not know the bill's charge: ignored */
     /* idempay_statement_bad_lines_total: bill lines set aside unread */
     MET_STMT_BAD_LINE,
+    /* refunds that complete (refund_queue.c, refund_notify.c, refund_api.c) */
+    MET_REFUND_ACCEPTED,     /* idempay_refunds_total{outcome="accepted"}: the gateway accepted */
+    MET_REFUND_STUCK_CLOSE,  /* idempay_refunds_stuck_total{outcome="refundclose"} */
+    MET_REFUND_STUCK_CHANGE, /* idempay_refunds_stuck_total{outcome="change"} */
+    MET_REFUND_STUCK_ERROR,  /* idempay_refunds_stuck_total{outcome="abnormal"}: refused for good */
+    MET_REFUND_NOTIFY_APPLIED, /* idempay_refund_notifications_total{outcome="applied"} */
+    MET_REFUND_NOTIFY_FAIL,    /* idempay_refund_notifications_total{outcome="fail"} */
+    MET_REFUND_REQUESTED,    /* idempay_merchant_refunds_total{outcome="created"} */
+    MET_REFUND_REPLAYED,     /* idempay_merchant_refunds_total{outcome="replayed"} */
+    MET_REFUND_REFUSED,      /* idempay_merchant_refunds_total{outcome="refused"}: 4xx */
     MET__COUNT
 } metric_counter;
 

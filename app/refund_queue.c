@@ -1,6 +1,8 @@
-/* refund_queue.c - the refund queue of duplicate charges: rows are claimed by
- * a lease CAS, refunded through the gateway under an out_refund_no that only
- * depends on the charge, and retried with backoff until the gateway accepts. */
+/* refund_queue.c - the refund queue: rows are claimed by a lease CAS,
+ * submitted to the gateway under their out_refund_no (fixed when the row was
+ * written), retried with backoff until the gateway accepts, then polled with
+ * refundquery until a result; every step is the refund_state machine's and
+ * every write is fenced by the claim's attempt count and the state read. */
 #include "refund_queue.h"
 
 #include <errno.h>
@@ -10,9 +12,10 @@
 #include <time.h>
 
 #include "db_conn.h"
-#include "gateway.h"
+#include "gateway_refund.h"
 #include "log.h"
 #include "metrics.h"
+#include "refund_state.h"
 
 #define REFUND_POLL_MS 250        /* idle poll of the queue */
 #define REFUND_DOWN_SLEEP_MS 1000 /* MariaDB unavailable: wait before trying again */
@@ -23,33 +26,37 @@ enum {
     RQ_STMT_ENQUEUE = STMT_REFUND_BASE,
     RQ_STMT_DUE,
     RQ_STMT_CLAIM,
-    RQ_STMT_DONE,
-    RQ_STMT_LATER
+    RQ_STMT_MOVE       /* STMT_REFUND_BASE + 3; + 5.. are refund_notify's and refund_api's */
 };
 
-/* Plain INSERT, not INSERT IGNORE: only a duplicate of uk_refund_txn may be
- * ignored, every other error must roll the caller back. */
+/* Plain INSERT, not INSERT IGNORE: only a duplicate of uk_out_refund_no (the
+ * charge's 'RF' refund exists) may be ignored, every other error must roll
+ * the caller back. */
 static const char SQL_ENQUEUE[] =
-    "INSERT INTO payment_refund (transaction_id, order_no, out_refund_no, total_fee, state) "
-    "VALUES (?, ?, ?, ?, 0)";
-/* LIMIT is REFUND_BATCH. */
+    "INSERT INTO payment_refund (transaction_id, order_no, kind, out_refund_no, total_fee, "
+    "refund_fee, state) VALUES (?, ?, 0, ?, ?, ?, 0)";
+/* Due: pending rows to submit, accepted rows to ask about (lease_until is
+ * then the time of the next refundquery). LIMIT is REFUND_BATCH. */
 static const char SQL_DUE[] =
-    "SELECT id, transaction_id, order_no, out_refund_no, total_fee, attempts FROM payment_refund "
-    "WHERE state = 0 AND (lease_until IS NULL OR lease_until <= NOW(3)) ORDER BY id LIMIT 16";
-/* The claim: a CAS on the lease and the attempt count read with the row. Two
- * workers reading the same due row both try it; the row lock serialises them
- * and the second sees a lease in the future or a bumped count (0 rows). The
- * new count fences this worker's later update. */
+    "SELECT id, transaction_id, order_no, out_refund_no, total_fee, refund_fee, "
+    "COALESCE(reason, ''), state, attempts FROM payment_refund "
+    "WHERE state IN (0, 2) AND (lease_until IS NULL OR lease_until <= NOW(3)) ORDER BY id LIMIT 16";
+/* The claim: a CAS on the lease, the state and the attempt count read with
+ * the row. Two workers reading the same due row both try it; the row lock
+ * serialises them and the second sees a lease in the future or a bumped
+ * count (0 rows). The new count fences this worker's later update. */
 static const char SQL_CLAIM[] =
     "UPDATE payment_refund SET lease_until = NOW(3) + INTERVAL ? MICROSECOND, "
     "attempts = attempts + 1 "
-    "WHERE id = ? AND state = 0 AND attempts = ? "
+    "WHERE id = ? AND state = ? AND attempts = ? "
     "AND (lease_until IS NULL OR lease_until <= NOW(3))";
-static const char SQL_DONE[] =
-    "UPDATE payment_refund SET state = 1, lease_until = NULL WHERE id = ? AND state = 0";
-static const char SQL_LATER[] =
-    "UPDATE payment_refund SET lease_until = NOW(3) + INTERVAL ? MICROSECOND "
-    "WHERE id = ? AND state = 0 AND attempts = ?";
+/* A step's write: the new state (the same one for a retry or a poll), when
+ * the row is due again, and the reason. Fenced: only while the row is still
+ * in the state this claim read and no later claim was taken (a refund
+ * notification that moved it meanwhile wins). */
+static const char SQL_MOVE[] =
+    "UPDATE payment_refund SET state = ?, lease_until = NOW(3) + INTERVAL ? MICROSECOND, "
+    "last_error = NULLIF(?, '') WHERE id = ? AND state = ? AND attempts = ?";
 
 typedef struct {
     long long id;
@@ -57,6 +64,9 @@ typedef struct {
     char order_no[48];
     char out_refund_no[REFUND_NO_MAX + 8];
     long long total_fee;
+    long long refund_fee;
+    char reason[96];
+    long long state;           /* refund_status */
     long long attempts;        /* as read; the claim makes it attempts + 1 */
 } rq_row;
 
@@ -109,7 +119,7 @@ int refund_queue_enqueue(app_ctx *ctx, const char *transaction_id, const char *o
             *db_errno = 2006;
         return -1;
     }
-    if (db_stmt_exec(st, "sssl", transaction_id, order_no, refund_no, total_fee) != 0) {
+    if (db_stmt_exec(st, "sssll", transaction_id, order_no, refund_no, total_fee, total_fee) != 0) {
         unsigned int e = mysql_stmt_errno(st);
         if (e == 1062)
             return 0; /* that charge is queued already: never twice */
@@ -144,7 +154,7 @@ static int rq_claim(app_ctx *ctx, const rq_row *r, long long *attempts)
     MYSQL_STMT *claim = app_ctx_stmt(ctx, RQ_STMT_CLAIM, SQL_CLAIM);
     if (claim == NULL)
         return -1;
-    if (db_stmt_exec(claim, "lll", (long long)rq_lease_ms(ctx->cfg) * 1000LL, r->id,
+    if (db_stmt_exec(claim, "llll", (long long)rq_lease_ms(ctx->cfg) * 1000LL, r->id, r->state,
                      r->attempts) != 0)
         return rq_db_error(ctx, claim);
     if (mysql_stmt_affected_rows(claim) != 1)
@@ -153,37 +163,83 @@ static int rq_claim(app_ctx *ctx, const rq_row *r, long long *attempts)
     return 1;
 }
 
-/* Refunds one claimed row through the gateway and records the outcome. */
-static int rq_work(app_ctx *ctx, const rq_row *r, long long attempts)
+void refund_queue_report_stuck(const char *order_no, const char *out_refund_no,
+                               long long refund_fee, refund_status state, const char *why)
+{
+    metrics_inc(state == REFUND_CLOSED   ? MET_REFUND_STUCK_CLOSE
+                : state == REFUND_CHANGE ? MET_REFUND_STUCK_CHANGE
+                                         : MET_REFUND_STUCK_ERROR);
+    log_msg(LOG_ERROR, "refund stuck, an operator must act (idempay-fcgi --list-stuck-refunds): "
+            "order %s refund %s (%lld fen) is %s: %s", order_no, out_refund_no, refund_fee,
+            refund_state_name(state), why != NULL && why[0] ? why : "-");
+}
+
+/* Writes step st of claimed row r (see SQL_MOVE): due again after delay_ms. */
+static int rq_write(app_ctx *ctx, const rq_row *r, long long attempts, refund_step st,
+                    long delay_ms, const char *why)
+{
+    MYSQL_STMT *move = app_ctx_stmt(ctx, RQ_STMT_MOVE, SQL_MOVE);
+    if (move == NULL)
+        return -1;
+    if (db_stmt_exec(move, "llslll", (long long)st.next, (long long)delay_ms * 1000LL,
+                     why != NULL ? why : "", r->id, r->state, attempts) != 0)
+        return rq_db_error(ctx, move);
+    if (mysql_stmt_affected_rows(move) != 1)
+        return 0; /* the notification (or an operator) moved it meanwhile */
+    if (st.next == REFUND_SUCCESS) {
+        metrics_inc(MET_REFUND_DONE);
+        log_msg(LOG_INFO, "refund done (SUCCESS): order %s charge %s refund %s (%lld fen)",
+                r->order_no, r->transaction_id, r->out_refund_no, r->refund_fee);
+    } else if (st.action == REFUND_ACT_STUCK) {
+        refund_queue_report_stuck(r->order_no, r->out_refund_no, r->refund_fee, st.next, why);
+    }
+    return 0;
+}
+
+/* The submission of a PENDING row: /secapi/pay/refund. */
+static int rq_submit(app_ctx *ctx, const rq_row *r, long long attempts)
 {
     gw_result res;
-    memset(&res, 0, sizeof(res));
-
     gw_outcome o = gateway_refund(ctx, r->transaction_id, r->out_refund_no, r->total_fee,
-                                  r->total_fee, &res);
-    if (o == GW_CHARGED) {
-        MYSQL_STMT *done = app_ctx_stmt(ctx, RQ_STMT_DONE, SQL_DONE);
-        if (done == NULL)
-            return -1;
-        if (db_stmt_exec(done, "l", r->id) != 0)
-            return rq_db_error(ctx, done);
-        metrics_inc(MET_REFUND_DONE);
-        log_msg(LOG_INFO, "refund done: order %s charge %s refund %s (%lld fen), attempt %lld",
-                r->order_no, r->transaction_id, r->out_refund_no, r->total_fee, attempts);
-        return 0;
-    }
-
+                                  r->refund_fee, r->reason, &res);
+    refund_step st = refund_state_on_submit(REFUND_PENDING, o == GW_CHARGED,
+                                            o == GW_NOT_CHARGED ? res.err_code : NULL);
     long delay = refund_queue_backoff_ms(attempts);
-    metrics_inc(MET_REFUND_RETRY);
-    log_msg(LOG_WARN, "refund not accepted: order %s charge %s refund %s attempt %lld: %s %s; "
-            "retry in %ld ms", r->order_no, r->transaction_id, r->out_refund_no, attempts,
-            res.err_code, res.message, delay);
-    MYSQL_STMT *later = app_ctx_stmt(ctx, RQ_STMT_LATER, SQL_LATER);
-    if (later == NULL)
-        return -1;
-    if (db_stmt_exec(later, "lll", (long long)delay * 1000LL, r->id, attempts) != 0)
-        return rq_db_error(ctx, later);
-    return 0;
+
+    if (st.action == REFUND_ACT_MOVE) {
+        metrics_inc(MET_REFUND_ACCEPTED);
+        log_msg(LOG_INFO, "refund accepted: order %s charge %s refund %s (%lld fen), attempt %lld",
+                r->order_no, r->transaction_id, r->out_refund_no, r->refund_fee, attempts);
+        delay = ctx->cfg->refund.query_interval_ms;
+    } else if (st.action == REFUND_ACT_RETRY) {
+        metrics_inc(MET_REFUND_RETRY);
+        log_msg(LOG_WARN, "refund not accepted: order %s charge %s refund %s attempt %lld: %s %s; "
+                "retry in %ld ms", r->order_no, r->transaction_id, r->out_refund_no, attempts,
+                res.err_code, res.message, delay);
+    }
+    return rq_write(ctx, r, attempts, st, delay, res.err_code);
+}
+
+/* The poll of an ACCEPTED row: /pay/refundquery. */
+static int rq_poll(app_ctx *ctx, const rq_row *r, long long attempts)
+{
+    gw_result res;
+    gw_outcome o = gateway_refundquery(ctx, r->out_refund_no, &res);
+    const char *status = o == GW_UNKNOWN ? NULL : res.trade_state;
+
+    if (o == GW_CHARGED && res.total_fee >= 0 && res.total_fee != r->refund_fee) {
+        log_msg(LOG_ERROR, "refundquery of refund %s (order %s) says %lld fen, we asked %lld: "
+                "not believed", r->out_refund_no, r->order_no, res.total_fee, r->refund_fee);
+        status = NULL;
+    }
+    refund_step st = refund_state_on_result(REFUND_ACCEPTED, status);
+    long delay = ctx->cfg->refund.query_interval_ms;
+    if (st.next == REFUND_PENDING) {
+        log_msg(LOG_WARN, "refund %s (order %s) accepted but unknown to refundquery: submitted "
+                "again under the same out_refund_no", r->out_refund_no, r->order_no);
+        delay = 0;
+    }
+    return rq_write(ctx, r, attempts, st, delay, status != NULL ? status : res.err_code);
 }
 
 int refund_queue_run_once(app_ctx *ctx)
@@ -200,9 +256,10 @@ int refund_queue_run_once(app_ctx *ctx)
     for (;;) {
         rq_row r;
         memset(&r, 0, sizeof(r));
-        int got = db_stmt_fetch(due, "lsssll", &r.id, r.transaction_id, sizeof(r.transaction_id),
-                                r.order_no, sizeof(r.order_no), r.out_refund_no,
-                                sizeof(r.out_refund_no), &r.total_fee, &r.attempts);
+        int got = db_stmt_fetch(due, "lsssllsll", &r.id, r.transaction_id,
+                                sizeof(r.transaction_id), r.order_no, sizeof(r.order_no),
+                                r.out_refund_no, sizeof(r.out_refund_no), &r.total_fee,
+                                &r.refund_fee, r.reason, sizeof(r.reason), &r.state, &r.attempts);
         if (got < 0)
             return rq_db_error(ctx, due);
         if (got == 0)
@@ -219,7 +276,9 @@ int refund_queue_run_once(app_ctx *ctx)
         if (c == 0)
             continue;
         claimed++;
-        if (rq_work(ctx, &rows[i], attempts) < 0)
+        int w = rows[i].state == REFUND_ACCEPTED ? rq_poll(ctx, &rows[i], attempts)
+                                                  : rq_submit(ctx, &rows[i], attempts);
+        if (w < 0)
             return -1;
     }
     return claimed;
@@ -236,6 +295,10 @@ static void *rq_main(void *arg)
 {
     const app_config *cfg = arg;
 
+    if (!cfg->refund.enabled) {
+        log_msg(LOG_WARN, "refund_queue: IDEMPAY_REFUNDS=off: refunds are queued, never sent");
+        return NULL;
+    }
     mysql_thread_init();
     app_ctx *ctx = app_ctx_new(cfg, REFUND_WORKER_INDEX);
     if (ctx == NULL) {

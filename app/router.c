@@ -10,11 +10,14 @@
 #include "log.h"
 #include "metrics.h"
 #include "pay.h"
+#include "refund_api.h"
+#include "refund_notify.h"
 #include "token.h"
 
 typedef struct {
     const char *method;
-    const char *path;     /* exact path, or a prefix when it ends with '/' */
+    const char *path;     /* exact path, or a prefix when it ends with '/'; a '*' segment
+                           * stands for one non-empty segment */
     const char *label;    /* metrics route label: the path template */
     route_handler handler;
 } route;
@@ -24,15 +27,36 @@ static const route routes[] = {
     { "GET",  "/healthz",                   "/healthz",                   health_handle_healthz },
     { "GET",  "/metrics",                   "/metrics",                   health_handle_metrics },
     { "POST", "/api/pay",                   "/api/pay",                   pay_handle_post },
+    { "POST", PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
+      refund_api_handle },
+    { "GET",  PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
+      refund_api_handle },
     { "GET",  PAY_ORDERS_PREFIX,            "/api/pay/orders/{order_no}", pay_handle_get_order },
     { "GET",  "/api/pay/token",             "/api/pay/token",             token_handle_issue },
     { "POST", "/api/pay/callback/wechat",   "/api/pay/callback/wechat",   callback_handle },
+    { "POST", "/api/pay/callback/wechat/refund", "/api/pay/callback/wechat/refund",
+      refund_notify_handle },
 };
+
+/* pattern with a '*' segment: the text around it matches exactly, the
+ * '*' one non-empty segment without '/'. */
+static int path_matches_star(const char *pattern, const char *star, const char *path)
+{
+    size_t pre = (size_t)(star - pattern), post = strlen(star + 1), len = strlen(path);
+
+    if (len <= pre + post || strncmp(pattern, path, pre) != 0 ||
+        strcmp(path + len - post, star + 1) != 0)
+        return 0;
+    return memchr(path + pre, '/', len - pre - post) == NULL;
+}
 
 static int path_matches(const char *pattern, const char *path)
 {
     size_t n = strlen(pattern);
+    const char *star = strchr(pattern, '*');
 
+    if (star != NULL)
+        return path_matches_star(pattern, star, path);
     if (pattern[n - 1] == '/')
         return !strncmp(pattern, path, n) && path[n] != '\0';
     return !strcmp(pattern, path);

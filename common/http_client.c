@@ -188,6 +188,26 @@ int http_client_set_max_reply(http_client *c, size_t max_reply)
     return 0;
 }
 
+int http_client_set_tls(http_client *c, const char *cert, const char *key, const char *cainfo)
+{
+    CURL *e = c->easy;
+    CURLcode rc = CURLE_OK;
+
+    if (cert != NULL && cert[0] != '\0') {
+        rc = curl_easy_setopt(e, CURLOPT_SSLCERT, cert);
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if (rc == CURLE_OK && key != NULL && key[0] != '\0') {
+        rc = curl_easy_setopt(e, CURLOPT_SSLKEY, key);
+        if (rc == CURLE_OK)
+            rc = curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (rc == CURLE_OK && cainfo != NULL && cainfo[0] != '\0')
+        rc = curl_easy_setopt(e, CURLOPT_CAINFO, cainfo);
+    return rc == CURLE_OK ? 0 : -1;
+}
+
 void http_client_free(http_client *c)
 {
     if (c == NULL)

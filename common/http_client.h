@@ -43,6 +43,15 @@ void http_client_free(http_client *c);
  * max_reply bytes, for a caller that expects large replies. 0 or -1. */
 int http_client_set_max_reply(http_client *c, size_t max_reply);
 
+/* TLS settings of c for every later https request: the client certificate
+ * cert and its key key (PEM file paths, for servers that demand one, e.g.
+ * WeChat's /secapi/...) and the CA bundle cainfo (PEM) the server's
+ * certificate is checked against. NULL or "" leaves a setting at curl's
+ * default (no client certificate; the system's CAs). Paths are handed to
+ * libcurl, which reads the files at the next TLS handshake; nothing is
+ * copied or logged. Returns 0, or -1 when libcurl refuses an option. */
+int http_client_set_tls(http_client *c, const char *cert, const char *key, const char *cainfo);
+
 /* Performs one request. method "GET"/"POST"/"PUT"/...; body may be NULL;
  * content_type may be NULL; headers is NULL or a NULL-terminated list of
  * "Name: value" lines; timeout_ms <= 0 uses the client's default.

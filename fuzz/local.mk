@@ -21,7 +21,7 @@ fuzz_link_flags =
 fuzz_libs = $(MXML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 
 FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply fuzz_statement \
-	fuzz_refund_info
+	fuzz_refund_info fuzz_refund_notify
 FUZZ_PROGS = $(FUZZ_HARNESSES:%=fuzz/%)
 
 # The sources each harness tests (compiled once each, with coverage).
@@ -34,6 +34,8 @@ fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply app/gateway_reply common/wx_x
 	common/money
 fuzz_units_statement = fuzz/fuzz_statement app/statement_parse common/money common/order_no
 fuzz_units_refund_info = fuzz/fuzz_refund_info common/wx_refund_info
+fuzz_units_refund_notify = fuzz/fuzz_refund_notify app/refund_notify_verify common/wx_refund_info \
+	common/wx_xml common/money
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 
@@ -56,6 +58,8 @@ fuzz/fuzz_statement: $(fuzz_units_statement:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 fuzz/fuzz_refund_info: $(fuzz_units_refund_info:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
+fuzz/fuzz_refund_notify: $(fuzz_units_refund_notify:%=fuzz/out/obj/%.o)
+	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 
 fuzz-build: $(FUZZ_PROGS)
 
@@ -70,5 +74,5 @@ fuzz-clean:
 
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += fuzz/local.mk fuzz/run-fuzzers fuzz/harness.h fuzz/fuzz_notify.c \
-	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c fuzz/fuzz_statement.c fuzz/fuzz_refund_info.c \
+	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c fuzz/fuzz_statement.c fuzz/fuzz_refund_info.c fuzz/fuzz_refund_notify.c \
 	fuzz/gen_corpus.py fuzz/corpus fuzz/dict fuzz/regressions

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import ROOT, bin_dir, check, run_tests, test  # noqa: E402
 
 HARNESSES = ["fuzz_notify", "fuzz_pay_request", "fuzz_amount", "fuzz_gateway_reply",
-             "fuzz_statement", "fuzz_refund_info"]
+             "fuzz_statement", "fuzz_refund_info", "fuzz_refund_notify"]
 SECONDS_EACH = 10
 STAT = re.compile(r"^(fuzz_\w+)\s+stat::number_of_executed_units:\s*(\d+)"
                   r".*?(\d+) regressions replayed")
