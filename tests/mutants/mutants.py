@@ -44,7 +44,10 @@ DEFAULT_SEED = 1
 PORT_VARS = ("IDEMPAY_HTTP_PORT", "IDEMPAY_MOCK_PORT", "IDEMPAY_DB_PORT", "IDEMPAY_REDIS_PORT")
 PORT_DEFAULTS = (18080, 18081, 13306, 16379)
 DERIVED_VARS = ("IDEMPAY_NGINX_PORT", "IDEMPAY_BIN_DIR", "IDEMPAY_CLUSTER_PORT_BASE",
-                "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_METRICS_FILE")
+                "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_METRICS_FILE",
+                # the mock's HTTPS port and the merchant's certificates (./stack makes them per state dir)
+                "IDEMPAY_MOCK_TLS_PORT", "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL",
+                "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA")
 DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
 # The statement job's per-day progress (sql/013); emptied last, so that a tree
 # without them still gets everything above.
