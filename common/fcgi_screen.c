@@ -157,9 +157,10 @@ fcgi_screen_result fcgi_screen_wait(int fd, unsigned char *win, long timeout_ms)
             struct timespec pause = { 0, 2 * 1000000L };
             if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
                 return FCGI_SCREEN_BAD;   /* the peer stopped mid-request */
-            nanosleep(&pause, NULL);
-        } else if (n < 0) {
-            (void)poll(&p, 1, (int)left);
+            if (nanosleep(&pause, NULL) != 0 && errno == EINTR)
+                return FCGI_SCREEN_BAD;   /* a signal: the worker may be stopping */
+        } else if (n < 0 && poll(&p, 1, (int)left) < 0 && errno == EINTR) {
+            return FCGI_SCREEN_CLOSED;    /* as libfcgi's own read gave up on EINTR */
         }
         have = n;
     }

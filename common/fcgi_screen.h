@@ -30,7 +30,8 @@ fcgi_screen_result fcgi_screen_params(const unsigned char *buf, size_t len);
 
 /* Peeks (never consumes) at connected socket fd until fcgi_screen_params
  * decides, the peer stops sending (BAD, or CLOSED when nothing came) or
- * timeout_ms passes (BAD, or CLOSED when nothing came). win holds
+ * timeout_ms passes or a signal interrupts the wait (BAD, or CLOSED when
+ * nothing came: a graceful stop wakes a waiting worker this way). win holds
  * FCGI_SCREEN_MAX bytes. */
 fcgi_screen_result fcgi_screen_wait(int fd, unsigned char *win, long timeout_ms);
 
