@@ -21,11 +21,12 @@ typedef struct {
 } params_cursor;
 
 /* Pass 1: the total PARAMS content before the empty PARAMS record into
- * *total. MORE when a record or that end is not within len. BAD for a
- * PARAMS record before BEGIN_REQUEST or of another request id (libfcgi
- * would skip it, so its view of the pairs would differ from ours), or a
- * second BEGIN_REQUEST (no web server multiplexes). Management records
- * (id 0) and any other type are stepped over. */
+ * *total. MORE when a record or that end is not within len. Before that end
+ * only one BEGIN_REQUEST (8 bytes, no padding, a non-zero id) and PARAMS
+ * records of its id may come; anything else is BAD: no web server sends it,
+ * and libfcgi frames some records differently from the spec (it reads a
+ * BEGIN_REQUEST's padding as further records, which hid a PARAMS record
+ * from an earlier version of this check) or skips them (another id). */
 static fcgi_screen_result find_end(const unsigned char *b, size_t len, size_t *total)
 {
     size_t pos = 0;
@@ -37,15 +38,15 @@ static fcgi_screen_result find_end(const unsigned char *b, size_t len, size_t *t
         size_t clen = (size_t)h[4] << 8 | h[5], rec = REC_HEADER + clen + h[6];
         long id = (long)h[2] << 8 | h[3];
 
-        if (h[1] == TYPE_BEGIN && id != 0) {
-            if (begin_id >= 0)
+        if (h[1] == TYPE_BEGIN) {
+            if (begin_id >= 0 || id == 0 || clen != 8 || h[6] != 0)
                 return FCGI_SCREEN_BAD;
             begin_id = id;
-        } else if (h[1] == TYPE_PARAMS) {
-            if (id != begin_id)
-                return FCGI_SCREEN_BAD;
+        } else if (h[1] == TYPE_PARAMS && id == begin_id) {
             if (clen == 0)
                 return FCGI_SCREEN_OK;
+        } else {
+            return FCGI_SCREEN_BAD;
         }
         if (pos + rec > len)
             break;

@@ -7,8 +7,9 @@
  * make it allocate up to 4 GiB per request whatever the peer really sends.
  * Found by fuzz/fuzz_fcgi. The screen lets a request reach libfcgi only when
  * every record up to the end of its parameters (the empty PARAMS record) is
- * there, within FCGI_SCREEN_MAX bytes, and every pair's declared lengths fit
- * in the parameter bytes that really follow. nginx and lighttpd send a few
+ * there, within FCGI_SCREEN_MAX bytes, made of one BEGIN_REQUEST (8 bytes,
+ * no padding) and PARAMS records of its id only, and every pair's declared
+ * lengths fit in the parameter bytes that really follow. nginx and lighttpd send a few
  * KiB of parameters in one go. */
 #ifndef IDEMPAY_FCGI_SCREEN_H
 #define IDEMPAY_FCGI_SCREEN_H

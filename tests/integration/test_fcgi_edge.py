@@ -168,6 +168,13 @@ def params_whose_lengths_lie_are_refused_unread_and_the_process_lives():
         check(data == b"", f"lengths {lens}: expected the connection closed unanswered, got "
                            f"{data[:100]!r}")
         check(SVC.alive(), f"the service died on PARAMS lengths {lens}")
+    # the same pair hidden in a BEGIN_REQUEST's padding, which libfcgi reads
+    # as records (found by fuzz_fcgi against the first version of the screen)
+    hidden = record(FCGI_PARAMS, struct.pack(">II", 0xDDDDDDDD, 0xDDDDDDDD) + b"AB" * 40)
+    msg = (struct.pack(">BBHHBx", 1, FCGI_BEGIN_REQUEST, 1, 8, len(hidden))
+           + struct.pack(">HB5x", 1, 0) + hidden + record(FCGI_PARAMS, b"") + record(FCGI_STDIN, b""))
+    check(send_raw(msg) == b"", "a PARAMS record hidden in BEGIN_REQUEST's padding was answered")
+    check(SVC.alive(), "the service died on a PARAMS record hidden in BEGIN_REQUEST's padding")
     check(SVC.ping() == 200, "the service does not answer after the lying lengths")
 
 
