@@ -18,16 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fcgi_request.h"
 #include "log.h"
 
 #define SD_LISTEN_FDS_START 3
 #define WAKE_SIGNAL SIGUSR2      /* interrupts a worker blocked in accept */
 #define STOP_POLL_MS 20
-/* Every read and write on a FastCGI connection gives up after this long: a
- * peer that connects and sends nothing (or stops reading) frees its worker
- * instead of holding it. The web servers in front buffer request bodies, so
- * a real request never pauses this long. */
-#define FCGI_IO_TIMEOUT_MS 10000
 
 static _Thread_local int current_fd = -1;
 static _Thread_local char **current_envp;   /* the request being served, NULL outside one */
@@ -57,52 +53,6 @@ int fcgi_adapter_current_fd(void)
 const char *fcgi_adapter_param(const char *name)
 {
     return current_envp != NULL ? FCGX_GetParam(name, current_envp) : NULL;
-}
-
-static const char *param(FCGX_Request *r, const char *name, const char *dflt)
-{
-    const char *v = FCGX_GetParam(name, r->envp);
-    return v ? v : dflt;
-}
-
-/* Reads the request body into buf (HTTP_MAX_BODY + 1 bytes): at most the
- * CONTENT_LENGTH it announced, never more than the buffer holds. Returns
- * HTTP_CL_OK with *len read (a peer that stops early gives a short body),
- * HTTP_CL_TOO_LARGE or HTTP_CL_INVALID with nothing read (*len 0). */
-static http_cl_result read_body(FCGX_Request *r, char *buf, size_t *len)
-{
-    size_t want = 0, got = 0;
-    http_cl_result cl = http_content_length_parse(FCGX_GetParam("CONTENT_LENGTH", r->envp),
-                                                  HTTP_MAX_BODY, &want);
-
-    *len = 0;
-    buf[0] = '\0';
-    if (cl != HTTP_CL_OK)
-        return cl;
-    while (got < want) {
-        int n = FCGX_GetStr(buf + got, (int)(want - got), r->in);   /* want <= HTTP_MAX_BODY */
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    buf[got] = '\0';
-    *len = got;
-    return HTTP_CL_OK;
-}
-
-static void write_response(FCGX_Request *r, const http_response *resp)
-{
-    char head[1024];
-    int n = snprintf(head, sizeof head,
-                     "Status: %d\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
-                     resp->status, resp->content_type, resp->body ? resp->body_len : 0,
-                     resp->headers);
-
-    if (n < 0 || (size_t)n >= sizeof head)
-        n = snprintf(head, sizeof head, "Status: 500\r\nContent-Length: 0\r\n\r\n");
-    FCGX_PutStr(head, n, r->out);
-    if (resp->body && resp->body_len)
-        FCGX_PutStr(resp->body, (int)resp->body_len, r->out);
 }
 
 /* Whether fd listens on a unix socket (lighttpd's "socket" => path, nginx's
@@ -141,7 +91,6 @@ static void close_without_linger(FCGX_Request *req)
  * connection kept open by the web server (FCGI_KEEP_CONN) is reused as is. */
 static int accept_with_timeouts(FCGX_Request *req, int listen_fd)
 {
-    struct timeval tv = { FCGI_IO_TIMEOUT_MS / 1000, (FCGI_IO_TIMEOUT_MS % 1000) * 1000 };
     int fd;
 
     if (req->ipcFd >= 0)
@@ -149,11 +98,8 @@ static int accept_with_timeouts(FCGX_Request *req, int listen_fd)
     fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
         return errno > 0 ? -errno : -9999;
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+    if (fcgi_adapter_adopt(req, fd) != 0)
         log_msg(LOG_WARN, "cannot set the FastCGI connection's timeouts: %s", strerror(errno));
-    req->ipcFd = fd;
-    req->keepConnection = 1;
     return 0;
 }
 
@@ -163,6 +109,7 @@ static void *worker(void *p)
     const fcgi_app *app = wa->app;
     void *tctx = app->thread_init ? app->thread_init(wa->index) : NULL;
     char *body = malloc(HTTP_MAX_BODY + 1);
+    unsigned char *win = malloc(FCGI_SCREEN_MAX);   /* fcgi_adapter_screen's peek window */
     char path[2048];
     FCGX_Request req;
     int flags = adapter_drain_ms > 0 ? FCGI_FAIL_ACCEPT_ON_INTR : 0;
@@ -170,9 +117,10 @@ static void *worker(void *p)
     /* listen_sock -1: libfcgi never accepts by itself (it would, after a
      * connection that sent no request, with no timeouts); only
      * accept_with_timeouts does, and FCGX_Accept_r then answers -EBADF. */
-    if (!body || FCGX_InitRequest(&req, -1, flags) != 0) {
+    if (!body || !win || FCGX_InitRequest(&req, -1, flags) != 0) {
         log_msg(LOG_ERROR, "fastcgi worker %d: cannot initialise", wa->index);
         free(body);
+        free(win);
         if (app->thread_fini)
             app->thread_fini(tctx);
         atomic_store(&wa->state, W_DONE);
@@ -182,15 +130,21 @@ static void *worker(void *p)
     for (;;) {
         http_request hr;
         http_response resp;
-        const char *uri, *q;
-        size_t plen;
         http_cl_result cl;
+        fcgi_screen_result scr;
         int rc;
 
         atomic_store(&wa->state, W_ACCEPTING);
         if (atomic_load(&adapter_stopping))
             break;
         rc = accept_with_timeouts(&req, wa->listen_fd);
+        if (rc == 0 && (scr = fcgi_adapter_screen(&req, win)) != FCGI_SCREEN_OK) {
+            if (scr == FCGI_SCREEN_BAD)
+                log_msg(LOG_WARN, "fastcgi: refused a connection whose request parameters are "
+                        "incomplete, over %d bytes or declare more bytes than they carry",
+                        FCGI_SCREEN_MAX);
+            continue;   /* closed unread: libfcgi never parses it */
+        }
         if (rc == 0 && (rc = FCGX_Accept_r(&req)) == -EBADF)
             continue;   /* the connection ended (or timed out) before a request came */
         if (rc < 0) {
@@ -204,23 +158,7 @@ static void *worker(void *p)
         atomic_store(&wa->state, W_BUSY);
         current_fd = req.ipcFd;
         current_envp = req.envp;
-        memset(&hr, 0, sizeof hr);
-        hr.method = param(&req, "REQUEST_METHOD", "GET");
-        uri = param(&req, "REQUEST_URI", "/");
-        q = strchr(uri, '?');
-        plen = q ? (size_t)(q - uri) : strlen(uri);
-        if (plen >= sizeof path)
-            plen = sizeof path - 1;
-        memcpy(path, uri, plen);
-        path[plen] = '\0';
-        hr.path = path;
-        hr.query = param(&req, "QUERY_STRING", "");
-        hr.content_type = param(&req, "CONTENT_TYPE", "");
-        hr.idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", req.envp);
-        hr.remote_addr = param(&req, "REMOTE_ADDR", "");
-        cl = read_body(&req, body, &hr.body_len);
-        hr.body_too_large = cl == HTTP_CL_TOO_LARGE;
-        hr.body = body;
+        cl = fcgi_adapter_read_request(&req, body, path, sizeof path, &hr);
 
         http_response_init(&resp);
         if (cl == HTTP_CL_INVALID)
@@ -228,7 +166,7 @@ static void *worker(void *p)
                                 "CONTENT_LENGTH is not a plain decimal number");
         else
             app->handle(tctx, &hr, &resp);
-        write_response(&req, &resp);
+        fcgi_adapter_write_response(&req, &resp);
         http_response_free(&resp);
         current_fd = -1;
         current_envp = NULL;
@@ -239,6 +177,7 @@ static void *worker(void *p)
     if (app->thread_fini)
         app->thread_fini(tctx);
     free(body);
+    free(win);
     atomic_store(&wa->state, W_DONE);
     atomic_fetch_sub(&workers_live, 1);
     return NULL;

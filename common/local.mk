@@ -7,6 +7,8 @@ common_libidempay_common_a_SOURCES = \
 	common/log.c common/log.h \
 	common/http_msg.c common/http_msg.h \
 	common/fcgi_adapter.c common/fcgi_adapter.h \
+	common/fcgi_request.c common/fcgi_request.h \
+	common/fcgi_screen.c common/fcgi_screen.h \
 	common/db_conn.c common/db_conn.h \
 	common/wx_xml.c common/wx_xml.h \
 	common/wx_sign.c common/wx_sign.h \

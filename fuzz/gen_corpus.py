@@ -234,6 +234,111 @@ def amount_seeds():
     return {f"a{i:02d}": v for i, v in enumerate(vals)}
 
 
+# ---- FastCGI record streams (fuzz_fcgi): what a peer sends to the socket ----
+FCGI_BEGIN, FCGI_ABORT, FCGI_PARAMS, FCGI_STDIN, FCGI_GET_VALUES = 1, 2, 4, 5, 9
+
+
+def fcgi_record(rtype, content=b"", req_id=1, padding=0):
+    head = bytes([1, rtype, req_id >> 8, req_id & 255, len(content) >> 8, len(content) & 255,
+                  padding, 0])
+    return head + content + b"\0" * padding
+
+
+def fcgi_len(n):
+    return bytes([n]) if n < 128 else (n | 0x80000000).to_bytes(4, "big")
+
+
+def fcgi_nv(params):
+    out = b""
+    for k, v in params.items():
+        k, v = k.encode(), v.encode() if isinstance(v, str) else v
+        out += fcgi_len(len(k)) + fcgi_len(len(v)) + k + v
+    return out
+
+
+def fcgi_request(params, body=b"", keep=False, req_id=1, role=1, chunk=65535):
+    """BEGIN_REQUEST, PARAMS (split at chunk bytes), an empty PARAMS, STDIN, empty STDIN."""
+    out = fcgi_record(FCGI_BEGIN, bytes([0, role, 1 if keep else 0]) + b"\0" * 5, req_id)
+    nv = params if isinstance(params, bytes) else fcgi_nv(params)
+    for i in range(0, len(nv), chunk):
+        out += fcgi_record(FCGI_PARAMS, nv[i:i + chunk], req_id)
+    out += fcgi_record(FCGI_PARAMS, b"", req_id)
+    for i in range(0, len(body), 65535):
+        out += fcgi_record(FCGI_STDIN, body[i:i + 65535], req_id)
+    return out + fcgi_record(FCGI_STDIN, b"", req_id)
+
+
+def fcgi_params(method, uri, body=b"", ctype="", key=None, length=None):
+    path, _, query = uri.partition("?")
+    p = {"REQUEST_METHOD": method, "REQUEST_URI": uri, "SCRIPT_NAME": path,
+         "QUERY_STRING": query, "REMOTE_ADDR": "127.0.0.1", "SERVER_PROTOCOL": "HTTP/1.1",
+         "CONTENT_LENGTH": str(len(body)) if length is None else length}
+    if ctype:
+        p["CONTENT_TYPE"] = ctype
+    if key is not None:
+        p["HTTP_IDEMPOTENCY_KEY"] = key
+    return p
+
+
+def fcgi_seeds():
+    pay = json.dumps({"order_no": "ORD20260101000001", "user_id": 42, "amount": "12.30"}).encode()
+    note = xml(signed(notification())).encode()
+    ping = fcgi_request(fcgi_params("GET", "/api/ping"))
+    post = fcgi_request(fcgi_params("POST", "/api/pay", pay, "application/json", "key-0001"), pay)
+    big_name = fcgi_record(FCGI_PARAMS, fcgi_len(0x7FFFFFFF) + fcgi_len(1) + b"A" * 64)
+    big_value = fcgi_record(FCGI_PARAMS, fcgi_len(11) + fcgi_len(0x7FFFFFFF) + b"REQUEST_URI/")
+    begin = fcgi_record(FCGI_BEGIN, bytes([0, 1, 0]) + b"\0" * 5)
+    return {
+        "ping": ping,
+        "pay_post": post,
+        "pay_post_keepalive_twice": fcgi_request(
+            fcgi_params("POST", "/api/pay", pay, "application/json"), pay, keep=True) + post,
+        "order_get": fcgi_request(fcgi_params("GET", "/api/pay/orders/ORD%7C0001%2a")),
+        "order_bad_escape": fcgi_request(fcgi_params("GET", "/api/pay/orders/ORD%00%zz%")),
+        "token_get": fcgi_request(fcgi_params("GET", "/api/pay/token?user_id=42&x=%41+b")),
+        "token_twice": fcgi_request(fcgi_params("GET", "/api/pay/token?user_id=1&user_id=2")),
+        "callback": fcgi_request(fcgi_params("POST", "/api/pay/callback/wechat", note, "text/xml"),
+                                 note),
+        "metrics": fcgi_request(fcgi_params("GET", "/metrics")),
+        "method_405": fcgi_request(fcgi_params("DELETE", "/api/pay")),
+        "unknown_404": fcgi_request(fcgi_params("GET", "/nope/../api/ping?")),
+        "uri_long": fcgi_request(fcgi_params("GET", "/api/pay/orders/" + "A" * 3000 + "?q=1")),
+        "no_params": fcgi_request({}),
+        "params_split": fcgi_request(fcgi_params("GET", "/api/ping"), chunk=7),
+        "padding": fcgi_record(FCGI_BEGIN, bytes([0, 1, 0]) + b"\0" * 5, padding=3)
+        + fcgi_record(FCGI_PARAMS, fcgi_nv(fcgi_params("GET", "/healthz")), padding=7)
+        + fcgi_record(FCGI_PARAMS) + fcgi_record(FCGI_STDIN),
+        "cl_negative": fcgi_request(fcgi_params("POST", "/api/pay", length="-2147483649"),
+                                    b"x" * 4000),
+        "cl_too_large": fcgi_request(fcgi_params("POST", "/api/pay", length="65537"), pay),
+        "cl_space": fcgi_request(fcgi_params("POST", "/api/pay", pay, "application/json",
+                                             length=" 64"), pay),
+        "cl_20_digits": fcgi_request(fcgi_params("POST", "/api/pay", length="9" * 20), pay),
+        "cl_more_than_sent": fcgi_request(fcgi_params("POST", "/api/pay", pay, "application/json",
+                                                      length="65536"), pay),
+        "cl_less_than_sent": fcgi_request(fcgi_params("POST", "/api/pay", pay, "application/json",
+                                                      length="5"), pay),
+        "huge_name_length": begin + big_name,
+        "huge_value_length": begin + big_value,
+        "name_length_past_record": begin + fcgi_record(FCGI_PARAMS, fcgi_len(200) + fcgi_len(2)
+                                                       + b"AB") + fcgi_record(FCGI_PARAMS),
+        "truncated_header": ping[:5],
+        "truncated_begin": ping[:12],
+        "truncated_params": ping[:40],
+        "truncated_stdin": post[:-12],
+        "abort": fcgi_record(FCGI_BEGIN, bytes([0, 1, 0]) + b"\0" * 5)
+        + fcgi_record(FCGI_ABORT),
+        "role_authorizer": fcgi_request(fcgi_params("GET", "/api/ping"), role=2),
+        "get_values": fcgi_record(FCGI_GET_VALUES, fcgi_nv({"FCGI_MAX_CONNS": "",
+                                                             "FCGI_MPXS_CONNS": ""}), req_id=0)
+        + ping,
+        "other_request_id": fcgi_request(fcgi_params("GET", "/api/ping"), req_id=2)[:24] + ping,
+        "unknown_type": fcgi_record(11, b"zz") + ping,
+        "version_2": bytes([2]) + ping[1:],
+        "stdin_before_params": begin + fcgi_record(FCGI_STDIN, b"abc") + ping[16:],
+    }
+
+
 def write(name, seeds):
     d = os.path.join(HERE, "corpus", name)
     shutil.rmtree(d, ignore_errors=True)
@@ -251,3 +356,4 @@ if __name__ == "__main__":
     write("fuzz_gateway_reply", gateway_seeds())
     write("fuzz_pay_request", pay_request_seeds())
     write("fuzz_amount", amount_seeds())
+    write("fuzz_fcgi", fcgi_seeds())

@@ -5,13 +5,16 @@
 #   make fuzz-build            builds only;  make fuzz-clean  removes it all
 # Independent of CC and of the main build's flags: each harness compiles the
 # common/ and app/ sources it tests with clang and links only mxml, jansson and
-# libcrypto (no MariaDB, Redis, FastCGI). Nothing here is part of all/check.
+# libcrypto (no MariaDB, Redis), and fuzz_fcgi libfcgi as well: it feeds the
+# FastCGI record stream through libfcgi into the adapter and the router.
+# Nothing here is part of all/check.
 
 FUZZ_CC = clang
 FUZZ_SECONDS = 60
 fuzz_compile_flags = -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	-Wall -Wextra -Wno-unused-parameter
+	-Wall -Wextra -Wno-unused-parameter \
+	-DIDEMPAY_VERSION='"fuzz"' -DIDEMPAY_REVISION='"fuzz"'
 # app headers include mysql.h / hiredis.h for their types: headers only.
 fuzz_include_flags = -I$(top_srcdir)/common -I$(top_srcdir)/app -I$(top_srcdir)/fuzz \
 	$(JANSSON_CFLAGS) $(MXML_CFLAGS) $(CRYPTO_CFLAGS) $(MARIADB_CFLAGS) $(HIREDIS_CFLAGS)
@@ -21,7 +24,7 @@ fuzz_link_flags =
 fuzz_libs = $(MXML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 
 FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply fuzz_statement \
-	fuzz_refund_info fuzz_refund_notify
+	fuzz_refund_info fuzz_refund_notify fuzz_fcgi
 FUZZ_PROGS = $(FUZZ_HARNESSES:%=fuzz/%)
 
 # The sources each harness tests (compiled once each, with coverage).
@@ -36,6 +39,10 @@ fuzz_units_statement = fuzz/fuzz_statement app/statement_parse common/money comm
 fuzz_units_refund_info = fuzz/fuzz_refund_info common/wx_refund_info
 fuzz_units_refund_notify = fuzz/fuzz_refund_notify app/refund_notify_verify common/wx_refund_info \
 	common/wx_xml common/money
+# The FastCGI edge: libfcgi's decoding, the adapter's request building, the
+# router with stand-in handlers (fuzz/fuzz_fcgi.c), the pure request parsers.
+fuzz_units_fcgi = fuzz/fuzz_fcgi common/fcgi_request common/fcgi_screen app/router app/metrics app/pay_request \
+	common/http_msg common/log common/env common/money common/order_no
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 
@@ -60,6 +67,8 @@ fuzz/fuzz_refund_info: $(fuzz_units_refund_info:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 fuzz/fuzz_refund_notify: $(fuzz_units_refund_notify:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
+fuzz/fuzz_fcgi: $(fuzz_units_fcgi:%=fuzz/out/obj/%.o)
+	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs) $(FCGI_LIBS)
 
 fuzz-build: $(FUZZ_PROGS)
 
@@ -75,4 +84,5 @@ fuzz-clean:
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += fuzz/local.mk fuzz/run-fuzzers fuzz/harness.h fuzz/fuzz_notify.c \
 	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c fuzz/fuzz_statement.c fuzz/fuzz_refund_info.c fuzz/fuzz_refund_notify.c \
+	fuzz/fuzz_fcgi.c fuzz/fuzz_fcgi.supp \
 	fuzz/gen_corpus.py fuzz/corpus fuzz/dict fuzz/regressions

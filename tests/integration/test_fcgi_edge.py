@@ -1,8 +1,10 @@
 """test_fcgi_edge - the FastCGI edge, spoken to directly (no web server in
 front), as anything that reaches the service's FastCGI port can (issue 23):
 a negative or oversized CONTENT_LENGTH with a large body is refused cleanly
-and the process lives; connections that send nothing do not freeze the
-workers; ":PORT" listens on loopback only.
+and the process lives; PARAMS whose name-value lengths claim more bytes than
+follow (they aborted the process inside libfcgi) are refused unread;
+connections that send nothing do not freeze the workers; ":PORT" listens on
+loopback only.
 
 The service under test is a private idempay-fcgi of the running build on its
 own port (HTTP + 7), 4 threads, so that 4 idle connections would freeze it
@@ -132,6 +134,48 @@ def oversized_content_length_is_413_and_a_body_longer_than_announced_is_cut():
     status, out = fcgi_request(base_params(CONTENT_LENGTH="2"), b"{}" + b"C" * 100_000)
     check(status == 400, f"expected 400 for the 2-byte body '{{}}', got {status} {out[:200]!r}")
     check(SVC.alive() and SVC.ping() == 200, "the service does not answer after the long bodies")
+
+
+def send_raw(msg, timeout=15.0):
+    """Sends msg as is; returns what came back before the service closed."""
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=timeout)
+    data = b""
+    try:
+        s.sendall(msg)
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return data
+
+
+@test
+def params_whose_lengths_lie_are_refused_unread_and_the_process_lives():
+    # found by fuzz/fuzz_fcgi: libfcgi allocates nameLength + valueLength + 2
+    # in int; these two overflow it, malloc fails and libfcgi's assert()
+    # aborted the whole process. Lengths near 2^31 made it allocate GiB.
+    begin = record(FCGI_BEGIN_REQUEST, struct.pack(">HB5x", 1, 0))
+    for lens in ((0x5DDDDDDD, 0x5DDDDDDD), (0x7FFFFFFF, 0x7FFFFFFF), (0x7FFFFFF0, 1), (200, 2)):
+        pair = struct.pack(">II", lens[0] | 0x80000000, lens[1] | 0x80000000) + b"AB" * 40
+        data = send_raw(begin + record(FCGI_PARAMS, pair) + record(FCGI_PARAMS, b"")
+                        + record(FCGI_STDIN, b""))
+        check(data == b"", f"lengths {lens}: expected the connection closed unanswered, got "
+                           f"{data[:100]!r}")
+        check(SVC.alive(), f"the service died on PARAMS lengths {lens}")
+    # the same pair hidden in a BEGIN_REQUEST's padding, which libfcgi reads
+    # as records (found by fuzz_fcgi against the first version of the screen)
+    hidden = record(FCGI_PARAMS, struct.pack(">II", 0xDDDDDDDD, 0xDDDDDDDD) + b"AB" * 40)
+    msg = (struct.pack(">BBHHBx", 1, FCGI_BEGIN_REQUEST, 1, 8, len(hidden))
+           + struct.pack(">HB5x", 1, 0) + hidden + record(FCGI_PARAMS, b"") + record(FCGI_STDIN, b""))
+    check(send_raw(msg) == b"", "a PARAMS record hidden in BEGIN_REQUEST's padding was answered")
+    check(SVC.alive(), "the service died on a PARAMS record hidden in BEGIN_REQUEST's padding")
+    check(SVC.ping() == 200, "the service does not answer after the lying lengths")
 
 
 @test
