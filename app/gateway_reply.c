@@ -206,6 +206,8 @@ gw_outcome gateway_reply_reverse(const wx_msg *reply, gw_result *out)
         return gateway_result_set(out, GW_UNKNOWN, "recall", "reverse: call it again");
     if (!gw_is(result, "FAIL"))
         return gw_bad_result(out);
+    if (gw_is(wx_msg_get(reply, "err_code"), "ORDERNOTEXIST") && !out->recall)
+        return gw_take_error(reply, "no such trade", GW_NOT_CHARGED, out);
     return gw_take_error(reply, "reverse failed", GW_UNKNOWN, out);
 }
 

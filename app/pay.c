@@ -258,10 +258,9 @@ static void pay_micropay(app_ctx *ctx, const pay_request *pr, long long fence, p
         /* Closed or reversed at the gateway (by a resolver whose own write was lost). */
         s = settle_closed(ctx, pr->order_no, fence, "pay", &row);
         break;
+    case GW_PREPAY: /* not a micropay answer */
     case GW_UNKNOWN:
     case GW_UNSUPPORTED:
-    case GW_PREPAY:
-    default:
         /* A verified reply without a known outcome (SYSTEMERROR...): the call
          * may still charge (USERPAYING: the customer confirms on the phone; a
          * timeout: the request may be on its way). The reconciler polls

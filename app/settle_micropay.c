@@ -35,8 +35,12 @@ static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long lon
 {
     gw_result gw;
     settle_result s;
+    gw_outcome o = gateway_reverse(ctx, order_no, &gw);
 
-    if (gateway_reverse(ctx, order_no, &gw) != GW_CLOSED) {
+    /* ORDERNOTEXIST after the window (we reverse no sooner): the micropay
+     * never reached the gateway. Final too: a charge that still lands is a
+     * charge of a closed order, refunded wherever it is found. */
+    if (o != GW_CLOSED && o != GW_NOT_CHARGED) {
         log_msg(LOG_WARN, "%s order=%s: reverse not done (%s%s); calling again later", source,
                 order_no, gw.err_code, gw.recall ? ", recall=Y" : "");
         return settle_micropay_later(ctx, order_no, fence, ctx->cfg->micropay_poll_ms);

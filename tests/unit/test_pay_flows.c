@@ -184,6 +184,8 @@ static void test_replies(void)
     CU_ASSERT_EQUAL(g.recall, 1);
     CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>SYSTEMERROR</err_code>"
                          "<recall>Y</recall></xml>", 3, &g), GW_UNKNOWN);
+    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>ORDERNOTEXIST</err_code>"
+                         "</xml>", 3, &g), GW_NOT_CHARGED);
 }
 
 static void test_micropay_schedule(void)
