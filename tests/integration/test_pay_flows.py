@@ -43,7 +43,7 @@ def live_charges(no):
 def native_prepay_repeats_and_pays_once():
     no = unique("PN")
     r = native(no)
-    check(r.status == 202 and r.headers.get("Retry-After"), f"first: {r}")
+    check(r.status == 202 and r.header("Retry-After"), f"first: {r}")
     a = r.json()
     check(a["status"] == "AWAITING_PAYMENT" and a["trade_type"] == "NATIVE" and
           a["code_url"].startswith("weixin://") and a["prepay_id"] and a["expires_at"], a)
