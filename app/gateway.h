@@ -43,7 +43,8 @@ gw_outcome gateway_micropay(app_ctx *ctx, const char *order_no, long long total_
  * fence; the client certificate comes with the shared client, as for
  * refunds): GW_CLOSED when reversed (result_code SUCCESS, recall N): the
  * trade can never be charged, and a charge that landed is returned by the
- * gateway itself. ORDERNOTEXIST -> GW_NOT_CHARGED (no such trade). Anything
+ * gateway itself. ORDERNOTEXIST -> GW_NOT_CHARGED (no such trade yet: not a
+ * fence, a queued micropay may still land). Anything
  * else GW_UNKNOWN (out->recall 1: call again). */
 gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out);
 /* orderquery by out_trade_no. trade_state SUCCESS/REFUND -> GW_CHARGED

@@ -65,7 +65,7 @@ gw_outcome gateway_reply_unifiedorder(const wx_msg *reply, int need_code_url, gw
 gw_outcome gateway_reply_micropay(const wx_msg *reply, gw_result *out);
 /* The outcome of a trusted /secapi/pay/reverse reply (see gateway_reverse):
  * result_code SUCCESS and recall N -> GW_CLOSED; FAIL ORDERNOTEXIST (recall
- * not Y) -> GW_NOT_CHARGED (the micropay never reached the gateway);
+ * not Y) -> GW_NOT_CHARGED (the micropay has not reached the gateway yet);
  * anything else GW_UNKNOWN (out->recall set when recall=Y). */
 gw_outcome gateway_reply_reverse(const wx_msg *reply, gw_result *out);
 /* The outcome of a trusted orderquery reply about order_no (see

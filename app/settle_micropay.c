@@ -37,10 +37,15 @@ static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long lon
     settle_result s;
     gw_outcome o = gateway_reverse(ctx, order_no, &gw);
 
-    /* ORDERNOTEXIST after the window (we reverse no sooner): the micropay
-     * never reached the gateway. Final too: a charge that still lands is a
-     * charge of a closed order, refunded wherever it is found. */
-    if (o != GW_CLOSED && o != GW_NOT_CHARGED) {
+    /* ORDERNOTEXIST: the micropay has not reached the gateway's ledger, and
+     * may still (a request queued there): not a fence. Ask again, less
+     * often; the order stays PROCESSING until the gateway can say. */
+    if (o == GW_NOT_CHARGED) {
+        log_msg(LOG_WARN, "%s order=%s: reverse: no such trade at the gateway yet; asking again"
+                " in %ld ms", source, order_no, ctx->cfg->lease_ms);
+        return settle_micropay_later(ctx, order_no, fence, ctx->cfg->lease_ms);
+    }
+    if (o != GW_CLOSED) {
         log_msg(LOG_WARN, "%s order=%s: reverse not done (%s%s); calling again later", source,
                 order_no, gw.err_code, gw.recall ? ", recall=Y" : "");
         return settle_micropay_later(ctx, order_no, fence, ctx->cfg->micropay_poll_ms);
