@@ -146,7 +146,8 @@ static int pay_parse_flow(json_t *root, pay_request *out, char *msg, size_t msgl
     const char *s;
 
     out->flow = TRADE_NATIVE;
-    if (pay_opt_string(root, "trade_type", &s) < 0 || (s != NULL && trade_type_parse(s, &out->flow) != 0)) {
+    if (pay_opt_string(root, "trade_type", &s) < 0 ||
+        (s != NULL && trade_type_parse(s, &out->flow) != 0)) {
         pay_msg(msg, msglen, "trade_type must be \"NATIVE\", \"JSAPI\" or \"MICROPAY\"");
         return -1;
     }
