@@ -241,7 +241,10 @@ static void pay_micropay(app_ctx *ctx, const pay_request *pr, long long fence, p
         pay_processing(a, pr->order_no, false); /* nothing sent; the lease runs out */
         return;
     }
-    switch (gateway_micropay(ctx, pr->order_no, pr->amount_fen, pr->auth_code, &gw)) {
+    gateway_micropay(ctx, pr->order_no, pr->amount_fen, pr->auth_code, &gw);
+    if (gw.answered && gw.outcome == GW_UNKNOWN)
+        trade_store_mark_answered(ctx, pr->order_no); /* a reverse's ORDERNOTEXIST is final */
+    switch (gw.outcome) {
     case GW_CHARGED:
         s = settle_own_charge(ctx, pr->order_no, pr->amount_fen, gw.transaction_id, gw.total_fee,
                               "pay", &row);

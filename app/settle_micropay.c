@@ -31,15 +31,18 @@ static settle_result settle_micropay_later(app_ctx *ctx, const char *order_no, l
 
 /* The reverse: the trade ends (FAILED for good), or we call again later. */
 static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long long fence,
-                                    const char *source, order_row *row)
+                                    const trade_row *tr, const char *source, order_row *row)
 {
     gw_result gw;
     settle_result s;
     gw_outcome o = gateway_reverse(ctx, order_no, &gw);
 
-    /* ORDERNOTEXIST: the micropay has not reached the gateway's ledger, and
-     * may still (a request queued there): not a fence. Ask again, less
-     * often; the order stays PROCESSING until the gateway can say. */
+    /* ORDERNOTEXIST: the micropay is not in the gateway's ledger. When its
+     * reply came back verified (SYSTEMERROR...), nothing of it is in
+     * flight: final. Otherwise (a timeout, a reset) it may still be queued
+     * there: no fence; ask again, less often. */
+    if (o == GW_NOT_CHARGED && tr->answered)
+        o = GW_CLOSED;
     if (o == GW_NOT_CHARGED) {
         log_msg(LOG_WARN, "%s order=%s: reverse: no such trade at the gateway yet; asking again"
                 " in %ld ms", source, order_no, ctx->cfg->lease_ms);
@@ -78,5 +81,5 @@ settle_result settle_resolve_micropay(app_ctx *ctx, const char *order_no, long l
     next = settle_micropay_next_ms(ctx->cfg, tr->sent_age_ms);
     if (next > 0)
         return settle_micropay_later(ctx, order_no, fence, next);
-    return settle_reverse(ctx, order_no, fence, source, row);
+    return settle_reverse(ctx, order_no, fence, tr, source, row);
 }

@@ -16,6 +16,7 @@ enum {
     TRADE_SQL_PREPAY,
     TRADE_SQL_SENT,
     TRADE_SQL_QUERY_TAKE,
+    TRADE_SQL_ANSWERED,
     TRADE_SQL_COUNT
 };
 
@@ -26,12 +27,13 @@ static const char *const trade_sql[TRADE_SQL_COUNT] = {
     [TRADE_SQL_GET] =
         "SELECT trade_type, openid, time_expire, COALESCE(expires_ms, 0), prepay_id, code_url,"
         " IFNULL(TIMESTAMPDIFF(MICROSECOND, sent_at, NOW(3)) DIV 1000, -1),"
-        " TIMESTAMPDIFF(MICROSECOND, create_time, NOW(3)) DIV 1000"
+        " TIMESTAMPDIFF(MICROSECOND, create_time, NOW(3)) DIV 1000, answered"
         " FROM payment_trade WHERE order_no = ?",
     [TRADE_SQL_PREPAY] =
         "UPDATE payment_trade SET prepay_id = ?, code_url = ?"
         " WHERE order_no = ? AND prepay_id IS NULL",
-    [TRADE_SQL_SENT] = "UPDATE payment_trade SET sent_at = NOW(3) WHERE order_no = ?",
+    [TRADE_SQL_SENT] = "UPDATE payment_trade SET sent_at = NOW(3), answered = 0 WHERE order_no = ?",
+    [TRADE_SQL_ANSWERED] = "UPDATE payment_trade SET answered = 1 WHERE order_no = ?",
     [TRADE_SQL_QUERY_TAKE] =
         "UPDATE payment_trade SET last_query_at = NOW(3) WHERE order_no = ?"
         " AND (last_query_at IS NULL OR last_query_at <= NOW(3) - INTERVAL ? MICROSECOND)",
@@ -98,15 +100,16 @@ order_store_result trade_store_get(app_ctx *ctx, const char *order_no, trade_row
 {
     MYSQL_STMT *st;
     bool dup;
-    long long type = 0;
+    long long type = 0, answered = 0;
     int rc;
 
     if (trade_exec(ctx, TRADE_SQL_GET, "read", order_no, &st, &dup, "s", order_no) != 0)
         return ORDER_STORE_ERROR;
     memset(r, 0, sizeof(*r));
-    rc = db_stmt_fetch(st, "lsslssll", &type, r->openid, sizeof(r->openid), r->time_expire,
+    rc = db_stmt_fetch(st, "lsslsslll", &type, r->openid, sizeof(r->openid), r->time_expire,
                        sizeof(r->time_expire), &r->expires_ms, r->prepay_id, sizeof(r->prepay_id),
-                       r->code_url, sizeof(r->code_url), &r->sent_age_ms, &r->age_ms);
+                       r->code_url, sizeof(r->code_url), &r->sent_age_ms, &r->age_ms, &answered);
+    r->answered = answered != 0;
     if (rc < 0) {
         log_msg(LOG_ERROR, "trade_store read order=%s: fetch failed", order_no);
         return ORDER_STORE_ERROR;
@@ -167,6 +170,16 @@ order_store_result trade_store_query_take(app_ctx *ctx, const char *order_no,
 
     if (trade_exec(ctx, TRADE_SQL_QUERY_TAKE, "query_take", order_no, &st, &dup, "sl", order_no,
                    (long long)min_interval_ms * 1000) != 0)
+        return ORDER_STORE_ERROR;
+    return trade_cas(st);
+}
+
+order_store_result trade_store_mark_answered(app_ctx *ctx, const char *order_no)
+{
+    MYSQL_STMT *st;
+    bool dup;
+
+    if (trade_exec(ctx, TRADE_SQL_ANSWERED, "answered", order_no, &st, &dup, "s", order_no) != 0)
         return ORDER_STORE_ERROR;
     return trade_cas(st);
 }

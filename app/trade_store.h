@@ -32,6 +32,7 @@ typedef struct {
     char code_url[TRADE_CODE_URL_MAX + 1];  /* NATIVE, "" until stored */
     long long sent_age_ms;                  /* MICROPAY: ms since the micropay was sent; -1 none */
     long long age_ms;                       /* ms since the row was created */
+    bool answered;                          /* MICROPAY: that micropay got a verified reply */
 } trade_row;
 
 /* Fills r for a new trade created now_ms (Unix ms): type, openid, and for
@@ -55,6 +56,10 @@ order_store_result trade_store_set_prepay(app_ctx *ctx, const char *order_no,
 
 /* The holder of a MICROPAY attempt is about to send it: sent_at = now. */
 order_store_result trade_store_mark_sent(app_ctx *ctx, const char *order_no);
+
+/* The MICROPAY holder's call got a verified reply (any answer): nothing of
+ * it is still queued at the gateway. */
+order_store_result trade_store_mark_answered(app_ctx *ctx, const char *order_no);
 
 /* The poll's rate limit, shared by every process: OK when this caller may
  * send one orderquery now (last_query_at was older than min_interval_ms and

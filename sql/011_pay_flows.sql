@@ -17,6 +17,8 @@ CREATE TABLE payment_trade (
   prepay_id     VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NULL,
   code_url      VARCHAR(256) CHARACTER SET ascii COLLATE ascii_bin NULL,
   sent_at       DATETIME(3)  NULL COMMENT 'MICROPAY: when the current attempt sent its micropay',
+  answered      TINYINT      NOT NULL DEFAULT 0
+    COMMENT 'MICROPAY: 1 when that micropay got a verified reply (nothing of it is in flight)',
   last_query_at DATETIME(3)  NULL COMMENT 'the last orderquery a client poll triggered (rate limit)',
   create_time   DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (order_no)
