@@ -97,13 +97,21 @@ def native_paid_at_the_instant_of_the_close_is_refunded():
     t = threading.Thread(target=lambda: out.update(p=mock_payer_pay(
         code_url=a["code_url"], delay_ms=int(TTL_S * 1000) + 30000, timeout=90).json()))
     t.start()
-    wait_until(lambda: get_order(no).json()["status"] == "FAILED", timeout=40, what="closed")
+    wait_until(lambda: get_order(no).json()["status"] in ("PAID", "FAILED"), timeout=40,
+               what="closed (or paid by the payment the close let through)")
     t.join(60)
     check(out.get("p", {}).get("result") == "SUCCESS", f"payer: {out}")
     check(len(charges_for(no)) == 1, f"ledger: {charges_for(no)}")
-    wait_until(lambda: live_charges(no) == [], timeout=60, what="the charge refunded")
+    o = get_order(no).json()
     r = native(no)
-    check(r.status == 402 and r.json()["error"] == "payment_closed", f"{r}")
+    if o["status"] == "PAID":
+        # its notification reached the service before the close was recorded:
+        # the order keeps that one charge (the client is told PAID)
+        check(live_charges(no)[0]["transaction_id"] == o["transaction_id"], f"{o}")
+        check(r.status == 200, f"{r}")
+    else:
+        wait_until(lambda: live_charges(no) == [], timeout=60, what="the charge refunded")
+        check(r.status == 402 and r.json()["error"] == "payment_closed", f"{r}")
 
 
 @test
