@@ -225,8 +225,10 @@ static void admin_reset(mock_app *app, ledger *l, http_response *resp)
     notifier_reset_begin(app->notifier);
     journal_reset_begin(app->journal);
     int rc = ledger_reset(l, text);
-    if (rc == 0 && prepay_reset() != 0)   /* the flows' orders (prepay.h) */
+    if (rc == 0 && prepay_reset() != 0) {   /* the flows' orders (prepay.h) */
+        log_msg(LOG_ERROR, "reset: the flows' orders: %s", prepay_error());
         rc = -1;
+    }
     journal_reset_end(app->journal);
     notifier_reset_end(app->notifier);
     if (rc == 0) {

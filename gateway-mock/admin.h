@@ -6,6 +6,7 @@
  *                                       replaces the targeted rules (gateway-mock/rules.h)
  *   POST /mock/reset                    defaults, no rules, empty ledger and journal,
  *                                       no pending notifications
+ *   POST /mock/payer/pay                the customer pays a prepay order (payer.h)
  * Errors are {"error","message"} with 400 (bad knob or JSON), 404, 405, 503
  * (ledger unavailable). */
 #ifndef IDEMPAY_MOCK_ADMIN_H

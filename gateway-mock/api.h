@@ -1,6 +1,8 @@
 /* api - the WeChat Pay v2 endpoints of the mock: POST /pay/unifiedorder,
- * /pay/orderquery, /secapi/pay/refund, /pay/closeorder and
- * /pay/downloadbill, signed XML in; signed XML out (the statement excepted).
+ * /pay/orderquery, /secapi/pay/refund, /pay/closeorder,
+ * /pay/downloadbill, /pay/micropay and /secapi/pay/reverse (the last two and
+ * unifiedorder's prepay orders: flows.c, api_call.h), signed XML in; signed
+ * XML out (the statement excepted).
  *
  * Replies are HTTP 200 with XML, signed with the request's sign_type (MD5
  * unless it declared HMAC-SHA256; then the reply carries sign_type too).

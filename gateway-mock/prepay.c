@@ -83,6 +83,7 @@ static MYSQL_STMT *prepay_stmt(int sid)
 static int prepay_fail(MYSQL_STMT *st, const char *what)
 {
     unsigned int no = mysql_stmt_errno(st);
+    pc.err_no = no;
     snprintf(pc.err, sizeof(pc.err), "%s: %s (%u)", what,
              no != 0 ? mysql_stmt_error(st) : "bad binding or out of memory", no);
     db_stmt_done(st);
@@ -91,22 +92,30 @@ static int prepay_fail(MYSQL_STMT *st, const char *what)
     return -1;
 }
 
-/* Runs sid with parameters by letters; the statement, or NULL (err set). */
+/* Runs sid with parameters by letters; the statement, or NULL (err set).
+ * A connection found lost (MariaDB restarted since this thread last used
+ * it) is reopened and the statement run once more: every statement here is
+ * safe to repeat (reads, INSERT IGNORE, updates to a value, the reset). */
 static MYSQL_STMT *prepay_exec(int sid, const char *types, ...)
 {
     va_list ap;
-    MYSQL_STMT *st = prepay_stmt(sid);
-    if (st == NULL)
-        return NULL;
-    va_start(ap, types);
-    int rc = db_stmt_vexec(st, types, ap);
-    va_end(ap);
-    if (rc != 0) {
-        prepay_fail(st, "execute");
-        return NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        pc.err_no = 0;
+        MYSQL_STMT *st = prepay_stmt(sid);
+        if (st != NULL) {
+            va_start(ap, types);
+            int rc = db_stmt_vexec(st, types, ap);
+            va_end(ap);
+            if (rc == 0) {
+                pc.err[0] = '\0';
+                return st;
+            }
+            prepay_fail(st, "execute");
+        }
+        if (!db_conn_lost(pc.err_no))
+            break;
     }
-    pc.err[0] = '\0';
-    return st;
+    return NULL;
 }
 
 int prepay_get(prepay_key by, const char *key, prepay_row *out)

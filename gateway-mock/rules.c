@@ -7,6 +7,7 @@
 
 static const char *const rules_endpoints[] = {
     "*", "unifiedorder", "orderquery", "closeorder", "refund", "downloadbill",
+    "micropay", "reverse",
 };
 #define RULES_NENDPOINTS (sizeof(rules_endpoints) / sizeof(rules_endpoints[0]))
 
@@ -108,8 +109,9 @@ static int rules_parse_fault(const json_t *f, rule *r, const char *where, char *
     }
     r->kind = (fault_kind)kind;
     bool order_only = kind == FAULT_DECLINE || kind == FAULT_TIMEOUT_AFTER_CHARGE;
-    if (order_only && strcmp(r->endpoint, "unifiedorder") != 0) {
-        snprintf(err, errlen, "%s.kind %s applies to endpoint unifiedorder only", at,
+    if (order_only && strcmp(r->endpoint, "unifiedorder") != 0 &&
+        strcmp(r->endpoint, "micropay") != 0) {   /* the charging calls */
+        snprintf(err, errlen, "%s.kind %s applies to endpoints unifiedorder and micropay only", at,
                  faults_kind_name(r->kind));
         return -1;
     }
@@ -135,7 +137,7 @@ static int rules_parse_match(const json_t *obj, rule *r, const char *where, char
         i++;
     if (!json_is_string(ep) || i == RULES_NENDPOINTS) {
         snprintf(err, errlen, "%s.endpoint must be one of unifiedorder, orderquery, closeorder, "
-                              "refund, downloadbill, *", where);
+                              "refund, downloadbill, micropay, reverse, *", where);
         return -1;
     }
     snprintf(r->endpoint, sizeof(r->endpoint), "%s", rules_endpoints[i]);

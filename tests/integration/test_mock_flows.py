@@ -313,6 +313,19 @@ def micropay_fault_knobs_apply():
     check(charges(otn) == [], "error charged")
 
 
+@test
+def micropay_targeted_rule_withholds_after_charge():
+    wechat()
+    otn = unique("TR")
+    mock_config(rules=[{"endpoint": "micropay", "out_trade_no": otn, "times": 1,
+                        "fault": {"kind": "timeout_after_charge", "hold_ms": 500}}])
+    r = http("POST", MOCK + "/pay/micropay", "", timeout=5)   # a bad call: not matched by body
+    check(r.status == 200, f"bad call: {r}")
+    check(mock_micropay(otn, "134567890123456789") is None, "a withheld reply was answered")
+    check(len(charges(otn)) == 1, "not charged")
+    check(mock_orderquery(otn)["trade_state"] == "SUCCESS", "orderquery")
+
+
 # --- reverse ---------------------------------------------------------------------
 
 @test

@@ -40,6 +40,15 @@ static int validate(api_endpoint ep, wx_msg *m, wx_sign_type type, const char *k
     return rc;
 }
 
+/* A complete micropay request (mock-flows). */
+static void micropay_request(wx_msg *m)
+{
+    order_request(m);
+    wx_msg_del(m, "notify_url");
+    wx_msg_del(m, "trade_type");
+    wx_msg_set(m, "auth_code", "134567890123456789");
+}
+
 static void test_endpoint_of(void)
 {
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/unifiedorder"), API_UNIFIEDORDER);
@@ -47,6 +56,10 @@ static void test_endpoint_of(void)
     CU_ASSERT_EQUAL(api_endpoint_of("/secapi/pay/refund"), API_REFUND);
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/closeorder"), API_CLOSEORDER);
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/downloadbill"), API_DOWNLOADBILL);
+    CU_ASSERT_EQUAL(api_endpoint_of("/pay/micropay"), API_MICROPAY);
+    CU_ASSERT_EQUAL(api_endpoint_of("/secapi/pay/reverse"), API_REVERSE);
+    CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_MICROPAY), "micropay");
+    CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_REVERSE), "reverse");
     CU_ASSERT_EQUAL(api_endpoint_of("/pay/closeorder/"), API_NONE);
     CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_CLOSEORDER), "closeorder");
     CU_ASSERT_STRING_EQUAL(api_endpoint_name(API_DOWNLOADBILL), "downloadbill");
@@ -289,6 +302,45 @@ static void test_closeorder_rules(void)
     wx_msg_free(&m);
 }
 
+static void test_micropay_and_reverse_rules(void)
+{
+    static const char *const required[] = {
+        "body", "out_trade_no", "total_fee", "spbill_create_ip", "auth_code",
+    };
+    static const char *const bad_codes[] = {
+        "164567890123456789", "094567890123456789", "13456789012345678", "13456789012345678x",
+    };
+    wx_msg m;
+    api_verdict v;
+    micropay_request(&m);
+    CU_ASSERT_EQUAL(validate(API_MICROPAY, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    CU_ASSERT_EQUAL(v.total_fee, 1230);
+    wx_msg_free(&m);
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        micropay_request(&m);
+        wx_msg_del(&m, required[i]);
+        CU_ASSERT_EQUAL(validate(API_MICROPAY, &m, WX_SIGN_MD5, creds.key, &v), -1);
+        CU_ASSERT_STRING_EQUAL(v.err_code, "LACK_PARAMS");
+        wx_msg_free(&m);
+    }
+    for (size_t i = 0; i < sizeof(bad_codes) / sizeof(bad_codes[0]); i++) {
+        micropay_request(&m);
+        wx_msg_set(&m, "auth_code", bad_codes[i]);
+        CU_ASSERT_EQUAL(validate(API_MICROPAY, &m, WX_SIGN_MD5, creds.key, &v), -1);
+        CU_ASSERT_STRING_EQUAL(v.err_code, "AUTH_CODE_INVALID");
+        wx_msg_free(&m);
+    }
+    base_request(&m);   /* reverse: out_trade_no or transaction_id */
+    CU_ASSERT_EQUAL(validate(API_REVERSE, &m, WX_SIGN_MD5, creds.key, &v), -1);
+    CU_ASSERT_STRING_EQUAL(v.err_code, "LACK_PARAMS");
+    wx_msg_set(&m, "transaction_id", "4200000000000000000000000000");
+    CU_ASSERT_EQUAL(validate(API_REVERSE, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    wx_msg_del(&m, "transaction_id");
+    wx_msg_set(&m, "out_trade_no", "ORD-20240301-0001");
+    CU_ASSERT_EQUAL(validate(API_REVERSE, &m, WX_SIGN_MD5, creds.key, &v), 0);
+    wx_msg_free(&m);
+}
+
 /* A downloadbill request with the given fields (NULL: absent); returns
  * api_validate's result, the verdict in *v. */
 static int bill_request(const char *date, const char *type, const char *begin, const char *end,
@@ -460,6 +512,7 @@ int main(void)
         { "field rules -> PARAM_ERROR / APPID_MCHID_NOT_MATCH", test_param_errors },
         { "orderquery and refund rules", test_query_and_refund_rules },
         { "closeorder rules", test_closeorder_rules },
+        { "micropay and reverse rules", test_micropay_and_reverse_rules },
         { "downloadbill rules: day, range, type", test_downloadbill_rules },
         { "success reply signed (MD5, HMAC)", test_reply_success },
         { "failure replies signed", test_reply_failures },
