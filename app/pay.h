@@ -17,7 +17,9 @@
 
 #define PAY_ORDERS_PREFIX "/api/pay/orders/"
 
-/* POST /api/pay. Answers 200 PAID, 202 PROCESSING (+Retry-After), 402
+/* POST /api/pay, in the flow the body names (NATIVE, JSAPI, MICROPAY:
+ * docs/FLOWS.md). Answers 200 PAID, 202 AWAITING_PAYMENT (NATIVE/JSAPI:
+ * the prepay) or PROCESSING (+Retry-After), 402
  * payment_declined, 422 order_mismatch / idempotency_key_mismatch, 409
  * request_in_progress (+Retry-After), 403 invalid_token, 400/405/413/415,
  * 503 unavailable (+Retry-After; nothing charged: MariaDB or Redis down, or

@@ -63,7 +63,9 @@ settle_result settle_own_charge(app_ctx *ctx, const char *order_no, long long am
                                 const char *source, order_row *row);
 
 /* Ends the uncertain attempt `fence` of order_no, which the caller holds
- * (PROCESSING under the caller's lease at attempt fence): orderquery; a
+ * (PROCESSING under the caller's lease at attempt fence). A MICROPAY order
+ * (payment_trade) is polled, then reversed (settle_micropay.h). Any other:
+ * orderquery; a
  * charge is settle_charge'd; CLOSED, or NOTPAY followed by a successful
  * closeorder, makes the order FAILED for good; closeorder answering
  * ORDERPAID asks orderquery for the charge; a gateway without closeorder

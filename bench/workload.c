@@ -186,7 +186,10 @@ static int wl_pay(wl_worker *wk, const char *order_no, long user, bool repeat)
     char body[256];
     http_reply rep;
 
-    snprintf(body, sizeof body, "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"" WL_AMOUNT "\"}",
+    /* the charge with its reply: a payment code (MICROPAY, docs/FLOWS.md) */
+    snprintf(body, sizeof body,
+             "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"" WL_AMOUNT "\","
+             "\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"}",
              order_no, user);
     return wl_http(wk, "POST", wl_cfg->target, "/api/pay", "application/json", body, 200,
                    "\"PAID\"", repeat, &rep);

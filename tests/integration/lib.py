@@ -120,9 +120,23 @@ def http(method, url, body=None, headers=None, timeout=10.0):
         conn.close()
 
 
-def pay(order_no, user_id, amount, token=None, idem_key=None, timeout=10.0, base=None, extra=None):
-    """POST /api/pay as a client would."""
+# The payment-code flow (MICROPAY) is the charge with its reply that most
+# tests exercise; a test of the prepay flows passes trade_type="NATIVE" or
+# "JSAPI" (docs/FLOWS.md). A WeChat test payment code: 18 digits, 10..15.
+AUTH_CODE = "134567890123456789"
+
+
+def pay(order_no, user_id, amount, token=None, idem_key=None, timeout=10.0, base=None, extra=None,
+        trade_type="MICROPAY", auth_code=AUTH_CODE, openid=None):
+    """POST /api/pay as a client would (MICROPAY with a payment code unless
+    trade_type says otherwise; trade_type=None sends no flow fields)."""
     body = {"order_no": order_no, "user_id": user_id, "amount": amount}
+    if trade_type is not None:
+        body["trade_type"] = trade_type
+    if trade_type == "MICROPAY" and auth_code is not None:
+        body["auth_code"] = auth_code
+    if openid is not None:
+        body["openid"] = openid
     if token is not None:
         body["token"] = token
     if extra:

@@ -41,7 +41,8 @@ def order_no():
 
 def body(order=None, user=USER, amount="12.30", drop=(), **extra):
     """A JSON body (text) with one thing changed; drop removes fields."""
-    f = {"order_no": order_no() if order is None else order, "user_id": user, "amount": amount}
+    f = {"order_no": order_no() if order is None else order, "user_id": user, "amount": amount,
+         "trade_type": "MICROPAY", "auth_code": "134567890123456789"}  # a payment code
     f.update(extra)
     for k in drop:
         f.pop(k, None)

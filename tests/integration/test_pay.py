@@ -126,6 +126,10 @@ def bad_input_is_refused_and_writes_nothing():
 
 @test
 def decline_is_402_and_a_later_retry_pays_once():
+    # A payment code declined (NOTENOUGH) is spent: WeChat refuses the same
+    # out_trade_no again (AUTH_CODE_INVALID with the same code, 201
+    # duplicate with another), so the retry is declined too and charges
+    # nothing; the customer pays with a new order_no (docs/FLOWS.md).
     no, user = unique("PDEC"), uid()
     mock_config(decline_rate=1.0)
     r = pay(no, user, "8.88")
@@ -137,7 +141,11 @@ def decline_is_402_and_a_later_retry_pays_once():
     check(charges_for(no) == [], "a decline charged")
     mock_config(decline_rate=0.0)
     r = pay(no, user, "8.88")
-    check(r.status == 200 and r.json()["status"] == "PAID", f"retry after decline: {r}")
+    check(r.status == 402 and r.json()["error"] == "payment_declined", f"retry after decline: {r}")
+    check(charges_for(no) == [], "a retry of a spent payment code charged")
+    no = unique("PDEC")
+    r = pay(no, user, "8.88")
+    check(r.status == 200 and r.json()["status"] == "PAID", f"a new order_no: {r}")
     assert_one_charge(no, 888)
     r = pay(no, user, "8.88")
     check(r.status == 200 and r.header("Idempotent-Replayed") == "true", f"repeat: {r}")
@@ -155,18 +163,20 @@ def systemerror_then_retry(prefix, amount):
     check(order_state(no) == "PROCESSING", "SYSTEMERROR must leave the order PROCESSING")
     check(charges_for(no) == [], "SYSTEMERROR charged")
     mock_config(error_rate=0.0)
-    # the gateway answered (nothing in flight): the next retry resolves at once
+    # a payment-code charge whose outcome is unknown: orderquery every
+    # IDEMPAY_MICROPAY_POLL_MS within IDEMPAY_MICROPAY_WINDOW_MS, then reverse
+    window = int(os.environ.get("IDEMPAY_MICROPAY_WINDOW_MS", "6000")) / 1000.0
     t0 = time.monotonic()
     r = wait_until(lambda: (lambda a: a if a.status in (200, 402) else None)(pay(no, user, amount)),
-                   8, 0.5, f"{no} resolved after the gateway recovered")
-    check(time.monotonic() - t0 < 5, "the retry waited for a lease nobody holds")
+                   window + 10, 0.5, f"{no} resolved after the gateway recovered")
+    check(time.monotonic() - t0 < window + 8, "the retry waited past the window and the reverse")
     return no, user, r
 
 
 @test
 def gateway_systemerror_is_202_and_the_retry_closes_the_attempt():
     # SYSTEMERROR is an uncertain attempt: it ends only by orderquery, then
-    # closeorder (docs/FENCE.md). The close makes the order final.
+    # (payment code) reverse (docs/FENCE.md). The reverse makes the order final.
     no, user, r = systemerror_then_retry("PERR", "2.22")
     check(r.status == 402 and r.json()["error"] == "payment_closed"
           and r.json()["status"] == "FAILED", f"the retry after the close: {r}")
@@ -179,13 +189,13 @@ def gateway_systemerror_is_202_and_the_retry_closes_the_attempt():
 
 
 @test
-def without_closeorder_a_systemerror_retry_pays_once():
-    # A gateway without closeorder: the attempt cannot be fenced; the retry
-    # charges once (the statement job is the net for a late second charge).
+def without_closeorder_a_systemerror_is_still_fenced_by_reverse():
+    # The payment-code flow's fence is reverse, not closeorder: a gateway
+    # without closeorder still ends the uncertain charge for good.
     mock_config(closeorder_enabled=False)
     no, user, r = systemerror_then_retry("PERRN", "2.23")
-    check(r.status == 200 and r.json()["status"] == "PAID", f"{r}")
-    assert_one_charge(no, 223)
+    check(r.status == 402 and r.json()["error"] == "payment_closed", f"{r}")
+    check(charges_for(no) == [], f"{no}: charged after the reverse")
 
 
 @test
