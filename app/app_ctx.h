@@ -20,7 +20,8 @@ enum {
     STMT_REFUND_BASE = 72,    /* refund_queue: 72..87 */
     STMT_HEALTH_BASE = 88,    /* health: 88..91 */
     STMT_STATEMENT_BASE = 92, /* statement: 92..95 */
-    STMT_MAX = 96
+    STMT_TRADE_BASE = 96,     /* trade_store: 96..103 */
+    STMT_MAX = 104
 };
 
 typedef struct app_ctx {

@@ -47,6 +47,13 @@ int app_config_load(app_config *c)
     c->redis_timeout_ms = env_int("IDEMPAY_REDIS_TIMEOUT_MS", 1000);
     snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
     snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
+    c->prepay_ttl_ms = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
+    c->close_min_age_ms = env_int("IDEMPAY_CLOSE_MIN_AGE_MS", 300000);
+    c->close_margin_ms = env_int("IDEMPAY_CLOSE_MARGIN_MS", 10000);
+    c->query_min_interval_ms = env_int("IDEMPAY_QUERY_MIN_INTERVAL_MS", 2000);
+    c->micropay_poll_ms = env_int("IDEMPAY_MICROPAY_POLL_MS", 5000);
+    c->micropay_window_ms = env_int("IDEMPAY_MICROPAY_WINDOW_MS", 30000);
+    c->reverse_min_wait_ms = env_int("IDEMPAY_REVERSE_MIN_WAIT_MS", 15000);
 
     if (!strcmp(mode, "off"))
         c->token_mode = TOKEN_MODE_OFF;
@@ -66,6 +73,13 @@ int app_config_load(app_config *c)
         c->token_ttl_s < 1 || c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 ||
         c->failed_recheck_ms < 1 || c->statement_interval_ms < 100 || c->statement_overlap_ms < 0) {
         fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; intervals and timeouts > 0)\n");
+        return -1;
+    }
+    if (c->prepay_ttl_ms < 1000 || c->close_min_age_ms < 0 || c->close_margin_ms < 0 ||
+        c->query_min_interval_ms < 0 || c->micropay_poll_ms < 10 || c->micropay_window_ms < 0 ||
+        c->reverse_min_wait_ms < 0) {
+        fprintf(stderr, "invalid IDEMPAY_* flow numbers (IDEMPAY_PREPAY_TTL_MS >= 1000,"
+                " IDEMPAY_MICROPAY_POLL_MS >= 10, the others >= 0)\n");
         return -1;
     }
     if (c->statement_overlap_ms <= c->lease_ms) {

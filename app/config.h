@@ -36,6 +36,19 @@ typedef struct {
     int redis_port;                /* IDEMPAY_REDIS_PORT, 16379 */
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
+    /* The flows (docs/FLOWS.md); defaults are WeChat's documented values. */
+    long prepay_ttl_ms;            /* IDEMPAY_PREPAY_TTL_MS, 7200000: time_expire - creation of a
+                                      NATIVE/JSAPI prepay (WeChat: 2 h; at least 5 min) */
+    long close_min_age_ms;         /* IDEMPAY_CLOSE_MIN_AGE_MS, 300000: closeorder is refused
+                                      before the order is this old (WeChat: 5 min) */
+    long close_margin_ms;          /* IDEMPAY_CLOSE_MARGIN_MS, 10000: the prepay's lease runs this
+                                      much past max(time_expire, creation + close_min_age) */
+    long query_min_interval_ms;    /* IDEMPAY_QUERY_MIN_INTERVAL_MS, 2000: at most one orderquery
+                                      per order this often from client polls */
+    long micropay_poll_ms;         /* IDEMPAY_MICROPAY_POLL_MS, 5000 (WeChat: every 5 s) */
+    long micropay_window_ms;       /* IDEMPAY_MICROPAY_WINDOW_MS, 30000 (WeChat: 30 s) */
+    long reverse_min_wait_ms;      /* IDEMPAY_REVERSE_MIN_WAIT_MS, 15000 (WeChat: 15 s after the
+                                      micropay) */
 } app_config;
 
 /* Gateway calls one lease holder may make in a row: orderquery, closeorder,

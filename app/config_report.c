@@ -87,6 +87,13 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_l(out, "IDEMPAY_LEASE_MS", c->lease_ms);
     line_l(out, "IDEMPAY_RECONCILE_INTERVAL_MS", c->reconcile_interval_ms);
     line_l(out, "IDEMPAY_FAILED_RECHECK_MS", c->failed_recheck_ms);
+    line_l(out, "IDEMPAY_PREPAY_TTL_MS", c->prepay_ttl_ms);
+    line_l(out, "IDEMPAY_CLOSE_MIN_AGE_MS", c->close_min_age_ms);
+    line_l(out, "IDEMPAY_CLOSE_MARGIN_MS", c->close_margin_ms);
+    line_l(out, "IDEMPAY_QUERY_MIN_INTERVAL_MS", c->query_min_interval_ms);
+    line_l(out, "IDEMPAY_MICROPAY_POLL_MS", c->micropay_poll_ms);
+    line_l(out, "IDEMPAY_MICROPAY_WINDOW_MS", c->micropay_window_ms);
+    line_l(out, "IDEMPAY_REVERSE_MIN_WAIT_MS", c->reverse_min_wait_ms);
     line_l(out, "IDEMPAY_RETRY_AFTER", c->retry_after_s);
     line_s(out, "IDEMPAY_TOKEN_MODE", modes[c->token_mode]);
     line_l(out, "IDEMPAY_TOKEN_TTL", c->token_ttl_s);

@@ -98,7 +98,7 @@ static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *r
 static void gw_log(const char *op, const char *order_no, const gw_result *out)
 {
     static const char *const names[] = {"charged", "not_charged", "orderpaid", "unknown",
-                                        "closed", "unsupported"};
+                                        "closed", "unsupported", "prepay"};
     log_level lvl = out->outcome == GW_UNKNOWN ? LOG_WARN : LOG_DEBUG;
 
     log_msg(lvl, "gateway %s order=%s outcome=%s err=%s msg=%s", op, order_no,
@@ -125,10 +125,22 @@ static gw_outcome gw_call(app_ctx *ctx, const char *op, const char *path, wx_msg
     return out->outcome;
 }
 
-static gw_outcome gw_mean_unifiedorder(const wx_msg *reply, const char *subject, gw_result *out)
+static gw_outcome gw_mean_prepay(const wx_msg *reply, const char *subject, gw_result *out)
 {
     (void)subject;
-    return gateway_reply_unifiedorder(reply, out);
+    return gateway_reply_unifiedorder(reply, 0, out);
+}
+
+static gw_outcome gw_mean_prepay_native(const wx_msg *reply, const char *subject, gw_result *out)
+{
+    (void)subject;
+    return gateway_reply_unifiedorder(reply, 1, out);
+}
+
+static gw_outcome gw_mean_micropay(const wx_msg *reply, const char *subject, gw_result *out)
+{
+    (void)subject;
+    return gateway_reply_micropay(reply, out);
 }
 
 static gw_outcome gw_mean_closeorder(const wx_msg *reply, const char *subject, gw_result *out)
@@ -137,8 +149,37 @@ static gw_outcome gw_mean_closeorder(const wx_msg *reply, const char *subject, g
     return gateway_reply_closeorder(reply, out);
 }
 
-gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long total_fee,
-                                gw_result *out)
+static gw_outcome gw_mean_reverse(const wx_msg *reply, const char *subject, gw_result *out)
+{
+    (void)subject;
+    return gateway_reply_reverse(reply, out);
+}
+
+gw_outcome gateway_unifiedorder(app_ctx *ctx, const gw_prepay_req *p, gw_result *out)
+{
+    wx_msg req;
+    const int native = strcmp(p->trade_type, "NATIVE") == 0;
+    const wx_pair fields[] = {
+        WX_TEXT("body", "idempay order"),
+        WX_TEXT("out_trade_no", p->order_no),
+        WX_NUM("total_fee", p->total_fee),
+        WX_TEXT("spbill_create_ip", "127.0.0.1"),
+        WX_TEXT("notify_url", ctx->cfg->notify_url),
+        WX_TEXT("trade_type", p->trade_type),
+        WX_TEXT("time_expire", p->time_expire),
+        WX_TEXT("product_id", native ? p->order_no : NULL), /* NULL: left out */
+        WX_TEXT("openid", native ? NULL : p->openid),
+    };
+
+    gateway_result_init(out);
+    wx_msg_init(&req);
+    int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
+    return gw_call(ctx, "unifiedorder", "/pay/unifiedorder", &req, built, p->order_no,
+                   native ? gw_mean_prepay_native : gw_mean_prepay, out);
+}
+
+gw_outcome gateway_micropay(app_ctx *ctx, const char *order_no, long long total_fee,
+                            const char *auth_code, gw_result *out)
 {
     wx_msg req;
     const wx_pair fields[] = {
@@ -146,16 +187,25 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long to
         WX_TEXT("out_trade_no", order_no),
         WX_NUM("total_fee", total_fee),
         WX_TEXT("spbill_create_ip", "127.0.0.1"),
-        WX_TEXT("notify_url", ctx->cfg->notify_url),
-        WX_TEXT("trade_type", "NATIVE"),
-        WX_TEXT("product_id", order_no),
+        WX_TEXT("auth_code", auth_code),
     };
 
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gw_call(ctx, "unifiedorder", "/pay/unifiedorder", &req, built, order_no,
-                   gw_mean_unifiedorder, out);
+    return gw_call(ctx, "micropay", "/pay/micropay", &req, built, order_no, gw_mean_micropay,
+                   out);
+}
+
+gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out)
+{
+    wx_msg req;
+
+    gateway_result_init(out);
+    wx_msg_init(&req);
+    int built = wx_msg_set(&req, "out_trade_no", order_no) == 0;
+    return gw_call(ctx, "reverse", "/secapi/pay/reverse", &req, built, order_no, gw_mean_reverse,
+                   out);
 }
 
 gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out)

@@ -1,5 +1,5 @@
-/* gateway - the WeChat Pay v2 client (unifiedorder, orderquery, closeorder,
- * refund, downloadbill).
+/* gateway - the WeChat Pay v2 client (unifiedorder, micropay, orderquery,
+ * closeorder, reverse, refund, downloadbill).
  * Every request is signed and every reply's signature is verified; a reply
  * that is missing, late, unparsable or badly signed is GW_UNKNOWN, never a
  * decline. Uses the thread's reused curl handle (ctx->gateway). */
@@ -9,17 +9,42 @@
 #include "app_ctx.h"
 #include "gateway_reply.h"
 
-/* unifiedorder for order_no (= out_trade_no) and total_fee fen (NATIVE,
- * notify_url from the config). GW_CHARGED only with a transaction_id; the
- * charge's total_fee as the reply says (-1 when it does not): the caller
- * compares it with the order (settle_charge), since a charge of another
- * amount is still money taken. result_code FAIL: ORDERPAID -> GW_ORDERPAID;
- * ORDERCLOSED -> GW_CLOSED; SYSTEMERROR, BANKERROR,
- * USERPAYING, OUT_TRADE_NO_USED, BIZERR_NEED_RETRY, FREQUENCY_LIMITED or no
- * err_code -> GW_UNKNOWN; any other err_code of a verified reply ->
- * GW_NOT_CHARGED (a decline; out->message says why). *out is always filled;
- * the result is also out->outcome. */
-gw_outcome gateway_unifiedorder(app_ctx *ctx, const char *order_no, long long total_fee, gw_result *out);
+/* What a unifiedorder of a prepay flow sends: the same values on every
+ * call of one order (time_expire included, fixed when the order was
+ * created), so WeChat answers a repeat with the same prepay. */
+typedef struct {
+    const char *order_no;     /* out_trade_no */
+    long long total_fee;      /* fen */
+    const char *trade_type;   /* "NATIVE" or "JSAPI" */
+    const char *openid;       /* JSAPI: the payer; NULL for NATIVE */
+    const char *time_expire;  /* yyyyMMddHHmmss, China time */
+} gw_prepay_req;
+
+/* unifiedorder (NATIVE or JSAPI, notify_url from the config): creates, or
+ * finds again, the prepay order; it charges nothing (the customer pays it
+ * later, in WeChat). SUCCESS -> GW_PREPAY (out->prepay_id, out->code_url
+ * for NATIVE). result_code FAIL: ORDERPAID -> GW_ORDERPAID (paid: ask
+ * orderquery); ORDERCLOSED -> GW_CLOSED; SYSTEMERROR and the other
+ * uncertain codes -> GW_UNKNOWN (repeat it: the same parameters give the
+ * same prepay); any other err_code -> GW_NOT_CHARGED (no prepay created). */
+gw_outcome gateway_unifiedorder(app_ctx *ctx, const gw_prepay_req *p, gw_result *out);
+/* micropay of auth_code (the customer's payment code) for order_no and
+ * total_fee fen: the charge itself. GW_CHARGED only with a transaction_id;
+ * the charge's total_fee as the reply says (-1 when it does not): the
+ * caller compares it with the order (settle_charge). result_code FAIL:
+ * ORDERPAID -> GW_ORDERPAID; ORDERCLOSED, ORDERREVERSED -> GW_CLOSED;
+ * USERPAYING (the customer confirms on the phone), SYSTEMERROR, BANKERROR,
+ * OUT_TRADE_NO_USED, BIZERR_NEED_RETRY, FREQUENCY_LIMITED or no err_code ->
+ * GW_UNKNOWN (poll orderquery, then reverse); any other err_code of a
+ * verified reply (AUTHCODEEXPIRE, NOTENOUGH, ...) -> GW_NOT_CHARGED. */
+gw_outcome gateway_micropay(app_ctx *ctx, const char *order_no, long long total_fee,
+                            const char *auth_code, gw_result *out);
+/* /secapi/pay/reverse of out_trade_no order_no (the payment-code flow's
+ * fence; the client certificate comes with the shared client, as for
+ * refunds): GW_CLOSED when reversed (result_code SUCCESS, recall N): the
+ * trade can never be charged, and a charge that landed is returned by the
+ * gateway itself. Anything else GW_UNKNOWN (out->recall 1: call again). */
+gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out);
 /* orderquery by out_trade_no. trade_state SUCCESS/REFUND -> GW_CHARGED
  * (transaction_id, total_fee when present); CLOSED -> GW_CLOSED;
  * NOTPAY/PAYERROR/REVOKED or err_code ORDERNOTEXIST -> GW_NOT_CHARGED (not

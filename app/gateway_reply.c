@@ -135,7 +135,7 @@ static gw_outcome gw_bad_result(gw_result *out)
                               "result_code is neither SUCCESS nor FAIL");
 }
 
-gw_outcome gateway_reply_unifiedorder(const wx_msg *reply, gw_result *out)
+gw_outcome gateway_reply_micropay(const wx_msg *reply, gw_result *out)
 {
     const char *result = wx_msg_get(reply, "result_code");
     const char *code = wx_msg_get(reply, "err_code");
@@ -149,11 +149,64 @@ gw_outcome gateway_reply_unifiedorder(const wx_msg *reply, gw_result *out)
         return gw_bad_result(out);
     if (gw_is(code, "ORDERPAID"))
         return gw_take_error(reply, "charged before", GW_ORDERPAID, out);
-    if (gw_is(code, "ORDERCLOSED"))
+    if (gw_is(code, "ORDERCLOSED") || gw_is(code, "ORDERREVERSED"))
         return gw_take_error(reply, "the order is closed at the gateway", GW_CLOSED, out);
     if (gw_uncertain_code(gw_printable(code) ? code : ""))
         return gw_take_error(reply, "the gateway could not tell the outcome", GW_UNKNOWN, out);
     return gw_take_error(reply, "the gateway declined the payment", GW_NOT_CHARGED, out);
+}
+
+/* A prepay field: printable, at most cap - 1 characters, copied to dst. */
+static bool gw_take_field(const wx_msg *reply, const char *name, char *dst, size_t cap)
+{
+    const char *v = wx_msg_get(reply, name);
+
+    if (!gw_printable(v) || strlen(v) >= cap)
+        return false;
+    gw_copy(dst, cap, v);
+    return true;
+}
+
+gw_outcome gateway_reply_unifiedorder(const wx_msg *reply, int need_code_url, gw_result *out)
+{
+    const char *result = wx_msg_get(reply, "result_code");
+    const char *code = wx_msg_get(reply, "err_code");
+
+    if (gw_is(result, "SUCCESS")) {
+        if (!gw_take_field(reply, "prepay_id", out->prepay_id, sizeof(out->prepay_id)))
+            return gateway_result_set(out, GW_UNKNOWN, "bad_prepay_id",
+                                      "a prepay without a usable prepay_id");
+        if (!gw_take_field(reply, "code_url", out->code_url, sizeof(out->code_url))) {
+            out->code_url[0] = '\0';
+            if (need_code_url)
+                return gateway_result_set(out, GW_UNKNOWN, "bad_code_url",
+                                          "a NATIVE prepay without a usable code_url");
+        }
+        return gateway_result_set(out, GW_PREPAY, NULL, "prepay created");
+    }
+    if (!gw_is(result, "FAIL"))
+        return gw_bad_result(out);
+    if (gw_is(code, "ORDERPAID"))
+        return gw_take_error(reply, "paid before", GW_ORDERPAID, out);
+    if (gw_is(code, "ORDERCLOSED"))
+        return gw_take_error(reply, "the order is closed at the gateway", GW_CLOSED, out);
+    if (gw_uncertain_code(gw_printable(code) ? code : ""))
+        return gw_take_error(reply, "the gateway could not tell the outcome", GW_UNKNOWN, out);
+    return gw_take_error(reply, "the gateway refused the prepay", GW_NOT_CHARGED, out);
+}
+
+gw_outcome gateway_reply_reverse(const wx_msg *reply, gw_result *out)
+{
+    const char *result = wx_msg_get(reply, "result_code");
+
+    out->recall = gw_is(wx_msg_get(reply, "recall"), "Y");
+    if (gw_is(result, "SUCCESS") && !out->recall)
+        return gateway_result_set(out, GW_CLOSED, "", "reversed");
+    if (gw_is(result, "SUCCESS"))
+        return gateway_result_set(out, GW_UNKNOWN, "recall", "reverse: call it again");
+    if (!gw_is(result, "FAIL"))
+        return gw_bad_result(out);
+    return gw_take_error(reply, "reverse failed", GW_UNKNOWN, out);
 }
 
 gw_outcome gateway_reply_orderquery(const wx_msg *reply, const char *order_no, gw_result *out)

@@ -16,7 +16,9 @@ typedef enum {
     GW_UNKNOWN,       /* timeout, reset, 5xx, SYSTEMERROR, bad XML or signature: outcome not known */
     GW_CLOSED,        /* the out_trade_no is closed: it can never be charged (closeorder SUCCESS or
                        * ORDERCLOSED, unifiedorder ORDERCLOSED, orderquery trade_state CLOSED) */
-    GW_UNSUPPORTED    /* closeorder: the gateway has no such API (HTTP 404): nothing happened */
+    GW_UNSUPPORTED,   /* closeorder: the gateway has no such API (HTTP 404): nothing happened */
+    GW_PREPAY         /* unifiedorder (NATIVE/JSAPI): a prepay order exists (prepay_id, code_url);
+                       * nothing is charged until the customer pays it */
 } gw_outcome;
 
 typedef struct {
@@ -29,6 +31,9 @@ typedef struct {
     int answered;              /* 1 when a complete, verified reply came back: the call is
                                 * over at the gateway (not in flight), whatever it said */
     long http_code;            /* the reply's HTTP status, 0 when none came */
+    char prepay_id[65];        /* unifiedorder GW_PREPAY */
+    char code_url[257];        /* unifiedorder GW_PREPAY of a NATIVE order ("" otherwise) */
+    int recall;                /* reverse: 1 when the reply says recall=Y (call it again) */
 } gw_result;
 
 /* An empty result: GW_UNKNOWN, no transaction, total_fee -1. */
@@ -49,8 +54,19 @@ int gateway_reply_charge(const wx_msg *reply, gw_result *out);
 gw_outcome gateway_result_set(gw_result *out, gw_outcome o, const char *err_code,
                               const char *message);
 
-/* The outcome of a trusted unifiedorder reply (see gateway_unifiedorder). */
-gw_outcome gateway_reply_unifiedorder(const wx_msg *reply, gw_result *out);
+/* The outcome of a trusted unifiedorder reply (see gateway_unifiedorder):
+ * the prepay flows. SUCCESS -> GW_PREPAY with prepay_id (printable, at most
+ * 64) and code_url (printable, at most 256; required when need_code_url);
+ * anything missing -> GW_UNKNOWN. FAIL as gateway_reply_micropay, except
+ * that a decline means "no prepay was created". */
+gw_outcome gateway_reply_unifiedorder(const wx_msg *reply, int need_code_url, gw_result *out);
+/* The outcome of a trusted micropay reply (see gateway_micropay): the
+ * charge with its reply. */
+gw_outcome gateway_reply_micropay(const wx_msg *reply, gw_result *out);
+/* The outcome of a trusted /secapi/pay/reverse reply (see gateway_reverse):
+ * result_code SUCCESS and recall N -> GW_CLOSED; anything else GW_UNKNOWN
+ * (out->recall set when recall=Y). */
+gw_outcome gateway_reply_reverse(const wx_msg *reply, gw_result *out);
 /* The outcome of a trusted orderquery reply about order_no (see
  * gateway_orderquery); a reply about another out_trade_no is GW_UNKNOWN. */
 gw_outcome gateway_reply_orderquery(const wx_msg *reply, const char *order_no, gw_result *out);

@@ -59,15 +59,22 @@ static const char idem_purge_sql[] =
 int idem_key_fingerprint(const char *order_no, long long user_id, int64_t amount_fen,
                          char out[IDEM_FINGERPRINT_LEN + 1])
 {
+    return idem_key_fingerprint_flow(order_no, user_id, amount_fen, NULL, out);
+}
+
+int idem_key_fingerprint_flow(const char *order_no, long long user_id, int64_t amount_fen,
+                              const char *flow, char out[IDEM_FINGERPRINT_LEN + 1])
+{
     static const char hex[] = "0123456789abcdef";
-    char canon[128];
+    char canon[512];
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     int n;
 
     out[0] = '\0';
-    n = snprintf(canon, sizeof(canon), "order_no=%s\nuser_id=%lld\namount_fen=%lld\n",
-                 order_no, user_id, (long long)amount_fen);
+    n = snprintf(canon, sizeof(canon), "order_no=%s\nuser_id=%lld\namount_fen=%lld\n%s%s%s",
+                 order_no, user_id, (long long)amount_fen, flow != NULL ? "flow=" : "",
+                 flow != NULL ? flow : "", flow != NULL ? "\n" : "");
     if (n < 0 || (size_t)n >= sizeof(canon))
         return -1;
     if (EVP_Digest(canon, (size_t)n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)

@@ -24,6 +24,11 @@
  * -1 when the crypto library fails (out is then ""). */
 int idem_key_fingerprint(const char *order_no, long long user_id, int64_t amount_fen,
                          char out[IDEM_FINGERPRINT_LEN + 1]);
+/* The same with the request's flow fields ("flow=<flow>\n" appended when
+ * flow is non-NULL: "NATIVE", "JSAPI:<openid>", "MICROPAY:<auth_code>"), so
+ * a key reused with another flow is idempotency_key_mismatch. */
+int idem_key_fingerprint_flow(const char *order_no, long long user_id, int64_t amount_fen,
+                              const char *flow, char out[IDEM_FINGERPRINT_LEN + 1]);
 
 typedef enum {
     IDEM_CLAIMED = 0,   /* this request owns the key now: run it, then complete or release */

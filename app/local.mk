@@ -28,6 +28,13 @@ app_libidempay_app_a_SOURCES = \
 	app/paid_cache.h \
 	app/pay_request.c \
 	app/pay_request.h \
+	app/pay_prepay.c \
+	app/pay_prepay.h \
+	app/trade_store.c \
+	app/trade_store.h \
+	app/trade_type.h \
+	app/settle_micropay.c \
+	app/settle_micropay.h \
 	app/order_state.c \
 	app/order_state.h \
 	app/order_store.c \
@@ -69,6 +76,7 @@ app_unit_ldadd = $(app_libs) $(CUNIT_LIBS)
 
 app_unit_tests = \
 	tests/unit/test_pay_request \
+	tests/unit/test_pay_flows \
 	tests/unit/test_order_state \
 	tests/unit/test_idem_key \
 	tests/unit/test_order_store
@@ -78,6 +86,10 @@ TESTS += $(app_unit_tests)
 tests_unit_test_pay_request_SOURCES = tests/unit/test_pay_request.c
 tests_unit_test_pay_request_CFLAGS = $(app_unit_cflags)
 tests_unit_test_pay_request_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_pay_flows_SOURCES = tests/unit/test_pay_flows.c
+tests_unit_test_pay_flows_CFLAGS = $(app_unit_cflags)
+tests_unit_test_pay_flows_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_order_state_SOURCES = tests/unit/test_order_state.c
 tests_unit_test_order_state_CFLAGS = $(app_unit_cflags)

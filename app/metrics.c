@@ -44,7 +44,7 @@ static const double req_bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 
 #define REQ_BUCKETS (sizeof req_bounds / sizeof req_bounds[0])
 
 static const char *const gw_ops[] = { "unifiedorder", "orderquery", "refund", "closeorder",
-                                      "downloadbill", "other" };
+                                      "downloadbill", "micropay", "reverse", "other" };
 #define GW_OPS (sizeof gw_ops / sizeof gw_ops[0])
 
 static const double gw_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,

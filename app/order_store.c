@@ -31,6 +31,7 @@ enum {
     ORDER_SQL_RECHECK_DONE,
     ORDER_SQL_FINAL,
     ORDER_SQL_WRONG_AMOUNT,
+    ORDER_SQL_LEASE_FOR,
     ORDER_SQL_COUNT
 };
 
@@ -85,6 +86,9 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_WRONG_AMOUNT] =
         "UPDATE payment_order SET status = 3, final_reason = 2, lease_until = NULL"
         " WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0",
+    [ORDER_SQL_LEASE_FOR] =
+        "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
+        " WHERE order_no = ? AND status = 1 AND attempts = ?",
     [ORDER_SQL_RELEASE] =
         "UPDATE payment_order SET lease_until = NOW(3)"
         " WHERE order_no = ? AND status = 1 AND attempts = ? AND lease_until > NOW(3)",
@@ -383,4 +387,11 @@ int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
                             long long *attempts, int max)
 {
     return order_store_list(ctx, ORDER_SQL_RECHECK_DUE, order_nos, attempts, max);
+}
+
+order_store_result order_store_lease_for(app_ctx *ctx, const char *order_no, long long attempts,
+                                         long ms)
+{
+    return order_cas(ctx, ORDER_SQL_LEASE_FOR, "lease_for", order_no, "lsl",
+                     (long long)ms * 1000, order_no, attempts);
 }

@@ -130,6 +130,12 @@ int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
 order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,
                                              long long attempts);
 
+/* PROCESSING at attempt `attempts` -> the same, leased until ms from now
+ * (the holder's next look: a MICROPAY poll, the reverse's wait). OK, MISS
+ * (no longer this attempt's), ERROR. */
+order_store_result order_store_lease_for(app_ctx *ctx, const char *order_no, long long attempts,
+                                         long ms);
+
 /* Up to max expired PROCESSING order numbers (oldest lease first) with
  * their attempts, for the reconciler. Returns how many were written to
  * order_nos/attempts, or -1 on a database failure. */

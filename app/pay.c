@@ -17,9 +17,11 @@
 #include "metrics.h"
 #include "order_store.h"
 #include "paid_cache.h"
+#include "pay_prepay.h"
 #include "pay_request.h"
 #include "settle.h"
 #include "token.h"
+#include "trade_store.h"
 
 /* Re-reads after a lost insert or CAS before answering "in flight". */
 #define PAY_MAX_ROUNDS 4
@@ -64,6 +66,24 @@ static void pay_processing(pay_answer *a, const char *order_no, bool repeat)
     a->absorbed = repeat;
 }
 
+/* 202 AWAITING_PAYMENT: the order's prepay (the customer pays it in WeChat). */
+static void pay_awaiting(app_ctx *ctx, pay_answer *a, const char *order_no, const trade_row *tr,
+                         bool repeat)
+{
+    pay_jsapi js;
+    char expires[32];
+    char *body = NULL;
+
+    pay_prepay_iso(tr->expires_ms, expires);
+    if (tr->type != TRADE_JSAPI || pay_prepay_jsapi(ctx->cfg, tr->prepay_id, &js) == 0)
+        body = pay_body_awaiting(order_no, tr->type, tr->code_url, tr->prepay_id, expires,
+                                 tr->type == TRADE_JSAPI ? &js : NULL);
+    pay_answer_set(a, 202, body, MET_PAY_PROCESSING);
+    a->retry_after = true;
+    a->replayed = repeat;
+    a->absorbed = repeat;
+}
+
 static void pay_error(pay_answer *a, int status, const char *code, const char *message,
                       metric_counter outcome)
 {
@@ -75,6 +95,12 @@ static void pay_mismatch(pay_answer *a)
 {
     pay_error(a, 422, "order_mismatch",
               "this order_no already exists with another user_id or amount", MET_PAY_MISMATCH);
+}
+
+static void pay_flow_mismatch(pay_answer *a)
+{
+    pay_error(a, 422, "order_mismatch", "this order_no already exists with another trade_type",
+              MET_PAY_MISMATCH);
 }
 
 static void pay_unavailable(pay_answer *a)
@@ -201,15 +227,21 @@ static void pay_declined(app_ctx *ctx, const pay_request *pr, long long fence,
     }
 }
 
-/* Calls unifiedorder once, holding the order's lease at attempt `fence`,
- * and records the outcome. */
-static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a)
+static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a);
+
+/* MICROPAY: calls micropay once, holding the order's lease at attempt
+ * `fence`, and records the outcome (the charge with its reply). */
+static void pay_micropay(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a)
 {
     gw_result gw;
     order_row row;
     settle_result s = SETTLE_PENDING;
 
-    switch (gateway_unifiedorder(ctx, pr->order_no, pr->amount_fen, &gw)) {
+    if (fence > 1 && trade_store_mark_sent(ctx, pr->order_no) == ORDER_STORE_ERROR) {
+        pay_processing(a, pr->order_no, false); /* nothing sent; the lease runs out */
+        return;
+    }
+    switch (gateway_micropay(ctx, pr->order_no, pr->amount_fen, pr->auth_code, &gw)) {
     case GW_CHARGED:
         s = settle_own_charge(ctx, pr->order_no, pr->amount_fen, gw.transaction_id, gw.total_fee,
                               "pay", &row);
@@ -223,20 +255,87 @@ static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay
         pay_declined(ctx, pr, fence, &gw, a);
         return;
     case GW_CLOSED:
-        /* Closed at the gateway (by a resolver whose own write was lost). */
+        /* Closed or reversed at the gateway (by a resolver whose own write was lost). */
         s = settle_closed(ctx, pr->order_no, fence, "pay", &row);
         break;
     case GW_UNKNOWN:
     case GW_UNSUPPORTED:
+    case GW_PREPAY:
+    default:
         /* A verified reply without a known outcome (SYSTEMERROR...): the call
-         * is over at the gateway, so the next request or the reconciler may
-         * resolve it (orderquery, then close) at once. A timeout or reset
-         * keeps the lease: the request may still be on its way. */
-        if (gw.answered && strcmp(gw.err_code, "USERPAYING") != 0)
-            order_store_release_lease(ctx, pr->order_no, fence);
+         * may still charge (USERPAYING: the customer confirms on the phone; a
+         * timeout: the request may be on its way). The reconciler polls
+         * orderquery every IDEMPAY_MICROPAY_POLL_MS, then reverses. */
+        order_store_lease_for(ctx, pr->order_no, fence, ctx->cfg->micropay_poll_ms);
         break;
     }
     pay_answer_settled(a, pr, s, &row);
+}
+
+/* NATIVE/JSAPI: obtains the order's prepay (unifiedorder charges nothing)
+ * and answers it; fence is the attempt read or held. */
+static void pay_prepay(app_ctx *ctx, const pay_request *pr, long long fence, bool repeat,
+                       pay_answer *a)
+{
+    trade_row tr;
+    gw_result gw;
+    order_row row;
+    settle_result s = SETTLE_PENDING;
+
+    if (trade_store_get(ctx, pr->order_no, &tr) != ORDER_STORE_OK) {
+        pay_processing(a, pr->order_no, repeat);
+        return;
+    }
+    switch (pay_prepay_obtain(ctx, pr->order_no, pr->amount_fen, fence, &tr, &gw, &s, &row)) {
+    case PREPAY_AWAITING:
+        pay_awaiting(ctx, a, pr->order_no, &tr, repeat);
+        return;
+    case PREPAY_SETTLED:
+        pay_answer_settled(a, pr, s, &row);
+        return;
+    case PREPAY_DECLINED:
+        pay_declined(ctx, pr, fence, &gw, a);
+        return;
+    default:
+        pay_processing(a, pr->order_no, repeat);
+        return;
+    }
+}
+
+/* The holder of attempt `fence` starts its flow's gateway call. */
+static void pay_charge(app_ctx *ctx, const pay_request *pr, long long fence, pay_answer *a)
+{
+    if (pr->flow == TRADE_MICROPAY)
+        pay_micropay(ctx, pr, fence, a);
+    else
+        pay_prepay(ctx, pr, fence, false, a);
+}
+
+/* The trade row of a new order, before the order row: OK (go on, *lease_ms
+ * the order's lease), DUPLICATE (the order_no has a trade of another flow:
+ * *a holds 422), ERROR. */
+static order_store_result pay_trade_begin(app_ctx *ctx, const pay_request *pr, pay_answer *a,
+                                          long *lease_ms)
+{
+    trade_row tr;
+    const long long now = pay_prepay_now_ms();
+
+    trade_row_new(&tr, pr->flow, pr->openid, now, ctx->cfg->prepay_ttl_ms);
+    switch (trade_store_insert(ctx, pr->order_no, &tr)) {
+    case ORDER_STORE_OK:
+        break;
+    case ORDER_STORE_DUPLICATE:
+        if (tr.type != pr->flow) {
+            pay_flow_mismatch(a);
+            return ORDER_STORE_DUPLICATE;
+        }
+        break;
+    default:
+        return ORDER_STORE_ERROR;
+    }
+    if (tr.type != TRADE_MICROPAY)
+        *lease_ms = pay_prepay_lease_ms(ctx->cfg, &tr, now);
+    return ORDER_STORE_OK;
 }
 
 /* The three steps that may call the gateway, each begun by the write that
@@ -260,7 +359,7 @@ typedef enum {
 static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay_step step,
                                         order_row *row, pay_answer *a)
 {
-    const long lease_ms = ctx->cfg->lease_ms;
+    long lease_ms = ctx->cfg->lease_ms;
     order_store_result r;
     settle_result s = SETTLE_PENDING;
 
@@ -268,6 +367,13 @@ static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay
         return PAY_STEP_NO_SLOT;
     switch (step) {
     case PAY_STEP_NEW:
+        r = pay_trade_begin(ctx, pr, a, &lease_ms);
+        if (r == ORDER_STORE_DUPLICATE) {
+            r = ORDER_STORE_OK; /* *a holds the 422 */
+            break;
+        }
+        if (r != ORDER_STORE_OK)
+            break;
         /* the unique key decides between concurrent first requests */
         r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
         if (r == ORDER_STORE_OK)
@@ -295,6 +401,45 @@ static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay
     return r == ORDER_STORE_OK && s != SETTLE_FAILED ? PAY_STEP_ANSWERED : PAY_STEP_READ_AGAIN;
 }
 
+/* A repeat of a PROCESSING order under a live lease. MICROPAY (and an
+ * order without a trade row): 202, its holder or the reconciler works it.
+ * NATIVE/JSAPI: the stored prepay, after the poll's rate-limited
+ * orderquery; no prepay stored once the holder's call is over (uncertain,
+ * or its holder died): unifiedorder again, with the same parameters. */
+static void pay_live(app_ctx *ctx, const pay_request *pr, order_row *row, pay_answer *a)
+{
+    trade_row tr;
+
+    if (trade_store_get(ctx, pr->order_no, &tr) != ORDER_STORE_OK || tr.type == TRADE_MICROPAY) {
+        pay_processing(a, row->order_no, true);
+        return;
+    }
+    if (tr.type != pr->flow) {
+        pay_flow_mismatch(a);
+        return;
+    }
+    if (tr.prepay_id[0] == '\0') {
+        if (tr.age_ms <= ctx->cfg->gateway_timeout_ms || !pay_slot_take(ctx->cfg)) {
+            pay_processing(a, row->order_no, true);
+            return;
+        }
+        pay_prepay(ctx, pr, row->attempts, true, a);
+        pay_slot_give();
+        return;
+    }
+    switch (pay_prepay_poll(ctx, pr->order_no, row)) {
+    case SETTLE_PAID:
+        pay_paid(a, row->order_no, row->transaction_id, row->amount_fen, true);
+        return;
+    case SETTLE_CLOSED:
+        pay_closed(a, row, true);
+        return;
+    default:
+        pay_awaiting(ctx, a, row->order_no, &tr, true);
+        return;
+    }
+}
+
 /* Acts on the order as read: returns true when *a holds the answer, false
  * to read the order again. */
 static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_answer *a)
@@ -312,7 +457,7 @@ static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_
         return true;
     case ORDER_PROCESSING:
         if (row->lease_live) {
-            pay_processing(a, row->order_no, true);
+            pay_live(ctx, pr, row, a);
             return true;
         }
         step = PAY_STEP_RESOLVE; /* its holder's lease ran out: end that attempt first */
@@ -452,6 +597,7 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
     pay_req_status st;
     char msg[PAY_MESSAGE_MAX];
     char fingerprint[IDEM_FINGERPRINT_LEN + 1];
+    char flow_key[PAY_FLOW_KEY_MAX];
     idem_stored stored;
     bool claimed = false;
 
@@ -463,7 +609,9 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
     snprintf(resp->log_order, sizeof(resp->log_order), "%s", pr.order_no);
 
     if (pr.has_idem_key) {
-        if (idem_key_fingerprint(pr.order_no, pr.user_id, pr.amount_fen, fingerprint) != 0) {
+        pay_request_flow_key(&pr, flow_key);
+        if (idem_key_fingerprint_flow(pr.order_no, pr.user_id, pr.amount_fen, flow_key,
+                                      fingerprint) != 0) {
             pay_unavailable(&a);
             goto answer;
         }
@@ -523,6 +671,41 @@ answer:
     free(a.body);
 }
 
+/* The GET answer for row. An order with a trade names its flow; a
+ * PROCESSING prepay order with its prepay stored is AWAITING_PAYMENT, and
+ * the poll may ask orderquery first (rate-limited; PAID when it shows the
+ * charge). */
+static char *pay_order_body(app_ctx *ctx, order_row *row)
+{
+    trade_row tr;
+    char expires[32];
+    const char *status = order_state_name(row->status);
+    bool awaiting;
+
+    if (trade_store_get(ctx, row->order_no, &tr) != ORDER_STORE_OK)
+        return pay_body_order(row->order_no, row->user_id, row->amount_fen, status,
+                              row->transaction_id, row->created_at, row->updated_at);
+    awaiting = row->status == ORDER_PROCESSING && tr.type != TRADE_MICROPAY &&
+               tr.prepay_id[0] != '\0';
+    if (awaiting && pay_prepay_poll(ctx, row->order_no, row) != SETTLE_PENDING) {
+        char no[ORDER_NO_MAX + 1];
+
+        awaiting = false;
+        snprintf(no, sizeof(no), "%s", row->order_no);
+        if (order_store_get(ctx, no, row) != ORDER_STORE_OK)
+            return NULL;
+        status = order_state_name(row->status);
+    }
+    if (awaiting)
+        status = "AWAITING_PAYMENT";
+    pay_prepay_iso(tr.expires_ms, expires);
+    return pay_body_order_trade(row->order_no, row->user_id, row->amount_fen, status,
+                                row->transaction_id, row->created_at, row->updated_at,
+                                trade_type_name(tr.type),
+                                awaiting && tr.type == TRADE_NATIVE ? tr.code_url : NULL,
+                                awaiting ? tr.prepay_id : NULL, awaiting ? expires : NULL);
+}
+
 void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     const char *segment;
@@ -548,9 +731,7 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
 
     switch (order_store_get(ctx, order_no, &row)) {
     case ORDER_STORE_OK:
-        body = pay_body_order(row.order_no, row.user_id, row.amount_fen,
-                              order_state_name(row.status), row.transaction_id, row.created_at,
-                              row.updated_at);
+        body = pay_order_body(ctx, &row);
         if (body == NULL) {
             http_response_error(resp, 500, "internal_error", "out of memory");
             return;

@@ -99,6 +99,86 @@ bad:
     return -1;
 }
 
+/* An optional string field: 1 with *s when present (not null), 0 absent,
+ * -1 when not a string or with a NUL inside. */
+static int pay_opt_string(json_t *root, const char *name, const char **s)
+{
+    json_t *v = json_object_get(root, name);
+
+    *s = NULL;
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+        return -1;
+    *s = json_string_value(v);
+    return 1;
+}
+
+static bool pay_openid_valid(const char *s)
+{
+    size_t n = s != NULL ? strlen(s) : 0;
+
+    if (n < 1 || n > PAY_OPENID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* WeChat's payment code: 18 digits, beginning 10 to 15. */
+static bool pay_auth_code_valid(const char *s)
+{
+    if (s == NULL || strlen(s) != PAY_AUTH_CODE_LEN)
+        return false;
+    for (size_t i = 0; i < PAY_AUTH_CODE_LEN; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return s[0] == '1' && s[1] >= '0' && s[1] <= '5';
+}
+
+/* trade_type, openid, auth_code: 0, or -1 with msg set. */
+static int pay_parse_flow(json_t *root, pay_request *out, char *msg, size_t msglen)
+{
+    const char *s;
+
+    out->flow = TRADE_NATIVE;
+    if (pay_opt_string(root, "trade_type", &s) < 0 || (s != NULL && trade_type_parse(s, &out->flow) != 0)) {
+        pay_msg(msg, msglen, "trade_type must be \"NATIVE\", \"JSAPI\" or \"MICROPAY\"");
+        return -1;
+    }
+    if (out->flow == TRADE_JSAPI) {
+        if (pay_opt_string(root, "openid", &s) <= 0 || !pay_openid_valid(s)) {
+            pay_msg(msg, msglen, "JSAPI needs openid: 1 to %d characters of [0-9A-Za-z_-]",
+                    PAY_OPENID_MAX);
+            return -1;
+        }
+        snprintf(out->openid, sizeof(out->openid), "%s", s);
+    }
+    if (out->flow == TRADE_MICROPAY) {
+        if (pay_opt_string(root, "auth_code", &s) <= 0 || !pay_auth_code_valid(s)) {
+            pay_msg(msg, msglen, "MICROPAY needs auth_code: the customer's payment code,"
+                    " 18 digits beginning 10 to 15");
+            return -1;
+        }
+        snprintf(out->auth_code, sizeof(out->auth_code), "%s", s);
+    }
+    return 0;
+}
+
+void pay_request_flow_key(const pay_request *pr, char out[PAY_FLOW_KEY_MAX])
+{
+    const char *extra = pr->flow == TRADE_JSAPI      ? pr->openid
+                        : pr->flow == TRADE_MICROPAY ? pr->auth_code
+                                                     : NULL;
+
+    snprintf(out, PAY_FLOW_KEY_MAX, "%s%s%s", trade_type_name(pr->flow), extra ? ":" : "",
+             extra ? extra : "");
+}
+
 int pay_request_parse_body(const char *body, size_t len, pay_request *out, char *msg,
                            size_t msglen)
 {
@@ -162,6 +242,8 @@ int pay_request_parse_body(const char *body, size_t len, pay_request *out, char 
         snprintf(out->token, sizeof(out->token), "%s", s);
         out->has_token = true;
     }
+    if (pay_parse_flow(root, out, msg, msglen) != 0)
+        goto done;
     rc = 0;
 
 done:
@@ -265,6 +347,26 @@ char *pay_body_failed(const char *order_no, const char *code, const char *messag
                                    "FAILED", "error", code, "message", message));
 }
 
+char *pay_body_awaiting(const char *order_no, trade_type flow, const char *code_url,
+                        const char *prepay_id, const char *expires_at, const pay_jsapi *js)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s}", "order_no", order_no, "status", "AWAITING_PAYMENT",
+                          "trade_type", trade_type_name(flow));
+    if (o == NULL)
+        return NULL;
+    if (flow == TRADE_NATIVE)
+        json_object_set_new(o, "code_url", json_string(code_url));
+    json_object_set_new(o, "prepay_id", json_string(prepay_id));
+    json_object_set_new(o, "expires_at", json_string(expires_at));
+    if (flow == TRADE_JSAPI && js != NULL)
+        json_object_set_new(o, "jsapi",
+                            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "appId", js->app_id,
+                                      "timeStamp", js->time_stamp, "nonceStr", js->nonce_str,
+                                      "package", js->package, "signType", js->sign_type,
+                                      "paySign", js->pay_sign));
+    return pay_body_dump(o);
+}
+
 char *pay_body_error(const char *code, const char *message)
 {
     return pay_body_dump(json_pack("{s:s, s:s}", "error", code, "message", message));
@@ -284,4 +386,30 @@ char *pay_body_order(const char *order_no, long long user_id, int64_t fen, const
                                    money_format(fen, amount), "status", status,
                                    "transaction_id", txid, "created_at", created_at,
                                    "updated_at", updated_at));
+}
+
+char *pay_body_order_trade(const char *order_no, long long user_id, int64_t fen,
+                           const char *status, const char *transaction_id,
+                           const char *created_at, const char *updated_at,
+                           const char *trade_type_text, const char *code_url,
+                           const char *prepay_id, const char *expires_at)
+{
+    char amount[MONEY_STR_MAX];
+    json_t *txid = (transaction_id != NULL && transaction_id[0] != '\0')
+                       ? json_string(transaction_id)
+                       : json_null();
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:o, s:s, s:s, s:s}", "order_no", order_no,
+                          "user_id", (json_int_t)user_id, "amount", money_format(fen, amount),
+                          "status", status, "transaction_id", txid, "created_at", created_at,
+                          "updated_at", updated_at, "trade_type", trade_type_text);
+
+    if (o == NULL)
+        return NULL;
+    if (code_url != NULL)
+        json_object_set_new(o, "code_url", json_string(code_url));
+    if (prepay_id != NULL)
+        json_object_set_new(o, "prepay_id", json_string(prepay_id));
+    if (expires_at != NULL)
+        json_object_set_new(o, "expires_at", json_string(expires_at));
+    return pay_body_dump(o);
 }

@@ -10,6 +10,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "refund_queue.h"
+#include "settle_micropay.h"
+#include "trade_store.h"
 
 /* Re-reads after a lost compare-and-set before giving up (SETTLE_PENDING). */
 #define SETTLE_ROUNDS 4
@@ -202,7 +204,20 @@ settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence
                              long recheck_ms, const char *source, order_row *row)
 {
     gw_result gw;
+    trade_row tr;
 
+    /* The payment-code flow's fence is the reverse; the prepay flows (and
+     * an order from before the flows, without a trade row) close. */
+    switch (trade_store_get(ctx, order_no, &tr)) {
+    case ORDER_STORE_OK:
+        if (tr.type == TRADE_MICROPAY)
+            return settle_resolve_micropay(ctx, order_no, fence, &tr, source, row);
+        break;
+    case ORDER_STORE_MISS:
+        break;
+    default:
+        return SETTLE_ERROR;
+    }
     switch (gateway_orderquery(ctx, order_no, &gw)) {
     case GW_CHARGED:
         return settle_charge(ctx, order_no, gw.transaction_id, gw.total_fee, source, row);

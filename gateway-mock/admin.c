@@ -10,10 +10,13 @@
 #include <string.h>
 
 #include "faults.h"
+#include "flows.h"
 #include "journal.h"
 #include "log.h"
 #include "notifier.h"
 #include "order_no.h"
+#include "payer.h"
+#include "prepay.h"
 #include "rules.h"
 
 /* One writer of the config at a time (PUT and reset), so the stored copy
@@ -51,6 +54,7 @@ static void admin_ledger(mock_app *app, ledger *l, const http_request *req, http
     }
     if (q == 0)
         filter = otn;
+    flows_sweep(l);   /* due USERPAYING micropays show their outcome */
     json_t *charges = ledger_charges_json(l, filter);
     json_t *closed = charges != NULL ? ledger_closed_json(l, filter) : NULL;
     if (closed == NULL || notifier_count(app->notifier, l, &sent) != 0) {
@@ -211,7 +215,7 @@ static void admin_put_config(mock_app *app, ledger *l, const http_request *req, 
 static void admin_reset(mock_app *app, ledger *l, http_response *resp)
 {
     faults_config dflt;
-    faults_config_defaults(&dflt);
+    faults_config_site_defaults(&dflt, NULL, 0);
     char *text = faults_config_dump(&dflt);
     if (text == NULL) {
         http_response_error(resp, 500, "internal", "out of memory");
@@ -221,6 +225,8 @@ static void admin_reset(mock_app *app, ledger *l, http_response *resp)
     notifier_reset_begin(app->notifier);
     journal_reset_begin(app->journal);
     int rc = ledger_reset(l, text);
+    if (rc == 0 && prepay_reset() != 0)   /* the flows' orders (prepay.h) */
+        rc = -1;
     journal_reset_end(app->journal);
     notifier_reset_end(app->notifier);
     if (rc == 0) {
@@ -273,6 +279,8 @@ void admin_handle(mock_app *app, ledger *l, const http_request *req, http_respon
             admin_requests(app, req, resp);
         else
             admin_method(resp, "GET");
+    } else if (strncmp(req->path, "/mock/payer/", 12) == 0) {
+        payer_handle(app, l, req, resp);   /* the customer (payer.h) */
     } else if (strcmp(req->path, "/mock/reset") == 0) {
         if (strcmp(m, "POST") == 0)
             admin_reset(app, l, resp);
@@ -294,7 +302,7 @@ int admin_load_config(mock_app *app, ledger *l)
         return -1;
     if (rc == 1)
         return 0;
-    faults_config_defaults(&dflt);
+    faults_config_site_defaults(&dflt, NULL, 0);
     json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
     if (obj == NULL || faults_config_merge(&dflt, obj, &cfg, NULL, err, sizeof(err)) != 0) {
         log_msg(LOG_WARN, "config: the stored config is unusable (%s); keeping defaults",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flows_rules.h"
 #include "money.h"
 #include "notifier.h"
 #include "order_no.h"
@@ -29,6 +30,10 @@ api_endpoint api_endpoint_of(const char *path)
         return API_CLOSEORDER;
     if (strcmp(path, "/pay/downloadbill") == 0)
         return API_DOWNLOADBILL;
+    if (strcmp(path, "/pay/micropay") == 0)
+        return API_MICROPAY;
+    if (strcmp(path, "/secapi/pay/reverse") == 0)
+        return API_REVERSE;
     return API_NONE;
 }
 
@@ -37,7 +42,8 @@ const char *api_endpoint_name(api_endpoint ep)
     static const char *const names[] = {
         [API_UNIFIEDORDER] = "unifiedorder", [API_ORDERQUERY] = "orderquery",
         [API_REFUND] = "refund",             [API_CLOSEORDER] = "closeorder",
-        [API_DOWNLOADBILL] = "downloadbill",
+        [API_DOWNLOADBILL] = "downloadbill", [API_MICROPAY] = "micropay",
+        [API_REVERSE] = "reverse",
     };
     return (unsigned)ep < API_NONE ? names[ep] : "none";
 }
@@ -115,14 +121,19 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
         "out_refund_no", "total_fee", "refund_fee", NULL,
     };
     static const char *const close_required[] = { "out_trade_no", NULL };
+    static const char *const mp_required[] = {
+        "body", "out_trade_no", "total_fee", "spbill_create_ip", "auth_code", NULL,
+    };
     const char *const *required = ep == API_UNIFIEDORDER ? uo_required
                                   : ep == API_REFUND     ? refund_required
                                   : ep == API_CLOSEORDER ? close_required
+                                  : ep == API_MICROPAY   ? mp_required
                                                          : NULL;
     for (size_t i = 0; required != NULL && required[i] != NULL; i++)
         if (!api_present(m, required[i]))
             return api_reject(v, "LACK_PARAMS", "缺少参数 %s", required[i]);
-    if ((ep == API_ORDERQUERY || ep == API_REFUND) && !api_present(m, "transaction_id") &&
+    if ((ep == API_ORDERQUERY || ep == API_REFUND || ep == API_REVERSE) &&
+        !api_present(m, "transaction_id") &&
         !api_present(m, "out_trade_no"))
         return api_reject(v, "LACK_PARAMS", "缺少参数 %s", "out_trade_no/transaction_id");
     if (ep == API_DOWNLOADBILL)
@@ -135,7 +146,10 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
     if (api_present(m, "transaction_id") && strlen(wx_msg_get(m, "transaction_id")) > 32)
         return api_reject(v, "PARAM_ERROR", "transaction_id 格式错误");
 
-    if (ep == API_UNIFIEDORDER || ep == API_REFUND) {
+    if (ep == API_MICROPAY && !flows_auth_code_valid(wx_msg_get(m, "auth_code")))
+        return api_reject(v, "AUTH_CODE_INVALID",
+                          "请扫描微信支付授权码(以10/11/12/13/14/15为前缀的18位数字)");
+    if (ep == API_UNIFIEDORDER || ep == API_REFUND || ep == API_MICROPAY) {
         int64_t fen = 0;
         if (money_parse_fen(wx_msg_get(m, "total_fee"), &fen) != 0)
             return api_reject(v, "PARAM_ERROR", "total_fee 格式错误: %s",

@@ -32,6 +32,8 @@ typedef enum {
     API_REFUND,
     API_CLOSEORDER,
     API_DOWNLOADBILL,
+    API_MICROPAY,       /* /pay/micropay */
+    API_REVERSE,        /* /secapi/pay/reverse */
     API_NONE
 } api_endpoint;
 

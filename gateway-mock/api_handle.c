@@ -3,6 +3,8 @@
  * refund, close, statement), and the call's journal entry, appended before
  * the reply leaves. */
 #include "api.h"
+#include "api_call.h"
+#include "flows.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -33,29 +35,17 @@
 /* Statements built at once; more wait (each may hold BILL_MAX_BYTES). */
 #define API_BILL_BUILDS 2
 
-/* One call being served. */
-typedef struct {
-    mock_app *app;
-    ledger *l;
-    http_response *resp;
-    wx_msg m;                 /* the request's fields once parsed */
-    api_verdict v;
-    fault_decision fd;
-    long long hold_ms;        /* a withheld reply's longest hold (hold_max_ms or the rule's) */
-    journal_entry je;
-    bool journaled;           /* the entry went out already (a withheld reply) */
-} api_call;
 
 /* ---- replies ----------------------------------------------------------------- */
 
-static void api_copy(char *dst, size_t cap, const char *src)
+void api_copy(char *dst, size_t cap, const char *src)
 {
     snprintf(dst, cap, "%s", src != NULL ? src : "");
 }
 
 /* Sends a signed XML reply (api_build_reply's arguments) and notes it in
  * the journal entry. */
-static void api_send(api_call *c, const char *fail_msg, const char *err_code, const char *err_des,
+void api_send(api_call *c, const char *fail_msg, const char *err_code, const char *err_des,
                      const wx_msg *extra)
 {
     journal_entry *je = &c->je;
@@ -78,7 +68,7 @@ static void api_send(api_call *c, const char *fail_msg, const char *err_code, co
 }
 
 /* result_code FAIL with err_code. */
-static void api_fail(api_call *c, const char *err_code, const char *err_des)
+void api_fail(api_call *c, const char *err_code, const char *err_des)
 {
     api_send(c, NULL, err_code, err_des, NULL);
 }
@@ -107,7 +97,7 @@ static void api_cut_reply(http_response *resp)
     http_response_header(resp, "Connection", "close");
 }
 
-static void api_cut(api_call *c)
+void api_cut(api_call *c)
 {
     api_copy(c->je.reply, sizeof(c->je.reply), "reset");
     api_cut_reply(c->resp);
@@ -153,7 +143,7 @@ static atomic_int api_holds;
  * (the reply never will), then the reply is withheld and cut. Each withheld
  * reply occupies this thread; past max_holds it is cut at once instead (the
  * client gets no answer either way). */
-static void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
+void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
 {
     api_copy(c->je.reply, sizeof(c->je.reply), "withheld");
     c->je.latency_ms = journal_elapsed_ms(&c->je);
@@ -174,7 +164,7 @@ static void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
 
 /* ---- unifiedorder ------------------------------------------------------------ */
 
-static void api_openid(const wx_msg *req, char out[129])
+void api_openid(const wx_msg *req, char out[129])
 {
     const char *o = wx_msg_get(req, "openid");
     bool ok = o != NULL && o[0] != '\0' && strlen(o) < 129;
@@ -295,6 +285,10 @@ static const char *api_state_desc(const char *state)
         return "支付失败";
     if (strcmp(state, "CLOSED") == 0)
         return DES_CLOSED;
+    if (strcmp(state, "USERPAYING") == 0)
+        return "用户支付中";
+    if (strcmp(state, "REVOKED") == 0)
+        return "已撤销";
     return "订单未支付";
 }
 
@@ -303,7 +297,9 @@ static void api_orderquery(api_call *c)
     ledger_order o;
     wx_msg extra;
 
-    if (ledger_query(c->l, wx_msg_get(&c->m, "out_trade_no"), wx_msg_get(&c->m, "transaction_id"),
+    char flow_state[16] = "";
+    if (flows_query_state(c, wx_msg_get(&c->m, "out_trade_no"), flow_state) != 0 ||
+        ledger_query(c->l, wx_msg_get(&c->m, "out_trade_no"), wx_msg_get(&c->m, "transaction_id"),
                      &o) != 0) {
         log_msg(LOG_ERROR, "orderquery: ledger failed: %s", ledger_error(c->l));
         api_fail(c, "SYSTEMERROR", DES_BUSY);
@@ -314,6 +310,10 @@ static void api_orderquery(api_call *c)
         return;
     }
     api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), o.out_trade_no);
+    if (flow_state[0] == '\0' && flows_query_state(c, o.out_trade_no, flow_state) != 0)
+        flow_state[0] = '\0';
+    if (flow_state[0] != '\0')   /* micropay: USERPAYING, REVOKED (flows.c) */
+        api_copy(o.trade_state, sizeof(o.trade_state), flow_state);
     const wx_pair state[] = {
         WX_TEXT("out_trade_no", o.out_trade_no),
         WX_TEXT("trade_state", o.trade_state),
@@ -394,6 +394,8 @@ static void api_closeorder(api_call *c)
     const char *otn = wx_msg_get(&c->m, "out_trade_no");
     ledger_close_outcome out;
 
+    if (flows_closeorder(c))   /* the flows' orders: minimum age, the payer's race */
+        return;
     if (ledger_close(c->l, otn, &out) != 0) {
         log_msg(LOG_ERROR, "closeorder %s: ledger failed: %s", otn, ledger_error(c->l));
         api_fail(c, "SYSTEMERROR", DES_BUSY);
@@ -512,11 +514,12 @@ static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
     static const faults_endpoint map[] = {
         [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
         [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
+        [API_REVERSE] = FAULTS_EP_REVERSE,
     };
     rules_decision rd;
     char otn[33] = "";
 
-    if (ep == API_UNIFIEDORDER)
+    if (ep == API_UNIFIEDORDER || ep == API_MICROPAY)   /* the charging calls */
         faults_draw_order(&c->app->faults, &c->fd);
     else
         faults_draw_endpoint(&c->app->faults, map[ep], &c->fd);
@@ -606,11 +609,22 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
     api_sleep_ms(c.fd.delay_ms);
     if (!api_accept(&c, ep, req))
         goto done;
-    if (ep != API_UNIFIEDORDER && api_endpoint_fault(&c, req->path))
+    if (ep != API_UNIFIEDORDER && ep != API_MICROPAY && api_endpoint_fault(&c, req->path))
         goto done;
+    if (ep != API_DOWNLOADBILL)
+        flows_sweep_now_and_then(l);   /* due USERPAYING micropays resolve (flows.h) */
     switch (ep) {
     case API_UNIFIEDORDER:
-        api_unifiedorder(&c);
+        if (cfg.instant_charge)
+            api_unifiedorder(&c);   /* the old mock: a simulated payer pays at once */
+        else
+            flows_unifiedorder(&c);
+        break;
+    case API_MICROPAY:
+        flows_micropay(&c);
+        break;
+    case API_REVERSE:
+        flows_reverse(&c);
         break;
     case API_ORDERQUERY:
         api_orderquery(&c);

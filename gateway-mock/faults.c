@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+
 typedef enum { KNOB_INT, KNOB_RATE, KNOB_BOOL } knob_type;
 
 typedef struct {
@@ -37,6 +39,16 @@ static const knob faults_knobs[] = {
     KNOB_I(seed, 0, INT64_MAX),
     KNOB_B(closeorder_enabled),
     KNOB_B(journal),
+    KNOB_I(clock_offset_ms, 0, 3153600000000LL),
+    KNOB_B(instant_charge),
+    KNOB_I(prepay_ttl_ms, 1000, 2592000000LL),
+    KNOB_I(time_expire_min_ms, 0, 86400000),
+    KNOB_I(closeorder_min_age_ms, 0, 86400000),
+    KNOB_R(close_race_rate),
+    KNOB_R(userpaying_rate),
+    KNOB_I(userpaying_ms, 0, 600000),
+    KNOB_R(userpaying_pay_rate),
+    KNOB_I(reverse_min_wait_ms, 0, 600000),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
 
@@ -57,6 +69,7 @@ static const char *const faults_ep_names[FAULTS_EP_COUNT] = {
     [FAULTS_EP_CLOSEORDER] = "closeorder",
     [FAULTS_EP_REFUND] = "refund",
     [FAULTS_EP_DOWNLOADBILL] = "downloadbill",
+    [FAULTS_EP_REVERSE] = "reverse",
 };
 
 const char *faults_endpoint_name(faults_endpoint ep)
@@ -107,6 +120,12 @@ void faults_config_defaults(faults_config *cfg)
     cfg->seed = FAULTS_DEFAULT_SEED;
     cfg->closeorder_enabled = true;
     cfg->journal = true;
+    cfg->prepay_ttl_ms = 7200000;          /* WeChat: a prepay_id lives 2 hours */
+    cfg->time_expire_min_ms = 300000;      /* WeChat: time_expire at least 5 minutes ahead */
+    cfg->closeorder_min_age_ms = 300000;   /* WeChat: no close within 5 minutes */
+    cfg->userpaying_ms = 30000;            /* WeChat: poll USERPAYING up to 30 s */
+    cfg->userpaying_pay_rate = 1.0;
+    cfg->reverse_min_wait_ms = 15000;      /* WeChat: reverse at least 15 s after */
     for (int i = 0; i < FAULTS_EP_COUNT; i++)
         faults_endpoint_defaults(&cfg->endpoints[i]);
 }
@@ -173,7 +192,7 @@ static int faults_merge_endpoints(const json_t *obj, faults_config *next, char *
 
     if (!json_is_object(obj)) {
         snprintf(err, errlen, "endpoints must be an object of endpoint names "
-                              "(orderquery, closeorder, refund, downloadbill)");
+                              "(orderquery, closeorder, refund, downloadbill, reverse)");
         return -1;
     }
     json_object_foreach((json_t *)obj, name, eobj) {
@@ -183,7 +202,7 @@ static int faults_merge_endpoints(const json_t *obj, faults_config *next, char *
                 ep = i;
         if (ep < 0) {
             snprintf(err, errlen, "unknown endpoint \"%.32s\" in endpoints "
-                                  "(orderquery, closeorder, refund, downloadbill)", name);
+                                  "(orderquery, closeorder, refund, downloadbill, reverse)", name);
             return -1;
         }
         faults_endpoint_config *e = &next->endpoints[ep];
@@ -373,6 +392,7 @@ static void faults_reseed(faults_state *st, long long seed)
     uint64_t sm = (uint64_t)seed;
     rng_seed(&st->order_rng, (uint64_t)seed);
     rng_seed(&st->aux_rng, rng_splitmix64(&sm) ^ 0x6D6F636B61757821ULL);
+    rng_seed(&st->flow_rng, rng_splitmix64(&sm) ^ 0x666C6F7773212121ULL);
 }
 
 void faults_init(faults_state *st, const faults_config *cfg)
@@ -380,6 +400,7 @@ void faults_init(faults_state *st, const faults_config *cfg)
     pthread_mutex_init(&st->mu, NULL);
     st->cfg = *cfg;
     faults_reseed(st, cfg->seed);
+    mock_clock_set_offset_ms(cfg->clock_offset_ms);
 }
 
 void faults_get(faults_state *st, faults_config *out)
@@ -395,7 +416,39 @@ void faults_set(faults_state *st, const faults_config *cfg, int reseed)
     st->cfg = *cfg;
     if (reseed)
         faults_reseed(st, cfg->seed);
+    mock_clock_set_offset_ms(cfg->clock_offset_ms);
     pthread_mutex_unlock(&st->mu);
+}
+
+bool faults_draw_flow(faults_state *st, double rate)
+{
+    if (rate <= 0.0)
+        return false;
+    if (rate >= 1.0)
+        return true;
+    pthread_mutex_lock(&st->mu);
+    bool hit = rng_chance(&st->flow_rng, rate) != 0;
+    pthread_mutex_unlock(&st->mu);
+    return hit;
+}
+
+void faults_config_site_defaults(faults_config *cfg, char *err, size_t errlen)
+{
+    char why[200] = "";
+    faults_config_defaults(cfg);
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    const char *text = getenv("IDEMPAY_MOCK_DEFAULTS");
+    if (text == NULL || text[0] == '\0')
+        return;
+    json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    if (obj == NULL)
+        snprintf(why, sizeof(why), "not a JSON object");
+    else
+        (void)faults_config_merge(cfg, obj, cfg, NULL, why, sizeof(why));
+    json_decref(obj);
+    if (why[0] != '\0' && err != NULL && errlen > 0)
+        snprintf(err, errlen, "IDEMPAY_MOCK_DEFAULTS ignored: %s", why);
 }
 
 void faults_draw_order(faults_state *st, fault_decision *out)

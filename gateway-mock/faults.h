@@ -37,6 +37,7 @@ typedef enum {
     FAULTS_EP_CLOSEORDER,
     FAULTS_EP_REFUND,
     FAULTS_EP_DOWNLOADBILL,
+    FAULTS_EP_REVERSE,        /* /secapi/pay/reverse (micropay's fence) */
     FAULTS_EP_COUNT
 } faults_endpoint;
 
@@ -67,6 +68,18 @@ typedef struct {
     long long seed;                    /* 0..2^63-1 */
     bool closeorder_enabled;           /* false: /pay/closeorder is 404 */
     bool journal;                      /* append every call to the journal */
+    /* WeChat's payment flows (docs/MOCK.md "Payment flows"); defaults are
+     * WeChat's documented values, ./stack scales them (IDEMPAY_MOCK_DEFAULTS). */
+    long long clock_offset_ms;         /* the mock's now = real time + this (clock.h) */
+    bool instant_charge;               /* true: unifiedorder charges at once (the old mock) */
+    long long prepay_ttl_ms;           /* a prepay's life when no time_expire is sent (2 h) */
+    long long time_expire_min_ms;      /* shortest accepted time_expire - now (5 min) */
+    long long closeorder_min_age_ms;   /* closeorder refused this soon after creation (5 min) */
+    double close_race_rate;            /* a payment being confirmed beats a close */
+    double userpaying_rate;            /* micropay answers USERPAYING */
+    long long userpaying_ms;           /* a USERPAYING micropay resolves after (30 s) */
+    double userpaying_pay_rate;        /* ... to paid (else to not paid) */
+    long long reverse_min_wait_ms;     /* reverse answers SYSTEMERROR recall=Y before (15 s) */
     faults_endpoint_config endpoints[FAULTS_EP_COUNT];
 } faults_config;
 
@@ -94,7 +107,19 @@ typedef struct {
     faults_config cfg;
     rng_t order_rng;      /* unifiedorder decisions */
     rng_t aux_rng;        /* decisions of the other endpoints */
+    rng_t flow_rng;       /* the payment flows' draws (USERPAYING, close race) */
 } faults_state;
+
+/* The defaults of this site: faults_config_defaults, then the JSON object of
+ * knobs in the environment variable IDEMPAY_MOCK_DEFAULTS when it is set and
+ * valid (./stack scales the flows' knobs there; POST /mock/reset returns to
+ * them). A bad value is ignored with the reason in err (when err is not
+ * NULL and errlen > 0; err[0] is '\0' otherwise). */
+void faults_config_site_defaults(faults_config *cfg, char *err, size_t errlen);
+
+/* true with probability rate, drawn from the flows' PRNG (under the lock);
+ * never draws when rate is 0 or 1, so the knobs' defaults draw nothing. */
+bool faults_draw_flow(faults_state *st, double rate);
 
 /* The defaults: no latency, no faults, dedupe on, one notification copy,
  * concurrency 8, no delay, retry step 1000 ms, notifications on, hold 30 s,

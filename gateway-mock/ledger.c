@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "db_conn.h"
 #include "env.h"
 #include "log.h"
@@ -335,7 +336,7 @@ static void ledger_now(char out[32], time_t *secs)
 {
     struct timespec ts;
     struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    mock_clock_now_ts(&ts);   /* the mock's clock (clock_offset_ms) */
     gmtime_r(&ts.tv_sec, &tm);
     size_t n = strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
     unsigned long us = (unsigned long)(ts.tv_nsec / 1000) % 1000000UL;

@@ -7,6 +7,11 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/mock.h \
 	gateway-mock/api.c gateway-mock/api_handle.c gateway-mock/api.h \
 	gateway-mock/bill.c gateway-mock/bill.h \
+	gateway-mock/clock.c gateway-mock/clock.h \
+	gateway-mock/flows.c gateway-mock/flows_micropay.c gateway-mock/flows.h gateway-mock/api_call.h \
+	gateway-mock/flows_rules.c gateway-mock/flows_rules.h \
+	gateway-mock/prepay.c gateway-mock/prepay.h \
+	gateway-mock/payer.c gateway-mock/payer.h \
 	gateway-mock/journal.c gateway-mock/journal.h \
 	gateway-mock/admin.c gateway-mock/admin.h \
 	gateway-mock/notifier.c gateway-mock/notifier.h \
@@ -36,7 +41,9 @@ mock_unit_tests = \
 	tests/unit/test_mock_txid \
 	tests/unit/test_mock_faults \
 	tests/unit/test_mock_rules \
-	tests/unit/test_mock_notifier
+	tests/unit/test_mock_notifier \
+	tests/unit/test_mock_flows \
+	tests/unit/test_mock_prepay
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -73,3 +80,11 @@ tests_unit_test_mock_ledger_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_journal_SOURCES = tests/unit/test_mock_journal.c
 tests_unit_test_mock_journal_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_journal_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_flows_SOURCES = tests/unit/test_mock_flows.c
+tests_unit_test_mock_flows_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_flows_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_prepay_SOURCES = tests/unit/test_mock_prepay.c
+tests_unit_test_mock_prepay_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_prepay_LDADD = $(mock_unit_ldadd)

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "mock.h"
 #include "notifier.h"
+#include "prepay.h"
 #include "txid.h"
 
 static mock_app mock;
@@ -44,6 +45,7 @@ static void *mock_thread_init(int index)
 static void mock_thread_fini(void *ctx)
 {
     ledger_free(ctx);
+    prepay_thread_end();
     mysql_thread_end();
 }
 
@@ -105,7 +107,10 @@ int main(int argc, char **argv)
     mock_copy(mock.creds.key, sizeof(mock.creds.key), key, "IDEMPAY_WX_KEY");
 
     faults_config cfg;
-    faults_config_defaults(&cfg);
+    char why[256];
+    faults_config_site_defaults(&cfg, why, sizeof(why));
+    if (why[0] != '\0')
+        log_msg(LOG_WARN, "%s", why);
     faults_init(&mock.faults, &cfg);
     rules_init(&mock.rules);
 

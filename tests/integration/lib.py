@@ -120,9 +120,23 @@ def http(method, url, body=None, headers=None, timeout=10.0):
         conn.close()
 
 
-def pay(order_no, user_id, amount, token=None, idem_key=None, timeout=10.0, base=None, extra=None):
-    """POST /api/pay as a client would."""
+# The payment-code flow (MICROPAY) is the charge with its reply that most
+# tests exercise; a test of the prepay flows passes trade_type="NATIVE" or
+# "JSAPI" (docs/FLOWS.md). A WeChat test payment code: 18 digits, 10..15.
+AUTH_CODE = "134567890123456789"
+
+
+def pay(order_no, user_id, amount, token=None, idem_key=None, timeout=10.0, base=None, extra=None,
+        trade_type="MICROPAY", auth_code=AUTH_CODE, openid=None):
+    """POST /api/pay as a client would (MICROPAY with a payment code unless
+    trade_type says otherwise; trade_type=None sends no flow fields)."""
     body = {"order_no": order_no, "user_id": user_id, "amount": amount}
+    if trade_type is not None:
+        body["trade_type"] = trade_type
+    if trade_type == "MICROPAY" and auth_code is not None:
+        body["auth_code"] = auth_code
+    if openid is not None:
+        body["openid"] = openid
     if token is not None:
         body["token"] = token
     if extra:
@@ -493,3 +507,63 @@ def run_tests_restoring_mock(defaults):
         run_tests(cleanup=lambda: mock_config(**defaults))
     finally:
         mock_reset()
+
+
+# --- the mock's payment flows (docs/MOCK.md "Payment flows") -----------------
+
+def mock_wx(path, fields, base=None):
+    """Signs fields (appid, mch_id, nonce_str added when absent), POSTs them
+    to the mock's WeChat path and returns the reply's fields (or None when
+    the reply is no XML)."""
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16)}
+    f.update({k: v for k, v in fields.items() if v is not None})
+    f["sign"] = wx_sign(f)
+    r = http("POST", (base or MOCK) + path, wx_xml(f), {"Content-Type": "text/xml"})
+    try:
+        return wx_parse(r.text) if r.status == 200 else None
+    except ET.ParseError:
+        return None
+
+
+def mock_prepay(order_no, total_fee=100, trade_type="NATIVE", notify_url=None, **extra):
+    """unifiedorder with the mock in prepay mode (instant_charge false):
+    the reply's fields (prepay_id, code_url for NATIVE)."""
+    f = {"body": "idempay test", "out_trade_no": order_no, "total_fee": str(total_fee),
+         "spbill_create_ip": "127.0.0.1", "trade_type": trade_type,
+         "notify_url": notify_url or "http://127.0.0.1:9/notify"}
+    f.update(extra)
+    return mock_wx("/pay/unifiedorder", f)
+
+
+def mock_micropay(order_no, auth_code, total_fee=100, **extra):
+    f = {"body": "idempay test", "out_trade_no": order_no, "total_fee": str(total_fee),
+         "spbill_create_ip": "127.0.0.1", "auth_code": auth_code}
+    f.update(extra)
+    return mock_wx("/pay/micropay", f)
+
+
+def mock_reverse(order_no=None, transaction_id=None):
+    return mock_wx("/secapi/pay/reverse", {"out_trade_no": order_no,
+                                           "transaction_id": transaction_id})
+
+
+def mock_orderquery(order_no):
+    return mock_wx("/pay/orderquery", {"out_trade_no": order_no})
+
+
+def mock_payer_pay(prepay_id=None, code_url=None, openid=None, delay_ms=None, timeout=30.0):
+    """The mock's customer pays (POST /mock/payer/pay): the Resp."""
+    body = {k: v for k, v in (("prepay_id", prepay_id), ("code_url", code_url),
+                              ("openid", openid), ("delay_ms", delay_ms)) if v is not None}
+    return http("POST", MOCK + "/mock/payer/pay", body, timeout=timeout)
+
+
+def mock_clock_forward(ms):
+    """Moves the mock's clock ms further (the knob clock_offset_ms)."""
+    cur = http("GET", MOCK + "/mock/config").json()["clock_offset_ms"]
+    mock_config(clock_offset_ms=cur + ms)
+
+
+def mock_auth_code(suffix, prefix="13"):
+    """The mock's test payment code ending in suffix (docs/MOCK.md)."""
+    return prefix + "9" * 12 + suffix

@@ -84,7 +84,10 @@ static int post(const char *order, long long user, const char *amount, const cha
                 json_t **body, int *replayed)
 {
     char text[256];
-    int n = snprintf(text, sizeof text, "{\"order_no\":\"%s\",\"user_id\":%lld,\"amount\":\"%s\"}",
+    /* the charge-with-reply flow: a payment code (docs/FLOWS.md) */
+    int n = snprintf(text, sizeof text,
+                     "{\"order_no\":\"%s\",\"user_id\":%lld,\"amount\":\"%s\","
+                     "\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"}",
                      order, user, amount);
     http_request req = { "POST", "/api/pay", "", "application/json", key, "127.0.0.1", text,
                          (size_t)n, 0 };

@@ -1,0 +1,73 @@
+/* settle_micropay.c - orderquery polls, then reverse: the payment-code
+ * flow's fence (see settle_micropay.h and docs/FENCE.md). */
+#include "settle_micropay.h"
+
+#include <string.h>
+
+#include "gateway.h"
+#include "log.h"
+
+long settle_micropay_next_ms(const app_config *cfg, long long sent_age_ms)
+{
+    long long until = cfg->micropay_window_ms > cfg->reverse_min_wait_ms
+                          ? cfg->micropay_window_ms
+                          : cfg->reverse_min_wait_ms;
+    long long left;
+
+    if (sent_age_ms < 0 || sent_age_ms >= until)
+        return 0;
+    left = until - sent_age_ms;
+    return left < cfg->micropay_poll_ms ? (long)left : cfg->micropay_poll_ms;
+}
+
+/* Keeps the order PROCESSING, leased to this attempt for ms more. */
+static settle_result settle_micropay_later(app_ctx *ctx, const char *order_no, long long fence,
+                                           long ms)
+{
+    if (order_store_lease_for(ctx, order_no, fence, ms) == ORDER_STORE_ERROR)
+        return SETTLE_ERROR;
+    return SETTLE_PENDING;
+}
+
+/* The reverse: the trade ends (FAILED for good), or we call again later. */
+static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long long fence,
+                                    const char *source, order_row *row)
+{
+    gw_result gw;
+    settle_result s;
+
+    if (gateway_reverse(ctx, order_no, &gw) != GW_CLOSED) {
+        log_msg(LOG_WARN, "%s order=%s: reverse not done (%s%s); calling again later", source,
+                order_no, gw.err_code, gw.recall ? ", recall=Y" : "");
+        return settle_micropay_later(ctx, order_no, fence, ctx->cfg->micropay_poll_ms);
+    }
+    s = settle_closed(ctx, order_no, fence, source, row);
+    if (s == SETTLE_PAID)
+        log_msg(LOG_ERROR, "%s order=%s: reversed at the gateway but PAID here (%s): the"
+                " gateway returned that charge; an operator must look", source, order_no,
+                row->transaction_id);
+    return s;
+}
+
+settle_result settle_resolve_micropay(app_ctx *ctx, const char *order_no, long long fence,
+                                      const trade_row *tr, const char *source, order_row *row)
+{
+    gw_result gw;
+    long next;
+
+    switch (gateway_orderquery(ctx, order_no, &gw)) {
+    case GW_CHARGED:
+        return settle_charge(ctx, order_no, gw.transaction_id, gw.total_fee, source, row);
+    case GW_CLOSED:
+        return settle_closed(ctx, order_no, fence, source, row);
+    default:
+        if (strcmp(gw.trade_state, "REVOKED") == 0)
+            return settle_closed(ctx, order_no, fence, source, row);
+        break;
+    }
+    /* Not charged yet, USERPAYING, or not known: poll within the window. */
+    next = settle_micropay_next_ms(ctx->cfg, tr->sent_age_ms);
+    if (next > 0)
+        return settle_micropay_later(ctx, order_no, fence, next);
+    return settle_reverse(ctx, order_no, fence, source, row);
+}
