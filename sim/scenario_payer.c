@@ -57,7 +57,7 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 0, 20);
-    if (py_phase(g, "prepay", "{\"close_race_rate\":0.5}", &k, budget_ms) < 0)
+    if (py_phase(g, "prepay", "{\"close_race_rate\":0.5,\"instant_charge\":false}", &k, budget_ms) < 0)
         return -1;
     const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
                            .min_timeout_ms = 4000, .max_timeout_ms = 8000,
