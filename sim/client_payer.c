@@ -2,7 +2,8 @@
  * client_payer.h): the merchant's page POSTs /api/pay for the prepay (202
  * AWAITING_PAYMENT with code_url / prepay_id), then the customer pays it
  * through the mock's payer (payer.h) as the task's behaviour says — once,
- * twice, slowly, after the close, a stale code, or never — and the page
+ * twice, slowly, after the close, a stale code, never, or slowly into the
+ * close — and the page
  * polls the order until it is PAID or closed. Every call is recorded: the
  * POSTs and polls as today's clients record them, each payment as OP_PAYER.
  *
@@ -14,10 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "env.h"
 #include "payer.h"
 
 #define PAYER_POLL_MS 500          /* the page's poll period */
 #define PAYER_CLOSE_WAIT_MS 60000  /* after-close: the longest wait for the close */
+#define PAYER_STALE_MAX_MS 60000   /* stale: the longest wait for the prepay to expire */
+#define PAYER_INTO_CLOSE_LEAD_MS 600 /* into-close: starts paying this long before expiry */
 
 /* POSTs for the prepay until an answer that is not "try again". Returns 1
  * with the prepay in a, or 0 (paid at once, refused, no answer). */
@@ -37,6 +41,14 @@ static int cpay_prepay(sim_client *c, const sched_task *t, long task, const clie
         client_sleep_ms(w, pol->backoff_ms << (i < 4 ? i : 4));
     }
     return 0;
+}
+
+/* The prepay's life as the service gives it (IDEMPAY_PREPAY_TTL_MS, the
+ * environment windows.c reads too), at most PAYER_STALE_MAX_MS. */
+static int64_t cpay_ttl_ms(void)
+{
+    long long ttl = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
+    return ttl < PAYER_STALE_MAX_MS ? ttl : PAYER_STALE_MAX_MS;
 }
 
 /* One payment by the customer, recorded as OP_PAYER. Returns its result. */
@@ -111,9 +123,14 @@ void client_task_payer(sim_client *c, const sched_task *t, long task)
                   OST_FAILED);
         r = cpay_pay(c, t, task, &a, 0);
         break;
-    case PB_STALE:
-        client_sleep_ms(w, t->pay_delay_ms);
+    case PB_STALE: /* past the prepay's life */
+        client_sleep_ms(w, cpay_ttl_ms() + t->pay_delay_ms);
         r = cpay_pay(c, t, task, &a, 0);
+        break;
+    case PB_INTO_CLOSE: /* just before the expiry, confirmed after the close */
+        client_sleep_ms(w, cpay_ttl_ms() > PAYER_INTO_CLOSE_LEAD_MS
+                               ? cpay_ttl_ms() - PAYER_INTO_CLOSE_LEAD_MS : 0);
+        r = cpay_pay(c, t, task, &a, t->pay_delay_ms);
         break;
     case PB_LATE:
         r = cpay_pay(c, t, task, &a, t->pay_delay_ms);

@@ -38,6 +38,10 @@ typedef enum {
     PB_AFTER_CLOSE, /* waits until the service reports the order closed, then pays */
     PB_STALE,       /* keeps the code and pays it long after (pay_delay_ms) */
     PB_ABANDON,     /* never pays: the order must end closed after its expiry */
+    PB_INTO_CLOSE,  /* starts paying just before the expiry, so slowly (pay_delay_ms) that
+                       the merchant's close comes while it is confirmed: refused, or (the
+                       mock's close_race_rate) charged at the close, for the merchant to
+                       refund */
     PB_COUNT
 } payer_behaviour;
 
@@ -59,7 +63,8 @@ typedef struct {
     char err_code[48];      /* FAIL's err_code, or what made the answer unknown */
 } payer_reply;
 
-/* "once", "twice", "late", "after-close", "stale", "abandon" ("-" none). */
+/* "once", "twice", "late", "after-close", "stale", "abandon", "into-close"
+ * ("-" none). */
 const char *payer_behaviour_name(int b);
 
 /* "MICROPAY", "NATIVE", "JSAPI" ("?" out of range). */

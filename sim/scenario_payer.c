@@ -3,10 +3,10 @@
  *
  * Phase `prepay`: NATIVE and JSAPI orders (half each, drawn), each with one
  * TASK_PAYER client whose customer pays once, twice, slowly, after the
- * close, a stale code, or never (in turn, so every behaviour is present
- * from 6 orders on); the mock's close_race_rate makes some payments that
- * are being confirmed when the close comes land anyway, for the service
- * to refund. Phase `micropay`: payment-code clients (MICROPAY) whose
+ * close, a stale code, never, or into the close (in turn, so every
+ * behaviour is present from 7 orders on); the mock's close_race_rate makes
+ * half the payments that are being confirmed when the close comes land
+ * anyway, for the service to refund. Phase `micropay`: payment-code clients (MICROPAY) whose
  * timeouts are shorter than the customer's confirmation on the phone
  * (USERPAYING), retrying and polling. Knobs a mock does not know are cut
  * by mock_admin before they are sent (MOCK_OPTIONAL_KNOBS). */
@@ -57,7 +57,8 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
     sim_mock_knobs k;
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 0, 20);
-    if (py_phase(g, "prepay", "{\"close_race_rate\":0.5,\"instant_charge\":false}", &k, budget_ms) < 0)
+    static const char own[] = "{\"close_race_rate\":0.5,\"instant_charge\":false}";
+    if (py_phase(g, "prepay", own, &k, budget_ms) < 0)
         return -1;
     const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
                            .min_timeout_ms = 4000, .max_timeout_ms = 8000,
@@ -76,7 +77,9 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
         if (t->payer == PB_LATE)
             t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 200, 3000);
         else if (t->payer == PB_STALE)
-            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 2000, 8000);
+            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 200, 2000); /* past the expiry */
+        else if (t->payer == PB_INTO_CLOSE)
+            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 5000, 9000); /* past the close */
     }
     return 0;
 }
