@@ -101,7 +101,8 @@ def todays_scenarios_pay_with_the_payment_code():
     out = sim("--scenario", "double-click", "--orders", "12", "--duration", "1", "--seed", "3",
               "--settle", "20", "--quiet", "--no-out", "--history", os.path.join(TMP, "h.jsonl"))
     check(out.returncode == 0, f"exit {out.returncode}:\n{out.stdout[-2000:]}")
-    first = json.loads(open(os.path.join(TMP, "h.jsonl")).readline())
+    ops = [json.loads(line) for line in open(os.path.join(TMP, "h.jsonl")) if line.strip()]
+    first = next(o for o in ops if o["kind"] == "pay" and o["http_code"] == 200)
     calls = mock_requests(first["order_no"])["requests"]
     check(any(c["endpoint"] == "micropay" for c in calls), f"calls: {calls}")
     check(not any(c["endpoint"] == "unifiedorder" for c in calls), f"calls: {calls}")
