@@ -62,7 +62,7 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
                 snprintf(err, errlen,
                          "--scenario: unknown scenario '%s' (known: all, double-click, "
                          "retry-storm, callback-storm, token-replay, forged-callback, "
-                         "order-mismatch, gateway-chaos, crash, nemesis, ping)",
+                         "order-mismatch, gateway-chaos, crash, nemesis, ping, payer)",
                          name);
                 return -1;
             }
