@@ -681,6 +681,9 @@ static void test_refund_within_charge(void)
     add_charge(2, "4200000000r2", S.orders[2].amount_fen, 1);
     CH[NCH - 1].refunded_fee = CH[NCH - 1].total_fee;
     CH[NCH - 1].refund_count = 2;
+    CH[0].refund_count = 2; /* order 0's kept charge, refunded in two parts: allowed */
+    CH[0].refunded_fee = CH[0].total_fee;
+    CH[0].refunded = 1;
     add_charge(3, "4200000000r3", S.orders[3].amount_fen, 1);
     CH[NCH - 1].refunded_fee = -1; /* a mock that does not say */
     CH[NCH - 1].refund_count = -1;
