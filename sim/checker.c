@@ -492,12 +492,17 @@ int chk_time_known(int64_t t)
     return t != INT64_MIN;
 }
 
-/* The earliest charge of order i (any, the payer's too) made before t, or -1. */
+/* The earliest charge of order i (any, the payer's too) made before t, or -1.
+ * A payment of the customer the order did not keep and the service refunded
+ * (one a close let through) is no charge of the order: a closed order that
+ * refunded it may say FAILED / 402. */
 static long chk_charge_before(const chk_ctx *c, size_t i, int64_t t)
 {
     long best = -1;
     for (size_t k = c->charges.off[i]; k < c->charges.off[i + 1]; k++) {
         const sim_charge *x = &c->o->charges[c->charges.idx[k]];
+        if (c->stray[c->charges.idx[k]] && x->refunded)
+            continue;
         if (chk_time_known(x->at_us) && x->at_us < t &&
             (best < 0 || x->at_us < c->o->charges[best].at_us))
             best = (long)c->charges.idx[k];

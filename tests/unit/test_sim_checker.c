@@ -719,6 +719,29 @@ static void test_payer_payments(void)
     checker_result_free(&r);
 }
 
+/* A payment that lands at the close (the mock's close_race_rate), refunded:
+ * the closed order may be read FAILED and answered 402 after it. */
+static void test_payment_at_the_close(void)
+{
+    chk_result r;
+    clean_world();
+    sim_op *p = add_op(OP_PAYER, 6, 200, OST_NONE, "4200000000c6");
+    at(p, 1000, 9000);
+    add_charge(6, "4200000000c6", S.orders[6].amount_fen, 1);
+    CH[NCH - 1].at_us = 8000000;
+    sim_op *rd = add_op(OP_QUERY, 6, 200, OST_FAILED, NULL);
+    at(rd, 9500, 9600);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+    CH[NCH - 1].refunded = 0; /* kept by nobody and not refunded */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_FAILED_READ_AFTER_CHARGE), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAYMENT_KEPT_OR_REFUNDED), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_CLIENT_NOT_CHARGED), 1);
+    checker_result_free(&r);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -746,6 +769,7 @@ int main(void)
         { "a client told 402 keeps no charge", test_closed_client_not_charged },
         { "refunds within the charge, once", test_refund_within_charge },
         { "the customer's payments through the payer", test_payer_payments },
+        { "a payment at the close, refunded", test_payment_at_the_close },
     };
     return CU_SUITE_RUN("sim_checker", setup, teardown, tests);
 }
