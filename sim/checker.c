@@ -3,6 +3,7 @@
  * each violation with the order it concerns. Rows that could not be read are
  * never judged (they are counted in `unreadable`). */
 #include "checker.h"
+#include "checker_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +16,8 @@ static const char *const inv_names[INV_COUNT] = {
     "token_single_order", "forged_callback_no_effect", "mismatch_no_effect", "all_settled",
     "no_402_after_charge", "no_paid_after_402", "no_failed_read_after_charge",
     "paid_answer_has_charge", "refusal_no_effect", "second_charge_refunded",
-    "closed_after_doubt",
+    "closed_after_doubt", "payment_kept_or_refunded", "one_kept_charge",
+    "closed_client_not_charged", "refund_within_charge",
 };
 
 static const char *const inv_texts[INV_COUNT] = {
@@ -36,6 +38,12 @@ static const char *const inv_texts[INV_COUNT] = {
     "a second charge the payer made at the gateway is refunded by the end",
     "402 payment_closed only once a request of the order was left in doubt (no answer, 5xx, or "
     "its own attempt's 202)",
+    "every customer payment (the service's, the payer's) ends as its order's one kept charge or "
+    "refunded",
+    "no order keeps two charges",
+    "a client told 402 (closed, declined) or that read FAILED, with no later request of the "
+    "order, never ends with a kept charge",
+    "no refund exceeds its charge, and no charge is refunded twice",
 };
 
 const char *checker_invariant_name(int inv)
@@ -60,21 +68,6 @@ int checker_pay_refused(const sim_op *op)
            (op->http_code == 403 || op->http_code == 409 || op->http_code == 422);
 }
 
-/* Per-order lists (compressed rows): for order i, items idx[off[i] .. off[i+1]). */
-typedef struct {
-    size_t *off;
-    size_t *idx;
-} chk_index;
-
-typedef struct {
-    const sim_schedule *s;
-    const sim_observations *o;
-    chk_result *r;
-    chk_index ops;      /* ops per order */
-    chk_index charges;  /* charges per order */
-    unsigned char *stray; /* per ledger charge: made by the payer (the simulator), not the service */
-    int oom;
-} chk_ctx;
 
 static int chk_index_build(chk_index *ix, size_t norders, size_t n,
                            long (*order_of)(const void *, size_t), const void *arr)
@@ -122,8 +115,7 @@ static int chk_scenario_of_order(const chk_ctx *c, long order)
     return sc < SC_COUNT ? sc : CHK_UNATTRIBUTED;
 }
 
-__attribute__((format(printf, 6, 7)))
-static void chk_violate(chk_ctx *c, int inv, long order, long token, long charge,
+void chk_violate(chk_ctx *c, int inv, long order, long token, long charge,
                         const char *fmt, ...)
 {
     chk_result *r = c->r;
@@ -160,13 +152,13 @@ static void chk_violate(chk_ctx *c, int inv, long order, long token, long charge
     va_end(ap);
 }
 
-static int chk_row_known(const sim_row *row)
+int chk_row_known(const sim_row *row)
 {
     return row != NULL && (row->state == ROW_PRESENT || row->state == ROW_ABSENT);
 }
 
 /* The rows to judge for order i: the API row, and the DB row when read. */
-static int chk_rows(const chk_ctx *c, size_t i, const sim_row *rows[2], const char *names[2])
+int chk_rows(const chk_ctx *c, size_t i, const sim_row *rows[2], const char *names[2])
 {
     int n = 0;
     rows[n] = &c->o->api_rows[i];
@@ -495,17 +487,22 @@ static void chk_all_settled(chk_ctx *c)
 
 /* ---- what the service says, against the ledger's times ---- */
 
-static int chk_time_known(int64_t t)
+int chk_time_known(int64_t t)
 {
     return t != INT64_MIN;
 }
 
-/* The earliest charge of order i (any, the payer's too) made before t, or -1. */
+/* The earliest charge of order i (any, the payer's too) made before t, or -1.
+ * A payment of the customer the order did not keep and the service refunded
+ * (one a close let through) is no charge of the order: a closed order that
+ * refunded it may say FAILED / 402. */
 static long chk_charge_before(const chk_ctx *c, size_t i, int64_t t)
 {
     long best = -1;
     for (size_t k = c->charges.off[i]; k < c->charges.off[i + 1]; k++) {
         const sim_charge *x = &c->o->charges[c->charges.idx[k]];
+        if (c->stray[c->charges.idx[k]] && x->refunded)
+            continue;
         if (chk_time_known(x->at_us) && x->at_us < t &&
             (best < 0 || x->at_us < c->o->charges[best].at_us))
             best = (long)c->charges.idx[k];
@@ -522,7 +519,7 @@ static long chk_charge_of(const chk_ctx *c, size_t i, const char *txn)
     return -1;
 }
 
-static double chk_s(int64_t us)
+double chk_s(int64_t us)
 {
     return (double)us / 1e6;
 }
@@ -551,7 +548,7 @@ static void chk_no_402_after_charge(chk_ctx *c)
 
 /* When the service may still be working on p: its end, or, when its client
  * gave up without an answer, a while after it was sent. */
-static int64_t chk_op_busy_until(const chk_ctx *c, const sim_op *p)
+int64_t chk_op_busy_until(const chk_ctx *c, const sim_op *p)
 {
     if (p->http_code != 0)
         return p->end_us;
@@ -832,6 +829,8 @@ static void (*const chk_invariants[INV_COUNT])(chk_ctx *) = {
     chk_mismatch_no_effect,       chk_all_settled,             chk_no_402_after_charge,
     chk_no_paid_after_402,        chk_no_failed_read_after_charge, chk_paid_answer_has_charge,
     chk_refusal_no_effect,        chk_second_charge_refunded,  chk_closed_after_doubt,
+    chk_payment_kept_or_refunded, chk_one_kept_charge,         chk_closed_client_not_charged,
+    chk_refund_within_charge,
 };
 
 /* The monotonic clock in seconds (how long each invariant took, for JUnit). */
@@ -856,7 +855,9 @@ int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *
         c.oom = 1;
         goto done;
     }
+    chk_mark_payer_payments(&c);
     chk_stats_fill(&c);
+    chk_money_stats(&c);
     for (int i = 0; i < INV_COUNT; i++) {
         double t0 = chk_seconds();
         chk_invariants[i](&c);

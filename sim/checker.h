@@ -37,6 +37,12 @@ typedef enum {
     INV_CLOSED_AFTER_DOUBT,        /* 402 payment_closed only after a request of the order was
                                       left in doubt (no answer, 5xx, or its own attempt's 202)
                                       at least a lease (obs->lease_us) before */
+    /* Every customer payment and its refunds (the real flows, docs/FLOWS.md): */
+    INV_PAYMENT_KEPT_OR_REFUNDED,  /* every charge is its order's kept charge or refunded */
+    INV_ONE_KEPT_CHARGE,           /* no order keeps two charges (unrefunded) */
+    INV_CLOSED_CLIENT_NOT_CHARGED, /* a client told 402 / read FAILED, with no later request of
+                                      the order, never ends with a kept charge */
+    INV_REFUND_WITHIN_CHARGE,      /* no refund exceeds its charge, none is made twice */
     INV_COUNT
 } sim_invariant;
 
@@ -73,6 +79,10 @@ typedef struct {
     uint64_t charges;      /* ledger charges of the scenario's orders */
     uint64_t paid;         /* orders PAID at the end (API view) */
     uint64_t failed;       /* orders FAILED at the end */
+    uint64_t payer_paid;   /* the customer's payments through the mock's payer: charged */
+    uint64_t payer_refused;/*   refused (ORDERPAID, ORDERCLOSED, ORDER_EXPIRED ...) */
+    uint64_t payer_unknown;/*   no answer */
+    uint64_t refunds;      /* ledger charges of the scenario's orders refunded at the end */
 } chk_stats;
 
 typedef struct {

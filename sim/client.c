@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "payer.h"
+
 #define CLIENT_CONNECT_TIMEOUT_MS 2000
 #define CLIENT_SESSION_MAX_MS 60000   /* no client waits longer for one order */
 #define CLIENT_MAX_POLLS 40
@@ -265,18 +267,8 @@ void client_issue_token(sim_client *c, size_t slot)
 
 /* ---- payments ---- */
 
-/* What one POST /api/pay sends. */
-typedef struct {
-    int64_t user_id;
-    int64_t fen;
-    int style;
-    int token_use;     /* sched_token_use actually sent */
-    int token;         /* slot */
-    int idem;
-    uint8_t flags;     /* OPF_MISMATCH ... */
-} client_pay;
 
-static void client_pay_of(const sim_schedule *s, const sched_task *t, client_pay *p)
+void client_pay_of(const sim_schedule *s, const sched_task *t, client_pay *p)
 {
     const sched_order *o = &s->orders[t->order];
     memset(p, 0, sizeof(*p));
@@ -334,14 +326,14 @@ static void client_pay_op(sim_client *c, const sched_task *t, long task, const c
     op->token_use = (uint8_t)p->token_use;
 }
 
-/* One POST /api/pay (the profile's pay), recorded. Fills op and rep. */
-static void client_post_pay(sim_client *c, const sched_task *t, long task, const client_pay *p,
-                            int attempt, long timeout_ms, sim_op *op, http_reply *rep)
+void client_post_pay(sim_client *c, const sched_task *t, long task, const client_pay *p,
+                     int attempt, long timeout_ms, sim_op *op, http_reply *rep,
+                     profile_answer *answer)
 {
     client_world *w = c->world;
     const sim_schedule *s = w->sched;
-    char no[64], amt[16], made_up[80], key[128];
-    profile_answer a;
+    char no[64], amt[16], made_up[80], key[128], auth[PAYER_AUTH_CODE_LEN + 1], openid[40];
+    profile_answer own, *ap = answer != NULL ? answer : &own;
     sched_order_no(s, w->prefix, (size_t)t->order, no, sizeof(no));
     sched_amount_text(p->fen, p->style, amt);
     client_pay_op(c, t, task, p, attempt, op);
@@ -356,10 +348,15 @@ static void client_post_pay(sim_client *c, const sched_task *t, long task, const
         op->idem = 0;
     snprintf(key, sizeof(key), "%s%s-k%d", w->prefix, s->orders[t->order].suffix, op->idem);
     profile_values v = {.order_no = no, .user_id = p->user_id, .amount = amt,
-                        .amount_fen = p->fen, .token = token, .idem_key = op->idem ? key : NULL};
+                        .amount_fen = p->fen, .token = token, .idem_key = op->idem ? key : NULL,
+                        .trade_type = payer_flow_name(t->flow),
+                        .auth_code = t->flow == FLOW_MICROPAY ? payer_auth_code(no, auth) : NULL,
+                        .openid = t->flow == FLOW_JSAPI
+                                      ? payer_openid(p->user_id, openid, sizeof(openid)) : NULL};
+    memset(ap, 0, sizeof(*ap));
     http_status hs = client_send(c, PROF_OP_PAY, &v, timeout_ms, rep);
     if (hs == HTTP_OK)
-        client_read_answer(w, PROF_OP_PAY, rep, op, &a);
+        client_read_answer(w, PROF_OP_PAY, rep, op, ap);
     client_op_transport(op, hs, rep);
     if (hs == HTTP_OK) {
         op->outcome = (uint8_t)client_outcome_of(rep->code);
@@ -478,7 +475,7 @@ static client_session_end client_session_run(sim_client *c, const sched_task *t,
         http_reply rep;
         int64_t wait = 0;
         client_post_pay(c, t, task, p, first_attempt + i,
-                        client_timeout_within(w, pol, ss.deadline_us), &op, &rep);
+                        client_timeout_within(w, pol, ss.deadline_us), &op, &rep, NULL);
         int end = client_next(&ss, i, &op, &rep, &wait);
         if (end >= 0)
             return (client_session_end)end;
@@ -530,7 +527,7 @@ void client_task_burst(sim_client *c, const sched_task *t, long task)
         http_reply rep;
         if (i > 0 && t->gap_ms)
             client_sleep_ms(w, t->gap_ms);
-        client_post_pay(c, t, task, &p, i + 1, pol.timeout_ms, &op, &rep);
+        client_post_pay(c, t, task, &p, i + 1, pol.timeout_ms, &op, &rep, NULL);
         long code = op.transport == HTTP_OK ? op.http_code : 0;
         if (code == 200 || (code >= 400 && code < 500 && code != 409 && code != 429))
             definite = 1;
@@ -573,7 +570,7 @@ void client_task_mismatch(sim_client *c, const sched_task *t, long task)
         for (int attempt = 1; attempt <= 3; attempt++) {
             sim_op op;
             http_reply rep;
-            client_post_pay(c, t, task, &q, attempt, pol.timeout_ms, &op, &rep);
+            client_post_pay(c, t, task, &q, attempt, pol.timeout_ms, &op, &rep, NULL);
             if (op.outcome != OUT_UNKNOWN)
                 break;
             client_sleep_ms(w, client_backoff_ms(c, &pol, attempt));

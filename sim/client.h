@@ -133,6 +133,28 @@ void client_copy_str(char *dst, size_t len, const char *src);
 http_status client_send(sim_client *c, profile_op pop, const profile_values *v, long timeout_ms,
                         http_reply *rep);
 
+/* What one POST /api/pay sends. */
+typedef struct {
+    int64_t user_id;
+    int64_t fen;
+    int style;
+    int token_use;     /* sched_token_use actually sent */
+    int token;         /* slot */
+    int idem;
+    uint8_t flags;     /* OPF_MISMATCH ... */
+} client_pay;
+
+/* The POST /api/pay t's order starts from (user, amount, style, token, key). */
+void client_pay_of(const sim_schedule *s, const sched_task *t, client_pay *p);
+
+/* One POST /api/pay of p (the profile's pay, with t's flow: MICROPAY and the
+ * order's payment code, NATIVE, or JSAPI and the user's openid), recorded.
+ * Fills op, rep and, when not NULL, answer (the code_url and prepay_id of a
+ * prepay). */
+void client_post_pay(sim_client *c, const sched_task *t, long task, const client_pay *p,
+                     int attempt, long timeout_ms, sim_op *op, http_reply *rep,
+                     profile_answer *answer);
+
 /* GET /api/pay/token for slot's user (up to 3 tries), into the world's
  * token slot; recorded. */
 void client_issue_token(sim_client *c, size_t slot);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_payer.h"
 #include "forge.h"
 #include "pool.h"
 
@@ -217,6 +218,9 @@ static void driver_run_task(sim_client *c, size_t i, void *arg)
             break;
         case TASK_STRAY:
             forge_task_second_charge(c, t, (long)ti);
+            break;
+        case TASK_PAYER:
+            client_task_payer(c, t, (long)ti);
             break;
         case TASK_PING:
             client_task_ping(c, t, (long)ti, s->phases[phase].scenario,

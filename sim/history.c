@@ -104,7 +104,7 @@ void history_sort(sim_history *h)
 const char *history_kind_name(int kind)
 {
     static const char *const names[OP_KIND_COUNT] = {"pay", "query", "token", "callback", "ping",
-                                                     "stray"};
+                                                     "stray", "payer"};
     return (kind >= 0 && kind < OP_KIND_COUNT) ? names[kind] : "?";
 }
 

@@ -18,6 +18,8 @@ typedef enum {
     OP_PING,      /* GET /api/ping */
     OP_STRAY,     /* POST {gateway}/pay/unifiedorder by the simulator: the payer pays an
                      order a second time (txn: the charge it made) */
+    OP_PAYER,     /* POST {gateway}/mock/payer/pay: the customer pays a prepay (txn: the
+                     charge it made; error: the err_code of a refusal) */
     OP_KIND_COUNT
 } sim_op_kind;
 
@@ -81,6 +83,8 @@ typedef struct {
     char out_trade_no[48];
     int64_t total_fee;
     int refunded;
+    int refund_count;      /* distinct refunds the gateway made of it (-1: not said) */
+    int64_t refunded_fee;  /* fen refunded in all (-1: not said) */
     char charged_at[40];
     long order;            /* schedule order index, -1 when not ours / unknown */
     int64_t epoch_us;      /* charged_at as microseconds since 1970 (INT64_MIN: unparseable) */

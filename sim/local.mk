@@ -15,12 +15,15 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/scenarios.c sim/scenarios.h \
 	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
-	sim/checker.c sim/checker.h \
+	sim/checker.c sim/checker_money.c sim/checker.h sim/checker_int.h \
 	sim/report.c sim/report.h \
 	sim/witness.c sim/witness.h \
 	sim/pool.c sim/pool.h \
 	sim/client.c sim/client.h \
 	sim/forge.c sim/forge.h \
+	sim/payer.c sim/payer.h \
+	sim/client_payer.c sim/client_payer.h \
+	sim/scenario_payer.c sim/scenario_payer.h \
 	sim/driver.c sim/driver.h \
 	sim/readback.c sim/readback.h \
 	sim/mock_admin.c sim/mock_admin.h \
@@ -54,6 +57,7 @@ sim_unit_tests = \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
 	tests/unit/test_sim_forge \
+	tests/unit/test_sim_payer \
 	tests/unit/test_sim_settle \
 	tests/unit/test_sim_results \
 	tests/unit/test_sim_profile \
@@ -91,6 +95,9 @@ tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_forge_SOURCES = tests/unit/test_sim_forge.c
 tests_unit_test_sim_forge_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_forge_LDADD = $(sim_unit_ldadd)
+tests_unit_test_sim_payer_SOURCES = tests/unit/test_sim_payer.c
+tests_unit_test_sim_payer_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_payer_LDADD = $(sim_unit_ldadd)
 
 tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
 tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)

@@ -236,6 +236,9 @@ int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
             x->total_fee = -1;
         json_t *ref = json_object_get(c, "refunded");
         x->refunded = json_is_true(ref) || (json_is_integer(ref) && json_integer_value(ref) != 0);
+        json_t *rc = json_object_get(c, "refund_count"), *rf = json_object_get(c, "refunded_fee");
+        x->refund_count = json_is_integer(rc) ? (int)json_integer_value(rc) : -1;
+        x->refunded_fee = json_is_integer(rf) ? (int64_t)json_integer_value(rf) : -1;
         json_t *at = json_object_get(c, "charged_at");
         if (json_is_string(at))
             mock_copy(x->charged_at, sizeof(x->charged_at), json_string_value(at));

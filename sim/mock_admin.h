@@ -16,7 +16,9 @@
 /* Knobs a mock may not know yet (an older mock answers 400 to them): the
  * per-endpoint faults and the close switch. mock_admin_filter drops those
  * (only those) that the mock's own config does not list. */
-#define MOCK_OPTIONAL_KNOBS {"endpoints", "closeorder_enabled", "notify_enabled", "hold_max_ms"}
+#define MOCK_OPTIONAL_KNOBS {"endpoints", "closeorder_enabled", "notify_enabled", "hold_max_ms", \
+                             "close_race_rate", "userpaying_rate", "clock_offset_ms", \
+                             "instant_charge"}
 
 /* POST {gateway}/mock/reset. Returns 0, or -1 with a message in err. */
 int mock_admin_reset(const char *gateway, char *err, size_t errlen);

@@ -71,6 +71,8 @@ typedef struct {
     uint32_t chaos_at_ms;         /* from the onset's start */
     int kill_after;               /* a second kill -9, while aftermath replies are withheld */
     uint32_t kill_after_ms;       /* from the aftermath's start */
+    int pause;                    /* SIGSTOP a service process past its lease, then SIGCONT */
+    uint32_t pause_at_ms;         /* from the onset's start: while the held calls wait */
     uint32_t onset_ms, after_ms;
     int nets_off;                 /* forced: dedupe off, notifications dropped */
     int lease_aimed;              /* forced: holds past the lease, dedupe off (nets_off too) */
@@ -212,12 +214,14 @@ static void nm_draw_faults(gen_ctx *g, const nm_params *p, nm_episode *ep)
 static void nm_draw_chaos(gen_ctx *g, const nm_params *p, nm_episode *ep, int *mariadb_used)
 {
     const sim_windows *w = &p->w;
-    static const unsigned weight[CHAOS_ACTION_COUNT + 1] = {35, 15, 15, 10, 25};
+    /* kill-worker .. restart-mariadb, then none (the pause is drawn apart) */
+    enum { NM_DRAWN = CHAOS_RESTART_MARIADB + 1 };
+    static const unsigned weight[NM_DRAWN + 1] = {35, 15, 15, 10, 25};
     uint64_t x = rng_below(&g->rng, 100);
     int a = 0;
-    while (a < CHAOS_ACTION_COUNT && x >= weight[a])
+    while (a < NM_DRAWN && x >= weight[a])
         x -= weight[a++];
-    ep->chaos = a < CHAOS_ACTION_COUNT && p->chaos ? a : -1;
+    ep->chaos = a < NM_DRAWN && p->chaos ? a : -1;
     if (ep->chaos == CHAOS_RESTART_MARIADB) {
         if (*mariadb_used)
             ep->chaos = CHAOS_KILL_WORKER;
@@ -230,6 +234,21 @@ static void nm_draw_chaos(gen_ctx *g, const nm_params *p, nm_episode *ep, int *m
     ep->chaos_at_ms = (uint32_t)nm_range(g, (double)lo, (double)hi);
     ep->kill_after = rng_chance(&g->rng, 0.5) && p->chaos;
     ep->kill_after_ms = (uint32_t)nm_range(g, (double)w->gateway_timeout_ms, 2.0 * w->lease_ms / 3);
+}
+
+/* The process pause (with a chaos command): one service process stopped
+ * while the held calls of the lease-aimed episode wait, for longer than
+ * its lease (the command's business: ./stack chaos pause-worker), then
+ * continued — a holder that outlives its lease. Drawn from a stream of its
+ * own, after every other draw, so the schedule of a run without a chaos
+ * command is what it was before pauses existed. */
+static void nm_draw_pause(gen_ctx *g, nm_episode *ep, int e)
+{
+    rng_t r;
+    uint64_t st = g->s->seed ^ 0x70a05e5700000000ull;
+    rng_seed(&r, rng_splitmix64(&st));
+    ep[e].pause = 1;
+    ep[e].pause_at_ms = (uint32_t)(300 + rng_below(&r, 700));
 }
 
 static void nm_episode_draw(gen_ctx *g, const nm_params *p, nm_episode *ep, int nets_off,
@@ -332,7 +351,9 @@ static int nm_onset_phase(gen_ctx *g, const nm_episode *ep, int e)
         return -1;
     nm_describe_onset(ep, faults, sizeof(faults));
     sched_set_faults(g->s, faults);
-    if (ep->chaos >= 0 && sched_add_chaos(g->s, (sched_chaos_action)ep->chaos, ep->chaos_at_ms) < 0) {
+    if ((ep->chaos >= 0 &&
+         sched_add_chaos(g->s, (sched_chaos_action)ep->chaos, ep->chaos_at_ms) < 0) ||
+        (ep->pause && sched_add_chaos(g->s, CHAOS_PAUSE_WORKER, ep->pause_at_ms) < 0)) {
         snprintf(g->err, g->errlen, "out of memory");
         return -1;
     }
@@ -641,6 +662,8 @@ int nemesis_generate(gen_ctx *g, const nm_params *p)
     }
     if (p->chaos && !kill_seen) /* every run kills a service process once */
         ep[(forced + 1) % episodes].chaos = CHAOS_KILL_WORKER;
+    if (p->chaos)
+        nm_draw_pause(g, ep, aimed >= 0 ? aimed : forced);
 
     int strays[NM_MAX_EPISODES * NM_STRAYS_PER_EPISODE];
     size_t nstrays = 0, first_order = g->s->norders;

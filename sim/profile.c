@@ -21,8 +21,8 @@ static const char profile_idempay_json[] =
     "  \"name\": \"idempay\",\n"
     "  \"description\": \"idempay's own API (CONTRACT.md section 2, docs/API.md): the simulator's default\",\n"
     "  \"features\": {\"tokens\": true, \"idempotency_key\": true, \"callbacks\": true, \"db\": true},\n"
-    "  \"statuses\": {\"PENDING\": [\"PENDING\"], \"PROCESSING\": [\"PROCESSING\"],\n"
-    "               \"PAID\": [\"PAID\"], \"FAILED\": [\"FAILED\"]},\n"
+    "  \"statuses\": {\"PENDING\": [\"PENDING\"], \"PROCESSING\": [\"PROCESSING\", \"AWAITING_PAYMENT\"],\n"
+    "               \"PAID\": [\"PAID\"], \"FAILED\": [\"FAILED\", \"CLOSED\"]},\n"
     "  \"ping\": {\"method\": \"GET\", \"path\": \"/api/ping\"},\n"
     "  \"token\": {\n"
     "    \"method\": \"GET\", \"path\": \"/api/pay/token\",\n"
@@ -33,9 +33,12 @@ static const char profile_idempay_json[] =
     "    \"method\": \"POST\", \"path\": \"/api/pay\",\n"
     "    \"send\": {\"order_no\": \"body:order_no\", \"user_id\": \"body:user_id:number\",\n"
     "             \"amount\": \"body:amount:string\", \"token\": \"body:token\",\n"
-    "             \"idempotency_key\": \"header:Idempotency-Key\"},\n"
+    "             \"idempotency_key\": \"header:Idempotency-Key\",\n"
+    "             \"trade_type\": \"body:trade_type\", \"auth_code\": \"body:auth_code\",\n"
+    "             \"openid\": \"body:openid\"},\n"
     "    \"fields\": {\"status\": \"status\", \"transaction_id\": \"transaction_id\",\n"
-    "               \"amount\": \"amount\", \"error\": \"error\"}\n"
+    "               \"amount\": \"amount\", \"error\": \"error\",\n"
+    "               \"code_url\": \"code_url\", \"prepay_id\": \"prepay_id\"}\n"
     "  },\n"
     "  \"read\": {\n"
     "    \"method\": \"GET\", \"path\": \"/api/pay/orders/{order_no}\",\n"
@@ -49,9 +52,11 @@ static const char profile_idempay_json[] =
 static const char *const prof_op_names[PROF_OP_COUNT] = {"pay", "read", "token", "callback",
                                                          "ping"};
 static const char *const prof_value_names[PROF_VAL_COUNT] = {"order_no", "user_id", "amount",
-                                                             "token", "idempotency_key"};
+                                                             "token", "idempotency_key",
+                                                             "trade_type", "auth_code", "openid"};
 static const char *const prof_field_names[PROF_FLD_COUNT] = {
-    "status", "transaction_id", "amount", "error", "user_id", "updated_at", "token", "expires_in"};
+    "status", "transaction_id", "amount", "error", "user_id", "updated_at", "token", "expires_in",
+    "code_url", "prepay_id"};
 static const char *const prof_status_names[OST_NONE] = {"PENDING", "PROCESSING", "PAID",
                                                         "FAILED"};
 
@@ -216,7 +221,7 @@ static int prof_send(json_t *o, profile_endpoint *ep, const char *op, char *err,
         snprintf(where, sizeof(where), "%s.send.%s", op, key);
         if (value < 0)
             return prof_fail(err, len, "%s: unknown value (order_no, user_id, amount, token, "
-                                       "idempotency_key)", where);
+                                       "idempotency_key, trade_type, auth_code, openid)", where);
         if (prof_slot(value, v, &ep->send[value], where, err, len) < 0)
             return -1;
     }
@@ -233,7 +238,8 @@ static int prof_fields(json_t *o, profile_endpoint *ep, const char *op, char *er
         int f = prof_index(prof_field_names, PROF_FLD_COUNT, key);
         if (f < 0)
             return prof_fail(err, len, "%s.fields.%s: unknown field (status, transaction_id, "
-                                       "amount, error, user_id, updated_at, token, expires_in)",
+                                       "amount, error, user_id, updated_at, token, expires_in, code_url, "
+                                       "prepay_id)",
                              op, key);
         if (prof_str(v, ep->field[f], sizeof(ep->field[f])) < 0)
             return prof_fail(err, len, "%s.fields.%s: needs a JSON path like \"data.status\"",
@@ -612,6 +618,9 @@ int profile_has(const sim_profile *p, unsigned features)
     return (p->features & features) == features;
 }
 
+/* A need of profile_runnable that is no feature: pay names its flow. */
+#define PROF_NEED_FLOWS 0x80000000u
+
 unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_t notelen)
 {
     static const struct {
@@ -623,14 +632,17 @@ unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_
         {SC_TOKEN_REPLAY, PROF_FEAT_TOKENS, "no tokens"},
         {SC_FORGED_CALLBACK, PROF_FEAT_CALLBACKS, "no callbacks"},
         {SC_PING, 0, "no ping operation"},
+        {SC_PAYER, PROF_NEED_FLOWS, "pay sends no trade_type"},
     };
     size_t used = 0;
     if (notelen > 0)
         note[0] = '\0';
     for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
         unsigned bit = 1u << needs[i].scenario;
-        int has = needs[i].feature ? profile_has(p, needs[i].feature)
-                                   : p->ep[PROF_OP_PING].present;
+        int has = needs[i].feature == PROF_NEED_FLOWS
+                      ? p->ep[PROF_OP_PAY].send[PROF_VAL_TRADE_TYPE].in != PROF_IN_NONE
+                  : needs[i].feature ? profile_has(p, needs[i].feature)
+                                     : p->ep[PROF_OP_PING].present;
         if (!(mask & bit) || has)
             continue;
         mask &= ~bit;

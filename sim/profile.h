@@ -38,6 +38,8 @@
 #define PROFILE_HEADERS_MAX 4
 #define PROFILE_HEADER_LINE_MAX 320
 #define PROFILE_TOKEN_MAX 160
+#define PROFILE_CODE_URL_MAX 256
+#define PROFILE_PREPAY_ID_MAX 72
 #define PROFILE_FILE_MAX 65536    /* a profile file is at most this long */
 
 /* The operations a profile describes. pay and read are required. */
@@ -63,6 +65,9 @@ typedef enum {
     PROF_VAL_AMOUNT,
     PROF_VAL_TOKEN,
     PROF_VAL_IDEM_KEY,
+    PROF_VAL_TRADE_TYPE, /* the gateway flow: MICROPAY, NATIVE, JSAPI (docs/FLOWS.md) */
+    PROF_VAL_AUTH_CODE,  /* MICROPAY: the customer's 18-digit payment code */
+    PROF_VAL_OPENID,     /* JSAPI: the customer's openid */
     PROF_VAL_COUNT
 } profile_value;
 
@@ -89,6 +94,8 @@ typedef enum {
     PROF_FLD_UPDATED_AT,
     PROF_FLD_TOKEN,
     PROF_FLD_EXPIRES_IN,
+    PROF_FLD_CODE_URL,   /* NATIVE: the code the customer scans (docs/FLOWS.md) */
+    PROF_FLD_PREPAY_ID,  /* NATIVE, JSAPI: the gateway's prepay order */
     PROF_FLD_COUNT
 } profile_field;
 
@@ -169,6 +176,9 @@ typedef struct {
     int64_t amount_fen;       /* the same in fen (PROF_AS_FEN) */
     const char *token;
     const char *idem_key;
+    const char *trade_type;   /* NULL: not sent (the service's default flow) */
+    const char *auth_code;
+    const char *openid;
 } profile_values;
 
 /* A built request. headers points into hdr and is NULL-terminated: the
@@ -205,6 +215,8 @@ typedef struct {
     char error[SIM_ERR_MAX];   /* the body's error (or the matching rule's), "" none */
     char updated_at[40];
     char token[PROFILE_TOKEN_MAX]; /* "" when none or too long */
+    char code_url[PROFILE_CODE_URL_MAX];   /* "" when none or too long */
+    char prepay_id[PROFILE_PREPAY_ID_MAX]; /* "" when none or too long */
 } profile_answer;
 
 /* Reads an answer to op (HTTP code http_code, body[0..len)) through p.

@@ -70,6 +70,8 @@ static void pans_fields(const sim_profile *p, const profile_endpoint *ep, json_t
     pans_text(ep, j, PROF_FLD_TXN, out->txn, sizeof(out->txn));
     pans_text(ep, j, PROF_FLD_ERROR, out->error, sizeof(out->error));
     pans_text(ep, j, PROF_FLD_UPDATED_AT, out->updated_at, sizeof(out->updated_at));
+    pans_text(ep, j, PROF_FLD_CODE_URL, out->code_url, sizeof(out->code_url));
+    pans_text(ep, j, PROF_FLD_PREPAY_ID, out->prepay_id, sizeof(out->prepay_id));
     if (pans_text(ep, j, PROF_FLD_USER_ID, num, sizeof(num)) == 0)
         out->user_id = strtoll(num, NULL, 10);
     out->amount_fen = pans_amount(ep, j);

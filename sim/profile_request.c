@@ -74,6 +74,12 @@ static const char *preq_text(const profile_values *v, int value, const profile_s
         return buf;
     case PROF_VAL_TOKEN:
         return v->token;
+    case PROF_VAL_TRADE_TYPE:
+        return v->trade_type;
+    case PROF_VAL_AUTH_CODE:
+        return v->auth_code;
+    case PROF_VAL_OPENID:
+        return v->openid;
     default:
         return v->idem_key;
     }

@@ -15,6 +15,7 @@
 static const char *const inv_short[INV_COUNT] = {
     "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
     "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd", "closed",
+    "kept|rfd", "one-kept", "told-no", "refund<=",
 };
 
 void report_init(sim_report *r)
@@ -171,6 +172,31 @@ static void report_traffic_table(const sim_report *r, FILE *out)
     }
 }
 
+/* The customer's payments through the mock's payer and the refunds of the
+ * scenarios' charges (only when there are any). */
+static void report_payer_table(const sim_report *r, FILE *out)
+{
+    const chk_result *c = r->chk;
+    int any = 0;
+    for (int sc = 0; c && sc <= SC_COUNT && !any; sc++)
+        any = c->stats[sc].payer_paid + c->stats[sc].payer_refused + c->stats[sc].payer_unknown +
+                  c->stats[sc].refunds > 0;
+    if (!any)
+        return;
+    fprintf(out, "\n%-16s %8s %6s %7s %7s %7s\n", "payer", "payments", "paid", "refused",
+            "unknown", "refunds");
+    for (int sc = 0; sc <= SC_COUNT; sc++) {
+        const chk_stats *st = &c->stats[sc];
+        uint64_t n = st->payer_paid + st->payer_refused + st->payer_unknown;
+        if (n + st->refunds == 0)
+            continue;
+        fprintf(out, "%-16s %8llu %6llu %7llu %7llu %7llu\n", sched_scenario_name(sc),
+                (unsigned long long)n, (unsigned long long)st->payer_paid,
+                (unsigned long long)st->payer_refused, (unsigned long long)st->payer_unknown,
+                (unsigned long long)st->refunds);
+    }
+}
+
 /* The scenarios x invariants table and its legend. */
 static void report_invariant_table(const sim_report *r, const chk_result *c, FILE *out)
 {
@@ -250,6 +276,7 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
     if (r->profile != NULL)
         fprintf(out, "  target profile: %s\n", r->profile);
     report_traffic_table(r, out);
+    report_payer_table(r, out);
     if (c != NULL)
         report_invariant_table(r, c, out);
     report_latency_table(r, out);
@@ -381,6 +408,11 @@ static json_t *report_scenario_json(const sim_report *r, int sc)
                                 json_pack("{s:b,s:I}", "pass", c->count[sc][i] == 0, "violations",
                                           (json_int_t)c->count[sc][i]));
         json_object_set_new(js, "invariants", inv);
+        json_object_set_new(js, "payer", json_pack("{s:I,s:I,s:I}", "paid",
+                                                   (json_int_t)st->payer_paid, "refused",
+                                                   (json_int_t)st->payer_refused, "unknown",
+                                                   (json_int_t)st->payer_unknown));
+        json_object_set_new(js, "refunds", json_integer((json_int_t)st->refunds));
     }
     return js;
 }

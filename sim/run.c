@@ -58,7 +58,8 @@ typedef struct {
     sim_charge *charges;
     size_t ncharges;
     long long notifications;
-    const char **strays;        /* transaction ids of the payer's own second charges */
+    const char **strays;        /* transaction ids of the payer's own second charges and of
+                                   the customer's payments through the mock's payer */
     size_t nstrays;
     chk_result chk;
     int have_chk;
@@ -340,13 +341,15 @@ static int run_collect(run_ctx *c)
         return -1;
     history_sort(&c->hist);
     size_t n = 0;
-    for (size_t i = 0; i < c->hist.n; i++)
-        n += c->hist.op[i].kind == OP_STRAY && c->hist.op[i].txn[0];
+    for (size_t i = 0; i < c->hist.n; i++) /* the customer's payments (payer) wait as strays */
+        n += (c->hist.op[i].kind == OP_STRAY || c->hist.op[i].kind == OP_PAYER) &&
+             c->hist.op[i].txn[0];
     c->strays = calloc(n ? n : 1, sizeof(*c->strays));
     if (c->strays == NULL)
         return -1;
     for (size_t i = 0; i < c->hist.n; i++)
-        if (c->hist.op[i].kind == OP_STRAY && c->hist.op[i].txn[0])
+        if ((c->hist.op[i].kind == OP_STRAY || c->hist.op[i].kind == OP_PAYER) &&
+            c->hist.op[i].txn[0])
             c->strays[c->nstrays++] = c->hist.op[i].txn;
     return 0;
 }

@@ -135,10 +135,12 @@ static int sr_write_ledger(const char *dir, const sim_report *r, char *err, size
     json_t *a = json_array();
     for (size_t i = 0; a != NULL && o != NULL && i < o->ncharges; i++) {
         const sim_charge *c = &o->charges[i];
-        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:b,s:s}", "transaction_id",
+        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:b,s:s,s:i,s:I}", "transaction_id",
                                            c->transaction_id, "out_trade_no", c->out_trade_no,
                                            "total_fee", (json_int_t)c->total_fee, "refunded",
-                                           c->refunded != 0, "charged_at", c->charged_at));
+                                           c->refunded != 0, "charged_at", c->charged_at,
+                                           "refund_count", c->refund_count, "refunded_fee",
+                                           (json_int_t)c->refunded_fee));
     }
     json_t *j = json_pack("{s:o}", "charges", a);
     if (j != NULL)

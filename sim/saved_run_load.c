@@ -134,6 +134,9 @@ static int sl_ledger(const char *dir, saved_run *out, int64_t origin, char *err,
                  sl_str(v, "charged_at"));
         c->total_fee = json_integer_value(json_object_get(v, "total_fee"));
         c->refunded = json_is_true(json_object_get(v, "refunded"));
+        json_t *rc = json_object_get(v, "refund_count"), *rf = json_object_get(v, "refunded_fee");
+        c->refund_count = json_is_integer(rc) ? (int)json_integer_value(rc) : -1;
+        c->refunded_fee = json_is_integer(rf) ? (int64_t)json_integer_value(rf) : -1;
         c->order = sched_order_lookup(&out->sched, out->prefix, c->out_trade_no);
         c->epoch_us = mock_admin_time_us(c->charged_at);
     }

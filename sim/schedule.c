@@ -11,13 +11,13 @@
 
 static const char *const sched_names[SC_COUNT] = {
     "double-click", "retry-storm", "callback-storm", "token-replay", "forged-callback",
-    "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping",
+    "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping", "payer",
 };
 static const char *const sched_codes[SC_COUNT] = {
-    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg",
+    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py",
 };
 static const char *const sched_chaos_names[CHAOS_ACTION_COUNT] = {
-    "kill-worker", "restart-redis", "restart-mock", "restart-mariadb",
+    "kill-worker", "restart-redis", "restart-mock", "restart-mariadb", "pause-worker",
 };
 static const char sched_b36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -337,6 +337,9 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
                        (long long)t->variant_user, (long long)t->variant_fen, t->start_ms,
                        t->gap_ms, t->timeout_ms, t->backoff_ms, t->patience_ms,
                        (unsigned long long)t->jitter_seed, t->hasty, t->behaviour);
+            if (t->flow != 0 || t->payer != 0 || t->pay_delay_ms != 0) /* real flows only: */
+                SCHED_EMIT("flow %zu %u payer=%u delay=%u\n", k, t->flow, t->payer,
+                           t->pay_delay_ms);  /* today's tasks print as before */
         }
     }
 #undef SCHED_EMIT

@@ -27,6 +27,8 @@ typedef enum {
     SC_CRASH,
     SC_NEMESIS,
     SC_PING,
+    SC_PAYER,      /* the real flows' customer (after ping: the masks of the others keep
+                      their bits) */
     SC_COUNT
 } sim_scenario;
 
@@ -67,6 +69,8 @@ typedef enum {
     TASK_PING,     /* GET /api/ping in a loop until the phase budget ends */
     TASK_STRAY,    /* the payer pays the order a second time at the gateway itself
                       (unifiedorder by the simulator), if a client saw it PAID */
+    TASK_PAYER,    /* a NATIVE/JSAPI order: POST /api/pay for its prepay, then the
+                      customer pays it through the mock's payer (or never) */
     TASK_KIND_COUNT
 } sched_task_kind;
 
@@ -107,6 +111,11 @@ typedef struct {
     uint32_t backoff_ms;   /* base of the exponential retry backoff */
     uint32_t patience_ms;  /* the client gives up on the order after this */
     uint64_t jitter_seed;  /* seeds the task's own backoff jitter */
+    /* The real flows (docs/FLOWS.md); 0 for every task of today's scenarios,
+     * which pay with the customer's payment code (MICROPAY): */
+    uint8_t flow;          /* payer_flow: MICROPAY, NATIVE, JSAPI */
+    uint8_t payer;         /* PAYER: the customer's behaviour (payer_behaviour) */
+    uint32_t pay_delay_ms; /* PAYER: delay_ms of a slow payment, or the wait of a stale one */
 } sched_task;
 
 typedef struct {
@@ -132,6 +141,8 @@ typedef enum {
     CHAOS_RESTART_MOCK,      /* kill -9 the mock gateway: held replies and pending
                                 notifications are lost */
     CHAOS_RESTART_MARIADB,
+    CHAOS_PAUSE_WORKER,      /* SIGSTOP one service process past its lease, then SIGCONT
+                                (the nemesis only: after the draws above, see nemesis.c) */
     CHAOS_ACTION_COUNT
 } sched_chaos_action;
 

@@ -28,10 +28,12 @@ size_t settle_pending(const sim_schedule *s, const sim_row *rows, const sim_char
         if (o < 0)
             continue;
         const sim_row *r = &rows[o];
-        if (r->state != ROW_PRESENT || r->status != OST_PAID)
-            mark[o] = 1;
-        if (!ch[k].refunded && settle_is_stray(ch[k].transaction_id, strays, nstrays))
-            mark[o] = 1;
+        if ((r->state != ROW_PRESENT || r->status != OST_PAID) && !ch[k].refunded)
+            mark[o] = 1; /* a refunded charge of a closed order has nothing left to do */
+        if (!ch[k].refunded && settle_is_stray(ch[k].transaction_id, strays, nstrays) &&
+            !(r->state == ROW_PRESENT && r->status == OST_PAID &&
+              strcmp(r->transaction_id, ch[k].transaction_id) == 0))
+            mark[o] = 1; /* the payer's, and not the order's kept charge */
     }
     /* A PAID order needs a charge with its transaction id: one pass over
      * the ledger marks the orders that have it (value 2), the rest stay. */

@@ -169,7 +169,7 @@ int threshold_parse(const char *expr, sim_threshold *t, char *err, size_t errlen
     const char *dot = strchr(p, '.');
     if (dot == NULL || th_parse_kind(p, (size_t)(dot - p), &t->kind) < 0) {
         snprintf(err, errlen, "--threshold '%s': starts with a request kind and a dot: "
-                 "pay., query., token., callback., ping., stray. or all.", expr);
+                 "pay., query., token., callback., ping., stray., payer. or all.", expr);
         return -1;
     }
     const char *m = dot + 1, *q = m;

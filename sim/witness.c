@@ -27,7 +27,10 @@ static void witness_op_line(const sim_report *r, FILE *f, const sim_op *op)
         fprintf(f, " user=%lld", (long long)op->user_id);
     if (op->kind == OP_STRAY)
         fprintf(f, " (the payer pays a second time, at the gateway)");
-    if (op->kind == OP_PAY || op->kind == OP_CALLBACK || op->kind == OP_STRAY) {
+    if (op->kind == OP_PAYER)
+        fprintf(f, " (the customer pays the prepay, through the mock's payer)");
+    if (op->kind == OP_PAY || op->kind == OP_CALLBACK || op->kind == OP_STRAY ||
+        op->kind == OP_PAYER) {
         if (op->amount_fen >= 0)
             fprintf(f, " amount=%s", money_format(op->amount_fen, amt));
     }

@@ -110,9 +110,12 @@ def article_fixture_speaks_only_the_article_shape():
 @test
 def article_profile_is_judged_and_catches_the_article():
     base = article_fixture()
+    # The article's code takes unifiedorder's reply as the charge: the mock
+    # plays the gateway it was written for (instant_charge; docs/MOCK.md).
     rc, text, report = sim("--target", base, "--profile", ARTICLE,
                            "--scenario", ",".join(CAUGHT), "--orders", "60", "--duration", "4",
-                           "--settle", "6", "--concurrency", "16", "--quiet")
+                           "--settle", "6", "--concurrency", "16", "--quiet",
+                           "--mock-config", '{"instant_charge":true}')
     check(report is not None, f"no JSON report (exit {rc}):\n{text[-3000:]}")
     print(f"  article profile: exit {rc}, "
           f"{ {sc: violated(report, sc) for sc in CAUGHT} }", flush=True)

@@ -152,6 +152,15 @@ static size_t count_inv(const chk_result *r, int inv)
     return n;
 }
 
+/* The first violation of inv (NULL when none). */
+static const chk_violation *first_of(const chk_result *r, int inv)
+{
+    for (size_t i = 0; i < r->nv; i++)
+        if (r->v[i].invariant == inv)
+            return &r->v[i];
+    return NULL;
+}
+
 static void test_clean_passes(void)
 {
     chk_result r;
@@ -406,7 +415,9 @@ static void test_402_after_charge(void)
     at(&OPS[7], 500, 4000); /* the 402 of order 6 (clean_world's 8th op) */
     run(&r, 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_NO_402_AFTER_CHARGE), 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.v[r.nv - 1].message, "had charged 4200000000aa"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first_of(&r, INV_NO_402_AFTER_CHARGE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&r, INV_NO_402_AFTER_CHARGE)->message,
+                                  "had charged 4200000000aa"));
     checker_result_free(&r);
     /* The same charge landing while the 402 is on its way back is not judged. */
     clean_world();
@@ -595,6 +606,142 @@ static void test_mismatch_wrong_refusal(void)
     checker_result_free(&r);
 }
 
+/* ---- every customer payment and its refunds ---- */
+
+static void test_payment_kept_or_refunded(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 6 (FAILED) gets a charge nobody refunds; order 5's is refunded. */
+    add_charge(6, "4200000000k6", S.orders[6].amount_fen, 0);
+    CH[5].refunded = 1;
+    CH[5].refund_count = 1;
+    CH[5].refunded_fee = CH[5].total_fee;
+    set_row(API, 5, OST_FAILED, NULL);
+    add_op(OP_QUERY, 5, 200, OST_FAILED, NULL);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAYMENT_KEPT_OR_REFUNDED), 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first_of(&r, INV_PAYMENT_KEPT_OR_REFUNDED));
+    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&r, INV_PAYMENT_KEPT_OR_REFUNDED)->message,
+                                  "4200000000k6"));
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_WITHIN_CHARGE), 0);
+    CU_ASSERT_EQUAL(r.stats[SC_TOKEN_REPLAY].refunds, 1);
+    checker_result_free(&r);
+}
+
+static void test_one_kept_charge(void)
+{
+    chk_result r;
+    clean_world();
+    add_charge(2, "4200000000x2", S.orders[2].amount_fen, 0);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_ONE_KEPT_CHARGE), 1);
+    checker_result_free(&r);
+    CH[NCH - 1].refunded = 1; /* the second one refunded: one kept */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_ONE_KEPT_CHARGE), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAYMENT_KEPT_OR_REFUNDED), 0);
+    checker_result_free(&r);
+}
+
+static void test_closed_client_not_charged(void)
+{
+    chk_result r;
+    clean_world();
+    /* Order 3: told 402 payment_closed at the end of the run; the order keeps its charge. */
+    sim_op *op = add_op(OP_PAY, 3, 402, OST_FAILED, NULL);
+    snprintf(op->error, sizeof(op->error), "payment_closed");
+    at(op, 90000, 90100);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_CLIENT_NOT_CHARGED), 1);
+    checker_result_free(&r);
+    /* Another POST of the order the service took after it: not judged. */
+    sim_op *again = add_op(OP_PAY, 3, 200, OST_PAID, "420000000003");
+    at(again, 95000, 95100);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_CLIENT_NOT_CHARGED), 0);
+    checker_result_free(&r);
+    /* A read saying FAILED, the charge refunded: nothing kept. */
+    clean_world();
+    sim_op *rd = add_op(OP_QUERY, 3, 200, OST_FAILED, NULL);
+    at(rd, 90000, 90100);
+    CH[3].refunded = 1;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_CLIENT_NOT_CHARGED), 0);
+    checker_result_free(&r);
+}
+
+static void test_refund_within_charge(void)
+{
+    chk_result r;
+    clean_world();
+    add_charge(1, "4200000000r1", S.orders[1].amount_fen, 1);
+    CH[NCH - 1].refunded_fee = CH[NCH - 1].total_fee + 1;
+    CH[NCH - 1].refund_count = 1;
+    add_charge(2, "4200000000r2", S.orders[2].amount_fen, 1);
+    CH[NCH - 1].refunded_fee = CH[NCH - 1].total_fee;
+    CH[NCH - 1].refund_count = 2;
+    CH[0].refund_count = 2; /* order 0's kept charge, refunded in two parts: allowed */
+    CH[0].refunded_fee = CH[0].total_fee;
+    CH[0].refunded = 1;
+    add_charge(3, "4200000000r3", S.orders[3].amount_fen, 1);
+    CH[NCH - 1].refunded_fee = -1; /* a mock that does not say */
+    CH[NCH - 1].refund_count = -1;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_WITHIN_CHARGE), 2);
+    checker_result_free(&r);
+}
+
+/* The customer pays a prepay twice through the payer: the second payment,
+ * refunded, is no double charge of the service; kept, it is. */
+static void test_payer_payments(void)
+{
+    chk_result r;
+    clean_world();
+    add_op(OP_PAYER, 1, 200, OST_NONE, "420000000001");
+    add_op(OP_PAYER, 1, 200, OST_NONE, "4200000000p1");
+    sim_op *refused = add_op(OP_PAYER, 1, 200, OST_NONE, NULL);
+    refused->outcome = OUT_FAIL;
+    snprintf(refused->error, sizeof(refused->error), "ORDERPAID");
+    add_charge(1, "4200000000p1", S.orders[1].amount_fen, 1);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].payer_paid, 2);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].payer_refused, 1);
+    CU_ASSERT_EQUAL(r.stats[SC_DOUBLE_CLICK].refunds, 1);
+    checker_result_free(&r);
+    CH[NCH - 1].refunded = 0;
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_DOUBLE_CHARGE), 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_SECOND_CHARGE_REFUNDED), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAYMENT_KEPT_OR_REFUNDED), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_ONE_KEPT_CHARGE), 1);
+    checker_result_free(&r);
+}
+
+/* A payment that lands at the close (the mock's close_race_rate), refunded:
+ * the closed order may be read FAILED and answered 402 after it. */
+static void test_payment_at_the_close(void)
+{
+    chk_result r;
+    clean_world();
+    sim_op *p = add_op(OP_PAYER, 6, 200, OST_NONE, "4200000000c6");
+    at(p, 1000, 9000);
+    add_charge(6, "4200000000c6", S.orders[6].amount_fen, 1);
+    CH[NCH - 1].at_us = 8000000;
+    sim_op *rd = add_op(OP_QUERY, 6, 200, OST_FAILED, NULL);
+    at(rd, 9500, 9600);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+    CH[NCH - 1].refunded = 0; /* kept by nobody and not refunded */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_FAILED_READ_AFTER_CHARGE), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_PAYMENT_KEPT_OR_REFUNDED), 1);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_CLIENT_NOT_CHARGED), 1);
+    checker_result_free(&r);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -617,6 +764,12 @@ int main(void)
         { "the payer's second charge", test_second_charge_refunded },
         { "a wrong order_mismatch", test_mismatch_wrong_refusal },
         { "closed only after doubt", test_closed_after_doubt },
+        { "every payment kept or refunded", test_payment_kept_or_refunded },
+        { "one kept charge", test_one_kept_charge },
+        { "a client told 402 keeps no charge", test_closed_client_not_charged },
+        { "refunds within the charge, once", test_refund_within_charge },
+        { "the customer's payments through the payer", test_payer_payments },
+        { "a payment at the close, refunded", test_payment_at_the_close },
     };
     return CU_SUITE_RUN("sim_checker", setup, teardown, tests);
 }

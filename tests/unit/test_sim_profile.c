@@ -391,9 +391,10 @@ static void test_runnable(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(bare);
     unsigned m = profile_runnable(bare, all, note, sizeof(note));
     CU_ASSERT_EQUAL(m, all & ~((1u << SC_TOKEN_REPLAY) | (1u << SC_FORGED_CALLBACK) |
-                               (1u << SC_CALLBACK_STORM) | (1u << SC_PING)));
+                               (1u << SC_CALLBACK_STORM) | (1u << SC_PING) | (1u << SC_PAYER)));
     CU_ASSERT_STRING_EQUAL(note, "callback-storm (no callbacks), token-replay (no tokens), "
-                                 "forged-callback (no callbacks), ping (no ping operation)");
+                                 "forged-callback (no callbacks), ping (no ping operation), "
+                                 "payer (pay sends no trade_type)");
     m = profile_runnable(bare, 1u << SC_DOUBLE_CLICK, note, sizeof(note));
     CU_ASSERT_EQUAL(m, 1u << SC_DOUBLE_CLICK);
     CU_ASSERT_STRING_EQUAL(note, "");

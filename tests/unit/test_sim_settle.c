@@ -91,11 +91,32 @@ static void test_payer_second_charge(void)
     CU_ASSERT_EQUAL(out[0], 3);
 }
 
+/* The customer's payments through the payer: the kept one is settled; one
+ * a close let through waits until it is refunded, then the closed order is
+ * settled. */
+static void test_customer_payments(void)
+{
+    size_t out[4];
+    const char *strays[2] = {"P0", "P2"};
+    row(0, OST_PAID, "P0");
+    row(1, OST_PAID, "T1");
+    row(2, OST_FAILED, NULL);
+    row(3, OST_FAILED, NULL);
+    charge(0, 0, "P0", 0);
+    charge(1, 1, "T1", 0);
+    charge(2, 2, "P2", 0);
+    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 2, out), 1);
+    CU_ASSERT_EQUAL(out[0], 2);
+    CH[2].refunded = 1;
+    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 2, out), 0);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
         { "orders still moving", test_pending },
         { "the payer's second charge", test_payer_second_charge },
+        { "the customer's payments", test_customer_payments },
     };
     return CU_SUITE_RUN("sim_settle", setup, teardown, tests);
 }

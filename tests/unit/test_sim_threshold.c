@@ -290,7 +290,7 @@ static void test_renderings(void)
                                         "name=\"no_double_charge\" time=\"4.0"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "classname=\"idempay-sim.retry-storm\" "
                                         "name=\"no_double_charge\" time=\"6.0"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "tests=\"32\" failures=\"1\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "tests=\"40\" failures=\"1\""));
     checker_result_free(&chk);
     sched_free(&s);
     REP.sched = NULL;

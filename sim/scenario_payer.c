@@ -1,0 +1,110 @@
+/* scenario_payer.c - the `payer` scenario (scenario_payer.h): the real
+ * flows' customer (docs/FLOWS.md, docs/SIMULATOR.md).
+ *
+ * Phase `prepay`: NATIVE and JSAPI orders (half each, drawn), each with one
+ * TASK_PAYER client whose customer pays once, twice, slowly, after the
+ * close, a stale code, never, or into the close (in turn, so every
+ * behaviour is present from 7 orders on); the mock's close_race_rate makes
+ * half the payments that are being confirmed when the close comes land
+ * anyway, for the service to refund. Phase `micropay`: payment-code clients (MICROPAY) whose
+ * timeouts are shorter than the customer's confirmation on the phone
+ * (USERPAYING), retrying and polling. Knobs a mock does not know are cut
+ * by mock_admin before they are sent (MOCK_OPTIONAL_KNOBS). */
+#include "scenario_payer.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "payer.h"
+
+/* The phase's own knobs, merged under the plan's override (which wins).
+ * Returns 0 or -1 (err set). */
+static int py_override(gen_ctx *g, const char *own, char *out, size_t len)
+{
+    json_t *o = json_loads(own, 0, NULL);
+    json_t *over = g->override != NULL ? json_loads(g->override, 0, NULL) : NULL;
+    int rc = -1;
+    if (json_is_object(o) && (over == NULL || json_object_update(o, over) == 0)) {
+        size_t n = json_dumpb(o, out, len - 1, JSON_COMPACT | JSON_SORT_KEYS);
+        if (n > 0 && n < len) {
+            out[n] = '\0';
+            rc = 0;
+        }
+    }
+    if (rc < 0)
+        snprintf(g->err, g->errlen, "payer: the mock config does not fit");
+    json_decref(o);
+    json_decref(over);
+    return rc;
+}
+
+static int py_phase(gen_ctx *g, const char *label, const char *own, sim_mock_knobs *k,
+                    uint32_t budget_ms)
+{
+    char merged[512];
+    const char *saved = g->override;
+    if (py_override(g, own, merged, sizeof(merged)) < 0)
+        return -1;
+    g->override = merged;
+    int rc = gen_phase(g, label, k, budget_ms, 0);
+    g->override = saved;
+    return rc;
+}
+
+static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 0, 20);
+    static const char own[] = "{\"close_race_rate\":0.5,\"instant_charge\":false}";
+    if (py_phase(g, "prepay", own, &k, budget_ms) < 0)
+        return -1;
+    const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
+                           .min_timeout_ms = 4000, .max_timeout_ms = 8000,
+                           .min_backoff_ms = 100, .max_backoff_ms = 300,
+                           .patience_ms = 20000};
+    for (size_t i = 0; i < n; i++) {
+        int o = gen_order(g, 0), tok, idem;
+        if (o < 0 || gen_order_extras(g, &cl, o, &tok, &idem) < 0)
+            return -1;
+        sched_task *t = gen_task(g, TASK_PAYER, o, gen_spread(i, n, budget_ms));
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, &cl, -1, idem);
+        t->flow = (uint8_t)(rng_chance(&g->rng, 0.5) ? FLOW_JSAPI : FLOW_NATIVE);
+        t->payer = (uint8_t)(PB_ONCE + i % (PB_COUNT - 1));
+        if (t->payer == PB_LATE)
+            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 200, 3000);
+        else if (t->payer == PB_STALE)
+            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 200, 2000); /* past the expiry */
+        else if (t->payer == PB_INTO_CLOSE)
+            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 5000, 9000); /* past the close */
+    }
+    return 0;
+}
+
+static int py_micropay(gen_ctx *g, size_t n, uint32_t budget_ms)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 5, 40);
+    k.timeout_after_charge_rate = 0.05;
+    if (py_phase(g, "micropay", "{\"userpaying_rate\":0.5}", &k, budget_ms) < 0)
+        return -1;
+    const gen_client cl = {.idem_share = 0.5, .poll_share = 0.5, .min_attempts = 2,
+                           .max_attempts = 6, .min_timeout_ms = 300, .max_timeout_ms = 2500,
+                           .min_backoff_ms = 100, .max_backoff_ms = 500, .patience_ms = 15000};
+    const gen_orders_spec spec = {.client = &cl, .dup_share = 0.2, .step_ms = 50};
+    return gen_orders_with_clients(g, n, budget_ms, &spec, NULL);
+}
+
+int gen_payer(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
+{
+    (void)plan;
+    size_t micro = orders / 3;
+    uint32_t b1 = budget_ms * 2 / 3;
+    if (py_prepay(g, orders - micro, b1) < 0)
+        return -1;
+    return py_micropay(g, micro, budget_ms - b1);
+}

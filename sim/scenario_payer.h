@@ -1,0 +1,13 @@
+/* scenario_payer - the `payer` scenario's generator: NATIVE and JSAPI
+ * orders paid (or not) by the customer through the mock's payer, and
+ * payment-code (MICROPAY) clients facing USERPAYING and their own
+ * timeouts (scenario_payer.c says how). */
+#ifndef IDEMPAY_SIM_SCENARIO_PAYER_H
+#define IDEMPAY_SIM_SCENARIO_PAYER_H
+
+#include "gen.h"
+
+/* Appends the scenario's phases, orders and tasks. 0 or -1 (err set). */
+int gen_payer(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
+
+#endif
