@@ -279,10 +279,11 @@ static int wl_rawdb(wl_worker *wk)
     return 0;
 }
 
-/* The signed unifiedorder the service sends (app/gateway.c), its reply
- * checked as the service checks it: HTTP 200, XML, return_code, signature,
- * appid/mch_id, result_code SUCCESS with a transaction_id. */
-static int wl_unifiedorder(wl_worker *wk, const char *order_no, char *txid, size_t cap)
+/* The signed micropay the service sends for a payment code (app/gateway.c:
+ * the charge with its reply), its reply checked as the service checks it:
+ * HTTP 200, XML, return_code, signature, appid/mch_id, result_code SUCCESS
+ * with a transaction_id. */
+static int wl_micropay(wl_worker *wk, const char *order_no, char *txid, size_t cap)
 {
     char nonce[33], err[128];
     wx_msg req, reply;
@@ -297,22 +298,20 @@ static int wl_unifiedorder(wl_worker *wk, const char *order_no, char *txid, size
         wx_msg_set(&req, "out_trade_no", order_no) != 0 ||
         wx_msg_set_int(&req, "total_fee", WL_FEE) != 0 ||
         wx_msg_set(&req, "spbill_create_ip", "127.0.0.1") != 0 ||
-        wx_msg_set(&req, "notify_url", wl_cfg->notify_url) != 0 ||
-        wx_msg_set(&req, "trade_type", "NATIVE") != 0 ||
-        wx_msg_set(&req, "product_id", order_no) != 0 || wx_nonce(nonce) != 0 ||
+        wx_msg_set(&req, "auth_code", "134567890123456789") != 0 || wx_nonce(nonce) != 0 ||
         wx_msg_set(&req, "appid", wl_cfg->appid) != 0 ||
         wx_msg_set(&req, "mch_id", wl_cfg->mchid) != 0 ||
         wx_msg_set(&req, "nonce_str", nonce) != 0 ||
         wx_sign_msg(&req, wl_cfg->mock_key, WX_SIGN_MD5, 0) != 0 ||
         (xml = wx_xml_build(&req)) == NULL) {
-        wl_fail(wk, "could not build the unifiedorder request");
+        wl_fail(wk, "could not build the micropay request");
         goto done;
     }
-    if (wl_http(wk, "POST", wl_cfg->gateway, "/pay/unifiedorder", "text/xml; charset=utf-8", xml,
+    if (wl_http(wk, "POST", wl_cfg->gateway, "/pay/micropay", "text/xml; charset=utf-8", xml,
                 200, NULL, false, &rep) != 0)
         goto done;
     if (wx_xml_parse(rep.body, rep.body_len, &reply, err, sizeof err) != 0) {
-        wl_fail(wk, "unifiedorder: unreadable reply (%s): %.300s", err, rep.body);
+        wl_fail(wk, "micropay: unreadable reply (%s): %.300s", err, rep.body);
         goto done;
     }
     v = wx_msg_get(&reply, "return_code");
@@ -321,7 +320,7 @@ static int wl_unifiedorder(wl_worker *wk, const char *order_no, char *txid, size
         (v = wx_msg_get(&reply, "mch_id")) == NULL || strcmp(v, wl_cfg->mchid) != 0 ||
         (v = wx_msg_get(&reply, "result_code")) == NULL || strcmp(v, "SUCCESS") != 0 ||
         (v = wx_msg_get(&reply, "transaction_id")) == NULL || v[0] == '\0') {
-        wl_fail(wk, "unifiedorder: not a verified charge: %.300s", rep.body);
+        wl_fail(wk, "micropay: not a verified charge: %.300s", rep.body);
         goto done;
     }
     snprintf(txid, cap, "%s", v);
@@ -343,7 +342,7 @@ static int wl_rawpay(wl_worker *wk)
     if (db_stmt_exec(ins, "slsl", order_no, (long long)(wk->index + 1), WL_AMOUNT,
                      (long long)WL_LEASE_MS * 1000) != 0)
         return wl_db_fail(wk, "rawpay INSERT", ins);
-    if (wl_unifiedorder(wk, order_no, txid, sizeof txid) != 0)
+    if (wl_micropay(wk, order_no, txid, sizeof txid) != 0)
         return -1;
     if (db_stmt_exec(upd, "ss", txid, order_no) != 0)
         return wl_db_fail(wk, "rawpay UPDATE", upd);
