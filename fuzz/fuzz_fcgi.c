@@ -44,6 +44,8 @@
 #include "order_no.h"
 #include "pay.h"
 #include "pay_request.h"
+#include "refund_api.h"
+#include "refund_notify.h"
 #include "router.h"
 #include "token.h"
 
@@ -105,6 +107,20 @@ void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     (void)ctx;
     FUZZ_CHECK(strcmp(req->method, "POST") == 0);
+    unavailable(resp);
+}
+
+void refund_notify_handle(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    (void)ctx;
+    (void)req;
+    unavailable(resp);
+}
+
+void refund_api_handle(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    (void)ctx;
+    FUZZ_CHECK(strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0);
     unavailable(resp);
 }
 

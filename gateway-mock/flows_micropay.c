@@ -220,9 +220,9 @@ void flows_micropay(api_call *c)
     bool revoked = row.found && strcmp(row.state, "REVOKED") == 0;
     if (o.found && (revoked || strcmp(o.trade_state, "CLOSED") == 0)) {
         api_fail(c, revoked ? "ORDERREVERSED" : "ORDERCLOSED", revoked ? "订单已撤销" : "订单已关闭");
-    } else if (o.found && o.transaction_id[0] != '\0') {
+    } else if (o.found && o.transaction_id[0] != '\0' && cfg.dedupe) {
         api_fail(c, "ORDERPAID", "该订单已支付");
-    } else if (mp_row(c, otn, fp, &row)) {
+    } else if (mp_row(c, otn, fp, &row)) {   /* dedupe off: a repeat charges again (a fault) */
         mp_test_code d = mp_decide(c, &cfg);
         mp_run(c, otn, &cfg, &d);
     }

@@ -31,7 +31,10 @@ def mock_reset():  # noqa: F811 - the lib's, then plain HTTP refunds allowed
     for the client certificate on /secapi/ (the service sends it); these
     tests call it over plain HTTP (test_mock_refunds checks the certificate)."""
     _lib_mock_reset()
-    mock_config(require_client_cert=False)
+    # instant_charge: these tests drive the charge-with-reply machinery
+    # (faults, dedupe, refunds of a charge) through unifiedorder as the old
+    # mock charged; the real prepay is test_mock_flows.py's
+    mock_config(require_client_cert=False, instant_charge=True)
 
 
 DEAD_URL = "http://127.0.0.1:9/notify"   # nothing listens: deliveries fail fast

@@ -26,7 +26,9 @@ MIN = 60000
 WECHAT = dict(instant_charge=False, clock_offset_ms=0, prepay_ttl_ms=7200000,
               time_expire_min_ms=300000, closeorder_min_age_ms=300000, userpaying_ms=30000,
               userpaying_pay_rate=1.0, userpaying_rate=0.0, reverse_min_wait_ms=15000,
-              close_race_rate=0.0)
+              close_race_rate=0.0,
+              # reverse over plain HTTP here; the certificate is test_mock_refunds.py's
+              require_client_cert=False)
 
 
 def wechat(**over):

@@ -34,7 +34,10 @@ def mock_reset():  # noqa: F811 - the lib's, then plain HTTP refunds allowed
     /secapi/ over plain HTTP; secapi_wants_the_merchant_certificate turns it
     on again."""
     _lib_mock_reset()
-    mock_config(require_client_cert=False)
+    # instant_charge: these tests drive the charge-with-reply machinery
+    # (faults, dedupe, refunds of a charge) through unifiedorder as the old
+    # mock charged; the real prepay is test_mock_flows.py's
+    mock_config(require_client_cert=False, instant_charge=True)
 
 
 MOCK_PORT = int(os.environ.get("IDEMPAY_MOCK_PORT", "18081"))
