@@ -134,6 +134,22 @@ def stop_fixture():
     _variant = _sm_variant = None
 
 
+def with_instant_charge(args):
+    """The article's code (the fixture) calls unifiedorder and expects the
+    charge in its reply: it plays the gateway it was written for, the mock's
+    instant_charge (docs/MOCK.md). idempay's own requests are MICROPAY, which
+    instant_charge does not touch, so both targets run with the same knobs."""
+    args = list(args)
+    if "--mock-config" in args:
+        i = args.index("--mock-config") + 1
+        knobs = json.loads(args[i])
+        knobs["instant_charge"] = True
+        args[i] = json.dumps(knobs)
+    else:
+        args += ["--mock-config", '{"instant_charge":true}']
+    return args
+
+
 def simulate(target, scenario, chaos_cmd=None, settle=15, extra=None):
     """One short seeded simulator run. Returns (exit status, JSON report,
     output). The settle period ends early once every order is settled; an
@@ -144,7 +160,7 @@ def simulate(target, scenario, chaos_cmd=None, settle=15, extra=None):
         report_file = os.path.join(d, "report.json")
         cmd = [SIM, "--target", target, "--gateway", MOCK, "--scenario", scenario,
                "--seed", SEED, "--duration", "4", "--settle", str(settle), "--concurrency", "16",
-               "--quiet", "--json", report_file, *(extra or RUNS[scenario])]
+               "--quiet", "--json", report_file, *with_instant_charge(extra or RUNS[scenario])]
         if chaos_cmd:
             cmd += ["--chaos-cmd", chaos_cmd]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
