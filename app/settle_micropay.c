@@ -2,6 +2,7 @@
  * flow's fence (see settle_micropay.h and docs/FENCE.md). */
 #include "settle_micropay.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "gateway.h"
@@ -46,6 +47,44 @@ static settle_result settle_micropay_later(app_ctx *ctx, const char *order_no, l
     return SETTLE_PENDING;
 }
 
+/* An unanswered micropay the gateway still does not know (reverse
+ * ORDERNOTEXIST) once it was sent a micropay window and a lease ago (or its
+ * send was never recorded): it is not waited for any longer. Without this
+ * an order whose verified reply was lost with MariaDB (answered never
+ * written) stayed PROCESSING for ever. */
+static bool settle_micropay_given_up(const app_config *cfg, const trade_row *tr)
+{
+    return tr->sent_age_ms < 0 ||
+           tr->sent_age_ms >= (long long)cfg->micropay_window_ms + cfg->lease_ms;
+}
+
+/* No fence possible (docs/FENCE.md, the fallback): FAILED retryably with a
+ * recheck after IDEMPAY_FAILED_RECHECK_MS; the recheck and the statement
+ * job make it PAID when the micropay lands after all. */
+static settle_result settle_micropay_failed(app_ctx *ctx, const char *order_no, long long fence,
+                                            const char *source, order_row *row)
+{
+    log_msg(LOG_WARN, "%s order=%s: reverse: still no such trade at the gateway; FAILED with a"
+            " recheck in %ld ms", source, order_no, ctx->cfg->failed_recheck_ms);
+    switch (order_store_mark_failed(ctx, order_no, fence, ctx->cfg->failed_recheck_ms)) {
+    case ORDER_STORE_OK:
+        row->status = ORDER_FAILED;
+        row->final_reason = ORDER_RETRYABLE;
+        return SETTLE_FAILED;
+    case ORDER_STORE_MISS:
+        switch (order_store_get(ctx, order_no, row)) {
+        case ORDER_STORE_OK:
+            return settle_of_row(row);
+        case ORDER_STORE_MISS:
+            return SETTLE_NO_ORDER;
+        default:
+            return SETTLE_ERROR;
+        }
+    default:
+        return SETTLE_ERROR;
+    }
+}
+
 /* The reverse: the trade ends (FAILED for good), or we call again later. */
 static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long long fence,
                                     const trade_row *tr, const char *source, order_row *row)
@@ -60,6 +99,8 @@ static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long lon
      * there: no fence; ask again, less often, until settle_micropay_gone. */
     if (o == GW_NOT_CHARGED && settle_micropay_gone(ctx->cfg, tr))
         o = GW_CLOSED;
+    if (o == GW_NOT_CHARGED && settle_micropay_given_up(ctx->cfg, tr))
+        return settle_micropay_failed(ctx, order_no, fence, source, row);
     if (o == GW_NOT_CHARGED) {
         log_msg(LOG_WARN, "%s order=%s: reverse: no such trade at the gateway yet; asking again"
                 " in %ld ms", source, order_no, ctx->cfg->lease_ms);

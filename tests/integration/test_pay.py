@@ -278,23 +278,48 @@ def worker_killed_between_charge_and_commit_is_settled_by_reconciler():
           "PAID with another transaction_id than the charge")
 
 
-def failed_by_orderquery(prefix, user, amount):
-    """An order the reconciler failed on orderquery's "not charged": the
-    gateway reset the pay call's connection (outcome unknown, 202), then
-    said NOTPAY. Returns (order_no, attempts); the order is FAILED with its
-    recheck pending (lease_until set)."""
+# --- The fallback: a gateway without closeorder (docs/FENCE.md) ------------
+#
+# Only the prepay flows (NATIVE, JSAPI) close: a MICROPAY is fenced by the
+# reverse (without_closeorder_a_systemerror_is_still_fenced_by_reverse), so
+# the fallback is reached by a NATIVE order nobody paid before its
+# time_expire: the reconciler takes its lease at time_expire + margin,
+# orderquery says NOTPAY, closeorder answers HTTP 404, and the order fails
+# retryably with a recheck due after IDEMPAY_FAILED_RECHECK_MS
+# (settle_close in app/settle.c; reconciler_recheck in app/reconciler.c).
+# After time_expire no payment can start (the payer is refused
+# ORDER_EXPIRED), but one started before it may still be confirmed: that is
+# the charge the recheck exists for.
+
+TTL_S = int(os.environ.get("IDEMPAY_PREPAY_TTL_MS", "8000")) / 1000.0
+MARGIN_S = int(os.environ.get("IDEMPAY_CLOSE_MARGIN_MS", "2000")) / 1000.0
+
+
+def awaiting_native(prefix, user, amount):
+    """A NATIVE order (202 AWAITING_PAYMENT), with closeorder gone from the
+    gateway and its notifications lost. Returns (order_no, the 202 body)."""
     no = unique(prefix)
-    # the recheck is for a gateway without closeorder (with one, the attempt
-    # is closed and the order final: test_fence.py)
-    mock_config(reset_rate=1.0, notify_enabled=False, closeorder_enabled=False)
-    r = pay(no, user, amount)
-    check(r.status == 202, f"a reset connection must answer 202: {r}")
-    mock_config(reset_rate=0.0)
-    wait_until(lambda: order_state(no) == "FAILED", 30, 0.2, f"the reconciler to fail {no}")
-    [[attempts, pending]] = db_query("SELECT attempts, lease_until IS NOT NULL FROM payment_order "
-                                     f"WHERE order_no = '{no}'")
-    check(pending == "1", f"{no}: FAILED by orderquery must stay due for a recheck")
-    return no, int(attempts)
+    mock_config(notify_enabled=False, closeorder_enabled=False)
+    r = pay(no, user, amount, trade_type="NATIVE")
+    check(r.status == 202 and r.json()["status"] == "AWAITING_PAYMENT", f"NATIVE order: {r}")
+    return no, r.json()
+
+
+def failed_without_close(no, timeout):
+    """Waits for the reconciler to fail the expired prepay order without a
+    close: FAILED retryable with its recheck pending (lease_until set), and
+    the gateway was asked to close and answered 404. Returns attempts."""
+    wait_until(lambda: order_state(no) == "FAILED", timeout, 0.2, f"the reconciler to fail {no}")
+    [[attempts, pending, reason]] = db_query(
+        "SELECT attempts, lease_until IS NOT NULL, final_reason FROM payment_order "
+        f"WHERE order_no = '{no}'")
+    check(pending == "1" and reason == "0",
+          f"{no}: FAILED without a close must be retryable and due for a recheck "
+          f"(pending {pending}, final_reason {reason})")
+    closes = [q for q in mock_requests(no)["requests"] if q.get("endpoint") == "closeorder"]
+    check(closes and all(q.get("reply") == "not_found" for q in closes),
+          f"{no}: the fallback is for a closeorder answered 404: {closes}")
+    return int(attempts)
 
 
 def recheck_due_now(no):
@@ -306,28 +331,50 @@ def recheck_due_now(no):
 
 @test
 def charge_landing_after_failed_is_found_by_the_recheck():
-    # The CI race: a unifiedorder still queued at the gateway when the
-    # reconciler's orderquery said NOTPAY charges after the order went
-    # FAILED. Here its notification is lost (notifications off): the
-    # recheck alone must find the money and make the order PAID.
+    # The customer starts paying before time_expire and the confirmation is
+    # slow (the payer's delay_ms): orderquery at time_expire + margin says
+    # NOTPAY, closeorder is 404, the order goes FAILED; then the payment is
+    # confirmed and charges. Its notification is lost: the recheck alone
+    # must find the money and make the order PAID.
     user = uid()
-    no, _ = failed_by_orderquery("PLATE", user, "4.56")
-    late = mock_unifiedorder(no, 456)
-    check(late.get("result_code") == "SUCCESS", f"late charge: {late}")
+    no, a = awaiting_native("PLATE", user, "4.56")
+    # confirmed well after the reconciler's failure (due at TTL + margin)
+    delay_s = TTL_S + MARGIN_S + 10
+    out = {}
+    payer = threading.Thread(target=lambda: out.update(p=mock_payer_pay(
+        code_url=a["code_url"], delay_ms=int(delay_s * 1000), timeout=delay_s + 30)))
+    payer.start()
+    failed_without_close(no, delay_s)
+    check(charges_for(no) == [], f"{no}: the slow payment was confirmed before the order "
+          "failed: the race this test needs did not happen (raise delay_s)")
+    payer.join(delay_s + 40)
+    p = out.get("p")
+    check(p is not None and p.status == 200 and p.json()["result"] == "SUCCESS",
+          f"the payment started before time_expire must be confirmed: {p}")
+    late = p.json()
+    check(len(charges_for(no)) == 1, f"{no}: the late charge: {charges_for(no)}")
     check(order_state(no) == "FAILED", "nothing told the service about the late charge yet")
     recheck_due_now(no)
     wait_until(lambda: settled_paid(no), 20, 0.2, f"the recheck to find the late charge of {no}")
     charge = assert_one_charge(no, 456)
     check(get_order(no).json()["transaction_id"] == late["transaction_id"] == charge["transaction_id"],
           f"{no} PAID with another transaction_id than the late charge")
-    r = pay(no, user, "4.56")
+    r = pay(no, user, "4.56", trade_type="NATIVE")
     check(r.status == 200 and r.header("Idempotent-Replayed") == "true", f"repeat after the recheck: {r}")
     assert_one_charge(no, 456)
 
 
 @test
 def recheck_without_a_charge_makes_failed_final():
-    no, attempts = failed_by_orderquery("PNOCH", uid(), "6.54")
+    # Nobody paid before time_expire: FAILED without a close, the recheck
+    # finds nothing and makes it final; the stale code_url cannot be paid
+    # (ORDER_EXPIRED), which is why one recheck is enough for the prepay
+    # flows: only a payment started before time_expire can still land.
+    no, a = awaiting_native("PNOCH", uid(), "6.54")
+    attempts = failed_without_close(no, TTL_S + MARGIN_S + 20)
+    p = mock_payer_pay(code_url=a["code_url"]).json()
+    check(p["result"] == "FAIL" and p["err_code"] == "ORDER_EXPIRED",
+          f"a payment after time_expire must be refused: {p}")
     recheck_due_now(no)
 
     def final():
