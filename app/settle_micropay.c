@@ -21,23 +21,6 @@ long settle_micropay_next_ms(const app_config *cfg, long long sent_age_ms)
     return left < cfg->micropay_poll_ms ? (long)left : cfg->micropay_poll_ms;
 }
 
-/* Whether a reverse's ORDERNOTEXIST ends the trade: yes when the micropay
- * got a verified reply (nothing of it is in flight), was never sent, or
- * was sent more than twice the payment window (plus one gateway timeout)
- * ago — a request the gateway has not recorded by then is taken as never
- * arrived. Should it land after all, it charges an order that is FAILED for
- * good, and every path that finds that charge (orderquery, the statement)
- * refunds it (docs/FENCE.md, "Payment code", 5). */
-static int settle_micropay_gone(const app_config *cfg, const trade_row *tr)
-{
-    long long until = cfg->micropay_window_ms > cfg->reverse_min_wait_ms
-                          ? cfg->micropay_window_ms
-                          : cfg->reverse_min_wait_ms;
-
-    return tr->answered || tr->sent_age_ms < 0 ||
-           tr->sent_age_ms >= 2 * until + cfg->gateway_timeout_ms;
-}
-
 /* Keeps the order PROCESSING, leased to this attempt for ms more. */
 static settle_result settle_micropay_later(app_ctx *ctx, const char *order_no, long long fence,
                                            long ms)
@@ -96,8 +79,8 @@ static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long lon
     /* ORDERNOTEXIST: the micropay is not in the gateway's ledger. When its
      * reply came back verified (SYSTEMERROR...), nothing of it is in
      * flight: final. Otherwise (a timeout, a reset) it may still be queued
-     * there: no fence; ask again, less often, until settle_micropay_gone. */
-    if (o == GW_NOT_CHARGED && settle_micropay_gone(ctx->cfg, tr))
+     * there: no fence; ask again, less often, until settle_micropay_given_up. */
+    if (o == GW_NOT_CHARGED && tr->answered)
         o = GW_CLOSED;
     if (o == GW_NOT_CHARGED && settle_micropay_given_up(ctx->cfg, tr))
         return settle_micropay_failed(ctx, order_no, fence, source, row);
