@@ -1089,13 +1089,15 @@ def a_rule_slows_one_order_past_the_service_timeout():
     mock_reset()
     slow = unique("RSL")
     fast = [unique("RSF") for _ in range(3)]
-    mock_config(rules=[{"endpoint": "unifiedorder", "out_trade_no": slow, "times": 1,
+    # the service charges a payment code with micropay (docs/FLOWS.md)
+    mock_config(rules=[{"endpoint": "micropay", "out_trade_no": slow, "times": 1,
                         "fault": {"latency_ms": 6000}}])
     got = dict(parallel(lambda o: (o, pay(o, 93, "1.00", timeout=30).status), [(o,) for o in [slow] + fast]))
     check(got[slow] == 202, f"the delayed order is in flight (202): {got}")
     check(all(got[o] == 200 for o in fast), f"the other orders are paid: {got}")
-    e = wait_until(lambda: mock_requests(slow)["requests"], 15, 0.2, "the slow call's entry")[0]
-    check(e["rule"] == 0 and e["endpoint"] == "unifiedorder" and e["latency_ms"] >= 6000, f"journal: {e}")
+    e = wait_until(lambda: [x for x in mock_requests(slow)["requests"] if x["endpoint"] == "micropay"],
+                   15, 0.2, "the slow call's entry")[0]
+    check(e["rule"] == 0 and e["endpoint"] == "micropay" and e["latency_ms"] >= 6000, f"journal: {e}")
     check(all(x["rule"] is None for o in fast for x in mock_requests(o)["requests"]), "fast ones: no rule")
 
 
