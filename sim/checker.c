@@ -238,6 +238,9 @@ static void chk_charge_has_paid_order(chk_ctx *c)
                             "charge %s (%lld fen) but the order does not exist (%s)",
                             x->transaction_id, (long long)x->total_fee, names[k]);
             } else if (row->status != OST_PAID) {
+                if (x->refunded)
+                    continue; /* no charge without a PAID order or a refund: a payment
+                               * code's reverse returned it (payment_kept_or_refunded) */
                 chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, x->order, -1, (long)i,
                             "charge %s (%lld fen) but the order is %s (%s)", x->transaction_id,
                             (long long)x->total_fee, history_status_name(row->status), names[k]);
@@ -502,6 +505,11 @@ static long chk_charge_before(const chk_ctx *c, size_t i, int64_t t)
     for (size_t k = c->charges.off[i]; k < c->charges.off[i + 1]; k++) {
         const sim_charge *x = &c->o->charges[c->charges.idx[k]];
         if (c->stray[c->charges.idx[k]] && x->refunded)
+            continue;
+        /* refunded and not the order's: the gateway's reverse returned it (a
+         * payment code's fence, docs/FENCE.md) or the service refunded it; the
+         * money invariants (checker_money.c) judge it, not the answers */
+        if (x->refunded && strcmp(c->o->api_rows[i].transaction_id, x->transaction_id) != 0)
             continue;
         if (chk_time_known(x->at_us) && x->at_us < t &&
             (best < 0 || x->at_us < c->o->charges[best].at_us))
