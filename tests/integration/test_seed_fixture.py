@@ -195,6 +195,8 @@ def expect_caught(scenario, invariant, chaos_cmd=None, base=None, extra=None):
     """Runs scenario against the fixture: exit 1 and invariant violated."""
     rc, report, text = simulate(base or fixture(), scenario, chaos_cmd, settle=FIXTURE_SETTLE,
                                 extra=extra)
+    check(any(sc.get("name") == scenario for sc in report.get("scenarios", [])),
+          f"{scenario} against the seed fixture: no result (exit {rc}):\n{text[-3000:]}")
     found = violations(report, scenario)
     print(f"  fixture {scenario}: exit {rc}, violated {found}", flush=True)
     check(rc == 1, f"{scenario} against the seed fixture: exit {rc}, expected 1:\n{text[-3000:]}")
