@@ -30,8 +30,7 @@ settle_result settle_of_row(const order_row *row)
     return SETTLE_PENDING;
 }
 
-/* Re-reads the order after a lost CAS and says where it stands. */
-static settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row *row)
+settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row *row)
 {
     switch (order_store_get(ctx, order_no, row)) {
     case ORDER_STORE_OK:

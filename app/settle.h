@@ -81,6 +81,10 @@ settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence
 settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence,
                             const char *source, order_row *row);
 
+/* Re-reads order_no after a lost compare-and-set into *row and says where
+ * it stands: settle_of_row, SETTLE_NO_ORDER, or SETTLE_ERROR. */
+settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row *row);
+
 /* Where a row stands, as a settle_result: PAID, CLOSED (final FAILED),
  * FAILED (retryable), PENDING (PROCESSING or PENDING). */
 settle_result settle_of_row(const order_row *row);

@@ -55,14 +55,7 @@ static settle_result settle_micropay_failed(app_ctx *ctx, const char *order_no, 
         row->final_reason = ORDER_RETRYABLE;
         return SETTLE_FAILED;
     case ORDER_STORE_MISS:
-        switch (order_store_get(ctx, order_no, row)) {
-        case ORDER_STORE_OK:
-            return settle_of_row(row);
-        case ORDER_STORE_MISS:
-            return SETTLE_NO_ORDER;
-        default:
-            return SETTLE_ERROR;
-        }
+        return settle_reread(ctx, order_no, row);
     default:
         return SETTLE_ERROR;
     }
