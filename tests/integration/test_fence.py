@@ -89,6 +89,17 @@ def check_story(no, answers, notify, dedupe):
     # the trade closes the order with nothing charged (docs/FENCE.md).
     wait_until(lambda: order_row(no)["status"] in ("PAID", "FAILED"), 40, 0.5,
                f"{no} settled after the held micropay")
+    if not dedupe:
+        # A gateway that charges one out_trade_no twice (no real WeChat
+        # does: it deduplicates a repeated micropay) can take a retry's
+        # payment code while the held one is still in flight: two charges.
+        # Nothing the service sees at pay time tells it; the net is the
+        # statement job, which reads today's bill once the mock's clock is
+        # tomorrow 10:00 and refunds every charge the order does not keep.
+        mock_clock_next_day(10, 1)
+        wait_until(lambda: money_right(no), STATEMENT_S + 25, 0.5,
+                   f"{no}: the statement job to refund the stray charge: {charges_for(no)}")
+        mock_config(clock_offset_ms=0)
     o = order_row(no)
     live = charges_unrefunded(no)
     statuses = [s for s, _ in answers]
