@@ -97,6 +97,8 @@ int app_config_load(app_config *c)
         return -1;
     if (config_refund_load(&c->refund, c->gateway_url, http_port) != 0)
         return -1;
+    if (config_limits_load(&c->limits) != 0)
+        return -1;
     if (strlen(c->key) != 32) {
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;

@@ -3,6 +3,7 @@
 #ifndef IDEMPAY_APP_CONFIG_H
 #define IDEMPAY_APP_CONFIG_H
 
+#include "config_limits.h"
 #include "config_refund.h"
 
 typedef enum {
@@ -44,6 +45,7 @@ typedef struct {
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
     refund_config refund;          /* IDEMPAY_REFUNDS, IDEMPAY_WX_CERT, ... (config_refund.h) */
+    limits_config limits;          /* IDEMPAY_RATE_*, IDEMPAY_TOKEN_ROOM_PCT, ... (config_limits.h) */
     /* The flows (docs/FLOWS.md); defaults are WeChat's documented values. */
     long prepay_ttl_ms;            /* IDEMPAY_PREPAY_TTL_MS, 7200000: time_expire - creation of a
                                       NATIVE/JSAPI prepay (WeChat: 2 h; at least 5 min) */

@@ -27,7 +27,8 @@ static const char *const known_keys[] = {
     "IDEMPAY_MIGRATE_DATABASES",
     "IDEMPAY_REFUNDS", "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
     "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL", "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
-    "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
+    "IDEMPAY_RATE_TOKENS_PER_S", "IDEMPAY_RATE_ORDERS_PER_S", "IDEMPAY_TOKEN_ROOM_PCT",
+    "IDEMPAY_LOG_REJECTS_PER_S", "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
 };
 
 char *config_report_mask(const char *secret, char *buf, size_t buflen)
@@ -124,6 +125,10 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_GATEWAY_SECAPI_URL", c->refund.secapi_url);
     line_s(out, "IDEMPAY_REFUND_NOTIFY_URL", c->refund.notify_url);
     line_l(out, "IDEMPAY_REFUND_QUERY_INTERVAL_MS", c->refund.query_interval_ms);
+    line_l(out, "IDEMPAY_RATE_TOKENS_PER_S", c->limits.tokens_per_s);
+    line_l(out, "IDEMPAY_RATE_ORDERS_PER_S", c->limits.orders_per_s);
+    line_l(out, "IDEMPAY_TOKEN_ROOM_PCT", c->limits.token_room_pct);
+    line_l(out, "IDEMPAY_LOG_REJECTS_PER_S", c->limits.log_rejects_per_s);
 
     for (size_t i = 0; env_config_key(i); i++)
         if (!known(env_config_key(i))) {

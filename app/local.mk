@@ -17,6 +17,12 @@ app_libidempay_app_a_SOURCES = \
 	app/config.c \
 	app/config.h \
 	app/config_report.c \
+	app/config_limits.c \
+	app/config_limits.h \
+	app/rate_limit.c \
+	app/rate_limit.h \
+	app/redis_room.c \
+	app/redis_room.h \
 	app/config_report.h \
 	app/metrics.c \
 	app/metrics.h \
@@ -165,7 +171,8 @@ app_flow_unit_tests = \
 	tests/unit/test_router \
 	tests/unit/test_paid_cache \
 	tests/unit/test_pay \
-	tests/unit/test_reconciler
+	tests/unit/test_reconciler \
+	tests/unit/test_limits
 check_PROGRAMS += $(app_flow_unit_tests)
 TESTS += $(app_flow_unit_tests)
 
@@ -180,6 +187,10 @@ tests_unit_test_paid_cache_LDADD = $(app_unit_ldadd) -lpthread
 tests_unit_test_pay_SOURCES = tests/unit/test_pay.c
 tests_unit_test_pay_CFLAGS = $(app_unit_cflags)
 tests_unit_test_pay_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_limits_SOURCES = tests/unit/test_limits.c
+tests_unit_test_limits_CFLAGS = $(app_unit_cflags)
+tests_unit_test_limits_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_reconciler_SOURCES = tests/unit/test_reconciler.c
 tests_unit_test_reconciler_CFLAGS = $(app_unit_cflags)

@@ -22,7 +22,7 @@
 
 #include "log.h"
 
-#define METRICS_MAGIC 0x69647034u  /* "idp4": bump when the layout changes */
+#define METRICS_MAGIC 0x69647035u  /* "idp5": bump when the layout changes */
 
 /* Route templates, as the router names them; "other" for unknown paths. */
 static const char *const route_names[] = {
@@ -117,6 +117,11 @@ static const struct {
     [MET_REFUND_REQUESTED] = { "idempay_merchant_refunds_total", "created" },
     [MET_REFUND_REPLAYED] = { "idempay_merchant_refunds_total", "replayed" },
     [MET_REFUND_REFUSED] = { "idempay_merchant_refunds_total", "refused" },
+    [MET_RATE_LIMITED_TOKENS] = { "idempay_rate_limit_total", "limited_tokens" },
+    [MET_RATE_LIMITED_ORDERS] = { "idempay_rate_limit_total", "limited_orders" },
+    [MET_RATE_UNCOUNTED] = { "idempay_rate_limit_total", "uncounted" },
+    [MET_TOKEN_STORE_FULL] = { "idempay_tokens_total", "store_full" },
+    [MET_LOG_SUPPRESSED] = { "idempay_log_lines_suppressed_total", NULL },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -130,7 +135,9 @@ static const struct {
     { "idempay_double_charge_detected_total", "Verified notifications of a second charge for an order already paid." },
     { "idempay_refunds_total", "Refund worker steps by outcome: accepted by the gateway, done (SUCCESS), retry." },
     { "idempay_reconciler_settled_total", "Orders the reconciler asked the gateway about, by what it settled." },
-    { "idempay_tokens_total", "Payment tokens issued and rejected." },
+    { "idempay_tokens_total", "Payment tokens issued, rejected, and refused because Redis is near its maxmemory." },
+    { "idempay_rate_limit_total", "Requests over their caller's per-second budget (429), and requests Redis could not count." },
+    { "idempay_log_lines_suppressed_total", "Refusal log lines left out over IDEMPAY_LOG_REJECTS_PER_S." },
     { "idempay_gateway_closes_total", "closeorder calls that ended an uncertain payment attempt, by outcome." },
     { "idempay_refunds_queued_total", "Charges queued for refund because they are not their order's (any path)." },
     { "idempay_charge_amount_mismatch_total", "Charges of another amount than their order's (refunded)." },

@@ -86,6 +86,12 @@ typedef enum {
     MET_REFUND_REQUESTED,    /* idempay_merchant_refunds_total{outcome="created"} */
     MET_REFUND_REPLAYED,     /* idempay_merchant_refunds_total{outcome="replayed"} */
     MET_REFUND_REFUSED,      /* idempay_merchant_refunds_total{outcome="refused"}: 4xx */
+    /* bounded growth (rate_limit.c, redis_room.c, router.c) */
+    MET_RATE_LIMITED_TOKENS, /* idempay_rate_limit_total{outcome="limited_tokens"}: 429 */
+    MET_RATE_LIMITED_ORDERS, /* idempay_rate_limit_total{outcome="limited_orders"}: 429 */
+    MET_RATE_UNCOUNTED,      /* idempay_rate_limit_total{outcome="uncounted"}: Redis could not count */
+    MET_TOKEN_STORE_FULL,    /* idempay_tokens_total{outcome="store_full"}: 503, Redis near maxmemory */
+    MET_LOG_SUPPRESSED,      /* idempay_log_lines_suppressed_total: refusal lines over the budget */
     MET__COUNT
 } metric_counter;
 

@@ -1,18 +1,30 @@
-/* router - the service's route table; 404/405; per-request metrics and one
- * access-log line (route, order_no, status, latency; no secrets). */
+/* router - the service's route table; 404/405; the per-caller rate limits
+ * (429 before the handler runs: nothing stored, nothing charged); per-request
+ * metrics and one access-log line (route, order_no, status, latency; no
+ * secrets), refusals (4xx) within IDEMPAY_LOG_REJECTS_PER_S a second. */
 #include "router.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "callback.h"
 #include "health.h"
 #include "log.h"
+#include "log_budget.h"
 #include "metrics.h"
 #include "pay.h"
+#include "rate_limit.h"
 #include "refund_api.h"
 #include "refund_notify.h"
 #include "token.h"
+
+/* Which per-caller budget a route spends (config_limits.h). */
+typedef enum { RATE_NONE = 0, RATE_TOKENS, RATE_ORDERS } route_rate;
+
+/* The caller a budget belongs to. One caller until the merchant door
+ * authenticates its callers (issue 23, docs/SECURITY.md); then its id. */
+#define ROUTER_CALLER_ANY "-"
 
 typedef struct {
     const char *method;
@@ -20,22 +32,23 @@ typedef struct {
                            * stands for one non-empty segment */
     const char *label;    /* metrics route label: the path template */
     route_handler handler;
+    route_rate rate;      /* the per-caller budget the route takes from */
 } route;
 
 static const route routes[] = {
-    { "GET",  "/api/ping",                  "/api/ping",                  health_handle_ping },
-    { "GET",  "/healthz",                   "/healthz",                   health_handle_healthz },
-    { "GET",  "/metrics",                   "/metrics",                   health_handle_metrics },
-    { "POST", "/api/pay",                   "/api/pay",                   pay_handle_post },
+    { "GET",  "/api/ping",                  "/api/ping",                  health_handle_ping, RATE_NONE },
+    { "GET",  "/healthz",                   "/healthz",                   health_handle_healthz, RATE_NONE },
+    { "GET",  "/metrics",                   "/metrics",                   health_handle_metrics, RATE_NONE },
+    { "POST", "/api/pay",                   "/api/pay",                   pay_handle_post, RATE_ORDERS },
     { "POST", PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
-      refund_api_handle },
+      refund_api_handle, RATE_ORDERS },
     { "GET",  PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
-      refund_api_handle },
-    { "GET",  PAY_ORDERS_PREFIX,            "/api/pay/orders/{order_no}", pay_handle_get_order },
-    { "GET",  "/api/pay/token",             "/api/pay/token",             token_handle_issue },
-    { "POST", "/api/pay/callback/wechat",   "/api/pay/callback/wechat",   callback_handle },
+      refund_api_handle, RATE_NONE },
+    { "GET",  PAY_ORDERS_PREFIX,            "/api/pay/orders/{order_no}", pay_handle_get_order, RATE_NONE },
+    { "GET",  "/api/pay/token",             "/api/pay/token",             token_handle_issue, RATE_TOKENS },
+    { "POST", "/api/pay/callback/wechat",   "/api/pay/callback/wechat",   callback_handle, RATE_NONE },
     { "POST", "/api/pay/callback/wechat/refund", "/api/pay/callback/wechat/refund",
-      refund_notify_handle },
+      refund_notify_handle, RATE_NONE },
 };
 
 /* pattern with a '*' segment: the text around it matches exactly, the
@@ -69,6 +82,54 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Spends one unit of hit's budget. Returns 1 when the request may go on,
+ * 0 with resp set to 429 rate_limited + Retry-After. */
+static int router_within_rate(app_ctx *ctx, const route *hit, http_response *resp)
+{
+    const limits_config *lim = &ctx->cfg->limits;
+    long per_s = hit->rate == RATE_TOKENS ? lim->tokens_per_s : lim->orders_per_s;
+    long retry_s = 1;
+    char retry[24];
+
+    if (hit->rate == RATE_NONE)
+        return 1;
+    switch (rate_limit_take(ctx, hit->rate == RATE_TOKENS ? "tokens" : "orders",
+                            ROUTER_CALLER_ANY, per_s, &retry_s)) {
+    case RATE_LIMITED:
+        metrics_inc(hit->rate == RATE_TOKENS ? MET_RATE_LIMITED_TOKENS : MET_RATE_LIMITED_ORDERS);
+        http_response_error(resp, 429, "rate_limited",
+                            "too many requests from this caller; retry after Retry-After seconds");
+        snprintf(retry, sizeof retry, "%ld", retry_s);
+        http_response_header(resp, "Retry-After", retry);
+        return 0;
+    case RATE_UNCOUNTED:
+        metrics_inc(MET_RATE_UNCOUNTED);
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+/* The access line; a refusal (4xx) only within the process' budget. */
+static void router_log(const app_ctx *ctx, const http_request *req, const http_response *resp,
+                       double dt)
+{
+    static log_budget rejects = LOG_BUDGET_INIT;
+    long dropped = 0;
+
+    if (resp->status >= 400 && resp->status < 500 &&
+        !log_budget_take(&rejects, ctx->cfg->limits.log_rejects_per_s, &dropped)) {
+        metrics_inc(MET_LOG_SUPPRESSED);
+        return;
+    }
+    char more[48] = "";
+    if (dropped > 0)
+        snprintf(more, sizeof more, " refusal_lines_left_out=%ld", dropped);
+    log_msg(LOG_INFO, "access route=\"%s %s\" order_no=%s status=%d latency_ms=%.2f%s",
+            req->method, req->path[0] ? req->path : "/",
+            resp->log_order[0] ? resp->log_order : "-", resp->status, dt * 1e3, more);
+}
+
 void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     const route *hit = NULL;
@@ -88,7 +149,8 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     }
     if (hit) {
         label = hit->label;
-        hit->handler(ctx, req, resp);
+        if (router_within_rate(ctx, hit, resp))
+            hit->handler(ctx, req, resp);
     } else if (path_known) {
         http_response_error(resp, 405, "method_not_allowed",
                             "this method is not allowed on this path");
@@ -99,7 +161,5 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     metrics_request(req->method, label, resp->status, dt);
     if (hit && hit->handler == health_handle_ping)
         return;   /* the benchmark baseline stays free of log I/O */
-    log_msg(LOG_INFO, "access route=\"%s %s\" order_no=%s status=%d latency_ms=%.2f",
-            req->method, req->path[0] ? req->path : "/",
-            resp->log_order[0] ? resp->log_order : "-", resp->status, dt * 1e3);
+    router_log(ctx, req, resp, dt);
 }

@@ -12,8 +12,10 @@
 #include <sys/random.h>
 
 #include "log.h"
+#include "log_budget.h"
 #include "metrics.h"
 #include "order_no.h"
+#include "redis_room.h"
 
 #define TOKEN_KEY_MAX (sizeof(TOKEN_KEY_PREFIX) + TOKEN_TEXT_LEN)
 #define TOKEN_ISSUE_ATTEMPTS 4
@@ -208,14 +210,23 @@ static int token_conn_went_away(const app_ctx *ctx, const redisReply *reply, int
             strstr(ctx->redis->errstr, "Broken pipe") != NULL);
 }
 
-static token_result token_rejected(const char *token, long long user_id,
+/* A refusal's line, within the process' budget of refusal lines (a flood
+ * of bad tokens must not push the real ERROR lines out of the journal). */
+static token_result token_rejected(const app_ctx *ctx, const char *token, long long user_id,
                                    const char *order_no, const char *why)
 {
+    static log_budget lines = LOG_BUDGET_INIT;
     char shown[TOKEN_LOG_MAX];
+    long per_s = ctx->cfg != NULL ? ctx->cfg->limits.log_rejects_per_s : 20;
+
+    metrics_inc(MET_TOKEN_REJECTED);
+    if (!log_budget_take(&lines, per_s, NULL)) {
+        metrics_inc(MET_LOG_SUPPRESSED);
+        return TOKEN_INVALID;
+    }
     log_msg(LOG_INFO, "token rejected: %s (token=%s user=%lld order=%s)", why,
             log_token(token != NULL ? token : "", shown, sizeof(shown)), user_id,
             order_no_valid(order_no) ? order_no : "(invalid)");
-    metrics_inc(MET_TOKEN_REJECTED);
     return TOKEN_INVALID;
 }
 
@@ -227,9 +238,9 @@ token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
     token_result res = TOKEN_UNAVAILABLE;
 
     if (!token_text_valid(token))
-        return token_rejected(token, user_id, order_no, "malformed");
+        return token_rejected(ctx, token, user_id, order_no, "malformed");
     if (user_id < 1 || !order_no_valid(order_no))
-        return token_rejected(token, user_id, order_no, "bad user_id or order_no");
+        return token_rejected(ctx, token, user_id, order_no, "bad user_id or order_no");
 
     snprintf(key, sizeof(key), "%s%s", TOKEN_KEY_PREFIX, token);
     snprintf(user, sizeof(user), "%lld", user_id);
@@ -267,13 +278,13 @@ token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
         res = TOKEN_RETRY;
         break;
     case -1:
-        res = token_rejected(token, user_id, order_no, "unknown or expired");
+        res = token_rejected(ctx, token, user_id, order_no, "unknown or expired");
         break;
     case -2:
-        res = token_rejected(token, user_id, order_no, "issued to another user");
+        res = token_rejected(ctx, token, user_id, order_no, "issued to another user");
         break;
     case -3:
-        res = token_rejected(token, user_id, order_no, "already used for another order");
+        res = token_rejected(ctx, token, user_id, order_no, "already used for another order");
         break;
     default:
         snprintf(ctx->err, sizeof(ctx->err), "redis EVALSHA: unexpected result %lld",
@@ -376,6 +387,20 @@ static void token_unavailable(app_ctx *ctx, http_response *resp)
     http_response_header(resp, "Retry-After", retry);
 }
 
+/* 503 token_store_full: Redis is near its maxmemory; the room left is kept
+ * for consuming the tokens already issued (redis_room.h). */
+static void token_store_full(app_ctx *ctx, http_response *resp)
+{
+    char retry[24];
+    snprintf(retry, sizeof(retry), "%ld", ctx->cfg != NULL && ctx->cfg->retry_after_s > 0 ?
+             ctx->cfg->retry_after_s : 1L);
+    metrics_inc(MET_TOKEN_STORE_FULL);
+    http_response_error(resp, 503, "token_store_full",
+                        "no new payment tokens for now (the token store is nearly full); the"
+                        " tokens already issued still pay; try again later");
+    http_response_header(resp, "Retry-After", retry);
+}
+
 void token_handle_issue(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     char param[32], tok[TOKEN_TEXT_MAX], shown[TOKEN_LOG_MAX];
@@ -389,6 +414,13 @@ void token_handle_issue(app_ctx *ctx, const http_request *req, http_response *re
         return;
     }
 
+    switch (redis_room_check(ctx, ctx->cfg != NULL ? ctx->cfg->limits.token_room_pct : 90)) {
+    case REDIS_ROOM_FULL:
+        token_store_full(ctx, resp);
+        return;
+    default:   /* room, or Redis did not say: token_issue meets its state itself */
+        break;
+    }
     int rc = token_issue(ctx, user_id, ttl, tok);
     if (rc == -1) {
         token_unavailable(ctx, resp);

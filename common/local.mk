@@ -5,6 +5,7 @@ noinst_LIBRARIES += common/libidempay_common.a
 common_libidempay_common_a_SOURCES = \
 	common/env.c common/env.h \
 	common/log.c common/log.h \
+	common/log_budget.c common/log_budget.h \
 	common/http_msg.c common/http_msg.h \
 	common/fcgi_adapter.c common/fcgi_adapter.h \
 	common/fcgi_request.c common/fcgi_request.h \

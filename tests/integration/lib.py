@@ -147,6 +147,19 @@ def pay(order_no, user_id, amount, token=None, idem_key=None, timeout=10.0, base
     return http("POST", (base or SERVICE) + "/api/pay", body, headers, timeout)
 
 
+def retry_busy(answers, again):
+    """Replaces each 503 unavailable + Retry-After answer in answers (a click
+    the gateway bulkhead turned away before writing anything: more clicks at
+    once than the front's threads, e.g. nginx's 8) by again() after its
+    Retry-After, as a browser's retry would. Returns answers."""
+    for i, a in enumerate(answers):
+        if getattr(a, "status", None) == 503 and a.header("Retry-After") and \
+                (a.json() or {}).get("error") == "unavailable":
+            time.sleep(float(a.header("Retry-After")))
+            answers[i] = again()
+    return answers
+
+
 def get_order(order_no, base=None):
     return http("GET", (base or SERVICE) + "/api/pay/orders/" + urllib.parse.quote(order_no, safe=""))
 
@@ -403,6 +416,22 @@ def metric(name):
         if line.startswith(name + " "):
             return float(line.split()[-1])
     return 0.0
+
+
+def redis_cli(*args):
+    """redis-cli against the stack's Redis (--raw): its stdout, stripped."""
+    out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--raw", *args],
+                         capture_output=True, text=True, timeout=10)
+    return out.stdout.strip()
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def db_query(sql, database="idempay"):

@@ -8,7 +8,6 @@ refunded exactly once in the gateway's ledger. Ground truth is the mock's
 ledger, the service's order API and the service's tables (read-only).
 """
 import os
-import socket
 import sys
 import threading
 import time
@@ -215,12 +214,6 @@ class _LateQueryGateway(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def service_env():

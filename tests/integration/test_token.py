@@ -6,10 +6,7 @@ Run alone: python3 tests/integration/test_token.py [test_name ...]
 """
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import *  # noqa: E402,F401,F403
@@ -17,20 +14,6 @@ from lib import *  # noqa: E402,F401,F403
 AMOUNT = "12.30"
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{22,}$")   # base64url, >= 128 bits
 NOT_A_CHARGE = (400, 403, 404, 405, 413, 415, 422, 503)
-
-
-def redis_cli(*args):
-    out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--raw", *args],
-                         capture_output=True, text=True, timeout=10)
-    return out.stdout.strip()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def new_token(user_id, base=None):
@@ -115,10 +98,7 @@ def double_click_one_token_one_order_one_charge():
     # A click that found every gateway slot of its process taken is told 503
     # with Retry-After, nothing written (the bulkhead, pay.c); the browser's
     # retry of it is one more click of the same order with the same token.
-    for i, r in enumerate(rs):
-        if hasattr(r, "status") and r.status == 503 and r.header("Retry-After"):
-            time.sleep(float(r.header("Retry-After")))
-            rs[i] = pay(o, u, AMOUNT, token=t, timeout=30)
+    retry_busy(rs, lambda: pay(o, u, AMOUNT, token=t, timeout=30))
     bad = [r for r in rs if not hasattr(r, "status") or r.status not in (200, 202)]
     check(not bad, f"every click of the same order with its token is accepted or in flight: {bad}")
     settled_paid(o)
