@@ -27,7 +27,7 @@ static const char *const known_keys[] = {
     "IDEMPAY_MIGRATE_DATABASES",
     "IDEMPAY_REFUNDS", "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
     "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL", "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
-    "IDEMPAY_RATE_TOKENS_PER_S", "IDEMPAY_RATE_ORDERS_PER_S", "IDEMPAY_TOKEN_ROOM_PCT",
+    "IDEMPAY_SOCKET_MODE", "IDEMPAY_RATE_TOKENS_PER_S", "IDEMPAY_RATE_ORDERS_PER_S", "IDEMPAY_TOKEN_ROOM_PCT",
     "IDEMPAY_LOG_REJECTS_PER_S", "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
 };
 
@@ -118,6 +118,7 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_METRICS_FILE", c->metrics_path);
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));
+    line_s(out, "IDEMPAY_SOCKET_MODE", env_str("IDEMPAY_SOCKET_MODE", "0600"));
     line_s(out, "IDEMPAY_REFUNDS", c->refund.enabled ? "on" : "off");
     line_s(out, "IDEMPAY_WX_CERT", c->refund.cert);
     line_s(out, "IDEMPAY_WX_CERT_KEY", c->refund.cert_key); /* the path, never the key */

@@ -14,10 +14,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "fcgi_request.h"
 #include "log.h"
 
@@ -251,6 +253,56 @@ static int systemd_listen_fd(void)
 }
 
 /* 1 when fd is a listening socket. */
+/* IDEMPAY_SOCKET_MODE: the permissions of a socket path this program
+ * creates, octal, default 0600 (only the program's own user may connect).
+ * Returns the mode, or -1 when the value is not an octal 0600..0666 with
+ * the owner's read and write bits and no execute bits. */
+static int socket_mode_setting(void)
+{
+    const char *v = env_str("IDEMPAY_SOCKET_MODE", "0600");
+    char *end;
+    long m = strtol(v, &end, 8);
+
+    if (*v == '\0' || *end != '\0' || m < 0600 || m > 0666 || (m & 0111) != 0 ||
+        (m & 0600) != 0600)
+        return -1;
+    return (int)m;
+}
+
+/* Opens the listen socket of listen_spec: ":PORT" on loopback,
+ * "HOST:PORT", or a unix socket path created with IDEMPAY_SOCKET_MODE (the
+ * umask keeps it closed between bind and chmod). Returns the fd or -1
+ * (logged). */
+static int open_listener(const char *listen_spec)
+{
+    char loopback[64];
+    int fd, mode = socket_mode_setting();
+    int is_path = strchr(listen_spec, ':') == NULL;
+
+    if (mode < 0) {
+        log_msg(LOG_ERROR, "IDEMPAY_SOCKET_MODE must be an octal mode 0600..0666 without"
+                " execute bits, e.g. 0600 (default) or 0660");
+        return -1;
+    }
+    /* ":PORT" listens on loopback only; "0.0.0.0:PORT" must be asked for */
+    if (listen_spec[0] == ':' && snprintf(loopback, sizeof loopback, "127.0.0.1%s",
+                                          listen_spec) < (int)sizeof loopback)
+        listen_spec = loopback;
+    mode_t old = umask(0177);
+    fd = FCGX_OpenSocket(listen_spec, 1024);
+    umask(old);
+    if (fd < 0) {
+        log_msg(LOG_ERROR, "cannot listen on %s", listen_spec);
+        return -1;
+    }
+    if (is_path && chmod(listen_spec, (mode_t)mode) != 0) {
+        log_msg(LOG_ERROR, "cannot set mode %04o on %s: %s", mode, listen_spec, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int is_listening(int fd)
 {
     int on = 0;
@@ -361,16 +413,9 @@ int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spe
     if (FCGX_Init() != 0)
         return -1;
     if (listen_spec) {
-        char loopback[64];
-        /* ":PORT" listens on loopback only; "0.0.0.0:PORT" must be asked for */
-        if (listen_spec[0] == ':' && snprintf(loopback, sizeof loopback, "127.0.0.1%s",
-                                              listen_spec) < (int)sizeof loopback)
-            listen_spec = loopback;
-        listen_fd = FCGX_OpenSocket(listen_spec, 1024);
-        if (listen_fd < 0) {
-            log_msg(LOG_ERROR, "cannot listen on %s", listen_spec);
+        listen_fd = open_listener(listen_spec);
+        if (listen_fd < 0)
             return -1;
-        }
     } else {
         int sd = systemd_listen_fd();
         if (sd >= 0)

@@ -4,7 +4,10 @@
  *
  * The listen socket: the one named by a path or ":PORT", else the one
  * systemd passed (LISTEN_FDS/LISTEN_PID, socket activation), else the one
- * inherited on fd 0 (lighttpd bin-path, spawn-fcgi). Readiness and stopping
+ * inherited on fd 0 (lighttpd bin-path, spawn-fcgi). ":PORT" listens on
+ * 127.0.0.1 only; a path is created with mode IDEMPAY_SOCKET_MODE (octal,
+ * default 0600: only this program's user connects; 0660 lets its group in,
+ * which must then hold only the web server). Readiness and stopping
  * are reported to systemd ($NOTIFY_SOCKET) when it asks.
  *
  * Graceful stop (drain_ms > 0): SIGTERM or SIGINT stops accepting at once,

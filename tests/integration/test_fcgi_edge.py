@@ -214,6 +214,45 @@ def port_only_listens_on_loopback():
     check(addrs == ["0100007F"], f"':{PORT}' should listen on 127.0.0.1 only; listening: {addrs}")
 
 
+def socket_path_mode(mode_setting):
+    """Starts a private idempay-fcgi on a socket path with IDEMPAY_SOCKET_MODE
+    (None: unset); returns (exit status or None while it runs, the socket's
+    permission bits or None), and stops it."""
+    import stat
+    import tempfile
+    d = tempfile.mkdtemp(prefix="fcgi-mode-", dir=os.path.join(STATE, "run"))
+    path = os.path.join(d, "s.sock")
+    env = dict(os.environ, IDEMPAY_THREADS="2")
+    env.pop("IDEMPAY_SOCKET_MODE", None)
+    if mode_setting is not None:
+        env["IDEMPAY_SOCKET_MODE"] = mode_setting
+    log = open(os.path.join(STATE, "log", "fcgi-edge.log"), "ab")
+    p = subprocess.Popen([os.path.join(bin_dir(), "app", "idempay-fcgi"), path], env=env,
+                         stdout=log, stderr=log)
+    try:
+        end = time.monotonic() + 20
+        while time.monotonic() < end and p.poll() is None and not os.path.exists(path):
+            time.sleep(0.1)
+        time.sleep(0.3)
+        mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
+        return p.poll(), mode
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            p.wait(15)
+
+
+@test
+def a_socket_path_is_0600_unless_configured():
+    rc, mode = socket_path_mode(None)
+    check(rc is None and mode == 0o600, f"default: running={rc is None}, mode {mode and oct(mode)}")
+    rc, mode = socket_path_mode("0660")
+    check(rc is None and mode == 0o660, f"IDEMPAY_SOCKET_MODE=0660: mode {mode and oct(mode)}")
+    for bad in ("0777", "0644x", "0400", "755"):
+        rc, _ = socket_path_mode(bad)
+        check(rc not in (None, 0), f"IDEMPAY_SOCKET_MODE={bad} must refuse to start: {rc}")
+
+
 if __name__ == "__main__":
     with Service() as SVC:
         run_tests()
