@@ -388,6 +388,7 @@ static int bench_round_order(int round, wl_kind out[WL_COUNT])
         {WL_REPEAT, WL_PING, WL_TOKEN},   /* both against ping */
         {WL_RAWPAY, WL_PAY, WL_COUNT},
         {WL_RAWCB, WL_CALLBACK, WL_COUNT},
+        {WL_RAWPREPAY, WL_PREPAY, WL_COUNT},
         {WL_RAWDB, WL_COUNT, WL_COUNT},
     };
     int n = 0;

@@ -21,6 +21,7 @@
 #define WL_LEASE_MS 10000          /* the service's default IDEMPAY_LEASE_MS */
 #define WL_AMOUNT "1.00"
 #define WL_FEE 100
+#define WL_PREPAY_TTL_MS 7200000LL /* the service's default IDEMPAY_PREPAY_TTL_MS */
 
 static const wl_config *wl_cfg;
 
@@ -40,6 +41,8 @@ static const struct {
     [WL_RAWDB] = {"rawdb", "raw DB: INSERT+UPDATE", WL_RAWDB},
     [WL_RAWPAY] = {"rawpay", "raw payment pipeline", WL_RAWPAY},
     [WL_RAWCB] = {"rawcallback", "raw callback pipeline", WL_RAWCB},
+    [WL_PREPAY] = {"prepay", "POST /api/pay NATIVE (prepay)", WL_RAWPREPAY},
+    [WL_RAWPREPAY] = {"rawprepay", "raw prepay pipeline", WL_RAWPREPAY},
 };
 
 const char *wl_name(wl_kind w) { return wl_table[w].name; }
@@ -75,6 +78,12 @@ static const char *const wl_sql[WL_ST_COUNT] = {
     [WL_ST_CB_CAS] =
         "UPDATE payment_order FORCE INDEX (uk_order_no) SET status = 2, transaction_id = ?, lease_until = NULL "
         "WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0",
+    [WL_ST_TRADE_INS] =
+        "INSERT INTO payment_trade (order_no, trade_type, openid, time_expire, expires_ms,"
+        " sent_at) VALUES (?, ?, ?, ?, ?, IF(? = 2, NOW(3), NULL))",
+    [WL_ST_TRADE_PREPAY] =
+        "UPDATE payment_trade SET prepay_id = ?, code_url = ?"
+        " WHERE order_no = ? AND prepay_id IS NULL",
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -195,6 +204,20 @@ static int wl_pay(wl_worker *wk, const char *order_no, long user, bool repeat)
                    "\"PAID\"", repeat, &rep);
 }
 
+/* A NATIVE order (the prepay flow, docs/FLOWS.md): 202 with its code_url,
+ * nothing charged until a customer pays. */
+static int wl_prepay(wl_worker *wk, const char *order_no, long user)
+{
+    char body[256];
+    http_reply rep;
+
+    snprintf(body, sizeof body,
+             "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"" WL_AMOUNT "\","
+             "\"trade_type\":\"NATIVE\"}", order_no, user);
+    return wl_http(wk, "POST", wl_cfg->target, "/api/pay", "application/json", body, 202,
+                   "\"code_url\"", false, &rep);
+}
+
 /* The next order of a notification pool into order_no, or -1 when the pool
  * is used up (an error: the pool was sized for a slower service). */
 static int wl_pool_take(wl_worker *wk, wl_kind w, char *order_no, size_t cap, long *n)
@@ -279,39 +302,43 @@ static int wl_rawdb(wl_worker *wk)
     return 0;
 }
 
-/* The signed micropay the service sends for a payment code (app/gateway.c:
- * the charge with its reply), its reply checked as the service checks it:
- * HTTP 200, XML, return_code, signature, appid/mch_id, result_code SUCCESS
- * with a transaction_id. */
-static int wl_micropay(wl_worker *wk, const char *order_no, char *txid, size_t cap)
+/* A signed call to the mock's front as the service makes it (app/gateway.c):
+ * body, out_trade_no, total_fee, spbill_create_ip, then extra (name, value
+ * pairs, NULL-terminated), appid, mch_id, nonce_str, MD5 sign. Its reply is
+ * checked as the service checks it: HTTP 200, XML, return_code, signature,
+ * appid/mch_id, result_code SUCCESS, and a non-empty field want, copied into
+ * out. Returns 0 or -1 (counted). */
+static int wl_gateway(wl_worker *wk, const char *path, const char *order_no,
+                      const char *const *extra, const char *want, char *out, size_t cap)
 {
     char nonce[33], err[128];
     wx_msg req, reply;
     char *xml = NULL;
     http_reply rep;
     const char *v;
-    int rc = -1;
+    int rc = -1, built;
 
     wx_msg_init(&req);
     wx_msg_init(&reply);
-    if (wx_msg_set(&req, "body", "idempay order") != 0 ||
-        wx_msg_set(&req, "out_trade_no", order_no) != 0 ||
-        wx_msg_set_int(&req, "total_fee", WL_FEE) != 0 ||
-        wx_msg_set(&req, "spbill_create_ip", "127.0.0.1") != 0 ||
-        wx_msg_set(&req, "auth_code", "134567890123456789") != 0 || wx_nonce(nonce) != 0 ||
-        wx_msg_set(&req, "appid", wl_cfg->appid) != 0 ||
+    built = wx_msg_set(&req, "body", "idempay order") == 0 &&
+            wx_msg_set(&req, "out_trade_no", order_no) == 0 &&
+            wx_msg_set_int(&req, "total_fee", WL_FEE) == 0 &&
+            wx_msg_set(&req, "spbill_create_ip", "127.0.0.1") == 0;
+    for (int i = 0; built && extra[i] != NULL; i += 2)
+        built = wx_msg_set(&req, extra[i], extra[i + 1]) == 0;
+    if (!built || wx_nonce(nonce) != 0 || wx_msg_set(&req, "appid", wl_cfg->appid) != 0 ||
         wx_msg_set(&req, "mch_id", wl_cfg->mchid) != 0 ||
         wx_msg_set(&req, "nonce_str", nonce) != 0 ||
         wx_sign_msg(&req, wl_cfg->mock_key, WX_SIGN_MD5, 0) != 0 ||
         (xml = wx_xml_build(&req)) == NULL) {
-        wl_fail(wk, "could not build the micropay request");
+        wl_fail(wk, "could not build the %s request", path);
         goto done;
     }
-    if (wl_http(wk, "POST", wl_cfg->gateway, "/pay/micropay", "text/xml; charset=utf-8", xml,
+    if (wl_http(wk, "POST", wl_cfg->gateway, path, "text/xml; charset=utf-8", xml,
                 200, NULL, false, &rep) != 0)
         goto done;
     if (wx_xml_parse(rep.body, rep.body_len, &reply, err, sizeof err) != 0) {
-        wl_fail(wk, "micropay: unreadable reply (%s): %.300s", err, rep.body);
+        wl_fail(wk, "%s: unreadable reply (%s): %.300s", path, err, rep.body);
         goto done;
     }
     v = wx_msg_get(&reply, "return_code");
@@ -319,17 +346,25 @@ static int wl_micropay(wl_worker *wk, const char *order_no, char *txid, size_t c
         (v = wx_msg_get(&reply, "appid")) == NULL || strcmp(v, wl_cfg->appid) != 0 ||
         (v = wx_msg_get(&reply, "mch_id")) == NULL || strcmp(v, wl_cfg->mchid) != 0 ||
         (v = wx_msg_get(&reply, "result_code")) == NULL || strcmp(v, "SUCCESS") != 0 ||
-        (v = wx_msg_get(&reply, "transaction_id")) == NULL || v[0] == '\0') {
-        wl_fail(wk, "micropay: not a verified charge: %.300s", rep.body);
+        (v = wx_msg_get(&reply, want)) == NULL || v[0] == '\0') {
+        wl_fail(wk, "%s: not a verified SUCCESS with %s: %.300s", path, want, rep.body);
         goto done;
     }
-    snprintf(txid, cap, "%s", v);
+    snprintf(out, cap, "%s", v);
     rc = 0;
 done:
     free(xml);
     wx_msg_free(&req);
     wx_msg_free(&reply);
     return rc;
+}
+
+/* The signed micropay the service sends for a payment code: the charge
+ * with its reply (its transaction_id into txid). */
+static int wl_micropay(wl_worker *wk, const char *order_no, char *txid, size_t cap)
+{
+    static const char *const extra[] = { "auth_code", "134567890123456789", NULL };
+    return wl_gateway(wk, "/pay/micropay", order_no, extra, "transaction_id", txid, cap);
 }
 
 static int wl_rawpay(wl_worker *wk)
@@ -348,6 +383,57 @@ static int wl_rawpay(wl_worker *wk)
         return wl_db_fail(wk, "rawpay UPDATE", upd);
     if (mysql_stmt_affected_rows(upd) != 1)
         return wl_fail(wk, "rawpay UPDATE changed %lld rows", (long long)mysql_stmt_affected_rows(upd));
+    return 0;
+}
+
+/* time_expire of a prepay created now: China time (UTC+8) in 2 h, as
+ * WeChat's yyyyMMddHHmmss, and its epoch ms. */
+static void wl_time_expire(char out[16], long long *ms)
+{
+    struct timespec ts;
+    struct tm tm;
+    time_t t;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    *ms = (long long)ts.tv_sec * 1000 + WL_PREPAY_TTL_MS;
+    t = (time_t)(*ms / 1000) + 8 * 3600;
+    gmtime_r(&t, &tm);
+    strftime(out, 16, "%Y%m%d%H%M%S", &tm);
+}
+
+/* A NATIVE order's prepay as the service makes it (app/pay.c,
+ * app/pay_prepay.c): the order INSERT, the trade INSERT, the signed
+ * unifiedorder (reply verified, code_url read), the prepay UPDATE. */
+static int wl_rawprepay(wl_worker *wk)
+{
+    static const char *extra[] = { "notify_url", NULL, "trade_type", "NATIVE",
+                                   "time_expire", NULL, "product_id", NULL, NULL };
+    char order_no[48], code_url[256], expire[16];
+    const char *ex[9];
+    long long expires_ms;
+    MYSQL_STMT *ins = wk->st[WL_ST_PAY_INS], *tr = wk->st[WL_ST_TRADE_INS],
+               *upd = wk->st[WL_ST_TRADE_PREPAY];
+
+    snprintf(order_no, sizeof order_no, "RN%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
+             wk->seq);
+    wl_time_expire(expire, &expires_ms);
+    memcpy(ex, extra, sizeof ex);
+    ex[1] = wl_cfg->notify_url;
+    ex[5] = expire;
+    ex[7] = order_no;
+    if (db_stmt_exec(ins, "slsl", order_no, (long long)(wk->index + 1), WL_AMOUNT,
+                     (long long)WL_LEASE_MS * 1000) != 0)
+        return wl_db_fail(wk, "rawprepay order INSERT", ins);
+    if (db_stmt_exec(tr, "slssll", order_no, 0LL, NULL, expire, expires_ms, 0LL) != 0)
+        return wl_db_fail(wk, "rawprepay trade INSERT", tr);
+    if (wl_gateway(wk, "/pay/unifiedorder", order_no, ex, "code_url", code_url,
+                   sizeof code_url) != 0)
+        return -1;
+    if (db_stmt_exec(upd, "sss", "wx_bench_prepay", code_url, order_no) != 0)
+        return wl_db_fail(wk, "rawprepay prepay UPDATE", upd);
+    if (mysql_stmt_affected_rows(upd) != 1)
+        return wl_fail(wk, "rawprepay prepay UPDATE changed %lld rows",
+                       (long long)mysql_stmt_affected_rows(upd));
     return 0;
 }
 
@@ -435,6 +521,13 @@ int wl_request(wl_worker *wk, wl_kind w)
         break;
     case WL_RAWCB:
         rc = wl_rawcallback(wk);
+        break;
+    case WL_PREPAY:
+        snprintf(buf, sizeof buf, "BN%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
+        rc = wl_prepay(wk, buf, wk->index + 1);
+        break;
+    case WL_RAWPREPAY:
+        rc = wl_rawprepay(wk);
         break;
     default:
         rc = wl_fail(wk, "unknown workload");
@@ -569,7 +662,10 @@ int wl_fixtures_teardown(MYSQL *db)
 {
     char q[256], err[300];
     int problems = 0;
-    static const char *const prefixes[] = {"CB", "RC"};
+    /* the notification pools, and the prepay rows (BN, RN: open NATIVE
+     * orders no customer will pay, which the reconciler would close one by
+     * one at the gateway for minutes after the bench) */
+    static const char *const prefixes[] = {"CB", "RC", "BN", "RN"};
 
     if (wl_cfg == NULL)
         return 0;
@@ -577,13 +673,19 @@ int wl_fixtures_teardown(MYSQL *db)
         fprintf(stderr, "bench: %s\n", err);
         problems++;
     }
-    /* the pool orders no notification reached: left PROCESSING, the
-     * reconciler would work through them once their lease ran out */
+    /* orders left PROCESSING (and the prepays' trade rows): the reconciler
+     * would work through them once their lease ran out */
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         snprintf(q, sizeof q, "DELETE FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 1",
                  prefixes[i], wl_cfg->run);
-        if (wl_sql_simple(db, q, err, sizeof err) != 0) {
-            fprintf(stderr, "bench: could not remove the unused pool orders: %s\n", err);
+        int rc = wl_sql_simple(db, q, err, sizeof err);
+        if (rc == 0 && i >= 2) {
+            snprintf(q, sizeof q, "DELETE FROM payment_trade WHERE order_no LIKE '%s%s\\_%%'",
+                     prefixes[i], wl_cfg->run);
+            rc = wl_sql_simple(db, q, err, sizeof err);
+        }
+        if (rc != 0) {
+            fprintf(stderr, "bench: could not remove the orders left open: %s\n", err);
             problems++;
         }
     }

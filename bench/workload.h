@@ -10,6 +10,9 @@
  *                its signature checked), the service's CAS UPDATE
  *   rawcallback  a notification's statements and round trips (START
  *                TRANSACTION, record INSERT ... SELECT, CAS, COMMIT)
+ *   rawprepay    a NATIVE order's prepay: the service's order and trade
+ *                INSERTs, the same signed unifiedorder through the mock's
+ *                front (reply verified, code_url read), the prepay UPDATE
  * Every request either succeeds exactly as expected (status, body) or is an
  * error: a workload with any error measured something else. */
 #ifndef IDEMPAY_BENCH_WORKLOAD_H
@@ -30,6 +33,8 @@ typedef enum {
     WL_RAWDB,
     WL_RAWPAY,
     WL_RAWCB,
+    WL_PREPAY,
+    WL_RAWPREPAY,
     WL_COUNT
 } wl_kind;
 
@@ -49,7 +54,7 @@ typedef struct {
 } wl_config;
 
 enum { WL_ST_RAWDB_INS = 0, WL_ST_RAWDB_UPD, WL_ST_PAY_INS, WL_ST_PAY_UPD, WL_ST_CB_INS,
-       WL_ST_CB_CAS, WL_ST_COUNT };
+       WL_ST_CB_CAS, WL_ST_TRADE_INS, WL_ST_TRADE_PREPAY, WL_ST_COUNT };
 
 /* One client thread's connections and its tally for the current phase. */
 typedef struct {

@@ -65,7 +65,7 @@ def bench_signs_with_the_running_stacks_own_key():
     # development key (as in a new shell): the bench must use the stack's
     restart_lighttpd(OWN_KEY)
     try:
-        rc, text, report = bench(["--only", "ping,pay_fresh,callback,rawpay,rawcallback"],
+        rc, text, report = bench(["--only", "ping,pay_fresh,callback,rawpay,rawcallback,prepay,rawprepay"],
                                  {"IDEMPAY_WX_KEY": None})
     finally:
         restart_lighttpd(KEY)
@@ -86,6 +86,14 @@ def bench_signs_with_the_running_stacks_own_key():
           f"pay_fresh ratio: {r['pay_fresh']['ratio']}")
     check(r["callback"]["ratio"] is not None and r["callback"]["baseline"] == "rawcallback",
           f"callback ratio: {r['callback']['ratio']}")
+    # the flows' rows (docs/FLOWS.md): a NATIVE prepay against the same work
+    # raw (order and trade INSERTs, the signed unifiedorder, the prepay UPDATE)
+    check(r["prepay"]["ratio"] is not None and r["prepay"]["baseline"] == "rawprepay",
+          f"prepay ratio: {r['prepay']['ratio']}")
+    writes = r["rawprepay"]["mariadb_per_request"]["Questions"]["median"]
+    check(writes is not None and writes >= 4, f"raw prepay: {writes} statements per request, expected >= 4")
+    left = db_query("SELECT COUNT(*) FROM payment_trade WHERE order_no LIKE 'BN%' OR order_no LIKE 'RN%'")
+    check(left[0][0] == "0", f"the bench left {left[0][0]} open prepays for the reconciler to close")
     # the cost rows: the service's CPU and MariaDB's statements per request
     check(r["pay_fresh"]["cpu_ms_per_request"]["service"]["median"] > 0, "no service CPU per payment")
     stmts = r["rawcallback"]["mariadb_per_request"]["Questions"]["median"]
