@@ -52,6 +52,10 @@ int app_config_load(app_config *c)
     snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
     c->development = env_int("IDEMPAY_DEVELOPMENT", 0) == 1;
     snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", DEV_KEY));
+    if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &c->sign_type) != 0) {
+        fprintf(stderr, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256\n");
+        return -1;
+    }
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", mock_port);
     snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", http_port);

@@ -4,6 +4,7 @@
 #define IDEMPAY_APP_CONFIG_H
 
 #include "config_refund.h"
+#include "wx_sign.h"
 
 typedef enum {
     TOKEN_MODE_OFF = 0,       /* tokens ignored */
@@ -15,6 +16,10 @@ typedef struct {
     char appid[64];                /* IDEMPAY_WX_APPID */
     char mch_id[64];               /* IDEMPAY_WX_MCHID */
     char key[128];                 /* IDEMPAY_WX_KEY - never log */
+    wx_sign_type sign_type;        /* IDEMPAY_WX_SIGN_TYPE MD5|HMAC-SHA256, MD5: what the service
+                                    * signs its requests with; with HMAC-SHA256 a reply or a
+                                    * notification signed with MD5 is refused
+                                    * (wx_sign_type_allowed) */
     int development;               /* IDEMPAY_DEVELOPMENT=1: the documented development key
                                     * and a plain-http gateway are allowed (./stack sets it) */
     char gateway_url[256];         /* IDEMPAY_GATEWAY_URL, default http://127.0.0.1:$IDEMPAY_MOCK_PORT */

@@ -16,7 +16,7 @@ static const char *const known_keys[] = {
     "IDEMPAY_DB_SOCKET", "IDEMPAY_DB_HOST", "IDEMPAY_DB_PORT", "IDEMPAY_DB_USER",
     "IDEMPAY_DB_PASSWORD", "IDEMPAY_DB_CONNECT_TIMEOUT", "IDEMPAY_DB_RW_TIMEOUT",
     "IDEMPAY_REDIS_HOST", "IDEMPAY_REDIS_PORT", "IDEMPAY_REDIS_TIMEOUT_MS",
-    "IDEMPAY_WX_APPID", "IDEMPAY_WX_MCHID", "IDEMPAY_WX_KEY", "IDEMPAY_DEVELOPMENT",
+    "IDEMPAY_WX_APPID", "IDEMPAY_WX_MCHID", "IDEMPAY_WX_KEY", "IDEMPAY_WX_SIGN_TYPE", "IDEMPAY_DEVELOPMENT",
     "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_GATEWAY_TIMEOUT_MS",
     "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", "IDEMPAY_LEASE_MS", "IDEMPAY_RECONCILE_INTERVAL_MS",
     "IDEMPAY_FAILED_RECHECK_MS", "IDEMPAY_STATEMENT_INTERVAL_MS", "IDEMPAY_RETRY_AFTER",
@@ -82,6 +82,7 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_WX_APPID", c->appid);
     line_s(out, "IDEMPAY_WX_MCHID", c->mch_id);
     line_s(out, "IDEMPAY_WX_KEY", config_report_mask(c->key, masked, sizeof masked));
+    line_s(out, "IDEMPAY_WX_SIGN_TYPE", wx_sign_type_name(c->sign_type));
     line_s(out, "IDEMPAY_DEVELOPMENT", c->development ? "1 (development: the published key and an http gateway allowed)" : "0");
     line_s(out, "IDEMPAY_GATEWAY_URL", c->gateway_url);
     line_s(out, "IDEMPAY_NOTIFY_URL", c->notify_url);

@@ -86,6 +86,10 @@ typedef enum {
     MET_REFUND_REQUESTED,    /* idempay_merchant_refunds_total{outcome="created"} */
     MET_REFUND_REPLAYED,     /* idempay_merchant_refunds_total{outcome="replayed"} */
     MET_REFUND_REFUSED,      /* idempay_merchant_refunds_total{outcome="refused"}: 4xx */
+    /* least privilege (docs/SECURITY.md) */
+    MET_CB_FAIL_SIGN_TYPE,   /* idempay_callbacks_total{outcome="fail_sign_type"}: MD5 under HMAC-SHA256 */
+    MET_CB_FAIL_NOT_NOTIFICATION, /* idempay_callbacks_total{outcome="fail_not_notification"} */
+    MET_GW_REPLY_SIGN_TYPE,  /* idempay_gateway_replies_refused_total{outcome="sign_type"} */
     MET__COUNT
 } metric_counter;
 
