@@ -51,7 +51,8 @@ int app_ctx_db(app_ctx *c)
 {
     if (c->db)
         return 0;
-    c->db = db_conn_open(c->db_name != NULL ? c->db_name : "idempay", c->err, sizeof c->err);
+    c->db = db_conn_open_as(c->db_account, c->db_name != NULL ? c->db_name : "idempay", c->err,
+                            sizeof c->err);
     if (!c->db)
         return -1;
     c->db_generation++;

@@ -9,6 +9,7 @@
 #include <mysql.h>
 #include <hiredis/hiredis.h>
 #include "config.h"
+#include "db_conn.h"
 #include "http_client.h"
 
 /* Prepared statement slots, one range per module (see app_ctx_stmt). */
@@ -36,6 +37,8 @@ typedef struct app_ctx {
     http_client *gateway;       /* reused keep-alive handle */
     const char *db_name;        /* the MariaDB database; NULL: "idempay" (the seed
                                    fixture sets "idempay_seed" after app_ctx_new) */
+    db_account db_account;      /* whose account: DB_ACCOUNT_SERVICE (0) unless the seed
+                                   fixture sets another after app_ctx_new */
     char err[256];              /* last dependency error, for logs */
 } app_ctx;
 
