@@ -63,6 +63,10 @@ int app_ctx_db_error(app_ctx *c, unsigned int mysql_errno);
 #define APP_CTX_SENTINELS_MAX 8
 
 /* Makes sure the Redis connection is up. Returns 0 or -1 (c->err set).
+ * Every new connection authenticates first (IDEMPAY_REDIS_USER /
+ * IDEMPAY_REDIS_PASSWORD; redis_auth in app_ctx.c): refused credentials,
+ * or a Redis that wants a password none is configured for, is -1 with a
+ * message naming the settings, logged as an ERROR (fail closed).
  * Without IDEMPAY_REDIS_SENTINELS: IDEMPAY_REDIS_HOST:IDEMPAY_REDIS_PORT.
  * With IDEMPAY_REDIS_SENTINELS ("host:port,host:port,..."; docs/CLUSTER.md):
  * asks the Sentinels, one after another, for the primary named

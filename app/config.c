@@ -77,6 +77,9 @@ int app_config_load(app_config *c)
     snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
     c->redis_port = (int)env_int("IDEMPAY_REDIS_PORT", 16379);
     c->redis_timeout_ms = env_int("IDEMPAY_REDIS_TIMEOUT_MS", 1000);
+    snprintf(c->redis_user, sizeof c->redis_user, "%s", env_str("IDEMPAY_REDIS_USER", ""));
+    snprintf(c->redis_password, sizeof c->redis_password, "%s",
+             env_str("IDEMPAY_REDIS_PASSWORD", ""));
     snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
     snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
     c->prepay_ttl_ms = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
@@ -101,6 +104,11 @@ int app_config_load(app_config *c)
         return -1;
     if (config_refund_load(&c->refund, c->gateway_url, http_port) != 0)
         return -1;
+    if (c->redis_user[0] != '\0' && c->redis_password[0] == '\0') {
+        fprintf(stderr, "IDEMPAY_REDIS_USER is set without IDEMPAY_REDIS_PASSWORD"
+                        " (or IDEMPAY_REDIS_PASSWORD_FILE)\n");
+        return -1;
+    }
     if (strlen(c->key) != 32) {
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;

@@ -47,6 +47,10 @@ typedef struct {
     char redis_host[64];           /* IDEMPAY_REDIS_HOST, 127.0.0.1 */
     int redis_port;                /* IDEMPAY_REDIS_PORT, 16379 */
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
+    char redis_user[64];           /* IDEMPAY_REDIS_USER, "": the service's Redis ACL user */
+    char redis_password[256];      /* IDEMPAY_REDIS_PASSWORD[_FILE], "": none (no AUTH) - never
+                                    * log; with it every connection (also after a failover or a
+                                    * Redis restart) authenticates first */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
     refund_config refund;          /* IDEMPAY_REFUNDS, IDEMPAY_WX_CERT, ... (config_refund.h) */
     /* The flows (docs/FLOWS.md); defaults are WeChat's documented values. */

@@ -118,6 +118,10 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_REDIS_HOST", c->redis_host);
     line_l(out, "IDEMPAY_REDIS_PORT", c->redis_port);
     line_l(out, "IDEMPAY_REDIS_TIMEOUT_MS", c->redis_timeout_ms);
+    line_s(out, "IDEMPAY_REDIS_USER", c->redis_user);
+    line_s(out, "IDEMPAY_REDIS_PASSWORD", c->redis_password[0] != '\0'
+                                              ? config_report_mask(c->redis_password, masked, sizeof masked)
+                                              : "");
     line_s(out, "IDEMPAY_METRICS_FILE", c->metrics_path);
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));

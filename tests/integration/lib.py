@@ -405,6 +405,17 @@ def metric(name):
     return 0.0
 
 
+def redis_admin_cli(*args, port=None):
+    """redis-cli as the stack's Redis admin user (the default user is off:
+    ./stack's redis_acl) with args; the CompletedProcess."""
+    auth = []
+    if os.environ.get("IDEMPAY_REDIS_ADMIN_PASSWORD"):
+        auth = ["--user", os.environ.get("IDEMPAY_REDIS_ADMIN_USER", "idempay-admin"),
+                "--pass", os.environ["IDEMPAY_REDIS_ADMIN_PASSWORD"], "--no-auth-warning"]
+    return subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port or REDIS_PORT), *auth,
+                           *args], capture_output=True, text=True, timeout=10)
+
+
 def db_query(sql, database="idempay"):
     """Rows (lists of strings) of a query run as the DB root over the socket."""
     out = subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={DB_SOCKET}",

@@ -149,5 +149,80 @@ def check_config_masks_the_passwords():
         check(value not in text, f"--check-config printed {name}")
 
 
+def redis_as(user, password, *args):
+    """redis-cli as user (None: no credentials) with args: (stdout+stderr)."""
+    auth = ["--user", user, "--pass", password, "--no-auth-warning"] if user else []
+    out = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(REDIS_PORT), *auth, *args],
+                         capture_output=True, text=True, timeout=10)
+    return (out.stdout + out.stderr).strip()
+
+
+def service_redis():
+    user, password = os.environ.get("IDEMPAY_REDIS_USER"), os.environ.get("IDEMPAY_REDIS_PASSWORD")
+    check(user and password, "IDEMPAY_REDIS_USER / _PASSWORD are not in the environment (./stack)")
+    return user, password
+
+
+@test
+def redis_without_credentials_is_refused():
+    for args in (["PING"], ["GET", "pay:token:x"], ["SET", "pay:token:x", "1"], ["FLUSHALL"]):
+        out = redis_as(None, None, *args)
+        check("NOAUTH" in out, f"redis {args} without credentials: {out!r}")
+    out = redis_as(service_redis()[0], "not-the-password", "PING")
+    check("WRONGPASS" in out, f"a wrong password: {out!r}")
+
+
+@test
+def the_service_redis_user_runs_only_what_the_service_runs():
+    user, password = service_redis()
+    check(redis_as(user, password, "PING") == "PONG", "the service's user cannot PING")
+    check("NOPERM" not in redis_as(user, password, "GET", "pay:token:privilege-probe"),
+          "the service's user cannot GET its own keys")
+    for args in (["FLUSHALL"], ["KEYS", "*"], ["CONFIG", "GET", "*"], ["GET", "seed:pay:token:x"],
+                 ["SET", "other:key", "1"], ["SHUTDOWN"],
+                 ["ACL", "LIST"], ["SCRIPT", "FLUSH"], ["CLIENT", "KILL", "ID", "1"]):
+        out = redis_as(user, password, *args)
+        check("NOPERM" in out, f"the service's Redis user ran {args}: {out!r}")
+
+
+@test
+def the_service_works_with_its_redis_user():
+    r = http("GET", SERVICE + "/healthz")
+    check(r.status == 200 and r.json().get("redis") == "ok", f"/healthz: {r}")
+    r = get_token(7)
+    check(r.status == 200 and r.json().get("token"), f"a token through the service: {r}")
+
+
+@test
+def the_service_fails_closed_without_the_redis_password():
+    port = free_port_near(HTTP_PORT + 40)
+    log = os.path.join(STATE, "log", "variant-noredispw-service.log")
+    for name, env in (("no password", {"IDEMPAY_REDIS_USER": "", "IDEMPAY_REDIS_PASSWORD": ""}),
+                      ("wrong password", {"IDEMPAY_REDIS_PASSWORD": "not-the-password"})):
+        if os.path.exists(log):
+            os.remove(log)
+        with Variant("noredispw", port, env=dict(env, IDEMPAY_LOG_FILE=log)) as base:
+            r = http("GET", base + "/healthz")
+            check(r.status == 503 and r.json().get("redis") == "down",
+                  f"{name}: /healthz must say Redis is down: {r}")
+            r = get_token(7, base=base)
+            check(r.status == 503, f"{name}: a token without Redis: {r}")
+        with open(log, errors="replace") as fh:
+            text = fh.read()
+        check("IDEMPAY_REDIS_PASSWORD" in text, f"{name}: no log line names IDEMPAY_REDIS_PASSWORD")
+        check("not-the-password" not in text, f"{name}: the password reached a log")
+
+
+def free_port_near(p):
+    for port in range(p, p + 20):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise AssertionError("no free port")
+
+
 if __name__ == "__main__":
     run_tests()

@@ -19,9 +19,7 @@ NOT_A_CHARGE = (400, 403, 404, 405, 413, 415, 422, 503)
 
 
 def redis_cli(*args):
-    out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--raw", *args],
-                         capture_output=True, text=True, timeout=10)
-    return out.stdout.strip()
+    return redis_admin_cli("--raw", *args).stdout.strip()
 
 
 def free_port():
