@@ -51,7 +51,8 @@ int app_ctx_db(app_ctx *c)
 {
     if (c->db)
         return 0;
-    c->db = db_conn_open(c->db_name != NULL ? c->db_name : "idempay", c->err, sizeof c->err);
+    c->db = db_conn_open_as(c->db_account, c->db_name != NULL ? c->db_name : "idempay", c->err,
+                            sizeof c->err);
     if (!c->db)
         return -1;
     c->db_generation++;
@@ -99,6 +100,44 @@ static redisContext *redis_open(const char *host, int port, struct timeval tv, c
     }
     redisSetTimeout(r, tv);
     return r;
+}
+
+/* Authenticates a new connection to the data node (docs/SECURITY.md):
+ * AUTH with cfg's user (or the default user) and password when one is
+ * configured; without one, a PING tells a Redis that wants a password
+ * (NOAUTH) from one that does not, so the service fails closed with a
+ * message naming the settings. The password never reaches err or a log.
+ * 0, or -1 with the reason in err. */
+static int redis_auth(redisContext *r, const app_config *cfg, char *err, size_t errlen)
+{
+    redisReply *rep;
+    int ok;
+
+    if (cfg->redis_password[0] != '\0') {
+        if (cfg->redis_user[0] != '\0')
+            rep = redisCommand(r, "AUTH %s %s", cfg->redis_user, cfg->redis_password);
+        else
+            rep = redisCommand(r, "AUTH %s", cfg->redis_password);
+        ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+        if (!ok) {
+            int n = snprintf(err, errlen, "redis AUTH as %.64s refused (check IDEMPAY_REDIS_USER and"
+                             " IDEMPAY_REDIS_PASSWORD): ",
+                             cfg->redis_user[0] ? cfg->redis_user : "default");
+            if (n > 0 && (size_t)n < errlen)
+                snprintf(err + n, errlen - (size_t)n, "%.120s",
+                         rep != NULL && rep->type == REDIS_REPLY_ERROR ? rep->str : r->errstr);
+        }
+    } else {
+        rep = redisCommand(r, "PING");
+        ok = rep != NULL && rep->type != REDIS_REPLY_ERROR;
+        if (!ok)
+            snprintf(err, errlen, "redis refuses the connection without a password (%.60s): set"
+                     " IDEMPAY_REDIS_USER and IDEMPAY_REDIS_PASSWORD (or _FILE)",
+                     rep != NULL ? rep->str : r->errstr);
+    }
+    if (rep)
+        freeReplyObject(rep);
+    return ok ? 0 : -1;
 }
 
 /* Asks the Sentinels in list ("host:port,host:port,...") where the primary
@@ -189,6 +228,12 @@ int app_ctx_redis(app_ctx *c)
     c->redis = redis_open(host, port, tv, c->err, sizeof c->err);
     if (!c->redis)
         return -1;
+    if (redis_auth(c->redis, c->cfg, c->err, sizeof c->err) != 0) {
+        log_msg(LOG_ERROR, "%s", c->err);
+        redisFree(c->redis);
+        c->redis = NULL;
+        return -1;
+    }
     if (sentinels != NULL) {
         char addr[sizeof c->redis_primary];
         if (!redis_is_primary(c->redis)) {

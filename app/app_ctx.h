@@ -9,6 +9,7 @@
 #include <mysql.h>
 #include <hiredis/hiredis.h>
 #include "config.h"
+#include "db_conn.h"
 #include "http_client.h"
 
 /* Prepared statement slots, one range per module (see app_ctx_stmt). */
@@ -36,6 +37,8 @@ typedef struct app_ctx {
     http_client *gateway;       /* reused keep-alive handle */
     const char *db_name;        /* the MariaDB database; NULL: "idempay" (the seed
                                    fixture sets "idempay_seed" after app_ctx_new) */
+    db_account db_account;      /* whose account: DB_ACCOUNT_SERVICE (0) unless the seed
+                                   fixture sets another after app_ctx_new */
     char err[256];              /* last dependency error, for logs */
 } app_ctx;
 
@@ -60,6 +63,10 @@ int app_ctx_db_error(app_ctx *c, unsigned int mysql_errno);
 #define APP_CTX_SENTINELS_MAX 8
 
 /* Makes sure the Redis connection is up. Returns 0 or -1 (c->err set).
+ * Every new connection authenticates first (IDEMPAY_REDIS_USER /
+ * IDEMPAY_REDIS_PASSWORD; redis_auth in app_ctx.c): refused credentials,
+ * or a Redis that wants a password none is configured for, is -1 with a
+ * message naming the settings, logged as an ERROR (fail closed).
  * Without IDEMPAY_REDIS_SENTINELS: IDEMPAY_REDIS_HOST:IDEMPAY_REDIS_PORT.
  * With IDEMPAY_REDIS_SENTINELS ("host:port,host:port,..."; docs/CLUSTER.md):
  * asks the Sentinels, one after another, for the primary named

@@ -38,6 +38,64 @@ static int cb_equal(const char *a, const char *b)
     return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
+/* The payment notification's fields WeChat Pay v2 documents as required
+ * (支付结果通知, https://pay.weixin.qq.com/doc/v2/merchant/4011937248; see
+ * docs/CALLBACKS.md). is_subscribe is left out: copies of the table differ
+ * on it, and it proves nothing about the charge. */
+static const char *const cb_required_fields[] = {
+    "return_code", "result_code", "appid", "mch_id", "nonce_str", "sign", "openid",
+    "trade_type", "bank_type", "total_fee", "cash_fee", "transaction_id", "out_trade_no",
+    "time_end",
+};
+
+/* Fields of other signed messages that a payment notification never carries:
+ * orderquery (trade_state, trade_state_desc), unifiedorder (prepay_id,
+ * code_url), reverse (recall), refund and refundquery (refund_id,
+ * out_refund_no, refund_fee, refund_count), the refund notification
+ * (req_info). */
+static const char *const cb_foreign_fields[] = {
+    "trade_state", "trade_state_desc", "prepay_id", "code_url", "recall", "refund_id",
+    "out_refund_no", "refund_fee", "refund_count", "req_info",
+};
+
+static int cb_digits(const char *s, size_t min, size_t max)
+{
+    size_t n = 0;
+    if (s == NULL)
+        return 0;
+    for (; s[n] != '\0'; n++)
+        if (s[n] < '0' || s[n] > '9' || n >= max)
+            return 0;
+    return n >= min;
+}
+
+int callback_notification_shape(const wx_msg *m, char *reason, size_t reason_len)
+{
+    for (size_t i = 0; i < sizeof(cb_required_fields) / sizeof(cb_required_fields[0]); i++) {
+        const char *v = wx_msg_get(m, cb_required_fields[i]);
+        if (v == NULL || v[0] == '\0') {
+            snprintf(reason, reason_len, "not a payment notification: no %s",
+                     cb_required_fields[i]);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < sizeof(cb_foreign_fields) / sizeof(cb_foreign_fields[0]); i++)
+        if (wx_msg_get(m, cb_foreign_fields[i]) != NULL) {
+            snprintf(reason, reason_len, "not a payment notification: it carries %s",
+                     cb_foreign_fields[i]);
+            return -1;
+        }
+    if (!cb_digits(wx_msg_get(m, "time_end"), 14, 14)) {
+        snprintf(reason, reason_len, "not a payment notification: time_end is not yyyyMMddHHmmss");
+        return -1;
+    }
+    if (!cb_digits(wx_msg_get(m, "cash_fee"), 1, 18)) {
+        snprintf(reason, reason_len, "not a payment notification: cash_fee is not fen");
+        return -1;
+    }
+    return 0;
+}
+
 callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
                                  int too_large, callback_notification *out)
 {
@@ -90,6 +148,11 @@ callback_verdict callback_verify(const app_config *cfg, const char *body, size_t
         callback_set_reason(out, "unsupported sign_type");
         goto done;
     }
+    if (!wx_sign_type_allowed(type, cfg->sign_type)) {
+        v = CB_VERDICT_SIGN_TYPE;
+        callback_set_reason(out, "signed with MD5 but HMAC-SHA256 is configured");
+        goto done;
+    }
     if (!wx_sign_verify(&m, cfg->key, WX_SIGN_MD5)) {
         callback_set_reason(out, wx_msg_get(&m, "sign") == NULL ? "missing sign" : "invalid sign");
         goto done;
@@ -119,6 +182,9 @@ callback_verdict callback_verify(const app_config *cfg, const char *body, size_t
         goto done;
     }
     out->total_fee = (long long)fee;
+    v = CB_VERDICT_NOT_NOTIFICATION;
+    if (callback_notification_shape(&m, out->reason, sizeof(out->reason)) != 0)
+        goto done;
     v = CB_VERDICT_OK;
     out->reason[0] = '\0';
 
@@ -153,6 +219,8 @@ int callback_verdict_metric(callback_verdict v)
     case CB_VERDICT_AMOUNT: return MET_CB_FAIL_AMOUNT;
     case CB_VERDICT_UNKNOWN_ORDER: return MET_CB_FAIL_UNKNOWN_ORDER;
     case CB_VERDICT_UNAVAILABLE: return MET_CB_UNAVAILABLE;
+    case CB_VERDICT_SIGN_TYPE: return MET_CB_FAIL_SIGN_TYPE;
+    case CB_VERDICT_NOT_NOTIFICATION: return MET_CB_FAIL_NOT_NOTIFICATION;
     }
     return MET_CB_FAIL_MALFORMED;
 }

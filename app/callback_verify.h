@@ -10,6 +10,7 @@
 #include "config.h"
 #include "http_msg.h"
 #include "order_no.h"
+#include "wx_xml.h"
 
 #define CALLBACK_TXN_MAX 32        /* transaction_id: 1..32 of [0-9A-Za-z_-] */
 #define CALLBACK_REASON_MAX 128    /* return_msg of a FAIL reply */
@@ -23,7 +24,11 @@ typedef enum {
     CB_VERDICT_SIGNATURE,       /* missing, unsupported or wrong signature */
     CB_VERDICT_AMOUNT,          /* total_fee / fee_type does not match the order */
     CB_VERDICT_UNKNOWN_ORDER,   /* no such order, or the transaction_id belongs to another order */
-    CB_VERDICT_UNAVAILABLE      /* MariaDB down or failing: WeChat retries later */
+    CB_VERDICT_UNAVAILABLE,     /* MariaDB down or failing: WeChat retries later */
+    CB_VERDICT_SIGN_TYPE,       /* signed with MD5 while HMAC-SHA256 is configured */
+    CB_VERDICT_NOT_NOTIFICATION /* signed, but not shaped as a payment notification (e.g. an
+                                 * orderquery reply): a field the notification must carry is
+                                 * missing, or one only other messages carry is present */
 } callback_verdict;
 
 /* The verified content of one notification. */
@@ -37,11 +42,19 @@ typedef struct {
 /* Verifies a notification body without any database access: body size
  * (too_large set or len > WX_XML_MAX_BODY), strict parse (wx_xml_parse),
  * return_code and result_code SUCCESS, appid and mch_id equal to cfg's, the
- * signature with cfg->key (sign_type honoured, MD5 by default), out_trade_no
- * by the order number rule, transaction_id present and well-formed, total_fee
- * a positive integer of fen (money_parse_fen; cash_fee is ignored), fee_type
- * CNY when present. Fills *out on CB_VERDICT_OK; otherwise out->reason says
- * why (and out->order_no is set when out_trade_no was readable, for logs). */
+ * sign type the message declares allowed by cfg->sign_type
+ * (wx_sign_type_allowed: MD5 only when MD5 is configured; else
+ * CB_VERDICT_SIGN_TYPE), the signature with cfg->key (sign_type honoured,
+ * MD5 by default), out_trade_no by the order number rule, transaction_id
+ * present and well-formed, total_fee a positive integer of fen
+ * (money_parse_fen), fee_type CNY when present, and last the notification's
+ * shape (docs/CALLBACKS.md, "A notification is a notification"): every field
+ * WeChat documents as required in the payment notification present
+ * (time_end 14 digits, cash_fee digits) and none of the fields only other
+ * messages carry (orderquery's trade_state, ...); else
+ * CB_VERDICT_NOT_NOTIFICATION. Fills *out on CB_VERDICT_OK; otherwise
+ * out->reason says why (and out->order_no is set when out_trade_no was
+ * readable, for logs). */
 callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
                                  int too_large, callback_notification *out);
 
@@ -63,5 +76,9 @@ void callback_reply(http_response *resp, int success, const char *msg);
 
 /* Sets n->reason to reason (cut to fit). */
 void callback_set_reason(callback_notification *n, const char *reason);
+
+/* The notification's shape alone (see callback_verify): 0, or -1 with the
+ * first field at fault named in reason. m is a parsed message. */
+int callback_notification_shape(const wx_msg *m, char *reason, size_t reason_len);
 
 #endif

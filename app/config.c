@@ -52,6 +52,10 @@ int app_config_load(app_config *c)
     snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
     c->development = env_int("IDEMPAY_DEVELOPMENT", 0) == 1;
     snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", DEV_KEY));
+    if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &c->sign_type) != 0) {
+        fprintf(stderr, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256\n");
+        return -1;
+    }
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", mock_port);
     snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", http_port);
@@ -73,6 +77,9 @@ int app_config_load(app_config *c)
     snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
     c->redis_port = (int)env_int("IDEMPAY_REDIS_PORT", 16379);
     c->redis_timeout_ms = env_int("IDEMPAY_REDIS_TIMEOUT_MS", 1000);
+    snprintf(c->redis_user, sizeof c->redis_user, "%s", env_str("IDEMPAY_REDIS_USER", ""));
+    snprintf(c->redis_password, sizeof c->redis_password, "%s",
+             env_str("IDEMPAY_REDIS_PASSWORD", ""));
     snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
     snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
     c->prepay_ttl_ms = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
@@ -99,6 +106,11 @@ int app_config_load(app_config *c)
         return -1;
     if (config_limits_load(&c->limits) != 0)
         return -1;
+    if (c->redis_user[0] != '\0' && c->redis_password[0] == '\0') {
+        fprintf(stderr, "IDEMPAY_REDIS_USER is set without IDEMPAY_REDIS_PASSWORD"
+                        " (or IDEMPAY_REDIS_PASSWORD_FILE)\n");
+        return -1;
+    }
     if (strlen(c->key) != 32) {
         fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
         return -1;

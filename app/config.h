@@ -5,6 +5,7 @@
 
 #include "config_limits.h"
 #include "config_refund.h"
+#include "wx_sign.h"
 
 typedef enum {
     TOKEN_MODE_OFF = 0,       /* tokens ignored */
@@ -16,6 +17,10 @@ typedef struct {
     char appid[64];                /* IDEMPAY_WX_APPID */
     char mch_id[64];               /* IDEMPAY_WX_MCHID */
     char key[128];                 /* IDEMPAY_WX_KEY - never log */
+    wx_sign_type sign_type;        /* IDEMPAY_WX_SIGN_TYPE MD5|HMAC-SHA256, MD5: what the service
+                                    * signs its requests with; with HMAC-SHA256 a reply or a
+                                    * notification signed with MD5 is refused
+                                    * (wx_sign_type_allowed) */
     int development;               /* IDEMPAY_DEVELOPMENT=1: the documented development key
                                     * and a plain-http gateway are allowed (./stack sets it) */
     char gateway_url[256];         /* IDEMPAY_GATEWAY_URL, default http://127.0.0.1:$IDEMPAY_MOCK_PORT */
@@ -43,6 +48,10 @@ typedef struct {
     char redis_host[64];           /* IDEMPAY_REDIS_HOST, 127.0.0.1 */
     int redis_port;                /* IDEMPAY_REDIS_PORT, 16379 */
     long redis_timeout_ms;         /* IDEMPAY_REDIS_TIMEOUT_MS, 1000 */
+    char redis_user[64];           /* IDEMPAY_REDIS_USER, "": the service's Redis ACL user */
+    char redis_password[256];      /* IDEMPAY_REDIS_PASSWORD[_FILE], "": none (no AUTH) - never
+                                    * log; with it every connection (also after a failover or a
+                                    * Redis restart) authenticates first */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
     refund_config refund;          /* IDEMPAY_REFUNDS, IDEMPAY_WX_CERT, ... (config_refund.h) */
     limits_config limits;          /* IDEMPAY_RATE_*, IDEMPAY_TOKEN_ROOM_PCT, ... (config_limits.h) */

@@ -16,7 +16,7 @@ static const char *const known_keys[] = {
     "IDEMPAY_DB_SOCKET", "IDEMPAY_DB_HOST", "IDEMPAY_DB_PORT", "IDEMPAY_DB_USER",
     "IDEMPAY_DB_PASSWORD", "IDEMPAY_DB_CONNECT_TIMEOUT", "IDEMPAY_DB_RW_TIMEOUT",
     "IDEMPAY_REDIS_HOST", "IDEMPAY_REDIS_PORT", "IDEMPAY_REDIS_TIMEOUT_MS",
-    "IDEMPAY_WX_APPID", "IDEMPAY_WX_MCHID", "IDEMPAY_WX_KEY", "IDEMPAY_DEVELOPMENT",
+    "IDEMPAY_WX_APPID", "IDEMPAY_WX_MCHID", "IDEMPAY_WX_KEY", "IDEMPAY_WX_SIGN_TYPE", "IDEMPAY_DEVELOPMENT",
     "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_GATEWAY_TIMEOUT_MS",
     "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", "IDEMPAY_LEASE_MS", "IDEMPAY_RECONCILE_INTERVAL_MS",
     "IDEMPAY_FAILED_RECHECK_MS", "IDEMPAY_STATEMENT_INTERVAL_MS", "IDEMPAY_RETRY_AFTER",
@@ -24,7 +24,10 @@ static const char *const known_keys[] = {
     "IDEMPAY_THREADS", "IDEMPAY_GATEWAY_MAX_INFLIGHT", "IDEMPAY_SERVICE_PROCS",
     "IDEMPAY_METRICS_FILE", "IDEMPAY_LOG_LEVEL", "IDEMPAY_LOG_FILE", "IDEMPAY_SHUTDOWN_TIMEOUT_MS",
     "IDEMPAY_MOCK_THREADS", "IDEMPAY_MOCK_DB", "IDEMPAY_MOCK_NOTIFY_TIMEOUT_MS",
-    "IDEMPAY_MIGRATE_DATABASES",
+    "IDEMPAY_MIGRATE_DATABASES", "IDEMPAY_MIGRATE_DB_USER", "IDEMPAY_MIGRATE_DB_PASSWORD",
+    "IDEMPAY_MOCK_DB_USER", "IDEMPAY_MOCK_DB_PASSWORD", "IDEMPAY_SIM_DB_USER",
+    "IDEMPAY_SIM_DB_PASSWORD", "IDEMPAY_REDIS_USER", "IDEMPAY_REDIS_PASSWORD",
+    "IDEMPAY_REDIS_SENTINELS", "IDEMPAY_REDIS_MASTER", "IDEMPAY_DB_SYNC_WAIT",
     "IDEMPAY_REFUNDS", "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
     "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL", "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
     "IDEMPAY_SOCKET_MODE", "IDEMPAY_RATE_TOKENS_PER_S", "IDEMPAY_RATE_ORDERS_PER_S", "IDEMPAY_TOKEN_ROOM_PCT",
@@ -83,6 +86,7 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_WX_APPID", c->appid);
     line_s(out, "IDEMPAY_WX_MCHID", c->mch_id);
     line_s(out, "IDEMPAY_WX_KEY", config_report_mask(c->key, masked, sizeof masked));
+    line_s(out, "IDEMPAY_WX_SIGN_TYPE", wx_sign_type_name(c->sign_type));
     line_s(out, "IDEMPAY_DEVELOPMENT", c->development ? "1 (development: the published key and an http gateway allowed)" : "0");
     line_s(out, "IDEMPAY_GATEWAY_URL", c->gateway_url);
     line_s(out, "IDEMPAY_NOTIFY_URL", c->notify_url);
@@ -115,6 +119,10 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_REDIS_HOST", c->redis_host);
     line_l(out, "IDEMPAY_REDIS_PORT", c->redis_port);
     line_l(out, "IDEMPAY_REDIS_TIMEOUT_MS", c->redis_timeout_ms);
+    line_s(out, "IDEMPAY_REDIS_USER", c->redis_user);
+    line_s(out, "IDEMPAY_REDIS_PASSWORD", c->redis_password[0] != '\0'
+                                              ? config_report_mask(c->redis_password, masked, sizeof masked)
+                                              : "");
     line_s(out, "IDEMPAY_METRICS_FILE", c->metrics_path);
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));

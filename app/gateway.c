@@ -43,7 +43,7 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
     };
 
     if (wx_nonce(nonce) != 0 || WX_MSG_SET_PAIRS(req, merchant) != 0 ||
-        wx_sign_msg(req, cfg->key, WX_SIGN_MD5, 0) != 0 || (xml = wx_xml_build(req)) == NULL) {
+        wx_sign_msg(req, cfg->key, cfg->sign_type, cfg->sign_type == WX_SIGN_HMAC_SHA256) != 0 || (xml = wx_xml_build(req)) == NULL) {
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the signed request");
         goto done;
     }
@@ -91,8 +91,12 @@ static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *r
         gateway_result_set(out, GW_UNKNOWN, "bad_xml", err);
         return -1;
     }
-    if (gateway_reply_trusted(reply, ctx->cfg->key, ctx->cfg->appid, ctx->cfg->mch_id, out) != 0)
+    if (gateway_reply_trusted(reply, ctx->cfg->key, ctx->cfg->sign_type, ctx->cfg->appid,
+                              ctx->cfg->mch_id, out) != 0) {
+        if (strcmp(out->err_code, "sign_type") == 0)
+            metrics_inc(MET_GW_REPLY_SIGN_TYPE);
         return -1;
+    }
     out->answered = 1;
     return 0;
 }

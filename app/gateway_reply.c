@@ -55,13 +55,20 @@ gw_outcome gateway_result_set(gw_result *out, gw_outcome o, const char *err_code
     return o;
 }
 
-int gateway_reply_trusted(const wx_msg *reply, const char *key, const char *appid,
-                          const char *mch_id, gw_result *out)
+int gateway_reply_trusted(const wx_msg *reply, const char *key, wx_sign_type sign_type,
+                          const char *appid, const char *mch_id, gw_result *out)
 {
+    wx_sign_type used;
+
     if (!gw_is(wx_msg_get(reply, "return_code"), "SUCCESS")) {
         const char *msg = wx_msg_get(reply, "return_msg");
         gateway_result_set(out, GW_UNKNOWN, "return_fail",
                            gw_printable(msg) ? msg : "return_code not SUCCESS");
+        return -1;
+    }
+    if (wx_sign_type_of(reply, WX_SIGN_MD5, &used) == 0 && !wx_sign_type_allowed(used, sign_type)) {
+        gateway_result_set(out, GW_UNKNOWN, "sign_type",
+                           "the reply is signed with MD5 but HMAC-SHA256 is configured");
         return -1;
     }
     if (wx_sign_verify(reply, key, WX_SIGN_MD5) != 1) {

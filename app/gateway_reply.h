@@ -7,6 +7,7 @@
 #ifndef IDEMPAY_GATEWAY_REPLY_H
 #define IDEMPAY_GATEWAY_REPLY_H
 
+#include "wx_sign.h"
 #include "wx_xml.h"
 
 typedef enum {
@@ -40,10 +41,12 @@ typedef struct {
 void gateway_result_init(gw_result *out);
 /* The checks every reply must pass before anything in it is believed:
  * return_code SUCCESS, a valid signature with key (MD5 or the sign_type it
- * names), our appid and mch_id. 0, or -1 with out set to GW_UNKNOWN and the
- * reason. (Pure: the fuzz harness fuzz_gateway_reply calls it too.) */
-int gateway_reply_trusted(const wx_msg *reply, const char *key, const char *appid,
-                          const char *mch_id, gw_result *out);
+ * names) of a type the configured sign_type allows (wx_sign_type_allowed:
+ * an MD5 reply under HMAC-SHA256 is refused with err_code "sign_type"),
+ * our appid and mch_id. 0, or -1 with out set to GW_UNKNOWN and the reason.
+ * (Pure: the fuzz harness fuzz_gateway_reply calls it too.) */
+int gateway_reply_trusted(const wx_msg *reply, const char *key, wx_sign_type sign_type,
+                          const char *appid, const char *mch_id, gw_result *out);
 /* transaction_id and total_fee (when present) of a trusted reply that
  * reports a charge, into out. 0, or -1 (GW_UNKNOWN) when the transaction_id
  * is not printable ASCII of at most 32 characters or total_fee is not a

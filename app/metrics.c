@@ -122,6 +122,9 @@ static const struct {
     [MET_RATE_UNCOUNTED] = { "idempay_rate_limit_total", "uncounted" },
     [MET_TOKEN_STORE_FULL] = { "idempay_tokens_total", "store_full" },
     [MET_LOG_SUPPRESSED] = { "idempay_log_lines_suppressed_total", NULL },
+    [MET_CB_FAIL_SIGN_TYPE] = { "idempay_callbacks_total", "fail_sign_type" },
+    [MET_CB_FAIL_NOT_NOTIFICATION] = { "idempay_callbacks_total", "fail_not_notification" },
+    [MET_GW_REPLY_SIGN_TYPE] = { "idempay_gateway_replies_refused_total", "sign_type" },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -132,6 +135,7 @@ static const struct {
     { "idempay_payments_total", "POST /api/pay outcomes." },
     { "idempay_duplicates_absorbed_total", "Repeated payment requests answered without reaching the gateway." },
     { "idempay_callbacks_total", "WeChat Pay notifications by outcome." },
+    { "idempay_gateway_replies_refused_total", "Gateway replies refused before they were read, by reason (sign_type: MD5 while HMAC-SHA256 is configured)." },
     { "idempay_double_charge_detected_total", "Verified notifications of a second charge for an order already paid." },
     { "idempay_refunds_total", "Refund worker steps by outcome: accepted by the gateway, done (SUCCESS), retry." },
     { "idempay_reconciler_settled_total", "Orders the reconciler asked the gateway about, by what it settled." },

@@ -92,6 +92,10 @@ typedef enum {
     MET_RATE_UNCOUNTED,      /* idempay_rate_limit_total{outcome="uncounted"}: Redis could not count */
     MET_TOKEN_STORE_FULL,    /* idempay_tokens_total{outcome="store_full"}: 503, Redis near maxmemory */
     MET_LOG_SUPPRESSED,      /* idempay_log_lines_suppressed_total: refusal lines over the budget */
+    /* least privilege (docs/SECURITY.md) */
+    MET_CB_FAIL_SIGN_TYPE,   /* idempay_callbacks_total{outcome="fail_sign_type"}: MD5 under HMAC-SHA256 */
+    MET_CB_FAIL_NOT_NOTIFICATION, /* idempay_callbacks_total{outcome="fail_not_notification"} */
+    MET_GW_REPLY_SIGN_TYPE,  /* idempay_gateway_replies_refused_total{outcome="sign_type"} */
     MET__COUNT
 } metric_counter;
 

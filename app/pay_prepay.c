@@ -90,8 +90,9 @@ prepay_result pay_prepay_obtain(app_ctx *ctx, const char *order_no, long long am
     }
 }
 
-int pay_prepay_jsapi_sign(const char *appid, const char *key, const char *time_stamp,
-                          const char *nonce, const char *prepay_id, pay_jsapi *out)
+int pay_prepay_jsapi_sign(const char *appid, const char *key, wx_sign_type type,
+                          const char *time_stamp, const char *nonce, const char *prepay_id,
+                          pay_jsapi *out)
 {
     wx_msg m;
     char sign[WX_SIGN_HEX_MAX];
@@ -102,7 +103,7 @@ int pay_prepay_jsapi_sign(const char *appid, const char *key, const char *time_s
     snprintf(out->time_stamp, sizeof(out->time_stamp), "%s", time_stamp);
     snprintf(out->nonce_str, sizeof(out->nonce_str), "%s", nonce);
     snprintf(out->package, sizeof(out->package), "prepay_id=%s", prepay_id);
-    snprintf(out->sign_type, sizeof(out->sign_type), "MD5");
+    snprintf(out->sign_type, sizeof(out->sign_type), "%s", wx_sign_type_name(type));
     const wx_pair fields[] = {
         WX_TEXT("appId", out->app_id),
         WX_TEXT("timeStamp", out->time_stamp),
@@ -111,7 +112,7 @@ int pay_prepay_jsapi_sign(const char *appid, const char *key, const char *time_s
         WX_TEXT("signType", out->sign_type),
     };
     wx_msg_init(&m);
-    if (WX_MSG_SET_PAIRS(&m, fields) == 0 && wx_sign_compute(&m, key, WX_SIGN_MD5, sign) == 0) {
+    if (WX_MSG_SET_PAIRS(&m, fields) == 0 && wx_sign_compute(&m, key, type, sign) == 0) {
         snprintf(out->pay_sign, sizeof(out->pay_sign), "%s", sign);
         rc = 0;
     }
@@ -126,7 +127,7 @@ int pay_prepay_jsapi(const app_config *cfg, const char *prepay_id, pay_jsapi *ou
     snprintf(ts, sizeof(ts), "%lld", pay_prepay_now_ms() / 1000);
     if (wx_nonce(nonce) != 0)
         return -1;
-    return pay_prepay_jsapi_sign(cfg->appid, cfg->key, ts, nonce, prepay_id, out);
+    return pay_prepay_jsapi_sign(cfg->appid, cfg->key, cfg->sign_type, ts, nonce, prepay_id, out);
 }
 
 settle_result pay_prepay_poll(app_ctx *ctx, const char *order_no, order_row *row)

@@ -40,13 +40,15 @@ prepay_result pay_prepay_obtain(app_ctx *ctx, const char *order_no, long long am
                                 settle_result *s, order_row *row);
 
 /* The JS bridge's parameters for prepay_id, signed with the merchant key
- * (WeChat 'JSAPI调起支付', signType MD5: paySign over appId, nonceStr,
- * package, signType, timeStamp). 0, or -1 (random source or crypto). */
+ * (WeChat 'JSAPI调起支付': paySign over appId, nonceStr, package, signType,
+ * timeStamp; signType is the configured IDEMPAY_WX_SIGN_TYPE, which WeChat
+ * wants equal to the unifiedorder's). 0, or -1 (random source or crypto). */
 int pay_prepay_jsapi(const app_config *cfg, const char *prepay_id, pay_jsapi *out);
-/* The same with the time stamp and nonce given (pure; the unit test checks
- * WeChat's documented example). */
-int pay_prepay_jsapi_sign(const char *appid, const char *key, const char *time_stamp,
-                          const char *nonce, const char *prepay_id, pay_jsapi *out);
+/* The same with the sign type, time stamp and nonce given (pure; the unit
+ * test checks WeChat's documented example). */
+int pay_prepay_jsapi_sign(const char *appid, const char *key, wx_sign_type type,
+                          const char *time_stamp, const char *nonce, const char *prepay_id,
+                          pay_jsapi *out);
 
 /* Unix ms as "2024-01-02T03:04:05.000Z". */
 void pay_prepay_iso(long long ms, char out[32]);

@@ -663,7 +663,7 @@ int main(int argc, char **argv)
     bench_prepare(&cfg, &res, selected);
     if (mysql_library_init(0, NULL, NULL) || http_client_global_init())
         return 2;
-    db = db_conn_open("idempay", err, sizeof err);
+    db = db_conn_open_as(DB_ACCOUNT_MIGRATE, "idempay", err, sizeof err);
     if (db == NULL) {
         fprintf(stderr, "bench: %s (is the stack up?)\n", err);
         return 2;

@@ -126,7 +126,7 @@ int wl_worker_open(wl_worker *wk, int index, char *err, size_t errlen)
     memset(wk, 0, sizeof *wk);
     wk->index = index;
     wk->http = http_client_new(2000, 10000);
-    wk->db = db_conn_open("idempay", err, errlen);
+    wk->db = db_conn_open_as(DB_ACCOUNT_MIGRATE, "idempay", err, errlen);
     if (wk->http == NULL || wk->db == NULL) {
         if (wk->http == NULL)
             snprintf(err, errlen, "out of memory");

@@ -247,7 +247,15 @@ cl_ledger_up() {
 }
 
 # --- Redis + Sentinel -------------------------------------------------------
-cl_redis_cli() { redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
+# redis-cli: to a data node as the stack's Redis admin user (its default
+# user is off: stack's redis_acl); to a Sentinel (no ACL) without credentials.
+cl_redis_cli() {
+  case " $(cl_port sentinel 1) $(cl_port sentinel 2) $(cl_port sentinel 3) " in
+    *" $1 "*) redis-cli -h 127.0.0.1 -p "$1" "${@:2}" ;;
+    *) redis_admin_cli "$1" "${@:2}" ;;
+  esac
+}
+cl_redis_pong() { [ "$(redis_admin_cli "$1" ping 2>/dev/null)" = PONG ]; }
 cl_redis_role() { cl_redis_cli "$1" role 2>/dev/null | head -n 1; }
 cl_sentinel_master_port() { # the primary's port as the Sentinels see it
   local k
@@ -281,10 +289,15 @@ maxclients 4096
 min-replicas-to-write 1
 min-replicas-max-lag 10
 replica-announce-ip 127.0.0.1
+# the same ACL as ./stack's Redis (stack's redis_acl); a replica syncs as the admin user
+masteruser $IDEMPAY_REDIS_ADMIN_USER
+masterauth $IDEMPAY_REDIS_ADMIN_PASSWORD
 EOF
+  redis_acl >> "$d/r$i.conf"
+  chmod 600 "$d/r$i.conf"
   [ -n "$primary" ] && [ "$primary" != "$port" ] && echo "replicaof 127.0.0.1 $primary" >> "$d/r$i.conf"
   redis-server "$d/r$i.conf" > /dev/null 2>&1
-  cl_wait "r$i" 30 sh -c "[ \"\$(redis-cli -h 127.0.0.1 -p $port ping 2>/dev/null)\" = PONG ]"
+  cl_wait "r$i" 30 cl_redis_pong "$port"
 }
 
 cl_sentinel_start() { # cl_sentinel_start K PRIMARY_PORT
@@ -304,7 +317,10 @@ sentinel monitor $CL_MASTER 127.0.0.1 $primary 2
 sentinel down-after-milliseconds $CL_MASTER 1000
 sentinel failover-timeout $CL_MASTER 6000
 sentinel parallel-syncs $CL_MASTER 1
+sentinel auth-user $CL_MASTER $IDEMPAY_REDIS_ADMIN_USER
+sentinel auth-pass $CL_MASTER $IDEMPAY_REDIS_ADMIN_PASSWORD
 EOF
+  chmod 600 "$f"
   redis-sentinel "$f" > /dev/null 2>&1
   cl_wait "sentinel $k" 30 cl_redis_cli "$(cl_port sentinel "$k")" ping
 }

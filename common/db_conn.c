@@ -15,15 +15,37 @@
 
 #define DB_MAX_BINDS 24
 
-void db_conn_params_get(db_conn_params *p)
+void db_conn_params_of(db_account a, db_conn_params *p)
 {
     p->socket = env_str("IDEMPAY_DB_SOCKET", NULL);
     p->host = env_str("IDEMPAY_DB_HOST", "127.0.0.1");
     p->port = (unsigned int)env_int("IDEMPAY_DB_PORT", 13306);
-    p->user = env_str("IDEMPAY_DB_USER", "idempay");
-    p->password = env_str("IDEMPAY_DB_PASSWORD", "idempay");
     p->connect_timeout_s = (unsigned int)env_int("IDEMPAY_DB_CONNECT_TIMEOUT", 2);
     p->rw_timeout_s = (unsigned int)env_int("IDEMPAY_DB_RW_TIMEOUT", 10);
+    switch (a) {
+    case DB_ACCOUNT_MOCK:
+        p->user = env_str("IDEMPAY_MOCK_DB_USER", "idempay_mock");
+        p->password = env_str("IDEMPAY_MOCK_DB_PASSWORD", "idempay_mock");
+        break;
+    case DB_ACCOUNT_SIM:
+        p->user = env_str("IDEMPAY_SIM_DB_USER", "idempay_sim");
+        p->password = env_str("IDEMPAY_SIM_DB_PASSWORD", "idempay_sim");
+        break;
+    case DB_ACCOUNT_MIGRATE:
+        p->user = env_str("IDEMPAY_MIGRATE_DB_USER", "root");
+        p->password = env_str("IDEMPAY_MIGRATE_DB_PASSWORD", NULL);
+        break;
+    case DB_ACCOUNT_SERVICE:
+    default:
+        p->user = env_str("IDEMPAY_DB_USER", "idempay");
+        p->password = env_str("IDEMPAY_DB_PASSWORD", "idempay");
+        break;
+    }
+}
+
+void db_conn_params_get(db_conn_params *p)
+{
+    db_conn_params_of(DB_ACCOUNT_SERVICE, p);
 }
 
 /* wsrep_local_state of a node that may serve: 4 (Synced). */
@@ -85,12 +107,17 @@ static int db_conn_galera_session(MYSQL *db, char *err, size_t errlen)
 
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen)
 {
+    return db_conn_open_as(DB_ACCOUNT_SERVICE, dbname, err, errlen);
+}
+
+MYSQL *db_conn_open_as(db_account a, const char *dbname, char *err, size_t errlen)
+{
     db_conn_params dp;
     const char *sock, *host, *user, *pass;
     unsigned int port, connect_timeout, rw_timeout;
     my_bool off = 0;
 
-    db_conn_params_get(&dp);
+    db_conn_params_of(a, &dp);
     sock = dp.socket;
     host = dp.host;
     port = dp.port;

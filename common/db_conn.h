@@ -3,9 +3,11 @@
  * "retry the transaction" (deadlock, lock wait timeout).
  *
  * IDEMPAY_DB_SOCKET (unix socket; used when set), IDEMPAY_DB_HOST (127.0.0.1),
- * IDEMPAY_DB_PORT (13306), IDEMPAY_DB_USER (idempay), IDEMPAY_DB_PASSWORD
- * (idempay). Connections set CLIENT_FOUND_ROWS off (affected rows = changed
- * rows), utf8mb4, autocommit on, and bounded connect/read/write timeouts.
+ * IDEMPAY_DB_PORT (13306), and the account of the program that connects
+ * (least privilege, docs/SECURITY.md): each program has its own user and
+ * password settings (db_account below), never another program's.
+ * Connections set CLIENT_FOUND_ROWS off (affected rows = changed rows),
+ * utf8mb4, autocommit on, and bounded connect/read/write timeouts.
  *
  * On a MariaDB Galera node (wsrep_on=ON; docs/CLUSTER.md) a connection is
  * refused unless the node is Synced, and the session sets wsrep_sync_wait
@@ -22,23 +24,50 @@
 #include <stddef.h>
 #include <mysql.h>
 
+/* Whose account a connection uses; each has its own settings and grants
+ * (idempay-migrate --create-users makes them, docs/DEPLOY.md):
+ *   SERVICE  IDEMPAY_DB_USER / IDEMPAY_DB_PASSWORD (idempay / idempay):
+ *            SELECT, INSERT, UPDATE, DELETE on idempay.*, nothing else
+ *   MOCK     IDEMPAY_MOCK_DB_USER / IDEMPAY_MOCK_DB_PASSWORD (idempay_mock /
+ *            idempay_mock): the same on the mock's ledger database only
+ *   SIM      IDEMPAY_SIM_DB_USER / IDEMPAY_SIM_DB_PASSWORD (idempay_sim /
+ *            idempay_sim): SELECT on idempay.payment_order only
+ *   MIGRATE  IDEMPAY_MIGRATE_DB_USER / IDEMPAY_MIGRATE_DB_PASSWORD (root, by
+ *            unix-socket authentication): the schema (DDL) of the idempay
+ *            databases; also the bench and the seed fixture, which make or
+ *            use tables of their own */
+typedef enum {
+    DB_ACCOUNT_SERVICE = 0,
+    DB_ACCOUNT_MOCK,
+    DB_ACCOUNT_SIM,
+    DB_ACCOUNT_MIGRATE
+} db_account;
+
 /* Where and how db_conn_open connects (pointers into the environment or
  * the config file: valid for the life of the process). */
 typedef struct {
     const char *socket;            /* IDEMPAY_DB_SOCKET, NULL: TCP */
     const char *host;              /* IDEMPAY_DB_HOST, 127.0.0.1 */
     unsigned int port;             /* IDEMPAY_DB_PORT, 13306 */
-    const char *user;              /* IDEMPAY_DB_USER, idempay */
-    const char *password;          /* IDEMPAY_DB_PASSWORD, idempay - never log */
+    const char *user;              /* the account's user (IDEMPAY_DB_USER, idempay, ...) */
+    const char *password;          /* its password (IDEMPAY_DB_PASSWORD, ...); NULL: none
+                                    * (socket authentication) - never log */
     unsigned int connect_timeout_s;/* IDEMPAY_DB_CONNECT_TIMEOUT, 2 */
     unsigned int rw_timeout_s;     /* IDEMPAY_DB_RW_TIMEOUT, 10 */
 } db_conn_params;
 
-/* The effective connection settings (defaults above). */
+/* The effective connection settings of the service's account (defaults
+ * above). */
 void db_conn_params_get(db_conn_params *p);
+/* The same for account a. */
+void db_conn_params_of(db_account a, db_conn_params *p);
 
-/* A new connection to database dbname, or NULL with the reason in err. */
+/* A new connection to database dbname with the service's account, or NULL
+ * with the reason in err. */
 MYSQL *db_conn_open(const char *dbname, char *err, size_t errlen);
+/* The same with account a (the mock's modules: DB_ACCOUNT_MOCK, ...). The
+ * reason of a refused login names the user, never the password. */
+MYSQL *db_conn_open_as(db_account a, const char *dbname, char *err, size_t errlen);
 /* true for 2006/2013/2002/2003/2055/1927 ... and 1047 (a Galera node that
  * does not serve): the connection must be replaced. */
 bool db_conn_lost(unsigned int mysql_errno);

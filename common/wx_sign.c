@@ -101,15 +101,32 @@ done:
 int wx_sign_type_of(const wx_msg *m, wx_sign_type dflt, wx_sign_type *out)
 {
     const char *t = wx_msg_get(m, "sign_type");
-    if (t == NULL || t[0] == '\0')
+    if (t == NULL || t[0] == '\0') {
         *out = dflt;
-    else if (strcmp(t, "MD5") == 0)
+        return 0;
+    }
+    return wx_sign_type_parse(t, out);
+}
+
+int wx_sign_type_parse(const char *text, wx_sign_type *out)
+{
+    if (text != NULL && strcmp(text, "MD5") == 0)
         *out = WX_SIGN_MD5;
-    else if (strcmp(t, "HMAC-SHA256") == 0)
+    else if (text != NULL && strcmp(text, "HMAC-SHA256") == 0)
         *out = WX_SIGN_HMAC_SHA256;
     else
         return -1;
     return 0;
+}
+
+const char *wx_sign_type_name(wx_sign_type t)
+{
+    return t == WX_SIGN_HMAC_SHA256 ? "HMAC-SHA256" : "MD5";
+}
+
+int wx_sign_type_allowed(wx_sign_type used, wx_sign_type configured)
+{
+    return used == WX_SIGN_HMAC_SHA256 || configured == WX_SIGN_MD5;
 }
 
 int wx_sign_msg(wx_msg *m, const char *key, wx_sign_type type, int set_type)

@@ -23,6 +23,18 @@ int wx_sign_compute(const wx_msg *m, const char *key, wx_sign_type type,
  * when sign_type names something else. */
 int wx_sign_type_of(const wx_msg *m, wx_sign_type dflt, wx_sign_type *out);
 
+/* The sign type named by text ("MD5" or "HMAC-SHA256", as WeChat writes
+ * them). Returns 0 with *out set, or -1 (NULL, empty or anything else). */
+int wx_sign_type_parse(const char *text, wx_sign_type *out);
+/* "MD5" or "HMAC-SHA256". */
+const char *wx_sign_type_name(wx_sign_type t);
+/* The sign type policy (docs/SECURITY.md): whether a message signed with
+ * `used` may be trusted by a merchant configured for `configured`. 1 when
+ * used is HMAC-SHA256 (never weaker than what is configured), or when both
+ * are MD5; 0 for an MD5 signature under an HMAC-SHA256 configuration (MD5
+ * is accepted only when MD5 is the configured type). */
+int wx_sign_type_allowed(wx_sign_type used, wx_sign_type configured);
+
 /* Sets m's "sign" field (and "sign_type" for HMAC-SHA256 when
  * set_type is non-zero). Returns 0 or -1 (m then has no valid sign). */
 int wx_sign_msg(wx_msg *m, const char *key, wx_sign_type type, int set_type);

@@ -31,7 +31,7 @@ static bool reply_reports_charge(const wx_msg *m, int64_t *fee)
 
     gateway_result_init(&r);
     *fee = -1;
-    if (gateway_reply_trusted(m, FUZZ_KEY, FUZZ_APPID, FUZZ_MCHID, &r) != 0 ||
+    if (gateway_reply_trusted(m, FUZZ_KEY, WX_SIGN_MD5, FUZZ_APPID, FUZZ_MCHID, &r) != 0 ||
         result == NULL || strcmp(result, "SUCCESS") != 0 || gateway_reply_charge(m, &r) != 0)
         return false;
     FUZZ_CHECK(r.transaction_id[0] != '\0' && strlen(r.transaction_id) <= 32);

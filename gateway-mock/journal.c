@@ -122,7 +122,7 @@ static int journal_write_batch(journal *j, const journal_entry *v, size_t n, boo
     unsigned int no = 0;
     *lost = false;
     if (j->wdb == NULL) {
-        j->wdb = db_conn_open(journal_db(), err, errlen);
+        j->wdb = db_conn_open_as(DB_ACCOUNT_MOCK, journal_db(), err, errlen);
         if (j->wdb == NULL) {
             *lost = true;
             return -1;
@@ -428,7 +428,8 @@ json_t *journal_json(journal *j, const char *out_trade_no, long long limit, char
 
     pthread_mutex_lock(&j->read_mu);
     for (int attempt = 0; attempt < 2 && o == NULL; attempt++) {
-        if (j->rdb == NULL && (j->rdb = db_conn_open(journal_db(), err, errlen)) == NULL)
+        if (j->rdb == NULL &&
+            (j->rdb = db_conn_open_as(DB_ACCOUNT_MOCK, journal_db(), err, errlen)) == NULL)
             break;
         if (journal_read_kind(j, false, out_trade_no, limit, &req, &lost, err, errlen) == 0 &&
             journal_read_kind(j, true, out_trade_no, limit, &ntf, &lost, err, errlen) == 0) {

@@ -204,7 +204,8 @@ static int ledger_connect(ledger *l)
     char err[200];
     if (l->db != NULL)
         return 0;
-    l->db = db_conn_open(env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err, sizeof(err));
+    l->db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err,
+                            sizeof(err));
     if (l->db == NULL) {
         ledger_set_err(l, 2003, "connect", err);
         return -1;

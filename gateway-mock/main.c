@@ -106,6 +106,10 @@ int main(int argc, char **argv)
         key = MOCK_DEV_KEY;
     }
     mock_copy(mock.creds.key, sizeof(mock.creds.key), key, "IDEMPAY_WX_KEY");
+    if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &mock.creds.sign_type) != 0) {
+        log_msg(LOG_ERROR, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256");
+        return 1;
+    }
 
     faults_config cfg;
     char why[256];

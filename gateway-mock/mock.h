@@ -6,6 +6,7 @@
 
 #include "faults.h"
 #include "rules.h"
+#include "wx_sign.h"
 
 #define MOCK_DEFAULT_APPID "wx0000000000000000"
 #define MOCK_DEFAULT_MCHID "1900000109"
@@ -16,6 +17,7 @@ typedef struct {
     char appid[64];
     char mch_id[64];
     char key[128];     /* never logged */
+    wx_sign_type sign_type; /* IDEMPAY_WX_SIGN_TYPE: what notifications are signed with (MD5) */
 } mock_creds;
 
 struct notifier;

@@ -82,7 +82,11 @@ char *notifier_build_xml(const notifier_charge *c, const mock_creds *creds, cons
     };
 
     wx_msg_init(&m);
-    if (WX_MSG_SET_PAIRS(&m, fields) == 0 && wx_sign_compute(&m, creds->key, WX_SIGN_MD5, sig) == 0 &&
+    /* signed as the merchant configured it (IDEMPAY_WX_SIGN_TYPE; WeChat
+     * signs with the order's sign_type): HMAC-SHA256 names itself */
+    if (WX_MSG_SET_PAIRS(&m, fields) == 0 &&
+        (creds->sign_type != WX_SIGN_HMAC_SHA256 || wx_msg_set(&m, "sign_type", "HMAC-SHA256") == 0) &&
+        wx_sign_compute(&m, creds->key, creds->sign_type, sig) == 0 &&
         wx_msg_set(&m, "sign", sig) == 0)
         doc = wx_xml_build(&m);
     wx_msg_free(&m);

@@ -66,7 +66,8 @@ static MYSQL_STMT *prepay_stmt(int sid)
 {
     if (pc.db == NULL) {
         char why[200];
-        pc.db = db_conn_open(env_str("IDEMPAY_MOCK_DB", LEDGER_DB), why, sizeof(why));
+        pc.db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), why,
+                                sizeof(why));
         if (pc.db == NULL) {
             snprintf(pc.err, sizeof(pc.err), "connect: %s", why);
             return NULL;

@@ -173,7 +173,8 @@ static int store_run(refund_store *s, store_op op, void *arg)
     for (int attempt = 0; attempt < STORE_MAX_TRIES; attempt++) {
         if (s->db == NULL) {
             char err[200];
-            s->db = db_conn_open(env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err, sizeof(err));
+            s->db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err,
+                                    sizeof(err));
             if (s->db == NULL) {
                 store_set_err(s, 2003, "connect", err);
                 return -1;

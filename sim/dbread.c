@@ -70,7 +70,7 @@ int dbread_orders(const sim_schedule *s, const char *prefix, sim_row *rows, char
                   size_t errlen)
 {
     MYSQL_STMT *st = NULL;
-    MYSQL *db = db_conn_open("idempay", err, errlen);
+    MYSQL *db = db_conn_open_as(DB_ACCOUNT_SIM, "idempay", err, errlen);
     dbread_mark(s, rows, ROW_ERROR);
     if (db == NULL)
         return -1;

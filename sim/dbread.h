@@ -1,5 +1,6 @@
 /* dbread - the --db view: this run's rows of idempay.payment_order read
- * directly from MariaDB (db_conn_open, IDEMPAY_DB_* environment). */
+ * directly from MariaDB with the simulator's own read-only account
+ * (db_conn_open_as DB_ACCOUNT_SIM: IDEMPAY_SIM_DB_USER / _PASSWORD). */
 #ifndef IDEMPAY_SIM_DBREAD_H
 #define IDEMPAY_SIM_DBREAD_H
 

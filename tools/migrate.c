@@ -11,10 +11,18 @@
  * IDEMPAY_MIGRATE_DB_USER (default root, by unix-socket authentication) and
  * IDEMPAY_MIGRATE_DB_PASSWORD[_FILE], through IDEMPAY_DB_SOCKET or
  * IDEMPAY_DB_HOST/IDEMPAY_DB_PORT, all from the environment over
- * /etc/idempay/idempay.conf like every idempay program. With --create-user
- * it also creates the service's own account (IDEMPAY_DB_USER and
- * IDEMPAY_DB_PASSWORD, at localhost and 127.0.0.1) and grants it the
- * idempay databases.
+ * /etc/idempay/idempay.conf like every idempay program. With --create-users
+ * (--create-user is the old name) it first connects as the database root
+ * by unix socket and makes one account per program, each with only what it
+ * needs (least privilege, docs/SECURITY.md): the service's (IDEMPAY_DB_USER:
+ * SELECT, INSERT, UPDATE, DELETE on idempay), and, when their user is set,
+ * the migration account (IDEMPAY_MIGRATE_DB_USER: all privileges on the
+ * idempay databases, no global ones), the mock's (IDEMPAY_MOCK_DB_USER: the
+ * same data privileges on its ledger database) and the simulator's
+ * (IDEMPAY_SIM_DB_USER: SELECT on idempay.payment_order, granted after the
+ * migrations). Each at localhost and 127.0.0.1; passwords are set again on
+ * every run and never printed; privileges beyond the plan on the idempay
+ * databases (an older GRANT ALL) are revoked.
  *
  * Exit status: 0 done (or nothing to do), 1 a migration failed (the ones
  * before it stay applied; it is retried next run), 2 usage, connection or
@@ -37,8 +45,6 @@
 #define IDEMPAY_SQL_DIR "/usr/share/idempay/sql"
 #endif
 
-/* The service's databases: created and granted by --create-user. */
-static const char *const service_databases[] = { "idempay", "idempay_mock", "idempay_seed" };
 
 typedef struct {
     const char *sql_dir;
@@ -52,13 +58,16 @@ typedef struct {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: idempay-migrate [--sql-dir DIR] [--create-user] [--status | --dry-run]\n"
+            "usage: idempay-migrate [--sql-dir DIR] [--create-users] [--status | --dry-run]\n"
             "                       [--lock-timeout SECONDS] [--quiet]\n"
             "Applies DIR/NNN_*.sql (default %s) that idempay.schema_migrations does not list,\n"
             "in order, under GET_LOCK('%s'). Settings: IDEMPAY_DB_SOCKET | IDEMPAY_DB_HOST +\n"
             "IDEMPAY_DB_PORT, IDEMPAY_MIGRATE_DB_USER (root), IDEMPAY_MIGRATE_DB_PASSWORD[_FILE];\n"
-            "--create-user also creates IDEMPAY_DB_USER / IDEMPAY_DB_PASSWORD and grants it\n"
-            "the idempay databases. See docs/DEPLOY.md.\n",
+            "--create-users (as root by unix socket) first makes the accounts: the service's\n"
+            "(IDEMPAY_DB_USER: SELECT, INSERT, UPDATE, DELETE on idempay), and, when their user\n"
+            "is set, the migration account (IDEMPAY_MIGRATE_DB_USER: all on the idempay\n"
+            "databases), the mock's (IDEMPAY_MOCK_DB_USER) and the simulator's\n"
+            "(IDEMPAY_SIM_DB_USER: SELECT on idempay.payment_order). See docs/DEPLOY.md.\n",
             IDEMPAY_SQL_DIR, MIGRATE_LOCK);
 }
 
@@ -198,39 +207,222 @@ static MYSQL *connect_admin(void)
     return db;
 }
 
-/* CREATE USER / GRANT for the service's account (strings escaped). */
-static int create_service_user(MYSQL *db, int quiet)
-{
-    db_conn_params p;
-    char user[256], pass[512], sql[4096];
-    static const char *const hosts[] = { "localhost", "127.0.0.1" };
-    size_t ul, pl;
+/* The hosts every account is created at: the unix socket and TCP loopback
+ * (HAProxy and the cluster's nodes connect from 127.0.0.1). */
+static const char *const account_hosts[] = { "localhost", "127.0.0.1" };
 
-    db_conn_params_get(&p);
-    ul = strlen(p.user);
-    pl = strlen(p.password);
-    if (ul == 0 || ul > 80 || pl > 200) {
-        fprintf(stderr, "idempay-migrate: IDEMPAY_DB_USER/IDEMPAY_DB_PASSWORD too long or empty\n");
+/* Database-level privileges a program account never holds: revoked where
+ * it keeps its data privileges, so an account made by an older
+ * --create-user (GRANT ALL) loses them without a moment without SELECT. */
+#define ACCOUNT_NOT_DATA \
+    "CREATE, DROP, GRANT OPTION, REFERENCES, INDEX, ALTER, CREATE TEMPORARY TABLES, LOCK TABLES, " \
+    "EXECUTE, CREATE VIEW, SHOW VIEW, CREATE ROUTINE, ALTER ROUTINE, EVENT, TRIGGER, DELETE HISTORY"
+#define ACCOUNT_DATA "SELECT, INSERT, UPDATE, DELETE"
+/* MariaDB: "There is no such grant defined" (a REVOKE of nothing). */
+#define ER_NONEXISTING_GRANT_ 1141
+#define ER_NONEXISTING_TABLE_GRANT_ 1147
+
+/* One account --create-users makes (docs/DEPLOY.md): whose settings, and
+ * which of the idempay databases it gets data privileges (DML) or all
+ * privileges on; the simulator's SELECT on payment_order is granted after
+ * the migrations made the table. */
+typedef struct {
+    db_account account;
+    const char *what;
+    int data_on[3];     /* ACCOUNT_DATA on databases[i] */
+    int all_on[3];      /* ALL PRIVILEGES on databases[i] (the migration account) */
+} account_plan;
+
+/* The idempay databases: the service's, the mock's ledger (IDEMPAY_MOCK_DB),
+ * the seed fixture's. */
+static void account_databases(const char *dbs[3])
+{
+    dbs[0] = "idempay";
+    dbs[1] = env_str("IDEMPAY_MOCK_DB", "idempay_mock");
+    dbs[2] = "idempay_seed";
+}
+
+static const account_plan account_plans[] = {
+    { DB_ACCOUNT_MIGRATE, "migrations", { 0, 0, 0 }, { 1, 1, 1 } },
+    { DB_ACCOUNT_SERVICE, "service", { 1, 0, 0 }, { 0, 0, 0 } },
+    { DB_ACCOUNT_MOCK, "mock gateway", { 0, 1, 0 }, { 0, 0, 0 } },
+    { DB_ACCOUNT_SIM, "simulator", { 0, 0, 0 }, { 0, 0, 0 } },
+};
+
+/* Whether --create-users makes this account: the service's always (as
+ * --create-user did), the others when their user is set (a production
+ * host sets no mock or simulator account), never root. */
+static int account_wanted(const account_plan *a, const db_conn_params *p)
+{
+    static const char *const user_settings[] = {
+        [DB_ACCOUNT_SERVICE] = "IDEMPAY_DB_USER", [DB_ACCOUNT_MOCK] = "IDEMPAY_MOCK_DB_USER",
+        [DB_ACCOUNT_SIM] = "IDEMPAY_SIM_DB_USER", [DB_ACCOUNT_MIGRATE] = "IDEMPAY_MIGRATE_DB_USER",
+    };
+    if (strcmp(p->user, "root") == 0)
+        return 0;
+    return a->account == DB_ACCOUNT_SERVICE || env_source(user_settings[a->account]) != NULL;
+}
+
+static int db_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* run_sql, but a REVOKE of a grant that does not exist is fine. */
+static int run_revoke(MYSQL *db, const char *sql)
+{
+    if (mysql_real_query(db, sql, (unsigned long)strlen(sql)) == 0)
+        return 0;
+    if (mysql_errno(db) == ER_NONEXISTING_GRANT_ || mysql_errno(db) == ER_NONEXISTING_TABLE_GRANT_)
+        return 0;
+    fprintf(stderr, "idempay-migrate: revoke: error %u: %s\n", mysql_errno(db), mysql_error(db));
+    return -1;
+}
+
+/* The account at one host: created, its password set (never printed), the
+ * planned privileges granted, the rest on the idempay databases revoked. */
+static int account_make_at(MYSQL *db, const account_plan *a, const char *user, const char *pass,
+                           const char *host)
+{
+    const char *dbs[3];
+    char sql[1024];
+
+    account_databases(dbs);
+    snprintf(sql, sizeof sql, "CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s'", user, host,
+             pass);
+    if (run_sql(db, sql, "create user") != 0)
         return -1;
-    }
-    mysql_real_escape_string(db, user, p.user, (unsigned long)ul);
-    mysql_real_escape_string(db, pass, p.password, (unsigned long)pl);
-    for (size_t h = 0; h < sizeof hosts / sizeof hosts[0]; h++) {
-        snprintf(sql, sizeof sql, "CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s'", user,
-                 hosts[h], pass);
-        if (run_sql(db, sql, "create user") != 0)
+    snprintf(sql, sizeof sql, "ALTER USER '%s'@'%s' IDENTIFIED BY '%s'", user, host, pass);
+    if (run_sql(db, sql, "set password") != 0)
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        if (a->all_on[i])
+            snprintf(sql, sizeof sql, "GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s'", dbs[i], user,
+                     host);
+        else if (a->data_on[i])
+            snprintf(sql, sizeof sql, "GRANT " ACCOUNT_DATA " ON `%s`.* TO '%s'@'%s'", dbs[i], user,
+                     host);
+        else
+            snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES ON `%s`.* FROM '%s'@'%s'", dbs[i], user,
+                     host);
+        if (a->all_on[i] || a->data_on[i] ? run_sql(db, sql, "grant") : run_revoke(db, sql))
             return -1;
-        for (size_t d = 0; d < sizeof service_databases / sizeof service_databases[0]; d++) {
-            snprintf(sql, sizeof sql, "GRANT ALL ON `%s`.* TO '%s'@'%s'", service_databases[d],
-                     user, hosts[h]);
-            if (run_sql(db, sql, "grant") != 0)
+        if (!a->all_on[i] && !a->data_on[i]) {
+            snprintf(sql, sizeof sql, "REVOKE GRANT OPTION ON `%s`.* FROM '%s'@'%s'", dbs[i], user,
+                     host);
+            if (run_revoke(db, sql) != 0)
+                return -1;
+        }
+        if (a->data_on[i]) {
+            snprintf(sql, sizeof sql, "REVOKE " ACCOUNT_NOT_DATA " ON `%s`.* FROM '%s'@'%s'", dbs[i],
+                     user, host);
+            if (run_revoke(db, sql) != 0)
                 return -1;
         }
     }
-    if (!quiet)
-        printf("idempay-migrate: database account %s (localhost, 127.0.0.1) may use %s, %s, %s\n",
-           p.user, service_databases[0], service_databases[1], service_databases[2]);
     return 0;
+}
+
+/* Escapes a's user and password into user and pass. 0, or -1 with a
+ * message naming the settings (never their values). */
+static int account_escape(MYSQL *db, const account_plan *a, const db_conn_params *p, char *user,
+                          char *pass)
+{
+    size_t ul = strlen(p->user), pl = p->password ? strlen(p->password) : 0;
+
+    if (ul == 0 || ul > 80 || pl == 0 || pl > 200) {
+        fprintf(stderr, "idempay-migrate: the %s account: user and password must be set, the user"
+                        " at most 80 and the password at most 200 characters\n", a->what);
+        return -1;
+    }
+    mysql_real_escape_string(db, user, p->user, (unsigned long)ul);
+    mysql_real_escape_string(db, pass, p->password, (unsigned long)pl);
+    return 0;
+}
+
+/* --create-users, before the migrations: every wanted account with its
+ * database-level privileges (db is the root connection). 0 or -1. */
+static int accounts_make(MYSQL *db, int quiet)
+{
+    const char *dbs[3];
+
+    account_databases(dbs);
+    for (int i = 0; i < 3; i++)
+        if (!db_name_ok(dbs[i])) {
+            fprintf(stderr, "idempay-migrate: IDEMPAY_MOCK_DB must be [A-Za-z0-9_], 1..64\n");
+            return -1;
+        }
+    for (size_t k = 0; k < sizeof account_plans / sizeof account_plans[0]; k++) {
+        const account_plan *a = &account_plans[k];
+        db_conn_params p;
+        char user[256], pass[512];
+
+        db_conn_params_of(a->account, &p);
+        if (!account_wanted(a, &p))
+            continue;
+        if (account_escape(db, a, &p, user, pass) != 0)
+            return -1;
+        for (size_t h = 0; h < sizeof account_hosts / sizeof account_hosts[0]; h++)
+            if (account_make_at(db, a, user, pass, account_hosts[h]) != 0)
+                return -1;
+        if (!quiet)
+            printf("idempay-migrate: database account %s (%s) at localhost and 127.0.0.1\n", p.user,
+                   a->what);
+    }
+    return 0;
+}
+
+/* --create-users, after the migrations: the simulator's SELECT on
+ * idempay.payment_order (a table grant needs the table). 0 or -1. */
+static int accounts_grant_tables(MYSQL *db)
+{
+    const account_plan *a = &account_plans[3];
+    db_conn_params p;
+    char user[256], pass[512], sql[1024];
+
+    db_conn_params_of(a->account, &p);
+    if (!account_wanted(a, &p))
+        return 0;
+    if (account_escape(db, a, &p, user, pass) != 0)
+        return -1;
+    for (size_t h = 0; h < sizeof account_hosts / sizeof account_hosts[0]; h++) {
+        snprintf(sql, sizeof sql, "GRANT SELECT ON `idempay`.`payment_order` TO '%s'@'%s'", user,
+                 account_hosts[h]);
+        if (run_sql(db, sql, "grant") != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The database root for --create-users: root by unix-socket authentication
+ * (IDEMPAY_DB_SOCKET), as Debian's mariadb-server and ./stack have it. */
+static MYSQL *connect_root(void)
+{
+    db_conn_params p;
+    unsigned int timeout = 10;
+    MYSQL *db;
+
+    db_conn_params_of(DB_ACCOUNT_MIGRATE, &p);
+    db = mysql_init(NULL);
+    if (!db)
+        return NULL;
+    mysql_options(db, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+    mysql_options(db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (!mysql_real_connect(db, p.socket ? NULL : p.host, "root", NULL, NULL, p.socket ? 0 : p.port,
+                            p.socket, 0)) {
+        fprintf(stderr, "idempay-migrate: --create-users: cannot connect as root (unix socket %s):"
+                        " %s\n", p.socket ? p.socket : "(IDEMPAY_DB_SOCKET unset)", mysql_error(db));
+        mysql_close(db);
+        return NULL;
+    }
+    return db;
 }
 
 static int parse_args(int argc, char **argv, migrate_opts *o)
@@ -247,7 +439,7 @@ static int parse_args(int argc, char **argv, migrate_opts *o)
             o->status_only = 1;
         else if (!strcmp(argv[i], "--dry-run"))
             o->dry_run = 1;
-        else if (!strcmp(argv[i], "--create-user"))
+        else if (!strcmp(argv[i], "--create-users") || !strcmp(argv[i], "--create-user"))
             o->create_user = 1;
         else if (!strcmp(argv[i], "--quiet"))
             o->quiet = 1;
@@ -268,8 +460,7 @@ typedef struct {
     char last[256];          /* the latest version applied, "none" */
 } migrate_tally;
 
-/* Takes the migration lock, makes schema_migrations and (when asked) the
- * service's user. Returns 0, or the exit status (2). */
+/* Takes the migration lock and makes schema_migrations. Returns 0, or the exit status (2). */
 static int migrate_prepare(MYSQL *db, const migrate_opts *o)
 {
     char sql[1024];
@@ -287,8 +478,6 @@ static int migrate_prepare(MYSQL *db, const migrate_opts *o)
                 "  applied_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB",
                 "schema_migrations") != 0 ||
         mysql_select_db(db, "idempay") != 0)
-        return 2;
-    if (o->create_user && !o->status_only && !o->dry_run && create_service_user(db, o->quiet) != 0)
         return 2;
     return 0;
 }
@@ -349,14 +538,45 @@ static int migrate_one(MYSQL *db, const migrate_opts *o, const char *name, migra
     return 0;
 }
 
+/* Connects (the root for --create-users, then the migration account),
+ * makes the accounts and applies the migrations. The exit status. */
+static int migrate_run(const migrate_opts *o, char **names, int n)
+{
+    migrate_tally t = {.last = "none"};
+    char sql[1024];
+    int rc = 2;
+    /* --create-users: the accounts first (the migration account must exist
+     * to connect), as the database root */
+    int make_users = o->create_user && !o->status_only && !o->dry_run;
+    MYSQL *root = make_users ? connect_root() : NULL;
+    MYSQL *db = NULL;
+
+    if (make_users && (root == NULL || accounts_make(root, o->quiet) != 0))
+        goto done;
+    if (!(db = connect_admin()))
+        goto done;
+    rc = migrate_prepare(db, o);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = migrate_one(db, o, names[i], &t);
+    if (rc == 0 && make_users && accounts_grant_tables(root) != 0)
+        rc = 2;
+    if (rc == 0 && (!o->quiet || t.applied))
+        printf("idempay-migrate: %d applied now, %d already applied, %d pending; schema at %s\n",
+               t.applied, t.present, o->status_only || o->dry_run ? n - t.present : 0, t.last);
+    snprintf(sql, sizeof sql, "SELECT RELEASE_LOCK('%s')", MIGRATE_LOCK);
+    query_number(db, sql);
+done:
+    mysql_close(db);
+    mysql_close(root);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     migrate_opts o;
     char *names[MIGRATE_MAX_FILES];
-    char err[512], sql[1024];
-    migrate_tally t = {.last = "none"};
-    int n, rc;
-    MYSQL *db;
+    char err[512];
+    int n, rc = 2;
 
     if (parse_args(argc, argv, &o) != 0)
         return 2;
@@ -367,19 +587,11 @@ int main(int argc, char **argv)
     n = list_migrations(o.sql_dir, names, MIGRATE_MAX_FILES);
     if (n < 0)
         return 2;
-    if (mysql_library_init(0, NULL, NULL) != 0 || !(db = connect_admin()))
-        return 2;
-    rc = migrate_prepare(db, &o);
-    for (int i = 0; rc == 0 && i < n; i++)
-        rc = migrate_one(db, &o, names[i], &t);
-    if (rc == 0 && (!o.quiet || t.applied))
-        printf("idempay-migrate: %d applied now, %d already applied, %d pending; schema at %s\n",
-               t.applied, t.present, o.status_only || o.dry_run ? n - t.present : 0, t.last);
-    snprintf(sql, sizeof sql, "SELECT RELEASE_LOCK('%s')", MIGRATE_LOCK);
-    query_number(db, sql);
-    mysql_close(db);
+    if (mysql_library_init(0, NULL, NULL) == 0) {
+        rc = migrate_run(&o, names, n);
+        mysql_library_end();
+    }
     for (int i = 0; i < n; i++)
         free(names[i]);
-    mysql_library_end();
     return rc;
 }

@@ -8,11 +8,12 @@
 #   - a setting the caller's environment leaves unset is taken from the
 #     record, so `./stack sim` from a new shell signs with the key the
 #     running stack has, not with the development default;
-#   - a setting the caller's environment gives differently: while the stack
-#     runs, the record wins for every command but start/restart (which start
-#     processes with the caller's value, then record it), and the stack says
-#     so, naming the setting, never its value; when nothing runs, `up` takes
-#     the caller's value.
+#   - a setting the caller's environment gives differently is the caller's:
+#     start/restart (and an up of a stopped stack) start processes with it and
+#     record it; any other command uses it for what it runs itself (the
+#     simulator, the bench) while the running programs keep the recorded one,
+#     and the stack says so, naming the setting, never its value; nothing but
+#     start/restart/up-of-a-stopped-stack rewrites the record.
 # `./stack reset` deletes the record with the state; `down` keeps it.
 
 # stack_memory_settings FILE: the names of the settings stack records (the
@@ -37,12 +38,15 @@ stack_memory_running() {
 stack_memory_recall() {
   local cmd=$1 run=$2 file=$2/stack.env entry name rec filled=0 caller_wins=0
   local -a differ=()
+  STACK_MEMORY_RECORD=1   # up may record: nothing was recorded yet
   [ -f "$file" ] || return 0
+  STACK_MEMORY_RECORD=0
   case $cmd in
     reset|down|help|-h|'') return 0 ;;
     start|restart) caller_wins=1 ;;
     up) stack_memory_running "$run" || caller_wins=1 ;;
   esac
+  STACK_MEMORY_RECORD=$caller_wins
   while IFS= read -r -d '' entry; do
     name=${entry%%=*}
     rec=${entry#*=}
@@ -52,7 +56,6 @@ stack_memory_recall() {
       filled=$((filled + 1))
     elif [ "${!name}" != "$rec" ]; then
       differ+=("$name")
-      [ $caller_wins = 1 ] || export "$name=$rec"
     fi
   done < "$file"
   if [ $filled -gt 0 ] || [ ${#differ[@]} -gt 0 ]; then
@@ -63,15 +66,19 @@ stack_memory_recall() {
       printf 'stack: configuration: your environment sets %s otherwise than the record; %s uses yours\n' \
         "${differ[*]}" "$cmd"
     else
-      printf 'stack: configuration: your environment sets %s otherwise than the running stack; using the stack'"'"'s (./stack down, then up with your values, to change it)\n' \
-        "${differ[*]}"
+      printf 'stack: configuration: your environment sets %s otherwise than the running stack; %s uses yours, the running programs keep theirs (./stack restart, or down then up, to change them)\n' \
+        "${differ[*]}" "$cmd"
     fi
   fi
 }
 
-# stack_memory_record STACK RUN: writes the settings now in effect.
+# stack_memory_record STACK RUN [up]: writes the settings now in effect
+# (with "up": only when recall said this command may: no record yet, or an
+# up of a stopped stack; an up inside sim or bench of a running stack
+# started nothing and records nothing).
 stack_memory_record() {
   local stack=$1 file=$2/stack.env name
+  [ "${3:-}" = up ] && [ "${STACK_MEMORY_RECORD:-1}" != 1 ] && return 0
   mkdir -p "$2"
   ( umask 077
     while IFS= read -r name; do

@@ -418,11 +418,21 @@ def metric(name):
     return 0.0
 
 
+def redis_admin_cli(*args, port=None):
+    """redis-cli as the stack's Redis admin user (the default user is off:
+    ./stack's redis_acl) with args; the CompletedProcess."""
+    auth = []
+    if os.environ.get("IDEMPAY_REDIS_ADMIN_PASSWORD"):
+        auth = ["--user", os.environ.get("IDEMPAY_REDIS_ADMIN_USER", "idempay-admin"),
+                "--pass", os.environ["IDEMPAY_REDIS_ADMIN_PASSWORD"], "--no-auth-warning"]
+    return subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port or REDIS_PORT), *auth,
+                           *args], capture_output=True, text=True, timeout=10)
+
+
 def redis_cli(*args):
-    """redis-cli against the stack's Redis (--raw): its stdout, stripped."""
-    out = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "--raw", *args],
-                         capture_output=True, text=True, timeout=10)
-    return out.stdout.strip()
+    """redis-cli --raw as the admin user against the stack's Redis: its
+    stdout, stripped."""
+    return redis_admin_cli("--raw", *args).stdout.strip()
 
 
 def free_port():

@@ -14,7 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import (MOCK, SERVICE, KEY, Variant, check, charges_for,  # noqa: E402
+from lib import (MOCK, SERVICE, KEY, Variant, check, charges_for, free_port,  # noqa: E402
                  db_query, get_order, http, metric, mock_config, mock_ledger, mock_reset,
                  mock_micropay, mock_payer_pay, mock_requests,
                  notification, pay, parallel, run_tests, send_notification, service_pids,

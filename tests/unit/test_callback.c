@@ -389,8 +389,132 @@ static void test_check_order(void)
     CU_ASSERT_EQUAL(callback_check_order(&n, 1, "0.01"), CB_VERDICT_OK);
 }
 
+/* The sign type policy: with HMAC-SHA256 configured, an MD5 notification
+ * (sign_type absent or "MD5") is refused as CB_VERDICT_SIGN_TYPE even when
+ * its signature is right; HMAC-SHA256 passes. With MD5 configured both pass. */
+static void test_sign_type_policy(void)
+{
+    wx_msg m;
+    callback_notification n;
+
+    t_cfg.sign_type = WX_SIGN_HMAC_SHA256;
+    t_notification(&m, "1230");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_SIGN_TYPE);
+    CU_ASSERT_STRING_EQUAL(n.reason, "signed with MD5 but HMAC-SHA256 is configured");
+    CU_ASSERT(strstr(n.reason, T_KEY) == NULL);
+    wx_msg_free(&m);
+
+    t_notification(&m, "1230");
+    wx_msg_set(&m, "sign_type", "MD5");   /* named MD5 is MD5 */
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_SIGN_TYPE);
+    wx_msg_free(&m);
+
+    t_notification(&m, "1230");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 1, &n), CB_VERDICT_OK);
+    wx_msg_free(&m);
+
+    t_cfg.sign_type = WX_SIGN_MD5;
+    t_notification(&m, "1230");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_OK);
+    wx_msg_free(&m);
+    t_notification(&m, "1230");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 1, &n), CB_VERDICT_OK);
+    wx_msg_free(&m);
+
+    CU_ASSERT_EQUAL(wx_sign_type_allowed(WX_SIGN_MD5, WX_SIGN_MD5), 1);
+    CU_ASSERT_EQUAL(wx_sign_type_allowed(WX_SIGN_HMAC_SHA256, WX_SIGN_MD5), 1);
+    CU_ASSERT_EQUAL(wx_sign_type_allowed(WX_SIGN_HMAC_SHA256, WX_SIGN_HMAC_SHA256), 1);
+    CU_ASSERT_EQUAL(wx_sign_type_allowed(WX_SIGN_MD5, WX_SIGN_HMAC_SHA256), 0);
+}
+
+/* A signed orderquery reply of a paid order, as WeChat documents it: it has
+ * every field of a notification and trade_state besides. */
+static void t_orderquery_reply(wx_msg *m)
+{
+    t_notification(m, "1230");
+    wx_msg_set(m, "return_msg", "OK");
+    wx_msg_set(m, "trade_state", "SUCCESS");
+    wx_msg_set(m, "trade_state_desc", "支付成功");
+}
+
+/* A notification must be a notification: each documented required field
+ * missing is refused, and so is a signed orderquery reply (trade_state) or
+ * any other message's fields; the verdict comes after the signature. */
+static void test_notification_shape(void)
+{
+    static const char *const required[] = {
+        "openid", "trade_type", "bank_type", "cash_fee", "time_end", "nonce_str",
+    };
+    wx_msg m;
+    callback_notification n;
+
+    t_orderquery_reply(&m);
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+    CU_ASSERT_STRING_EQUAL(n.reason, "not a payment notification: it carries trade_state");
+    wx_msg_free(&m);
+
+    t_orderquery_reply(&m);
+    wx_msg_del(&m, "trade_state");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+    wx_msg_free(&m);
+
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        char want[CALLBACK_REASON_MAX];
+        t_notification(&m, "1230");
+        wx_msg_del(&m, required[i]);
+        CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+        snprintf(want, sizeof(want), "not a payment notification: no %s", required[i]);
+        CU_ASSERT_STRING_EQUAL(n.reason, want);
+        wx_msg_free(&m);
+    }
+
+    static const char *const foreign[] = { "prepay_id", "code_url", "recall", "refund_id",
+                                           "out_refund_no", "req_info" };
+    for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
+        t_notification(&m, "1230");
+        wx_msg_set(&m, foreign[i], "x");
+        CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+        wx_msg_free(&m);
+    }
+
+    t_notification(&m, "1230");
+    wx_msg_set(&m, "time_end", "2024-01-01 12:00");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+    wx_msg_free(&m);
+    t_notification(&m, "1230");
+    wx_msg_set(&m, "time_end", "202401011200001");   /* 15 digits */
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+    wx_msg_free(&m);
+    t_notification(&m, "1230");
+    wx_msg_set(&m, "cash_fee", "12.30");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
+    wx_msg_free(&m);
+
+    /* The shape is judged after the signature: an unsigned orderquery reply
+     * is a signature failure. */
+    t_orderquery_reply(&m);
+    CU_ASSERT_EQUAL_FATAL(wx_sign_msg(&m, "x234567890123456789012345678901x", WX_SIGN_MD5, 0), 0);
+    char *xml = wx_xml_build(&m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
+    CU_ASSERT_EQUAL(t_verify_text(xml, &n), CB_VERDICT_SIGNATURE);
+    free(xml);
+    wx_msg_free(&m);
+
+    /* Optional fields WeChat documents (is_subscribe, attach, device_info,
+     * coupon_fee, sign_type) change nothing. */
+    t_notification(&m, "1230");
+    wx_msg_del(&m, "is_subscribe");
+    wx_msg_set(&m, "attach", "a");
+    wx_msg_set(&m, "device_info", "013467007045764");
+    wx_msg_set(&m, "coupon_fee", "10");
+    CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_OK);
+    wx_msg_free(&m);
+}
+
 static void test_verdict_metrics(void)
 {
+    CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_SIGN_TYPE), MET_CB_FAIL_SIGN_TYPE);
+    CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_NOT_NOTIFICATION), MET_CB_FAIL_NOT_NOTIFICATION);
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_OK), -1);
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_MALFORMED), MET_CB_FAIL_MALFORMED);
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_RESULT), MET_CB_FAIL_RESULT);
@@ -440,6 +564,8 @@ int main(void)
         { "return_code / result_code", test_result_codes },
         { "total_fee, not cash_fee", test_total_fee },
         { "required fields", test_required_fields },
+        { "sign type policy (HMAC-SHA256 configured: MD5 refused)", test_sign_type_policy },
+        { "a notification is a notification (orderquery reply refused)", test_notification_shape },
         { "malformed, truncated, DOCTYPE", test_malformed },
         { "64 KiB body limit", test_body_limit },
         { "bare-text values", test_bare_text_values },

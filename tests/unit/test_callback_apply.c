@@ -169,6 +169,11 @@ static char *notification(const char *order, const char *transaction_id, long lo
     wx_msg_set_int(&m, "total_fee", fee);
     wx_msg_set(&m, "fee_type", "CNY");
     wx_msg_set(&m, "transaction_id", transaction_id);
+    wx_msg_set(&m, "openid", "oUpF8uMEb4qRXf22hE3X68TekukE");
+    wx_msg_set(&m, "trade_type", "NATIVE");
+    wx_msg_set(&m, "bank_type", "CFT");
+    wx_msg_set_int(&m, "cash_fee", fee);
+    wx_msg_set(&m, "time_end", "20240101120000");
     wx_sign_msg(&m, cfg.key, WX_SIGN_MD5, 0);
     xml = wx_xml_build(&m);
     wx_msg_free(&m);

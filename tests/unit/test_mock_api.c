@@ -9,7 +9,8 @@
 
 #include "api.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC" };
+static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC",
+                                  WX_SIGN_MD5 };
 
 /* A complete unifiedorder request. */
 static void order_request(wx_msg *m)

@@ -10,7 +10,8 @@
 #include "wx_sign.h"
 #include "wx_xml.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC" };
+static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC",
+                                  WX_SIGN_MD5 };
 
 static void sample(notifier_charge *c)
 {
@@ -59,6 +60,28 @@ static void test_fields_exact(void)
     CU_ASSERT_EQUAL(wx_sign_verify(&m, "another-key-another-key-another-", WX_SIGN_MD5), 0);
     wx_msg_set(&m, "total_fee", "1");
     CU_ASSERT_EQUAL(wx_sign_verify(&m, creds.key, WX_SIGN_MD5), 0);
+    wx_msg_free(&m);
+    free(xml);
+}
+
+/* With IDEMPAY_WX_SIGN_TYPE=HMAC-SHA256 the notification names sign_type
+ * and carries a 64-digit HMAC-SHA256 signature (the service configured so
+ * refuses MD5). */
+static void test_hmac_sha256(void)
+{
+    mock_creds hc = creds;
+    notifier_charge c;
+    wx_msg m;
+    char err[128];
+    hc.sign_type = WX_SIGN_HMAC_SHA256;
+    sample(&c);
+    char *xml = notifier_build_xml(&c, &hc, "nonce");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
+    wx_msg_init(&m);
+    CU_ASSERT_EQUAL_FATAL(wx_xml_parse(xml, strlen(xml), &m, err, sizeof(err)), 0);
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&m, "sign_type"), "HMAC-SHA256");
+    CU_ASSERT_EQUAL(strlen(wx_msg_get(&m, "sign")), 64);
+    CU_ASSERT_EQUAL(wx_sign_verify(&m, creds.key, WX_SIGN_MD5), 1);
     wx_msg_free(&m);
     free(xml);
 }
@@ -119,6 +142,7 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "notification has exactly WeChat's 16 fields, signed", test_fields_exact },
+        { "HMAC-SHA256 when configured", test_hmac_sha256 },
         { "fees bare, text in CDATA", test_bare_fees_and_cdata },
         { "]]> in a value survives", test_cdata_split },
         { "merchant reply SUCCESS detection", test_reply_ok },

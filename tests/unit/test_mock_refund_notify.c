@@ -13,7 +13,7 @@
 #include "wx_refund_info.h"
 #include "wx_xml.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", MOCK_DEV_KEY };
+static const mock_creds creds = { "wx0000000000000000", "1900000109", MOCK_DEV_KEY, WX_SIGN_MD5 };
 
 static void record(refund_record *r, const char *status)
 {

@@ -113,7 +113,7 @@ static void test_jsapi_pay_sign(void)
 {
     pay_jsapi js;
 
-    CU_ASSERT_EQUAL(pay_prepay_jsapi_sign("wxd678efh567hg6787", "qazwsxedcrfvtgbyhnujmikolp111111",
+    CU_ASSERT_EQUAL(pay_prepay_jsapi_sign("wxd678efh567hg6787", "qazwsxedcrfvtgbyhnujmikolp111111", WX_SIGN_MD5,
                                           "1490840662", "5K8264ILTKCH16CQ2502SI8ZNMTM67VS",
                                           "wx2017033010242291fcfe0db70013231072", &js),
                     0);
@@ -137,6 +137,36 @@ static gw_outcome mean(const char *xml, int which, gw_result *out)
                          : gateway_reply_reverse(&m, out);
     wx_msg_free(&m);
     return o;
+}
+
+/* The sign type policy on replies (gateway_reply_trusted): with
+ * HMAC-SHA256 configured a correctly signed MD5 reply is refused with
+ * err_code sign_type; an HMAC-SHA256 reply passes; with MD5 configured
+ * both pass. */
+static void test_reply_sign_type(void)
+{
+    static const char key[] = "idempaydevkey0123456789abcdefABC";
+    wx_msg m;
+    gw_result g;
+
+    for (int hmac = 0; hmac <= 1; hmac++) {
+        wx_msg_init(&m);
+        wx_msg_set(&m, "return_code", "SUCCESS");
+        wx_msg_set(&m, "result_code", "SUCCESS");
+        wx_msg_set(&m, "appid", "wxa");
+        wx_msg_set(&m, "mch_id", "1900000109");
+        wx_msg_set(&m, "nonce_str", "n");
+        wx_msg_set(&m, "prepay_id", "wx1");
+        CU_ASSERT_EQUAL_FATAL(wx_sign_msg(&m, key, hmac ? WX_SIGN_HMAC_SHA256 : WX_SIGN_MD5, hmac), 0);
+        gateway_result_init(&g);
+        CU_ASSERT_EQUAL(gateway_reply_trusted(&m, key, WX_SIGN_MD5, "wxa", "1900000109", &g), 0);
+        gateway_result_init(&g);
+        CU_ASSERT_EQUAL(gateway_reply_trusted(&m, key, WX_SIGN_HMAC_SHA256, "wxa", "1900000109", &g),
+                        hmac ? 0 : -1);
+        if (!hmac)
+            CU_ASSERT_STRING_EQUAL(g.err_code, "sign_type");
+        wx_msg_free(&m);
+    }
 }
 
 static void test_replies(void)
@@ -217,7 +247,7 @@ static void test_awaiting_body(void)
                               "\"trade_type\":\"NATIVE\",\"code_url\":\"weixin://x\","
                               "\"prepay_id\":\"wx1\",\"expires_at\":\"2024-01-02T03:04:05.000Z\"}");
     free(b);
-    CU_ASSERT_EQUAL(pay_prepay_jsapi_sign("wxa", "k", "1", "n", "wx1", &js), 0);
+    CU_ASSERT_EQUAL(pay_prepay_jsapi_sign("wxa", "k", WX_SIGN_MD5, "1", "n", "wx1", &js), 0);
     b = pay_body_awaiting("ORDER_0001", TRADE_JSAPI, "", "wx1", "e", &js);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT_PTR_NOT_NULL(strstr(b, "\"jsapi\":{\"appId\":\"wxa\",\"timeStamp\":\"1\","
@@ -235,6 +265,7 @@ int main(void)
         { "the prepay's lease", test_prepay_lease },
         { "JSAPI paySign (WeChat's example)", test_jsapi_pay_sign },
         { "unifiedorder, micropay, reverse replies", test_replies },
+        { "reply sign type policy (HMAC-SHA256 configured: MD5 refused)", test_reply_sign_type },
         { "MICROPAY poll schedule", test_micropay_schedule },
         { "AWAITING_PAYMENT body", test_awaiting_body },
     };

@@ -525,6 +525,13 @@ static int suite_init(void)
 {
     setenv("IDEMPAY_LOG_LEVEL", "warn", 0);   /* the race tests log 100s of refusals */
     log_init("test_token");
+    /* The suite also flushes scripts and kills clients, which the service's
+     * Redis ACL user may not: it authenticates as the stack's admin user
+     * (the same AUTH path); test_privilege.py checks the service's limits. */
+    if (getenv("IDEMPAY_REDIS_ADMIN_PASSWORD") != NULL) {
+        setenv("IDEMPAY_REDIS_USER", getenv("IDEMPAY_REDIS_ADMIN_USER"), 1);
+        setenv("IDEMPAY_REDIS_PASSWORD", getenv("IDEMPAY_REDIS_ADMIN_PASSWORD"), 1);
+    }
     if (app_config_load(&cfg) != 0)
         return -1;
     snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)time(NULL) % 100000000L, (int)getpid() % 10000);
