@@ -8,7 +8,7 @@ merchant key of its own; then
   development default (the service process' own environment says so);
 - `./stack sim` from an environment without IDEMPAY_WX_KEY passes, and
   says it used the configuration recorded at up;
-- `./stack sim` from an environment with another key says that the running
+- a command from an environment with another key says that the running
   programs keep theirs, naming the setting, never its value;
 - the record is mode 0600 (it holds the key).
 The stack is restarted with the test's key at the end."""
@@ -82,10 +82,10 @@ def a_stack_started_with_its_own_key_is_simulated_with_it():
         text = new_shell.stdout + new_shell.stderr
         check(new_shell.returncode == 0, f"./stack sim from a clean environment failed:\n{text[-3000:]}")
         check("configuration: the one recorded at up" in text, f"which configuration was used:\n{text[:800]}")
-        # ./stack sim with another key in the environment: said by name
-        other = run([STACK, "sim", *SIM_ARGS], {"IDEMPAY_WX_KEY": OTHER_KEY})
+        # another key in the environment: said by name (any command but
+        # down/reset/help reads the record; status is the cheapest)
+        other = run([STACK, "status"], {"IDEMPAY_WX_KEY": OTHER_KEY})
         text = other.stdout + other.stderr
-        check(other.returncode == 0, f"./stack sim with another key failed:\n{text[-3000:]}")
         check("IDEMPAY_WX_KEY otherwise than the running stack" in text, f"no warning:\n{text[:800]}")
         check(OTHER_KEY not in text and OWN_KEY not in text, "a key was printed")
     finally:
