@@ -560,6 +560,11 @@ def run_tests(cleanup=None):
     PASS/FAIL per test with timing, runs cleanup() after each, exits 1 when
     any failed."""
     only = set(sys.argv[1:])
+    unknown = only - {fn.__name__ for fn in _tests}
+    if unknown:
+        print(f"no such test in {os.path.basename(sys.argv[0])}: {', '.join(sorted(unknown))}",
+              file=sys.stderr)
+        sys.exit(2)
     failed = 0
     for fn in _tests:
         if only and fn.__name__ not in only:
