@@ -22,7 +22,7 @@
 
 #include "log.h"
 
-#define METRICS_MAGIC 0x69647034u  /* "idp4": bump when the layout changes */
+#define METRICS_MAGIC 0x69647035u  /* "idp5": bump when the layout changes */
 
 /* Route templates, as the router names them; "other" for unknown paths. */
 static const char *const route_names[] = {
@@ -117,6 +117,7 @@ static const struct {
     [MET_REFUND_REQUESTED] = { "idempay_merchant_refunds_total", "created" },
     [MET_REFUND_REPLAYED] = { "idempay_merchant_refunds_total", "replayed" },
     [MET_REFUND_REFUSED] = { "idempay_merchant_refunds_total", "refused" },
+    [MET_AUTH_REFUSED] = { "idempay_auth_refused_total", NULL },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -125,6 +126,7 @@ static const struct {
     const char *help;
 } family_help[] = {
     { "idempay_payments_total", "POST /api/pay outcomes." },
+    { "idempay_auth_refused_total", "Merchant-door requests refused with 401 (unsigned, stale, bad signature, replayed)." },
     { "idempay_duplicates_absorbed_total", "Repeated payment requests answered without reaching the gateway." },
     { "idempay_callbacks_total", "WeChat Pay notifications by outcome." },
     { "idempay_double_charge_detected_total", "Verified notifications of a second charge for an order already paid." },

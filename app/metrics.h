@@ -86,6 +86,7 @@ typedef enum {
     MET_REFUND_REQUESTED,    /* idempay_merchant_refunds_total{outcome="created"} */
     MET_REFUND_REPLAYED,     /* idempay_merchant_refunds_total{outcome="replayed"} */
     MET_REFUND_REFUSED,      /* idempay_merchant_refunds_total{outcome="refused"}: 4xx */
+    MET_AUTH_REFUSED,        /* idempay_auth_refused_total: merchant-door 401s (caller_gate) */
     MET__COUNT
 } metric_counter;
 

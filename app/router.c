@@ -1,11 +1,13 @@
-/* router - the service's route table; 404/405; per-request metrics and one
- * access-log line (route, order_no, status, latency; no secrets). */
+/* router - the service's route table by door; 404/405; the caller check of
+ * signed routes; per-request metrics and one access-log line (route,
+ * order_no, status, latency; no secrets). */
 #include "router.h"
 
 #include <string.h>
 #include <time.h>
 
 #include "callback.h"
+#include "caller_gate.h"
 #include "health.h"
 #include "log.h"
 #include "metrics.h"
@@ -14,29 +16,46 @@
 #include "refund_notify.h"
 #include "token.h"
 
+/* Which door serves a route, and whether the caller must sign it
+ * (docs/SECURITY.md, "Doors"). */
+enum {
+    ROUTE_OPS = 1,      /* merchant door, unauthenticated: liveness, health, metrics */
+    ROUTE_SIGNED = 2,   /* merchant door, a signed caller (caller_gate) */
+    ROUTE_PUBLIC = 4    /* public door: the gateway's notifications (their own signature) */
+};
+
 typedef struct {
     const char *method;
     const char *path;     /* exact path, or a prefix when it ends with '/'; a '*' segment
                            * stands for one non-empty segment */
     const char *label;    /* metrics route label: the path template */
     route_handler handler;
+    int door;             /* ROUTE_* */
 } route;
 
 static const route routes[] = {
-    { "GET",  "/api/ping",                  "/api/ping",                  health_handle_ping },
-    { "GET",  "/healthz",                   "/healthz",                   health_handle_healthz },
-    { "GET",  "/metrics",                   "/metrics",                   health_handle_metrics },
-    { "POST", "/api/pay",                   "/api/pay",                   pay_handle_post },
+    { "GET",  "/api/ping",                  "/api/ping",                  health_handle_ping, ROUTE_OPS },
+    { "GET",  "/healthz",                   "/healthz",                   health_handle_healthz, ROUTE_OPS },
+    { "GET",  "/metrics",                   "/metrics",                   health_handle_metrics, ROUTE_OPS },
+    { "POST", "/api/pay",                   "/api/pay",                   pay_handle_post, ROUTE_SIGNED },
     { "POST", PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
-      refund_api_handle },
+      refund_api_handle, ROUTE_SIGNED },
     { "GET",  PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
-      refund_api_handle },
-    { "GET",  PAY_ORDERS_PREFIX,            "/api/pay/orders/{order_no}", pay_handle_get_order },
-    { "GET",  "/api/pay/token",             "/api/pay/token",             token_handle_issue },
-    { "POST", "/api/pay/callback/wechat",   "/api/pay/callback/wechat",   callback_handle },
+      refund_api_handle, ROUTE_SIGNED },
+    { "GET",  PAY_ORDERS_PREFIX,            "/api/pay/orders/{order_no}", pay_handle_get_order,
+      ROUTE_SIGNED },
+    { "GET",  "/api/pay/token",             "/api/pay/token",             token_handle_issue,
+      ROUTE_SIGNED },
+    { "POST", "/api/pay/callback/wechat",   "/api/pay/callback/wechat",   callback_handle,
+      ROUTE_PUBLIC },
     { "POST", "/api/pay/callback/wechat/refund", "/api/pay/callback/wechat/refund",
-      refund_notify_handle },
+      refund_notify_handle, ROUTE_PUBLIC },
 };
+
+static int route_on_door(const route *r, app_door door)
+{
+    return door == DOOR_PUBLIC ? r->door == ROUTE_PUBLIC : r->door != ROUTE_PUBLIC;
+}
 
 /* pattern with a '*' segment: the text around it matches exactly, the
  * '*' one non-empty segment without '/'. */
@@ -69,15 +88,39 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Runs hit's handler: a body over the limit is 413 before anything else (a
+ * signature over an unread body cannot be checked); a signed route first
+ * authenticates its caller (401/503 from caller_gate, handler not run) and
+ * hands the handler a copy of req carrying the caller's id. */
+static void router_dispatch(app_ctx *ctx, const route *hit, const http_request *req,
+                            http_response *resp)
+{
+    http_request signed_req;
+
+    if (req->body_too_large) {
+        http_response_error(resp, 413, "payload_too_large", "the request body is over 64 KiB");
+        return;
+    }
+    if (hit->door != ROUTE_SIGNED) {
+        hit->handler(ctx, req, resp);
+        return;
+    }
+    signed_req = *req;
+    signed_req.caller_id = caller_gate_check(ctx, req, (long long)time(NULL), resp);
+    if (signed_req.caller_id > 0)
+        hit->handler(ctx, &signed_req, resp);
+}
+
 void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     const route *hit = NULL;
+    app_door door = ctx->cfg != NULL ? ctx->cfg->door : DOOR_MERCHANT;
     int path_known = 0;
     double t0 = now_s(), dt;
     const char *label = "other";
 
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (!path_matches(routes[i].path, req->path))
+        if (!route_on_door(&routes[i], door) || !path_matches(routes[i].path, req->path))
             continue;
         path_known = 1;
         label = routes[i].label;   /* a 405 counts under its route too */
@@ -88,7 +131,7 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     }
     if (hit) {
         label = hit->label;
-        hit->handler(ctx, req, resp);
+        router_dispatch(ctx, hit, req, resp);
     } else if (path_known) {
         http_response_error(resp, 405, "method_not_allowed",
                             "this method is not allowed on this path");
