@@ -335,7 +335,13 @@ static order_store_result pay_trade_begin(app_ctx *ctx, const pay_request *pr, p
         break;
     case ORDER_STORE_DUPLICATE:
         if (tr.type != pr->flow) {
-            pay_flow_mismatch(a);
+            /* another caller's order is not found, whatever its flow */
+            order_row row;
+            if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK &&
+                row.caller_id != pr->caller_id)
+                pay_not_theirs(a);
+            else
+                pay_flow_mismatch(a);
             return ORDER_STORE_DUPLICATE;
         }
         break;

@@ -137,6 +137,28 @@ def signs(path):
 DEV = object()   # http(caller=DEV): the stack's development caller
 
 
+def caller_id(name=None):
+    """payment_caller.id of caller name (default: the development caller)."""
+    rows = db_query(f"SELECT id FROM payment_caller WHERE name = '{name or CALLER}'")
+    check(rows, f"no caller {name or CALLER} (./stack up makes the development caller)")
+    return int(rows[0][0])
+
+
+def token_key(token, name=None):
+    """The Redis key of a token issued to caller name (app/token.h)."""
+    return f"pay:token:c{caller_id(name)}:{token}"
+
+
+def add_caller(name):
+    """Adds a merchant-door caller with idempay-fcgi --add-caller (an
+    existing one of that name is dropped first). Returns (name, secret)."""
+    db_query(f"DELETE FROM payment_caller WHERE name = '{name}'")
+    out = subprocess.run([os.path.join(bin_dir(), "app", "idempay-fcgi"), "--add-caller", name],
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, f"--add-caller {name}: {out.returncode} {out.stdout}{out.stderr}")
+    return (name, out.stdout.strip().splitlines()[-1])
+
+
 def http(method, url, body=None, headers=None, timeout=10.0, caller=DEV):
     """One request on a fresh connection. body: bytes, str, or a dict/list
     (sent as JSON with Content-Type application/json unless headers say).

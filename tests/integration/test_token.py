@@ -84,8 +84,8 @@ def issue_gives_random_user_bound_token():
     t = j.get("token")
     check(isinstance(t, str) and TOKEN_RE.match(t), f"token not URL-safe >= 128 bits: {t!r}")
     # bound to the user in Redis for 900 s, under the contract's key
-    check(redis_cli("GET", "pay:token:" + t) == str(u), f"redis value of the token for user {u}")
-    ttl = int(redis_cli("TTL", "pay:token:" + t))
+    check(redis_cli("GET", token_key(t)) == str(u), f"redis value of the token for user {u}")
+    ttl = int(redis_cli("TTL", token_key(t)))
     check(880 < ttl <= 900, f"TTL {ttl}")
     many = {new_token(u) for _ in range(50)}
     check(len(many) == 50 and t not in many, "tokens repeat")
@@ -244,13 +244,13 @@ def redis_down_503_nothing_charged_then_recovers():
     check(not bad, f"GET token right after Redis restarted: {bad}")
     # the request refused with 503 may be sent again with its token
     r = pay(o, u, AMOUNT, token=spare)
-    if redis_cli("EXISTS", "pay:token:" + spare) == "1":
+    if redis_cli("EXISTS", token_key(spare)) == "1":
         check(r.status in (200, 202), f"retry after Redis came back: {r}")
         settled_paid(o)
     else:
         check_refused(r, "token lost in the Redis restart")
     # a token issued before the restart: usable if Redis kept it, else 403
-    kept = redis_cli("EXISTS", "pay:token:" + before_restart) == "1"
+    kept = redis_cli("EXISTS", token_key(before_restart)) == "1"
     o2 = unique("TKY")
     r = pay(o2, u, AMOUNT, token=before_restart)
     if kept:
@@ -270,7 +270,7 @@ def lost_token_message_says_fetch_a_new_one():
     # what a client sees when its token is gone (e.g. lost in a Redis restart)
     u = user()
     t = new_token(u)
-    redis_cli("DEL", "pay:token:" + t)
+    redis_cli("DEL", token_key(t))
     o = unique("TKL")
     r = pay(o, u, AMOUNT, token=t)
     check_refused(r, "token lost")
