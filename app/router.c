@@ -88,21 +88,22 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs hit's handler: a body over the limit is 413 before anything else (a
- * signature over an unread body cannot be checked); a signed route first
- * authenticates its caller (401/503 from caller_gate, handler not run) and
- * hands the handler a copy of req carrying the caller's id. */
+/* Runs hit's handler. A signed route first authenticates its caller: a body
+ * over the limit is 413 before that (a signature over an unread body cannot
+ * be checked), then caller_gate (401/503, handler not run); the handler gets
+ * a copy of req carrying the caller's id. Other routes answer an oversized
+ * body themselves (a notification is answered FAIL, as WeChat expects). */
 static void router_dispatch(app_ctx *ctx, const route *hit, const http_request *req,
                             http_response *resp)
 {
     http_request signed_req;
 
-    if (req->body_too_large) {
-        http_response_error(resp, 413, "payload_too_large", "the request body is over 64 KiB");
-        return;
-    }
     if (hit->door != ROUTE_SIGNED) {
         hit->handler(ctx, req, resp);
+        return;
+    }
+    if (req->body_too_large) {
+        http_response_error(resp, 413, "payload_too_large", "the request body is over 64 KiB");
         return;
     }
     signed_req = *req;
