@@ -115,7 +115,7 @@ static void router_dispatch(app_ctx *ctx, const route *hit, const http_request *
 void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     const route *hit = NULL;
-    app_door door = ctx->cfg != NULL ? ctx->cfg->door : DOOR_MERCHANT;
+    app_door door = ctx != NULL && ctx->cfg != NULL ? ctx->cfg->door : DOOR_MERCHANT;
     int path_known = 0;
     double t0 = now_s(), dt;
     const char *label = "other";
