@@ -20,6 +20,8 @@ static const char SQL_ADD[] =
 static const char SQL_LIST[] =
     "SELECT id, name, enabled, DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s'), "
     "COALESCE(DATE_FORMAT(disabled_at, '%Y-%m-%d %H:%i:%s'), '-') FROM payment_caller ORDER BY id";
+static const char SQL_REKEY[] =
+    "UPDATE payment_caller SET key_salt = ?, key_check = ? WHERE name = ?";
 static const char SQL_DISABLE[] =
     "UPDATE payment_caller SET enabled = 0, disabled_at = NOW(3) WHERE name = ? AND enabled = 1";
 
@@ -109,18 +111,13 @@ static app_ctx *admin_ctx(const app_config *cfg, FILE *err)
     return ctx;
 }
 
-int caller_store_add(const app_config *cfg, const char *name, FILE *out, FILE *err)
+/* A new salt, the key derived from it and its check, for name. 0, or 2
+ * with the reason on err. */
+static int new_key(const app_config *cfg, const char *name, char salt[CALLER_SALT_HEX_LEN + 1],
+                   unsigned char key[CALLER_KEY_LEN], char check[65], FILE *err)
 {
-    unsigned char raw[CALLER_SALT_HEX_LEN / 2], key[CALLER_KEY_LEN];
-    char salt[CALLER_SALT_HEX_LEN + 1], check[65], secret[CALLER_KEY_HEX_LEN + 1];
-    int rc = 2;
-    app_ctx *ctx;
-    MYSQL_STMT *st;
+    unsigned char raw[CALLER_SALT_HEX_LEN / 2];
 
-    if (!caller_sign_name_valid(name)) {
-        fprintf(err, "a caller name is 1 to %d characters of [A-Za-z0-9_.-]\n", CALLER_NAME_MAX);
-        return 1;
-    }
     if (RAND_bytes(raw, sizeof raw) != 1) {
         fprintf(err, "the random source failed\n");
         return 2;
@@ -130,26 +127,63 @@ int caller_store_add(const app_config *cfg, const char *name, FILE *out, FILE *e
         fprintf(err, "the crypto library failed\n");
         return 2;
     }
+    return 0;
+}
+
+/* Adds (rekey 0) or re-keys (rekey 1) caller name; see caller_store.h. */
+static int issue(const app_config *cfg, const char *name, int rekey, FILE *out, FILE *err)
+{
+    unsigned char key[CALLER_KEY_LEN];
+    char salt[CALLER_SALT_HEX_LEN + 1], check[65], secret[CALLER_KEY_HEX_LEN + 1];
+    int rc = 2;
+    app_ctx *ctx = NULL;
+    MYSQL_STMT *st;
+
+    if (!caller_sign_name_valid(name)) {
+        fprintf(err, "a caller name is 1 to %d characters of [A-Za-z0-9_.-]\n", CALLER_NAME_MAX);
+        return 1;
+    }
+    if (new_key(cfg, name, salt, key, check, err) != 0)
+        goto done;
     ctx = admin_ctx(cfg, err);
-    st = ctx != NULL ? app_ctx_stmt(ctx, STMT_CALLER_BASE + 1, SQL_ADD) : NULL;
+    st = ctx == NULL ? NULL
+         : rekey     ? app_ctx_stmt(ctx, STMT_CALLER_BASE + 1, SQL_REKEY)
+                     : app_ctx_stmt(ctx, STMT_CALLER_BASE + 1, SQL_ADD);
     if (st == NULL)
         goto done;
-    if (db_stmt_exec(st, "sss", name, salt, check) != 0) {
+    if (rekey ? db_stmt_exec(st, "sss", salt, check, name) != 0
+              : db_stmt_exec(st, "sss", name, salt, check) != 0) {
         rc = mysql_stmt_errno(st) == 1062 ? 1 : 2;
         fprintf(err, rc == 1 ? "caller %s exists already (--disable-caller, then add another name)\n"
-                             : "cannot add caller %s: %s\n",
+                             : "cannot write caller %s: %s\n",
                 name, mysql_stmt_error(st));
         goto done;
     }
+    if (rekey && mysql_stmt_affected_rows(st) != 1) {
+        fprintf(err, "no caller named %s\n", name);
+        rc = 1;
+        goto done;
+    }
     hex_of(key, sizeof key, secret);
-    fprintf(out, "caller %s added; its secret (shown once, keep it in the caller's secret store):\n"
-                 "%s\n", name, secret);
+    fprintf(out, "caller %s %s; its secret (shown once, keep it in the caller's secret store):\n"
+                 "%s\n", name, rekey ? "re-keyed (its old secret no longer signs)" : "added",
+            secret);
     OPENSSL_cleanse(secret, sizeof secret);
     rc = 0;
 done:
     OPENSSL_cleanse(key, sizeof key);
     app_ctx_free(ctx);
     return rc;
+}
+
+int caller_store_add(const app_config *cfg, const char *name, FILE *out, FILE *err)
+{
+    return issue(cfg, name, 0, out, err);
+}
+
+int caller_store_rekey(const app_config *cfg, const char *name, FILE *out, FILE *err)
+{
+    return issue(cfg, name, 1, out, err);
 }
 
 int caller_store_list(const app_config *cfg, FILE *out, FILE *err)

@@ -8,7 +8,8 @@
  * signatures with a wrong key (docs/SECURITY.md, "Caller keys").
  *
  * Lookups use the app_ctx slot STMT_CALLER_BASE; the operator commands
- * (--add-caller, --list-callers, --disable-caller of idempay-fcgi) open a
+ * (--add-caller, --rekey-caller, --list-callers, --disable-caller of
+ * idempay-fcgi) open a
  * context of their own and use STMT_CALLER_BASE + 1..3. */
 #ifndef IDEMPAY_CALLER_STORE_H
 #define IDEMPAY_CALLER_STORE_H
@@ -48,6 +49,10 @@ caller_store_result caller_store_find(app_ctx *ctx, const char *name, caller_rec
  * 2 the database could not be used. --add-caller prints the new caller's
  * secret (CALLER_KEY_HEX_LEN hex digits) once, on out's last line. */
 int caller_store_add(const app_config *cfg, const char *name, FILE *out, FILE *err);
+/* A new salt and key for an existing caller under the current merchant key
+ * (after IDEMPAY_WX_KEY changed, or a leaked secret): its id, and so its
+ * orders, stay; its old secret stops signing; prints the new secret once. */
+int caller_store_rekey(const app_config *cfg, const char *name, FILE *out, FILE *err);
 int caller_store_list(const app_config *cfg, FILE *out, FILE *err);
 int caller_store_disable(const app_config *cfg, const char *name, FILE *out, FILE *err);
 

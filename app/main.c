@@ -8,6 +8,7 @@
  *   idempay-fcgi --check-config  validate and print the effective settings
  *   idempay-fcgi --list-stuck-refunds  the refunds waiting for an operator
  *   idempay-fcgi --add-caller NAME     a merchant-door caller; prints its secret once
+ *   idempay-fcgi --rekey-caller NAME   a new secret for it (after a merchant key change)
  *   idempay-fcgi --list-callers        the callers
  *   idempay-fcgi --disable-caller NAME its requests get 401 from now on
  *   idempay-fcgi --version
@@ -67,7 +68,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: idempay-fcgi [:PORT | SOCKET_PATH]\n"
                "       idempay-fcgi --check-config\n"
                "       idempay-fcgi --list-stuck-refunds\n"
-               "       idempay-fcgi --add-caller NAME | --list-callers | --disable-caller NAME\n"
+               "       idempay-fcgi --add-caller NAME | --rekey-caller NAME | --list-callers\n"
+               "       idempay-fcgi --disable-caller NAME\n"
                "       idempay-fcgi --version\n"
                "Settings: IDEMPAY_* environment variables over %s\n"
                "(IDEMPAY_CONFIG names another file; see docs/DEPLOY.md).\n",
@@ -129,6 +131,8 @@ static int caller_command(int argc, char **argv)
         return 2;
     if (!strcmp(cmd, "--add-caller"))
         return caller_store_add(&config, argv[2], stdout, stderr);
+    if (!strcmp(cmd, "--rekey-caller"))
+        return caller_store_rekey(&config, argv[2], stdout, stderr);
     if (!strcmp(cmd, "--disable-caller"))
         return caller_store_disable(&config, argv[2], stdout, stderr);
     return caller_store_list(&config, stdout, stderr);
@@ -146,7 +150,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--list-stuck-refunds"))
         return list_stuck_refunds();
     if (argc > 1 && (!strcmp(argv[1], "--add-caller") || !strcmp(argv[1], "--list-callers") ||
-                     !strcmp(argv[1], "--disable-caller")))
+                     !strcmp(argv[1], "--rekey-caller") || !strcmp(argv[1], "--disable-caller")))
         return caller_command(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "--version")) {
         printf("idempay-fcgi %s\n", IDEMPAY_VERSION);

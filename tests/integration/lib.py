@@ -547,12 +547,18 @@ class Variant:
             "IDEMPAY_HTTP_PORT": str(HTTP_PORT), "IDEMPAY_MOCK_PORT": str(MOCK_PORT),
             "IDEMPAY_REDIS_PORT": str(REDIS_PORT),
             # notifications for orders paid through the variant go to the
-            # stack's public door (a variant serves the merchant door only)
-            "IDEMPAY_NOTIFY_URL": PUBLIC + "/api/pay/callback/wechat",
+            # variant; for the service, to the stack's public door (a variant
+            # of idempay-fcgi serves the merchant door only)
+            "IDEMPAY_NOTIFY_URL": (PUBLIC if program is None else self.base_of(port))
+                                  + "/api/pay/callback/wechat",
         })
         self.env.update(env or {})
         self.proc = None
         self.base = f"http://127.0.0.1:{port}"
+
+    @staticmethod
+    def base_of(port):
+        return f"http://127.0.0.1:{port}"
 
     def __enter__(self):
         conf = os.path.join(ROOT, "tests", "lighttpd-variant.conf")

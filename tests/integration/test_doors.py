@@ -217,6 +217,17 @@ def callers_are_scoped():
           f"one Idempotency-Key row per caller: {rows}")
     check(len(charges_for(o3)) == 1 and len(charges_for(o4)) == 1,
           f"{o3}: {charges_for(o3)}; {o4}: {charges_for(o4)}")
+    # a re-keyed caller: the old secret no longer signs, the new one does,
+    # and the caller's orders stay its own (same id)
+    out = subprocess.run([os.path.join(bin_dir(), "app", "idempay-fcgi"), "--rekey-caller",
+                          "doors-a"], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, f"--rekey-caller: {out.stdout}{out.stderr}")
+    a2 = (a[0], out.stdout.strip().splitlines()[-1])
+    check(a2[1] != a[1], "--rekey-caller printed the old secret")
+    check_json_error(http("GET", SERVICE + "/api/pay/orders/" + order_no, caller=a), 401,
+                     "bad_signature", "the old secret after --rekey-caller")
+    check(http("GET", SERVICE + "/api/pay/orders/" + order_no, caller=a2).status == 200,
+          "A reads its order with its new secret")
     # a disabled caller is refused
     out = subprocess.run([os.path.join(bin_dir(), "app", "idempay-fcgi"), "--disable-caller",
                           "doors-b"], capture_output=True, text=True, timeout=30)
