@@ -22,7 +22,8 @@ enum {
     STMT_HEALTH_BASE = 88,    /* health: 88..91 */
     STMT_STATEMENT_BASE = 92, /* statement: 92..95 */
     STMT_TRADE_BASE = 96,     /* trade_store: 96..103 */
-    STMT_MAX = 104
+    STMT_CALLER_BASE = 104,   /* caller_store: 104..107 */
+    STMT_MAX = 108
 };
 
 typedef struct app_ctx {

@@ -34,6 +34,25 @@ static int config_check_secrets(const app_config *c, int key_set)
     return 0;
 }
 
+/* IDEMPAY_DOOR and IDEMPAY_AUTH_WINDOW_S. 0, or -1 with the reason on stderr. */
+static int config_door(app_config *c, const char *door, long window_s)
+{
+    if (!strcmp(door, "merchant"))
+        c->door = DOOR_MERCHANT;
+    else if (!strcmp(door, "public"))
+        c->door = DOOR_PUBLIC;
+    else {
+        fprintf(stderr, "IDEMPAY_DOOR must be merchant (the API) or public (the gateway's"
+                        " notifications only)\n");
+        return -1;
+    }
+    if (window_s < 1 || window_s > 3600) {
+        fprintf(stderr, "IDEMPAY_AUTH_WINDOW_S must be 1..3600 seconds\n");
+        return -1;
+    }
+    return 0;
+}
+
 long app_config_lease_min_ms(const app_config *c)
 {
     return CONFIG_GATEWAY_CALLS_PER_LEASE * c->gateway_timeout_ms + 1000;
@@ -45,6 +64,8 @@ int app_config_load(app_config *c)
     const char *state = env_str("IDEMPAY_STATE_DIR", ".stack");
     long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
     long long mock_port = env_int("IDEMPAY_MOCK_PORT", 18081);
+    long long public_port = env_int("IDEMPAY_PUBLIC_PORT", http_port + 4);
+    const char *door = env_str("IDEMPAY_DOOR", "merchant");
     char dflt[256];
 
     memset(c, 0, sizeof *c);
@@ -58,7 +79,7 @@ int app_config_load(app_config *c)
     }
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", mock_port);
     snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
-    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", http_port);
+    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", public_port);
     snprintf(c->notify_url, sizeof c->notify_url, "%s", env_str("IDEMPAY_NOTIFY_URL", dflt));
     c->gateway_connect_timeout_ms = env_int("IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", 1000);
     c->gateway_timeout_ms = env_int("IDEMPAY_GATEWAY_TIMEOUT_MS", 3000);
@@ -89,6 +110,7 @@ int app_config_load(app_config *c)
     c->micropay_poll_ms = env_int("IDEMPAY_MICROPAY_POLL_MS", 5000);
     c->micropay_window_ms = env_int("IDEMPAY_MICROPAY_WINDOW_MS", 30000);
     c->reverse_min_wait_ms = env_int("IDEMPAY_REVERSE_MIN_WAIT_MS", 15000);
+    c->auth_window_s = env_int("IDEMPAY_AUTH_WINDOW_S", 300);
 
     if (!strcmp(mode, "off"))
         c->token_mode = TOKEN_MODE_OFF;
@@ -100,9 +122,11 @@ int app_config_load(app_config *c)
         fprintf(stderr, "IDEMPAY_TOKEN_MODE must be off, optional or required\n");
         return -1;
     }
+    if (config_door(c, door, c->auth_window_s) != 0)
+        return -1;
     if (config_check_secrets(c, env_str("IDEMPAY_WX_KEY", NULL) != NULL) != 0)
         return -1;
-    if (config_refund_load(&c->refund, c->gateway_url, http_port) != 0)
+    if (config_refund_load(&c->refund, c->gateway_url, public_port) != 0)
         return -1;
     if (config_limits_load(&c->limits) != 0)
         return -1;

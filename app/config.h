@@ -13,7 +13,17 @@ typedef enum {
     TOKEN_MODE_REQUIRED = 2   /* a POST /api/pay without a token is 403 */
 } token_mode;
 
+/* Which listener this process serves (IDEMPAY_DOOR; docs/SECURITY.md,
+ * "Doors"): the door is a property of the process, never of a request. */
+typedef enum {
+    DOOR_MERCHANT = 0,   /* the API (signed callers), /api/ping, /healthz, /metrics */
+    DOOR_PUBLIC = 1      /* the gateway's notifications only */
+} app_door;
+
 typedef struct {
+    app_door door;                 /* IDEMPAY_DOOR merchant|public, default merchant */
+    long auth_window_s;            /* IDEMPAY_AUTH_WINDOW_S, 300: a signed request's timestamp
+                                      may differ from the clock by this much */
     char appid[64];                /* IDEMPAY_WX_APPID */
     char mch_id[64];               /* IDEMPAY_WX_MCHID */
     char key[128];                 /* IDEMPAY_WX_KEY - never log */
@@ -24,7 +34,8 @@ typedef struct {
     int development;               /* IDEMPAY_DEVELOPMENT=1: the documented development key
                                     * and a plain-http gateway are allowed (./stack sets it) */
     char gateway_url[256];         /* IDEMPAY_GATEWAY_URL, default http://127.0.0.1:$IDEMPAY_MOCK_PORT */
-    char notify_url[256];          /* IDEMPAY_NOTIFY_URL, default http://127.0.0.1:$IDEMPAY_HTTP_PORT/api/pay/callback/wechat */
+    char notify_url[256];          /* IDEMPAY_NOTIFY_URL, default http://127.0.0.1:$IDEMPAY_PUBLIC_PORT/api/pay/callback/wechat
+                                    * (IDEMPAY_PUBLIC_PORT: the public door, default IDEMPAY_HTTP_PORT + 4) */
     long gateway_connect_timeout_ms; /* IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS, 1000 */
     long gateway_timeout_ms;       /* IDEMPAY_GATEWAY_TIMEOUT_MS, 3000: total per gateway call */
     long lease_ms;                 /* IDEMPAY_LEASE_MS, 10000: PROCESSING lease; longer than the

@@ -32,13 +32,13 @@ int config_refund_has_cert(const refund_config *rc)
     return rc->cert[0] != '\0' && rc->cert_key[0] != '\0';
 }
 
-int config_refund_load(refund_config *rc, const char *gateway_url, long long http_port)
+int config_refund_load(refund_config *rc, const char *gateway_url, long long public_port)
 {
     const char *on = env_str("IDEMPAY_REFUNDS", "on");
     char dflt[256];
 
     memset(rc, 0, sizeof(*rc));
-    snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat/refund", http_port);
+    snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat/refund", public_port);
     if (cr_copy(rc->cert, sizeof(rc->cert), "IDEMPAY_WX_CERT", env_str("IDEMPAY_WX_CERT", "")) ||
         cr_copy(rc->cert_key, sizeof(rc->cert_key), "IDEMPAY_WX_CERT_KEY",
                 env_str("IDEMPAY_WX_CERT_KEY", "")) ||

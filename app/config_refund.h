@@ -23,13 +23,13 @@ typedef struct {
                                       of an accepted refund */
 } refund_config;
 
-/* Fills rc from the environment; gateway_url and http_port give the
+/* Fills rc from the environment; gateway_url and public_port (the public door) give the
  * defaults. Returns 0, or -1 with a message naming the setting on stderr:
  * refunds on and IDEMPAY_WX_CERT / IDEMPAY_WX_CERT_KEY unset while /secapi/
  * is https (a plain-http gateway, the mock without TLS, cannot ask for a
  * client certificate), a named file that cannot be read, an https
  * IDEMPAY_GATEWAY_CA that cannot be read, or a bad number. */
-int config_refund_load(refund_config *rc, const char *gateway_url, long long http_port);
+int config_refund_load(refund_config *rc, const char *gateway_url, long long public_port);
 
 /* 1 when /secapi/ calls carry the client certificate (both files set). */
 int config_refund_has_cert(const refund_config *rc);

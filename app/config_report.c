@@ -32,6 +32,8 @@ static const char *const known_keys[] = {
     "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL", "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
     "IDEMPAY_SOCKET_MODE", "IDEMPAY_RATE_TOKENS_PER_S", "IDEMPAY_RATE_ORDERS_PER_S", "IDEMPAY_TOKEN_ROOM_PCT",
     "IDEMPAY_LOG_REJECTS_PER_S", "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
+    "IDEMPAY_DOOR", "IDEMPAY_PUBLIC_PORT", "IDEMPAY_AUTH_WINDOW_S", "IDEMPAY_CALLER",
+    "IDEMPAY_CALLER_SECRET_FILE",
 };
 
 char *config_report_mask(const char *secret, char *buf, size_t buflen)
@@ -89,6 +91,8 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_WX_SIGN_TYPE", wx_sign_type_name(c->sign_type));
     line_s(out, "IDEMPAY_DEVELOPMENT", c->development ? "1 (development: the published key and an http gateway allowed)" : "0");
     line_s(out, "IDEMPAY_GATEWAY_URL", c->gateway_url);
+    line_s(out, "IDEMPAY_DOOR", c->door == DOOR_PUBLIC ? "public" : "merchant");
+    line_l(out, "IDEMPAY_AUTH_WINDOW_S", c->auth_window_s);
     line_s(out, "IDEMPAY_NOTIFY_URL", c->notify_url);
     line_l(out, "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", c->gateway_connect_timeout_ms);
     line_l(out, "IDEMPAY_GATEWAY_TIMEOUT_MS", c->gateway_timeout_ms);

@@ -24,13 +24,13 @@ enum {
 
 static const char *const idem_sql[IDEM_SQL_COUNT] = {
     [IDEM_SQL_INSERT] =
-        "INSERT INTO payment_idempotent (user_id, idem_key, fingerprint, state, lease_until,"
-        " expires_at) VALUES (?, ?, ?, 0, NOW(3) + INTERVAL ? MICROSECOND,"
+        "INSERT INTO payment_idempotent (caller_id, user_id, idem_key, fingerprint, state,"
+        " lease_until, expires_at) VALUES (?, ?, ?, ?, 0, NOW(3) + INTERVAL ? MICROSECOND,"
         " NOW(3) + INTERVAL ? SECOND)",
     [IDEM_SQL_GET] =
         "SELECT id, fingerprint, state, COALESCE(response_code, 0), response_body,"
         " lease_until > NOW(3), expires_at <= NOW(3)"
-        " FROM payment_idempotent WHERE user_id = ? AND idem_key = ?",
+        " FROM payment_idempotent WHERE caller_id = ? AND user_id = ? AND idem_key = ?",
     /* A claim whose holder died: same request, lease over. */
     [IDEM_SQL_TAKE_EXPIRED_LEASE] =
         "UPDATE payment_idempotent SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
@@ -44,10 +44,10 @@ static const char *const idem_sql[IDEM_SQL_COUNT] = {
     [IDEM_SQL_COMPLETE] =
         "UPDATE payment_idempotent SET state = 1, response_code = ?, response_body = ?,"
         " lease_until = NOW(3)"
-        " WHERE user_id = ? AND idem_key = ? AND state = 0 AND fingerprint = ?",
+        " WHERE caller_id = ? AND user_id = ? AND idem_key = ? AND state = 0 AND fingerprint = ?",
     [IDEM_SQL_RELEASE] =
         "DELETE FROM payment_idempotent"
-        " WHERE user_id = ? AND idem_key = ? AND state = 0 AND fingerprint = ?",
+        " WHERE caller_id = ? AND user_id = ? AND idem_key = ? AND state = 0 AND fingerprint = ?",
 };
 
 static const char idem_purge_sql[] =
@@ -100,8 +100,8 @@ typedef struct {
     long long expired;
 } idem_row;
 
-/* Reads the record of (user_id, key). 1 found, 0 absent, -1 database failure. */
-static int idem_read(app_ctx *ctx, long long user_id, const char *key, idem_row *row,
+/* Reads the record of (caller_id, user_id, key). 1 found, 0 absent, -1 database failure. */
+static int idem_read(app_ctx *ctx, long long caller_id, long long user_id, const char *key, idem_row *row,
                      idem_stored *stored)
 {
     MYSQL_STMT *st;
@@ -111,7 +111,7 @@ static int idem_read(app_ctx *ctx, long long user_id, const char *key, idem_row 
 
     for (;;) {
         st = idem_stmt(ctx, IDEM_SQL_GET);
-        rc = st != NULL ? db_stmt_exec(st, "ls", user_id, key) : -1;
+        rc = st != NULL ? db_stmt_exec(st, "lls", caller_id, user_id, key) : -1;
         if (rc == 0)
             rc = db_stmt_fetch(st, "lsllsll", &row->id, row->fingerprint,
                                sizeof(row->fingerprint), &row->state, &code, stored->body,
@@ -155,7 +155,7 @@ static int idem_cas_take(app_ctx *ctx, const idem_row *row, const char *fingerpr
     }
 }
 
-idem_result idem_key_claim(app_ctx *ctx, long long user_id, const char *key,
+idem_result idem_key_claim(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
                            const char *fingerprint, long lease_ms, long ttl_s,
                            idem_stored *stored)
 {
@@ -169,7 +169,7 @@ idem_result idem_key_claim(app_ctx *ctx, long long user_id, const char *key,
         tries = 0;
         for (;;) {
             st = idem_stmt(ctx, IDEM_SQL_INSERT);
-            rc = st != NULL ? db_stmt_exec(st, "lssll", user_id, key, fingerprint,
+            rc = st != NULL ? db_stmt_exec(st, "llssll", caller_id, user_id, key, fingerprint,
                                            (long long)lease_ms * 1000, (long long)ttl_s)
                             : -1;
             if (rc == 0)
@@ -182,7 +182,7 @@ idem_result idem_key_claim(app_ctx *ctx, long long user_id, const char *key,
 
         /* 2. The key exists: decide from its record. */
         memset(&row, 0, sizeof(row));
-        rc = idem_read(ctx, user_id, key, &row, stored);
+        rc = idem_read(ctx, caller_id, user_id, key, &row, stored);
         if (rc < 0)
             goto unavailable;
         if (rc == 0)
@@ -209,7 +209,7 @@ unavailable:
     return IDEM_UNAVAILABLE;
 }
 
-int idem_key_complete(app_ctx *ctx, long long user_id, const char *key,
+int idem_key_complete(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
                       const char *fingerprint, int status, const char *body)
 {
     MYSQL_STMT *st;
@@ -219,11 +219,11 @@ int idem_key_complete(app_ctx *ctx, long long user_id, const char *key,
     if (strlen(body) >= IDEM_BODY_MAX) {
         log_msg(LOG_ERROR, "idem_key complete user=%lld: body of %zu bytes not stored", user_id,
                 strlen(body));
-        return idem_key_release(ctx, user_id, key, fingerprint);
+        return idem_key_release(ctx, caller_id, user_id, key, fingerprint);
     }
     for (;;) {
         st = idem_stmt(ctx, IDEM_SQL_COMPLETE);
-        rc = st != NULL ? db_stmt_exec(st, "lslss", (long long)status, body, user_id, key,
+        rc = st != NULL ? db_stmt_exec(st, "lsllss", (long long)status, body, caller_id, user_id, key,
                                        fingerprint)
                         : -1;
         if (rc == 0)
@@ -235,7 +235,7 @@ int idem_key_complete(app_ctx *ctx, long long user_id, const char *key,
     return -1;
 }
 
-int idem_key_release(app_ctx *ctx, long long user_id, const char *key,
+int idem_key_release(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
                      const char *fingerprint)
 {
     MYSQL_STMT *st;
@@ -244,7 +244,7 @@ int idem_key_release(app_ctx *ctx, long long user_id, const char *key,
 
     for (;;) {
         st = idem_stmt(ctx, IDEM_SQL_RELEASE);
-        rc = st != NULL ? db_stmt_exec(st, "lss", user_id, key, fingerprint) : -1;
+        rc = st != NULL ? db_stmt_exec(st, "llss", caller_id, user_id, key, fingerprint) : -1;
         if (rc == 0)
             return 0;
         if (!order_store_should_retry(ctx, st, &tries, &err))

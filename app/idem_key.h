@@ -1,6 +1,7 @@
 /* idem_key - Idempotency-Key records (table payment_idempotent), with the
  * semantics of the IETF httpapi-idempotency-key-header draft: a key is
- * scoped per user_id and bound to the fingerprint of the request it first
+ * scoped per (caller, user_id) (the merchant-door caller that sent it:
+ * docs/SECURITY.md, "Scoping") and bound to the fingerprint of the request it first
  * came with; the first request claims it (state 0 under a lease), the
  * finished response is stored (state 1) and replayed byte-for-byte, a claim
  * whose holder died is taken over once its lease has expired, and records
@@ -44,11 +45,11 @@ typedef struct {
     size_t body_len;
 } idem_stored;
 
-/* Claims (user_id, key) for a request with fingerprint. lease_ms bounds how
+/* Claims (caller_id, user_id, key) for a request with fingerprint. lease_ms bounds how
  * long the claim protects a running request; ttl_s is the record's life.
  * A record past its expiry counts as absent (it is taken over). On
  * IDEM_REPLAY, *stored holds the answer; otherwise *stored is unspecified. */
-idem_result idem_key_claim(app_ctx *ctx, long long user_id, const char *key,
+idem_result idem_key_claim(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
                            const char *fingerprint, long lease_ms, long ttl_s,
                            idem_stored *stored);
 
@@ -56,12 +57,12 @@ idem_result idem_key_claim(app_ctx *ctx, long long user_id, const char *key,
  * in state 0 with the same fingerprint is completed. Returns 0, or -1 on a
  * database failure (the claim then expires on its own and a retry re-runs
  * the request, which the order table keeps idempotent). */
-int idem_key_complete(app_ctx *ctx, long long user_id, const char *key,
+int idem_key_complete(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
                       const char *fingerprint, int status, const char *body);
 
 /* Gives a claim back without an answer (202/503/403 are not final): the next
  * request with the key runs anew. Returns 0 or -1 (the claim then expires). */
-int idem_key_release(app_ctx *ctx, long long user_id, const char *key,
+int idem_key_release(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
                      const char *fingerprint);
 
 /* Deletes at most limit expired records, using statement slot slot (a

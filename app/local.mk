@@ -80,7 +80,13 @@ app_libidempay_app_a_SOURCES = \
 	app/statement.c \
 	app/statement.h \
 	app/statement_parse.c \
-	app/statement_parse.h
+	app/statement_parse.h \
+	app/caller_auth.c \
+	app/caller_auth.h \
+	app/caller_store.c \
+	app/caller_store.h \
+	app/caller_gate.c \
+	app/caller_gate.h
 app_libidempay_app_a_CFLAGS = $(app_cflags)
 
 bin_PROGRAMS += app/idempay-fcgi
@@ -126,6 +132,7 @@ tests_unit_test_order_store_LDADD = $(app_unit_ldadd)
 # Unit suites of the token, callback and refund modules (test_token talks to
 # the stack's Redis and fails when there is none).
 app_more_unit_tests = \
+	tests/unit/test_caller_auth \
 	tests/unit/test_metrics \
 	tests/unit/test_token \
 	tests/unit/test_callback \
@@ -135,6 +142,10 @@ app_more_unit_tests = \
 	tests/unit/test_refund_state
 check_PROGRAMS += $(app_more_unit_tests)
 TESTS += $(app_more_unit_tests)
+
+tests_unit_test_caller_auth_SOURCES = tests/unit/test_caller_auth.c
+tests_unit_test_caller_auth_CFLAGS = $(app_unit_cflags)
+tests_unit_test_caller_auth_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_metrics_SOURCES = tests/unit/test_metrics.c
 tests_unit_test_metrics_CFLAGS = $(app_unit_cflags)

@@ -7,6 +7,10 @@
  *                                server passed)
  *   idempay-fcgi --check-config  validate and print the effective settings
  *   idempay-fcgi --list-stuck-refunds  the refunds waiting for an operator
+ *   idempay-fcgi --add-caller NAME     a merchant-door caller; prints its secret once
+ *   idempay-fcgi --rekey-caller NAME   a new secret for it (after a merchant key change)
+ *   idempay-fcgi --list-callers        the callers
+ *   idempay-fcgi --disable-caller NAME its requests get 401 from now on
  *   idempay-fcgi --version
  *
  * SIGTERM/SIGINT: stop accepting, finish requests in flight within
@@ -19,6 +23,7 @@
 #include <unistd.h>
 
 #include "app_ctx.h"
+#include "caller_store.h"
 #include "config.h"
 #include "config_report.h"
 #include "env.h"
@@ -63,6 +68,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: idempay-fcgi [:PORT | SOCKET_PATH]\n"
                "       idempay-fcgi --check-config\n"
                "       idempay-fcgi --list-stuck-refunds\n"
+               "       idempay-fcgi --add-caller NAME | --rekey-caller NAME | --list-callers\n"
+               "       idempay-fcgi --disable-caller NAME\n"
                "       idempay-fcgi --version\n"
                "Settings: IDEMPAY_* environment variables over %s\n"
                "(IDEMPAY_CONFIG names another file; see docs/DEPLOY.md).\n",
@@ -109,6 +116,28 @@ static int list_stuck_refunds(void)
     return n < 0 ? 2 : n > 0 ? 1 : 0;
 }
 
+/* The caller commands (docs/DEPLOY.md, "Callers"): exit 0 done, 1 refused,
+ * 2 usage or the database. */
+static int caller_command(int argc, char **argv)
+{
+    const char *cmd = argv[1];
+
+    if ((!strcmp(cmd, "--list-callers") && argc != 2) ||
+        (strcmp(cmd, "--list-callers") != 0 && argc != 3)) {
+        usage(stderr);
+        return 2;
+    }
+    if (load_config() != 0 || mysql_library_init(0, NULL, NULL) != 0)
+        return 2;
+    if (!strcmp(cmd, "--add-caller"))
+        return caller_store_add(&config, argv[2], stdout, stderr);
+    if (!strcmp(cmd, "--rekey-caller"))
+        return caller_store_rekey(&config, argv[2], stdout, stderr);
+    if (!strcmp(cmd, "--disable-caller"))
+        return caller_store_disable(&config, argv[2], stdout, stderr);
+    return caller_store_list(&config, stdout, stderr);
+}
+
 int main(int argc, char **argv)
 {
     static const fcgi_app app = { thread_init, thread_fini, handle };
@@ -120,6 +149,9 @@ int main(int argc, char **argv)
         return check_config();
     if (argc > 1 && !strcmp(argv[1], "--list-stuck-refunds"))
         return list_stuck_refunds();
+    if (argc > 1 && (!strcmp(argv[1], "--add-caller") || !strcmp(argv[1], "--list-callers") ||
+                     !strcmp(argv[1], "--rekey-caller") || !strcmp(argv[1], "--disable-caller")))
+        return caller_command(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "--version")) {
         printf("idempay-fcgi %s\n", IDEMPAY_VERSION);
         return 0;
@@ -155,8 +187,8 @@ int main(int argc, char **argv)
     reconciler_start(&config);
     refund_queue_start(&config);
     statement_start(&config);
-    log_msg(LOG_INFO, "starting %s: %d threads, gateway %s, token mode %d, config %s",
-            IDEMPAY_VERSION, config.threads, config.gateway_url, (int)config.token_mode,
+    log_msg(LOG_INFO, "starting %s: %s door, %d threads, gateway %s, token mode %d, config %s",
+            IDEMPAY_VERSION, config.door == DOOR_PUBLIC ? "public" : "merchant", config.threads, config.gateway_url, (int)config.token_mode,
             env_config_path() ? env_config_path() : "environment only");
     rc = fcgi_adapter_serve(&app, config.threads, listen_spec, drain_ms);
     if (rc < 0)

@@ -22,7 +22,7 @@
 
 #include "log.h"
 
-#define METRICS_MAGIC 0x69647035u  /* "idp5": bump when the layout changes */
+#define METRICS_MAGIC 0x69647036u  /* "idp6": bump when the layout changes */
 
 /* Route templates, as the router names them; "other" for unknown paths. */
 static const char *const route_names[] = {
@@ -125,6 +125,7 @@ static const struct {
     [MET_CB_FAIL_SIGN_TYPE] = { "idempay_callbacks_total", "fail_sign_type" },
     [MET_CB_FAIL_NOT_NOTIFICATION] = { "idempay_callbacks_total", "fail_not_notification" },
     [MET_GW_REPLY_SIGN_TYPE] = { "idempay_gateway_replies_refused_total", "sign_type" },
+    [MET_AUTH_REFUSED] = { "idempay_auth_refused_total", NULL },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -133,6 +134,7 @@ static const struct {
     const char *help;
 } family_help[] = {
     { "idempay_payments_total", "POST /api/pay outcomes." },
+    { "idempay_auth_refused_total", "Merchant-door requests refused with 401 (unsigned, stale, bad signature, replayed)." },
     { "idempay_duplicates_absorbed_total", "Repeated payment requests answered without reaching the gateway." },
     { "idempay_callbacks_total", "WeChat Pay notifications by outcome." },
     { "idempay_gateway_replies_refused_total", "Gateway replies refused before they were read, by reason (sign_type: MD5 while HMAC-SHA256 is configured)." },

@@ -96,6 +96,7 @@ typedef enum {
     MET_CB_FAIL_SIGN_TYPE,   /* idempay_callbacks_total{outcome="fail_sign_type"}: MD5 under HMAC-SHA256 */
     MET_CB_FAIL_NOT_NOTIFICATION, /* idempay_callbacks_total{outcome="fail_not_notification"} */
     MET_GW_REPLY_SIGN_TYPE,  /* idempay_gateway_replies_refused_total{outcome="sign_type"} */
+    MET_AUTH_REFUSED,        /* idempay_auth_refused_total: merchant-door 401s (caller_gate) */
     MET__COUNT
 } metric_counter;
 

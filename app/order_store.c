@@ -39,10 +39,11 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_GET] =
         "SELECT order_no, user_id, CAST(amount * 100 AS SIGNED), status, transaction_id,"
         " lease_until IS NOT NULL AND lease_until > NOW(3), attempts, final_reason, " ORDER_TIME_SQL(
-            "create_time") ", " ORDER_TIME_SQL("update_time") " FROM payment_order WHERE order_no = ?",
+            "create_time") ", " ORDER_TIME_SQL("update_time") ", caller_id FROM payment_order"
+        " WHERE order_no = ?",
     [ORDER_SQL_INSERT] =
-        "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts)"
-        " VALUES (?, ?, ?, 1, NOW(3) + INTERVAL ? MICROSECOND, 1)",
+        "INSERT INTO payment_order (order_no, caller_id, user_id, amount, status, lease_until,"
+        " attempts) VALUES (?, ?, ?, ?, 1, NOW(3) + INTERVAL ? MICROSECOND, 1)",
     [ORDER_SQL_TAKE_EXPIRED] =
         "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND,"
         " attempts = attempts + 1"
@@ -191,11 +192,11 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
         rc = st != NULL ? db_stmt_exec(st, "s", order_no) : -1;
         if (rc == 0) {
             memset(row, 0, sizeof(*row));
-            rc = db_stmt_fetch(st, "slllSlllss", row->order_no, sizeof(row->order_no),
+            rc = db_stmt_fetch(st, "slllSlllssl", row->order_no, sizeof(row->order_no),
                                &row->user_id, &fen, &status, row->transaction_id,
                                sizeof(row->transaction_id), &txid_null, &live, &row->attempts,
                                &final_reason, row->created_at, sizeof(row->created_at), row->updated_at,
-                               sizeof(row->updated_at));
+                               sizeof(row->updated_at), &row->caller_id);
         }
         if (rc >= 0)
             break;
@@ -225,6 +226,13 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
 order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long long user_id,
                                       int64_t amount_fen, long lease_ms)
 {
+    return order_store_insert_owned(ctx, 0, order_no, user_id, amount_fen, lease_ms);
+}
+
+order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
+                                            const char *order_no, long long user_id,
+                                            int64_t amount_fen, long lease_ms)
+{
     char amount[MONEY_STR_MAX];
     MYSQL_STMT *st;
     int tries = 0, rc;
@@ -233,7 +241,7 @@ order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long l
     money_format(amount_fen, amount);
     for (;;) {
         st = order_stmt(ctx, ORDER_SQL_INSERT);
-        rc = st != NULL ? db_stmt_exec(st, "slsl", order_no, user_id, amount,
+        rc = st != NULL ? db_stmt_exec(st, "sllsl", order_no, caller_id, user_id, amount,
                                        (long long)lease_ms * 1000)
                         : -1;
         if (rc == 0)

@@ -30,6 +30,7 @@
 
 typedef struct {
     char order_no[ORDER_NO_MAX + 1];
+    long long caller_id;             /* the merchant-door caller that created it; 0 none */
     long long user_id;
     int64_t amount_fen;
     order_status status;
@@ -57,6 +58,12 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
  * re-read, it is a repeat), or ERROR. */
 order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long long user_id,
                                       int64_t amount_fen, long lease_ms);
+/* The same for an order created by caller_id (payment_order.caller_id;
+ * order_store_insert is caller 0). The order_no stays unique across all
+ * callers: a DUPLICATE may be another caller's order. */
+order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
+                                            const char *order_no, long long user_id,
+                                            int64_t amount_fen, long lease_ms);
 
 /* PROCESSING with an expired (or missing) lease, still at attempt
  * `attempts` -> leased for lease_ms at attempt attempts+1 (the caller's new

@@ -35,8 +35,8 @@ bool paid_cache_get(const char *order_no, paid_entry *out)
     return hit;
 }
 
-void paid_cache_put(const char *order_no, long long user_id, int64_t amount_fen,
-                    const char *transaction_id)
+void paid_cache_put(const char *order_no, long long caller_id, long long user_id,
+                    int64_t amount_fen, const char *transaction_id)
 {
     paid_entry e;
     size_t i;
@@ -47,6 +47,7 @@ void paid_cache_put(const char *order_no, long long user_id, int64_t amount_fen,
     memset(&e, 0, sizeof e);
     snprintf(e.order_no, sizeof e.order_no, "%s", order_no);
     snprintf(e.transaction_id, sizeof e.transaction_id, "%s", transaction_id);
+    e.caller_id = caller_id;
     e.user_id = user_id;
     e.amount_fen = amount_fen;
     i = slot_of(order_no);

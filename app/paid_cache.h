@@ -17,6 +17,7 @@
 
 typedef struct {
     char order_no[33];
+    long long caller_id;   /* the order's owner (payment_order.caller_id) */
     long long user_id;
     int64_t amount_fen;
     char transaction_id[40];
@@ -25,7 +26,7 @@ typedef struct {
 /* true with *out filled when order_no is cached as PAID. */
 bool paid_cache_get(const char *order_no, paid_entry *out);
 /* Remembers a PAID order (fields too long for the entry are not cached). */
-void paid_cache_put(const char *order_no, long long user_id, int64_t amount_fen,
-                    const char *transaction_id);
+void paid_cache_put(const char *order_no, long long caller_id, long long user_id,
+                    int64_t amount_fen, const char *transaction_id);
 
 #endif

@@ -97,6 +97,13 @@ static void pay_mismatch(pay_answer *a)
               "this order_no already exists with another user_id or amount", MET_PAY_MISMATCH);
 }
 
+/* An order_no another caller created (docs/API.md, "Scoping"): the same
+ * 404 as an order that does not exist; nothing is read or charged. */
+static void pay_not_theirs(pay_answer *a)
+{
+    pay_error(a, 404, "not_found", PAY_NOT_THEIRS_MESSAGE, MET_PAY_MISMATCH);
+}
+
 static void pay_flow_mismatch(pay_answer *a)
 {
     pay_error(a, 422, "order_mismatch", "this order_no already exists with another trade_type",
@@ -328,7 +335,13 @@ static order_store_result pay_trade_begin(app_ctx *ctx, const pay_request *pr, p
         break;
     case ORDER_STORE_DUPLICATE:
         if (tr.type != pr->flow) {
-            pay_flow_mismatch(a);
+            /* another caller's order is not found, whatever its flow */
+            order_row row;
+            if (order_store_get(ctx, pr->order_no, &row) == ORDER_STORE_OK &&
+                row.caller_id != pr->caller_id)
+                pay_not_theirs(a);
+            else
+                pay_flow_mismatch(a);
             return ORDER_STORE_DUPLICATE;
         }
         break;
@@ -377,7 +390,8 @@ static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay
         if (r != ORDER_STORE_OK)
             break;
         /* the unique key decides between concurrent first requests */
-        r = order_store_insert(ctx, pr->order_no, pr->user_id, pr->amount_fen, lease_ms);
+        r = order_store_insert_owned(ctx, pr->caller_id, pr->order_no, pr->user_id,
+                                      pr->amount_fen, lease_ms);
         if (r == ORDER_STORE_OK)
             pay_charge(ctx, pr, 1, a);
         break;
@@ -448,13 +462,18 @@ static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_
 {
     pay_step step;
 
+    if (row->caller_id != pr->caller_id) {
+        pay_not_theirs(a);
+        return true;
+    }
     if (row->user_id != pr->user_id || row->amount_fen != pr->amount_fen) {
         pay_mismatch(a);
         return true;
     }
     switch (row->status) {
     case ORDER_PAID:
-        paid_cache_put(row->order_no, row->user_id, row->amount_fen, row->transaction_id);
+        paid_cache_put(row->order_no, row->caller_id, row->user_id, row->amount_fen,
+                       row->transaction_id);
         pay_paid(a, row->order_no, row->transaction_id, row->amount_fen, true);
         return true;
     case ORDER_PROCESSING:
@@ -504,7 +523,9 @@ static void pay_flow(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     /* A repeat of an order already seen PAID: answered from memory (PAID is
      * terminal, so the cached row is the row). */
     if (paid_cache_get(pr->order_no, &paid)) {
-        if (paid.user_id != pr->user_id || paid.amount_fen != pr->amount_fen)
+        if (paid.caller_id != pr->caller_id)
+            pay_not_theirs(a);
+        else if (paid.user_id != pr->user_id || paid.amount_fen != pr->amount_fen)
             pay_mismatch(a);
         else
             pay_paid(a, paid.order_no, paid.transaction_id, paid.amount_fen, true);
@@ -556,7 +577,7 @@ static int pay_check_token(app_ctx *ctx, const pay_request *pr, pay_answer *a)
         pay_error(a, 403, "invalid_token", TOKEN_MISSING_MESSAGE, MET_PAY_INVALID_TOKEN);
         return -1;
     }
-    switch (token_consume(ctx, pr->token, pr->user_id, pr->order_no)) {
+    switch (token_consume_for(ctx, pr->caller_id, pr->token, pr->user_id, pr->order_no)) {
     case TOKEN_ACCEPTED:
     case TOKEN_RETRY:
         return 0;
@@ -609,6 +630,7 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
         goto answer;
     }
     snprintf(resp->log_order, sizeof(resp->log_order), "%s", pr.order_no);
+    pr.caller_id = req->caller_id;
 
     if (pr.has_idem_key) {
         pay_request_flow_key(&pr, flow_key);
@@ -617,7 +639,7 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
             pay_unavailable(&a);
             goto answer;
         }
-        switch (idem_key_claim(ctx, pr.user_id, pr.idem_key, fingerprint,
+        switch (idem_key_claim(ctx, pr.caller_id, pr.user_id, pr.idem_key, fingerprint,
                                pay_claim_lease_ms(ctx->cfg), ctx->cfg->idempotency_ttl_s,
                                &stored)) {
         case IDEM_CLAIMED:
@@ -663,9 +685,9 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
 
     if (claimed) {
         if (pay_answer_final(&a))
-            idem_key_complete(ctx, pr.user_id, pr.idem_key, fingerprint, a.status, a.body);
+            idem_key_complete(ctx, pr.caller_id, pr.user_id, pr.idem_key, fingerprint, a.status, a.body);
         else
-            idem_key_release(ctx, pr.user_id, pr.idem_key, fingerprint);
+            idem_key_release(ctx, pr.caller_id, pr.user_id, pr.idem_key, fingerprint);
     }
 
 answer:
@@ -733,6 +755,10 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
 
     switch (order_store_get(ctx, order_no, &row)) {
     case ORDER_STORE_OK:
+        if (row.caller_id != req->caller_id) {
+            http_response_error(resp, 404, "not_found", "no order with this order_no");
+            return;
+        }
         body = pay_order_body(ctx, &row);
         if (body == NULL) {
             http_response_error(resp, 500, "internal_error", "out of memory");

@@ -16,6 +16,9 @@
 #include "http_msg.h"
 
 #define PAY_ORDERS_PREFIX "/api/pay/orders/"
+/* The 404 of POST /api/pay for an order_no another caller created. */
+#define PAY_NOT_THEIRS_MESSAGE \
+    "this order_no belongs to another caller; order numbers are unique across callers"
 
 /* POST /api/pay, in the flow the body names (NATIVE, JSAPI, MICROPAY:
  * docs/FLOWS.md). Answers 200 PAID, 202 AWAITING_PAYMENT (NATIVE/JSAPI:

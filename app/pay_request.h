@@ -21,6 +21,8 @@
 
 typedef struct {
     char order_no[ORDER_NO_MAX + 1];
+    long long caller_id;                   /* the merchant-door caller (http_request.caller_id);
+                                              set by pay_handle_post, not by the parser */
     long long user_id;                     /* 1 .. 2^63-1 */
     int64_t amount_fen;                    /* MONEY_MIN_FEN .. MONEY_MAX_FEN */
     bool has_token;

@@ -30,7 +30,7 @@ enum {
 
 static const char SQL_LOCK_ORDER[] =
     "SELECT status, COALESCE(transaction_id, ''), CAST(amount * 100 AS SIGNED) "
-    "FROM payment_order WHERE order_no = ? FOR UPDATE";
+    "FROM payment_order WHERE order_no = ? AND caller_id = ? FOR UPDATE";
 static const char SQL_BY_NO[] =
     "SELECT order_no, kind, refund_fee, state FROM payment_refund WHERE out_refund_no = ? "
     "LOCK IN SHARE MODE";
@@ -48,11 +48,12 @@ static const char SQL_LIST[] =
     "FROM payment_refund WHERE order_no = ? ORDER BY id";
 static const char SQL_ORDER[] =
     "SELECT status, COALESCE(transaction_id, ''), CAST(amount * 100 AS SIGNED) "
-    "FROM payment_order WHERE order_no = ?";
+    "FROM payment_order WHERE order_no = ? AND caller_id = ?";
 
 /* What one POST asks. */
 typedef struct {
     char order_no[ORDER_NO_MAX + 1];
+    long long caller_id;   /* the order's owner must be this caller (docs/API.md, Scoping) */
     char refund_no[REFUND_API_NO_LEN + 1];
     int64_t fen;
     char reason[REFUND_API_REASON_MAX + 1];
@@ -229,7 +230,7 @@ static ra_result ra_txn(app_ctx *ctx, const ra_request *r, long long *state, int
     if (db_exec_simple(ctx->db, "START TRANSACTION") != 0)
         return ra_fail(ctx, NULL);
     /* 1. The order's row lock: every refund of this order waits here. */
-    if (db_stmt_exec(lock, "s", r->order_no) != 0)
+    if (db_stmt_exec(lock, "sl", r->order_no, r->caller_id) != 0)
         return ra_fail(ctx, lock);
     int got = db_stmt_fetch(lock, "lsl", &status, txid, sizeof(txid), &charge);
     db_stmt_done(lock);
@@ -301,6 +302,7 @@ static void ra_post(app_ctx *ctx, const http_request *req, const char *order_no,
         http_response_error(resp, 400, "invalid_request", bad);
         return;
     }
+    r.caller_id = req->caller_id;
     for (int i = 0; i < RA_TXN_TRIES && res == RA_RETRY; i++) {
         if (i > 0)
             ra_pause(i);
@@ -352,8 +354,9 @@ static json_t *ra_item(const char *no, long long kind, long long fee, long long 
                      reason, "created_at", created);
 }
 
-/* GET: the order's refunds and what is left of its kept charge. */
-static void ra_get(app_ctx *ctx, const char *order_no, http_response *resp)
+/* GET: the order's refunds and what is left of its kept charge (404 for
+ * an order of another caller, as for none). */
+static void ra_get(app_ctx *ctx, long long caller_id, const char *order_no, http_response *resp)
 {
     MYSQL_STMT *ord = app_ctx_stmt(ctx, RA_STMT_ORDER, SQL_ORDER);
     MYSQL_STMT *list = app_ctx_stmt(ctx, RA_STMT_LIST, SQL_LIST);
@@ -361,7 +364,7 @@ static void ra_get(app_ctx *ctx, const char *order_no, http_response *resp)
     long long status = 0, charge = 0, kind, fee, state, taken = 0;
     json_t *items = json_array();
 
-    if (ord == NULL || list == NULL || items == NULL || db_stmt_exec(ord, "s", order_no) != 0)
+    if (ord == NULL || list == NULL || items == NULL || db_stmt_exec(ord, "sl", order_no, caller_id) != 0)
         goto down;
     int got = db_stmt_fetch(ord, "lsl", &status, txid, sizeof(txid), &charge);
     db_stmt_done(ord);
@@ -410,7 +413,7 @@ void refund_api_handle(app_ctx *ctx, const http_request *req, http_response *res
     if (strcmp(req->method, "POST") == 0)
         ra_post(ctx, req, order_no, resp);
     else if (strcmp(req->method, "GET") == 0)
-        ra_get(ctx, order_no, resp);
+        ra_get(ctx, req->caller_id, order_no, resp);
     else
         http_response_error(resp, 405, "method_not_allowed", "use GET or POST");
 }

@@ -17,7 +17,7 @@
 #include "order_no.h"
 #include "redis_room.h"
 
-#define TOKEN_KEY_MAX (sizeof(TOKEN_KEY_PREFIX) + TOKEN_TEXT_LEN)
+#define TOKEN_KEY_MAX (sizeof(TOKEN_KEY_PREFIX) + 22 + TOKEN_TEXT_LEN)
 #define TOKEN_ISSUE_ATTEMPTS 4
 #define TOKEN_LOG_MAX 16
 
@@ -230,8 +230,25 @@ static token_result token_rejected(const app_ctx *ctx, const char *token, long l
     return TOKEN_INVALID;
 }
 
+/* The Redis key of token for caller_id: pay:token:<t> for caller 0 (no
+ * caller: the modules called directly), pay:token:c<id>:<t> otherwise, so
+ * a caller never finds another caller's token. */
+static void token_key(long long caller_id, const char *token, char key[TOKEN_KEY_MAX])
+{
+    if (caller_id > 0)
+        snprintf(key, TOKEN_KEY_MAX, "%sc%lld:%s", TOKEN_KEY_PREFIX, caller_id, token);
+    else
+        snprintf(key, TOKEN_KEY_MAX, "%s%s", TOKEN_KEY_PREFIX, token);
+}
+
 token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
                            const char *order_no)
+{
+    return token_consume_for(ctx, 0, token, user_id, order_no);
+}
+
+token_result token_consume_for(app_ctx *ctx, long long caller_id, const char *token,
+                               long long user_id, const char *order_no)
 {
     char key[TOKEN_KEY_MAX], user[24], keep[24], shown[TOKEN_LOG_MAX];
     redisReply *reply = NULL;
@@ -242,7 +259,7 @@ token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
     if (user_id < 1 || !order_no_valid(order_no))
         return token_rejected(ctx, token, user_id, order_no, "bad user_id or order_no");
 
-    snprintf(key, sizeof(key), "%s%s", TOKEN_KEY_PREFIX, token);
+    token_key(caller_id, token, key);
     snprintf(user, sizeof(user), "%lld", user_id);
     snprintf(keep, sizeof(keep), "%ld", token_keep_s(ctx->cfg));
 
@@ -301,6 +318,12 @@ done:
 
 int token_issue(app_ctx *ctx, long long user_id, long ttl_s, char out[TOKEN_TEXT_MAX])
 {
+    return token_issue_for(ctx, 0, user_id, ttl_s, out);
+}
+
+int token_issue_for(app_ctx *ctx, long long caller_id, long long user_id, long ttl_s,
+                    char out[TOKEN_TEXT_MAX])
+{
     char key[TOKEN_KEY_MAX], user[24], ttl[24];
 
     out[0] = '\0';
@@ -319,7 +342,7 @@ int token_issue(app_ctx *ctx, long long user_id, long ttl_s, char out[TOKEN_TEXT
             log_msg(LOG_ERROR, "token: OS random source failed: %s", ctx->err);
             return -2;
         }
-        snprintf(key, sizeof(key), "%s%s", TOKEN_KEY_PREFIX, out);
+        token_key(caller_id, out, key);
         const char *argv[6] = { "SET", key, user, "EX", ttl, "NX" };
         size_t argl[6];
         for (size_t i = 0; i < 6; i++)
@@ -421,7 +444,7 @@ void token_handle_issue(app_ctx *ctx, const http_request *req, http_response *re
     default:   /* room, or Redis did not say: token_issue meets its state itself */
         break;
     }
-    int rc = token_issue(ctx, user_id, ttl, tok);
+    int rc = token_issue_for(ctx, req->caller_id, user_id, ttl, tok);
     if (rc == -1) {
         token_unavailable(ctx, resp);
         return;

@@ -1,5 +1,6 @@
 /* token - single-use, user-bound payment tokens in Redis (the seed's second
  * scheme, done right). A token is issued with SET pay:token:<t> <user> EX ttl NX
+ * (pay:token:c<caller>:<t> for a merchant-door caller: token_issue_for)
  * and consumed by one atomic Lua step (EVALSHA, reloaded on NOSCRIPT): owned
  * by the user and unused -> bound to the order; already bound to the same
  * order -> a retry, accepted; anything else -> refused.
@@ -50,6 +51,12 @@ typedef enum {
 token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
                            const char *order_no);
 
+/* token_consume for the tokens of a merchant-door caller: the token is
+ * looked up under pay:token:c<caller_id>:<t> (caller_id 0: pay:token:<t>,
+ * as token_consume), so another caller's token is TOKEN_INVALID. */
+token_result token_consume_for(app_ctx *ctx, long long caller_id, const char *token,
+                               long long user_id, const char *order_no);
+
 /* Writes a new token (TOKEN_TEXT_LEN characters of [A-Za-z0-9_-], base64url of
  * TOKEN_RANDOM_BYTES bytes from getrandom(2)) into out. Returns 0, or -1 when
  * the OS random source fails (out then holds ""). */
@@ -65,8 +72,11 @@ int token_text_valid(const char *s);
  * or failing (connection dropped, ctx->err set, out ""); -2 for bad arguments
  * or a random source failure. */
 int token_issue(app_ctx *ctx, long long user_id, long ttl_s, char out[TOKEN_TEXT_MAX]);
+/* token_issue under caller_id's namespace (see token_consume_for). */
+int token_issue_for(app_ctx *ctx, long long caller_id, long long user_id, long ttl_s,
+                    char out[TOKEN_TEXT_MAX]);
 
-/* GET /api/pay/token?user_id=U: 200 {"token","expires_in"} (Cache-Control:
+/* GET /api/pay/token?user_id=U (for req->caller_id): 200 {"token","expires_in"} (Cache-Control:
  * no-store); 400 invalid_request when user_id is missing, repeated or not a
  * decimal 1..2^63-1; 503 unavailable + Retry-After when Redis is down; 500
  * when the random source fails. The method is checked by the router. Counts

@@ -439,6 +439,8 @@ static int bench_args(int argc, char **argv, wl_config *cfg, bench_result *res)
 
     snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
     snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(cfg->public_base, sizeof cfg->public_base, "http://127.0.0.1:%lld",
+             env_int("IDEMPAY_PUBLIC_PORT", env_int("IDEMPAY_HTTP_PORT", 18080) + 4));
     snprintf(opt.state_dir, sizeof opt.state_dir, "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
     snprintf(opt.key_source, sizeof opt.key_source, "auto");
     opt.settle_max_s = 20;
@@ -471,6 +473,27 @@ static int bench_args(int argc, char **argv, wl_config *cfg, bench_result *res)
     return 0;
 }
 
+/* The merchant-door caller the API workloads sign as: IDEMPAY_CALLER
+ * (default "dev") with the secret in IDEMPAY_CALLER_SECRET_FILE, default
+ * STATE/caller.secret (./stack up writes it). Without it the requests go
+ * unsigned (and a stack with the doors answers 401: the row's errors say so). */
+static void bench_caller(wl_config *cfg)
+{
+    char path[600];
+    FILE *f;
+
+    snprintf(cfg->caller, sizeof cfg->caller, "%s", env_str("IDEMPAY_CALLER", "dev"));
+    snprintf(path, sizeof path, "%s/caller.secret", opt.state_dir);
+    f = fopen(env_str("IDEMPAY_CALLER_SECRET_FILE", path), "r");
+    cfg->caller_secret[0] = '\0';
+    if (f != NULL) {
+        if (fgets(cfg->caller_secret, sizeof cfg->caller_secret, f) == NULL)
+            cfg->caller_secret[0] = '\0';
+        fclose(f);
+        cfg->caller_secret[strcspn(cfg->caller_secret, "\r\n")] = '\0';
+    }
+}
+
 /* The stack as it runs (its processes and the key they use) and the
  * workloads' configuration. */
 static void bench_prepare(wl_config *cfg, bench_result *res, bool selected[WL_COUNT])
@@ -481,7 +504,8 @@ static void bench_prepare(wl_config *cfg, bench_result *res, bool selected[WL_CO
     proc_discover(opt.state_dir, &procs);
     bench_override_pids(&procs);
     bench_keys(&procs, cfg, res);
-    snprintf(cfg->notify_url, sizeof cfg->notify_url, "%s/api/pay/callback/wechat", cfg->target);
+    snprintf(cfg->notify_url, sizeof cfg->notify_url, "%s/api/pay/callback/wechat", cfg->public_base);
+    bench_caller(cfg);
     snprintf(cfg->run, sizeof cfg->run, "%08ld", (long)(time(NULL) % 100000000L));
     cfg->concurrency = res->concurrency;
     cfg->pool_orders = opt.pool > 0 ? opt.pool

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "caller_sign.h"
 #include "db_conn.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
@@ -172,12 +173,25 @@ static int wl_http(wl_worker *wk, const char *method, const char *base, const ch
                    const char *ctype, const char *body, long expect, const char *must_contain,
                    bool replayed, http_reply *rep)
 {
-    char url[600];
+    char url[600], lines[4][CALLER_HEADER_LINE_MAX], target[600];
+    const char *headers[5] = { NULL }, *q;
     http_status hs;
 
     snprintf(url, sizeof url, "%s%s", base, path);
-    hs = http_client_request(wk->http, method, url, ctype, body, body ? strlen(body) : 0, NULL, 0,
-                             rep);
+    /* the merchant API is signed (common/caller_sign.h); ping is not */
+    if (wl_cfg->caller_secret[0] && strncmp(path, "/api/pay", 8) == 0 &&
+        strncmp(path, "/api/pay/callback/", 18) != 0) {
+        q = strchr(path, '?');
+        snprintf(target, sizeof target, "%.*s", q ? (int)(q - path) : (int)strlen(path), path);
+        if (caller_sign_headers(wl_cfg->caller, wl_cfg->caller_secret, (long long)time(NULL),
+                                method, target, q ? q + 1 : "", body, body ? strlen(body) : 0,
+                                lines) != 0)
+            return wl_fail(wk, "%s %s: cannot sign as caller %s", method, path, wl_cfg->caller);
+        for (int i = 0; i < 4; i++)
+            headers[i] = lines[i];
+    }
+    hs = http_client_request(wk->http, method, url, ctype, body, body ? strlen(body) : 0,
+                             headers[0] ? headers : NULL, 0, rep);
     if (hs != HTTP_OK)
         return wl_fail(wk, "%s %s: no answer (%s): %s", method, path, http_status_name(hs),
                        rep->error);
@@ -277,7 +291,7 @@ static int wl_callback(wl_worker *wk)
     xml = wl_notification(order_no, txid);
     if (xml == NULL)
         return wl_fail(wk, "could not build a notification");
-    rc = wl_http(wk, "POST", wl_cfg->target, "/api/pay/callback/wechat", "text/xml", xml, 200,
+    rc = wl_http(wk, "POST", wl_cfg->public_base, "/api/pay/callback/wechat", "text/xml", xml, 200,
                  "<return_code><![CDATA[SUCCESS]]></return_code>", false, &rep);
     free(xml);
     return rc;

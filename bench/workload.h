@@ -42,7 +42,10 @@ typedef enum {
 
 /* What the workloads need to know; filled by the caller, then wl_init. */
 typedef struct {
-    char target[256];        /* the service, http://127.0.0.1:PORT */
+    char target[256];        /* the service's merchant door, http://127.0.0.1:PORT */
+    char public_base[256];   /* its public door (notifications), http://127.0.0.1:PORT */
+    char caller[72];         /* the merchant-door caller the API requests are signed as */
+    char caller_secret[72];  /* its secret (64 hex digits; never printed); "" unsigned */
     char gateway[256];       /* the mock gateway's front */
     char notify_url[320];    /* sent in unifiedorder, as the service does */
     char run[16];            /* this run's tag, part of every order number */

@@ -82,6 +82,10 @@ http_cl_result fcgi_adapter_read_request(FCGX_Request *r, char *body, char *path
     out->content_type = param(r, "CONTENT_TYPE", "");
     out->idempotency_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", r->envp);
     out->remote_addr = param(r, "REMOTE_ADDR", "");
+    out->auth_caller = FCGX_GetParam("HTTP_X_IDEMPAY_CALLER", r->envp);
+    out->auth_timestamp = FCGX_GetParam("HTTP_X_IDEMPAY_TIMESTAMP", r->envp);
+    out->auth_nonce = FCGX_GetParam("HTTP_X_IDEMPAY_NONCE", r->envp);
+    out->auth_signature = FCGX_GetParam("HTTP_X_IDEMPAY_SIGNATURE", r->envp);
     cl = read_body(r, body, &out->body_len);
     out->body_too_large = cl == HTTP_CL_TOO_LARGE;
     out->body = body;

@@ -36,7 +36,8 @@ fcgi_screen_result fcgi_adapter_screen(FCGX_Request *r, unsigned char *win);
 /* Fills *out from r's parameters and body: method (REQUEST_METHOD, default
  * "GET"), path (REQUEST_URI cut at the first '?', at most pathcap - 1 bytes,
  * copied into path), query (QUERY_STRING), content type, Idempotency-Key
- * (HTTP_IDEMPOTENCY_KEY, NULL when absent), remote address, and the body read
+ * (HTTP_IDEMPOTENCY_KEY, NULL when absent), the X-Idempay-* signature headers
+ * (NULL when absent), remote address, and the body read
  * into body (HTTP_MAX_BODY + 1 bytes): at most the CONTENT_LENGTH announced,
  * never more than the buffer holds. out's strings point into r's parameters,
  * path and body: valid until the request is finished. Returns HTTP_CL_OK;

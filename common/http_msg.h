@@ -20,6 +20,14 @@ typedef struct {
     const char *body;            /* NUL-terminated, never NULL */
     size_t body_len;
     int body_too_large;          /* 1 when the body exceeded HTTP_MAX_BODY (body is then empty) */
+    /* The merchant door's signature headers (common/caller_sign.h); NULL
+     * when absent. */
+    const char *auth_caller;     /* X-Idempay-Caller */
+    const char *auth_timestamp;  /* X-Idempay-Timestamp */
+    const char *auth_nonce;      /* X-Idempay-Nonce */
+    const char *auth_signature;  /* X-Idempay-Signature */
+    long long caller_id;         /* the authenticated caller (payment_caller.id), set by the
+                                  * router; 0 for none (unit tests calling handlers) */
 } http_request;
 
 typedef struct {

@@ -17,7 +17,8 @@ common_libidempay_common_a_SOURCES = \
 	common/money.c common/money.h \
 	common/order_no.c common/order_no.h \
 	common/rng.c common/rng.h \
-	common/http_client.c common/http_client.h
+	common/http_client.c common/http_client.h \
+	common/caller_sign.c common/caller_sign.h
 common_libidempay_common_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) \
 	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 

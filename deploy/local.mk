@@ -7,6 +7,8 @@ deploy_in = \
 	deploy/idempay.conf.in \
 	deploy/idempay.socket.in \
 	deploy/idempay.service.in \
+	deploy/idempay-public.socket.in \
+	deploy/idempay-public.service.in \
 	deploy/idempay-gateway-mock.socket.in \
 	deploy/idempay-gateway-mock.service.in \
 	deploy/nginx-idempay.conf.in \
@@ -21,6 +23,7 @@ noinst_DATA = $(deploy_out)
 # Where the fronts and units meet the service (the defaults of DEPLOY.md).
 IDEMPAY_LISTEN_SERVICE = 127.0.0.1:8080
 IDEMPAY_LISTEN_MOCK = 127.0.0.1:8081
+IDEMPAY_LISTEN_PUBLIC = 127.0.0.1:8084
 
 deploy_subst = sed \
 	-e 's|@bindir[@]|$(bindir)|g' \
@@ -32,6 +35,8 @@ deploy_subst = sed \
 	-e 's|@datadir[@]|$(datadir)|g' \
 	-e 's|@fcgi_socket[@]|$(runstatedir)/idempay/fcgi.sock|g' \
 	-e 's|@mock_socket[@]|$(runstatedir)/idempay/mock.sock|g' \
+	-e 's|@public_socket[@]|$(runstatedir)/idempay/public.sock|g' \
+	-e 's|@listen_public[@]|$(IDEMPAY_LISTEN_PUBLIC)|g' \
 	-e 's|@listen_service[@]|$(IDEMPAY_LISTEN_SERVICE)|g' \
 	-e 's|@listen_mock[@]|$(IDEMPAY_LISTEN_MOCK)|g' \
 	-e 's|@nginx_confdir[@]|/etc/nginx|g'
@@ -43,6 +48,8 @@ $(deploy_out): %: %.in Makefile
 systemdsystemunit_DATA = \
 	deploy/idempay.socket \
 	deploy/idempay.service \
+	deploy/idempay-public.socket \
+	deploy/idempay-public.service \
 	deploy/idempay-gateway-mock.socket \
 	deploy/idempay-gateway-mock.service
 

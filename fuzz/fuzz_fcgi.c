@@ -22,8 +22,13 @@
  * pay_request_parse; GET /api/pay/orders/{no}: the prefix cut,
  * http_path_decode and order_no_valid; GET /api/pay/token:
  * http_query_param("user_id") - then answers 503 as the real one does with
- * its database down. Input longer than MAX_INPUT (what the socket buffer
- * takes without a reader) is ignored. */
+ * its database down. The caller check of the merchant door is a stand-in
+ * too: the real pure part (caller_auth_screen, caller_auth_verify with a
+ * fixed key), then it lets the request through as caller 1, so that the
+ * handlers behind it stay reachable. Every request goes through the router
+ * of both doors (IDEMPAY_DOOR merchant, then public); the merchant door's
+ * answer is written back. Input longer than MAX_INPUT (what the socket
+ * buffer takes without a reader) is ignored. */
 #include <errno.h>
 #include <fcgiapp.h>
 #include <signal.h>
@@ -35,6 +40,8 @@
 #include <unistd.h>
 
 #include "callback.h"
+#include "caller_auth.h"
+#include "caller_gate.h"
 #include "fcgi_request.h"
 #include "harness.h"
 #include "health.h"
@@ -46,6 +53,7 @@
 #include "pay_request.h"
 #include "refund_api.h"
 #include "refund_notify.h"
+#include "rate_limit.h"
 #include "router.h"
 #include "token.h"
 
@@ -225,7 +233,39 @@ static void check_query(const char *query)
 
 static int status_known(int s)
 {
-    return s == 200 || s == 400 || s == 404 || s == 405 || s == 413 || s == 415 || s == 503;
+    return s == 200 || s == 400 || s == 401 || s == 404 || s == 405 || s == 413 || s == 415 ||
+           s == 503;
+}
+
+/* The two doors' processes (only cfg->door is read by the router here). */
+static app_config merchant_cfg = { .door = DOOR_MERCHANT, .auth_window_s = 300 };
+static app_config public_cfg = { .door = DOOR_PUBLIC, .auth_window_s = 300 };
+static app_ctx merchant_ctx = { .cfg = &merchant_cfg };
+static app_ctx public_ctx = { .cfg = &public_cfg, .thread_index = 1 };
+
+/* Stand-in caller check: the pure checks, then caller 1. */
+long long caller_gate_check(app_ctx *ctx, const http_request *req, long long now,
+                            http_response *resp)
+{
+    static const unsigned char key[CALLER_KEY_LEN] = { 1, 2, 3 };
+    caller_auth_result screen = caller_auth_screen(req, now, ctx->cfg->auth_window_s, NULL);
+
+    (void)resp;
+    if (screen == CALLER_AUTH_OK)
+        (void)caller_auth_verify(req, key);
+    FUZZ_CHECK(caller_auth_code(screen) != NULL && caller_auth_message(screen) != NULL);
+    return 1;
+}
+
+/* Stand-in rate limit (app/rate_limit.c counts in Redis): within budget,
+ * after checking what the router hands it. */
+rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller,
+                            long per_s, long *retry_after_s)
+{
+    (void)per_s;
+    (void)retry_after_s;
+    FUZZ_CHECK(ctx != NULL && class_name != NULL && caller != NULL && caller[0] == 'c');
+    return RATE_OK;
 }
 
 /* One request read from the connection: the adapter's reading, the router,
@@ -243,8 +283,15 @@ static void serve_one(FCGX_Request *r)
     if (cl == HTTP_CL_INVALID)
         http_response_error(&resp, 400, "invalid_request",
                             "CONTENT_LENGTH is not a plain decimal number");
-    else
-        router_handle(NULL, &hr, &resp);
+    else {
+        http_response pub;
+
+        http_response_init(&pub);
+        router_handle(&public_ctx, &hr, &pub);
+        FUZZ_CHECK(status_known(pub.status) && pub.content_type[0] != '\0');
+        http_response_free(&pub);
+        router_handle(&merchant_ctx, &hr, &resp);
+    }
     FUZZ_CHECK(status_known(resp.status) && resp.content_type[0] != '\0');
     fcgi_adapter_write_response(r, &resp);
     http_response_free(&resp);

@@ -40,9 +40,10 @@ fuzz_units_refund_info = fuzz/fuzz_refund_info common/wx_refund_info
 fuzz_units_refund_notify = fuzz/fuzz_refund_notify app/refund_notify_verify common/wx_refund_info \
 	common/wx_xml common/money
 # The FastCGI edge: libfcgi's decoding, the adapter's request building, the
-# router with stand-in handlers (fuzz/fuzz_fcgi.c), the pure request parsers.
+# router of both doors with stand-in handlers and caller check
+# (fuzz/fuzz_fcgi.c), the pure request parsers and signature checks.
 fuzz_units_fcgi = fuzz/fuzz_fcgi common/fcgi_request common/fcgi_screen app/router app/metrics app/pay_request \
-	common/http_msg common/log common/env common/money common/order_no
+	common/http_msg common/log common/env common/money common/order_no app/caller_auth common/caller_sign common/log_budget
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 

@@ -170,7 +170,12 @@ void forge_task_callback(sim_client *c, const sched_task *t, long task)
     op.amount_fen = fee;
     op.attempt = 1;
     client_copy_str(op.txn, sizeof(op.txn), txn);
-    snprintf(url, sizeof(url), "%s%s", w->target, w->profile->ep[PROF_OP_CALLBACK].path);
+    /* to the service's notification URL (idempay's public door, run.c), where
+     * the gateway's own notifications go; the target's path without one */
+    if (w->merchant.notify_url != NULL && w->merchant.notify_url[0] != '\0')
+        snprintf(url, sizeof(url), "%s", w->merchant.notify_url);
+    else
+        snprintf(url, sizeof(url), "%s%s", w->target, w->profile->ep[PROF_OP_CALLBACK].path);
     forge_send(c, url, xml, pol.timeout_ms, &op, &rep, &hs);
     free(xml);
     if (hs == HTTP_OK && rep.code == 200)

@@ -35,7 +35,7 @@
 #define PROFILE_SPELLINGS_MAX 8  /* spellings of one status */
 #define PROFILE_URL_MAX 1024
 #define PROFILE_BODY_MAX 2048
-#define PROFILE_HEADERS_MAX 4
+#define PROFILE_HEADERS_MAX 8   /* the profile's own (at most 4) and the 4 signature headers */
 #define PROFILE_HEADER_LINE_MAX 320
 #define PROFILE_TOKEN_MAX 160
 #define PROFILE_CODE_URL_MAX 256
@@ -202,6 +202,20 @@ typedef struct {
  * then unusable. */
 int profile_request_build(const sim_profile *p, profile_op op, const char *base,
                           const profile_values *v, profile_request *out, char *err, size_t errlen);
+
+/* Every request profile_request_build makes from now on is signed as the
+ * merchant-door caller name with secret_hex (common/caller_sign.h; the four
+ * X-Idempay-* headers follow the profile's own). Call once before any
+ * thread builds requests. Returns 0, or -1 when name or secret_hex is
+ * invalid (nothing changes). */
+int profile_request_sign_as(const char *name, const char *secret_hex);
+
+/* profile_request_sign_as from IDEMPAY_CALLER (default "dev") and the
+ * first line of IDEMPAY_CALLER_SECRET_FILE (./stack writes it). Returns 1
+ * when signing, 0 when no secret file is set or readable (requests go
+ * unsigned: a target without the doors), -1 when its content is invalid
+ * (message on stderr). */
+int profile_request_sign_from_env(void);
 
 /* ---- answers ---- */
 

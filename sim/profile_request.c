@@ -8,6 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "caller_sign.h"
+#include "env.h"
 
 __attribute__((format(printf, 3, 4)))
 static int preq_fail(char *err, size_t len, const char *fmt, ...)
@@ -219,6 +223,73 @@ static int preq_headers(const profile_endpoint *ep, const profile_values *v, pro
     return 0;
 }
 
+/* The caller every request is signed as; "" name: unsigned. Written once
+ * before the threads start (profile_request_sign_as). */
+static char sign_name[CALLER_NAME_MAX + 1];
+static char sign_secret[CALLER_KEY_HEX_LEN + 1];
+
+int profile_request_sign_as(const char *name, const char *secret_hex)
+{
+    unsigned char key[CALLER_KEY_LEN];
+
+    if (!caller_sign_name_valid(name) || caller_sign_key_from_hex(secret_hex, key) != 0)
+        return -1;
+    snprintf(sign_name, sizeof(sign_name), "%s", name);
+    snprintf(sign_secret, sizeof(sign_secret), "%s", secret_hex);
+    return 0;
+}
+
+int profile_request_sign_from_env(void)
+{
+    const char *path = env_str("IDEMPAY_CALLER_SECRET_FILE", NULL);
+    const char *name = env_str("IDEMPAY_CALLER", "dev");
+    char line[128] = "";
+    FILE *f = path != NULL && path[0] ? fopen(path, "r") : NULL;
+
+    if (f == NULL)
+        return 0;
+    if (fgets(line, sizeof(line), f) == NULL)
+        line[0] = '\0';
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (profile_request_sign_as(name, line) != 0) {
+        fprintf(stderr, "idempay-sim: IDEMPAY_CALLER=%s or the secret in %s is not a caller's"
+                " (64 hex digits)\n", name, path);
+        return -1;
+    }
+    return 1;
+}
+
+/* Appends the signature headers of out (its method, URL's path and query,
+ * body) when a caller is set. 0, or -1 when they do not fit. */
+static int preq_sign(profile_request *out)
+{
+    char lines[4][CALLER_HEADER_LINE_MAX], path[PROFILE_URL_MAX];
+    const char *target, *q;
+    size_t n = 0;
+
+    if (sign_name[0] == '\0')
+        return 0;
+    while (out->headers[n] != NULL)
+        n++;
+    target = strstr(out->url, "://");
+    target = target != NULL ? strchr(target + 3, '/') : NULL;
+    if (target == NULL)
+        target = "/";
+    q = strchr(target, '?');
+    snprintf(path, sizeof(path), "%.*s", q ? (int)(q - target) : (int)strlen(target), target);
+    if (n + 4 > PROFILE_HEADERS_MAX ||
+        caller_sign_headers(sign_name, sign_secret, (long long)time(NULL), out->method, path,
+                            q ? q + 1 : "", out->body, out->body_len, lines) != 0)
+        return -1;
+    for (int i = 0; i < 4; i++, n++) {
+        snprintf(out->hdr[n], sizeof(out->hdr[n]), "%.*s", CALLER_HEADER_LINE_MAX - 1, lines[i]);
+        out->headers[n] = out->hdr[n];
+    }
+    out->headers[n] = NULL;
+    return 0;
+}
+
 int profile_request_build(const sim_profile *p, profile_op op, const char *base,
                           const profile_values *v, profile_request *out, char *err, size_t errlen)
 {
@@ -234,6 +305,9 @@ int profile_request_build(const sim_profile *p, profile_op op, const char *base,
         return preq_fail(err, errlen, "%s %s: the body does not fit", ep->method, ep->path);
     if (preq_headers(ep, v, out) < 0)
         return preq_fail(err, errlen, "%s %s: a header does not fit or has a line break",
+                         ep->method, ep->path);
+    if (preq_sign(out) < 0)
+        return preq_fail(err, errlen, "%s %s: the caller signature could not be made",
                          ep->method, ep->path);
     return 0;
 }

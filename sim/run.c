@@ -256,6 +256,25 @@ static int64_t run_phase_start(void *arg, size_t phase)
 
 /* ---- traffic ---- */
 
+/* Where forged notifications go when IDEMPAY_NOTIFY_URL is unset: the
+ * stack's public door (IDEMPAY_PUBLIC_PORT, default IDEMPAY_HTTP_PORT + 4)
+ * when target is the stack's merchant door (idempay serves notifications
+ * on the public door only: docs/SECURITY.md), else target itself (another
+ * service, e.g. the seed fixture). */
+static const char *run_notify_base(const char *target)
+{
+    static char base[128];
+    long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
+    char merchant[64];
+
+    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", http_port);
+    if (strcmp(target, merchant) != 0)
+        return target;
+    snprintf(base, sizeof(base), "http://127.0.0.1:%lld",
+             env_int("IDEMPAY_PUBLIC_PORT", http_port + 4));
+    return base;
+}
+
 static int run_start_driver(run_ctx *c)
 {
     const sim_args *a = c->a;
@@ -264,7 +283,7 @@ static int run_start_driver(run_ctx *c)
     snprintf(notify_url, sizeof(notify_url), "%s",
              env_str("IDEMPAY_NOTIFY_URL", ""));
     if (notify_url[0] == '\0')
-        snprintf(notify_url, sizeof(notify_url), "%s%s", a->target,
+        snprintf(notify_url, sizeof(notify_url), "%s%s", run_notify_base(a->target),
                  profile_has(run_profile(c), PROF_FEAT_CALLBACKS)
                      ? run_profile(c)->ep[PROF_OP_CALLBACK].path : "/api/pay/callback/wechat");
     driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,

@@ -42,6 +42,14 @@ KEY = os.environ.get("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC")
 APPID = os.environ.get("IDEMPAY_WX_APPID", "wx0000000000000000")
 MCHID = os.environ.get("IDEMPAY_WX_MCHID", "1900000109")
 DB_SOCKET = os.environ.get("IDEMPAY_DB_SOCKET", os.path.join(STATE, "run", "mysqld.sock"))
+# The public door (the gateway's notifications only; docs/SECURITY.md "Doors").
+PUBLIC_PORT = int(os.environ.get("IDEMPAY_PUBLIC_PORT", str(HTTP_PORT + 4)))
+PUBLIC = os.environ.get("IDEMPAY_TEST_PUBLIC_URL") or f"http://127.0.0.1:{PUBLIC_PORT}"
+NGINX_PUBLIC_PORT = int(os.environ.get("IDEMPAY_NGINX_PUBLIC_PORT", str(NGINX_PORT + 4)))
+# The merchant door's caller the tests sign as (./stack up makes it).
+CALLER = os.environ.get("IDEMPAY_CALLER", "dev")
+CALLER_SECRET_FILE = os.environ.get("IDEMPAY_CALLER_SECRET_FILE",
+                                    os.path.join(STATE, "caller.secret"))
 
 
 def bin_dir():
@@ -89,9 +97,74 @@ class Resp:
         return f"<{self.status} {self.text[:300]!r}>"
 
 
-def http(method, url, body=None, headers=None, timeout=10.0):
+_caller_secret = None
+
+
+def dev_caller():
+    """(name, secret hex) of the stack's development caller, None when its
+    secret file is missing."""
+    global _caller_secret
+    if _caller_secret is None:
+        try:
+            with open(CALLER_SECRET_FILE) as f:
+                _caller_secret = f.read().strip()
+        except OSError:
+            return None
+    return (CALLER, _caller_secret)
+
+
+def caller_sign(caller, method, path, query, body, timestamp=None, nonce=None):
+    """The X-Idempay-* headers of a request signed as caller (name, secret
+    hex): common/caller_sign.h's scheme. path as sent, query without '?'."""
+    name, secret = caller
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    nonce = nonce or "py" + "".join(random.choice("0123456789abcdef") for _ in range(30))
+    target = path + ("?" + query if query else "")
+    text = "\n".join(["IDEMPAY-HMAC-SHA256", method, target, ts, nonce,
+                      hashlib.sha256(body or b"").hexdigest()])
+    sig = hmac.new(bytes.fromhex(secret), text.encode("utf-8"), hashlib.sha256).hexdigest()
+    return {"X-Idempay-Caller": name, "X-Idempay-Timestamp": ts, "X-Idempay-Nonce": nonce,
+            "X-Idempay-Signature": sig}
+
+
+def signs(path):
+    """The merchant API's paths (the ones that must be signed): /api/...
+    but the notifications. A header on another path (the mock, the seed
+    fixture) is harmless."""
+    return path.startswith("/api/") and not path.startswith("/api/pay/callback/")
+
+
+DEV = object()   # http(caller=DEV): the stack's development caller
+
+
+def caller_id(name=None):
+    """payment_caller.id of caller name (default: the development caller)."""
+    rows = db_query(f"SELECT id FROM payment_caller WHERE name = '{name or CALLER}'")
+    check(rows, f"no caller {name or CALLER} (./stack up makes the development caller)")
+    return int(rows[0][0])
+
+
+def token_key(token, name=None):
+    """The Redis key of a token issued to caller name (app/token.h)."""
+    return f"pay:token:c{caller_id(name)}:{token}"
+
+
+def add_caller(name):
+    """Adds a merchant-door caller with idempay-fcgi --add-caller (an
+    existing one of that name is dropped first). Returns (name, secret)."""
+    db_query(f"DELETE FROM payment_caller WHERE name = '{name}'")
+    out = subprocess.run([os.path.join(bin_dir(), "app", "idempay-fcgi"), "--add-caller", name],
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, f"--add-caller {name}: {out.returncode} {out.stdout}{out.stderr}")
+    return (name, out.stdout.strip().splitlines()[-1])
+
+
+def http(method, url, body=None, headers=None, timeout=10.0, caller=DEV):
     """One request on a fresh connection. body: bytes, str, or a dict/list
-    (sent as JSON with Content-Type application/json unless headers say)."""
+    (sent as JSON with Content-Type application/json unless headers say).
+    A request to the merchant API (signs(path)) is signed as caller: DEV
+    (the stack's development caller, when its secret file exists), a
+    (name, secret hex) tuple, or None (unsigned)."""
     u = urllib.parse.urlsplit(url)
     hdrs = dict(headers or {})
     if isinstance(body, (dict, list)):
@@ -100,6 +173,11 @@ def http(method, url, body=None, headers=None, timeout=10.0):
     if isinstance(body, str):
         body = body.encode("utf-8")
     path = u.path or "/"
+    if caller is DEV:
+        caller = dev_caller()
+    if caller is not None and signs(path):
+        for k, v in caller_sign(caller, method, path, u.query, body).items():
+            hdrs.setdefault(k, v)
     if u.query:
         path += "?" + u.query
     t0 = time.monotonic()
@@ -282,7 +360,7 @@ def notification(order_no, total_fee, transaction_id, key=KEY, sign_type="MD5", 
 
 def send_notification(fields_or_xml, base=None, timeout=10.0):
     body = fields_or_xml if isinstance(fields_or_xml, str) else wx_xml(fields_or_xml)
-    return http("POST", (base or SERVICE) + "/api/pay/callback/wechat", body,
+    return http("POST", (base or PUBLIC) + "/api/pay/callback/wechat", body,
                 {"Content-Type": "text/xml"}, timeout)
 
 
@@ -298,7 +376,7 @@ def mock_unifiedorder(order_no, total_fee, notify_url=None):
     reply's fields."""
     f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(16), "body": "direct charge",
          "out_trade_no": order_no, "total_fee": str(total_fee), "spbill_create_ip": "127.0.0.1",
-         "notify_url": notify_url or SERVICE + "/api/pay/callback/wechat", "trade_type": "NATIVE"}
+         "notify_url": notify_url or PUBLIC + "/api/pay/callback/wechat", "trade_type": "NATIVE"}
     f["sign"] = wx_sign(f)
     r = http("POST", MOCK + "/pay/unifiedorder", wx_xml(f), {"Content-Type": "text/xml"})
     check(r.status == 200, f"mock unifiedorder: {r}")
@@ -507,12 +585,19 @@ class Variant:
             "VARIANT_BIN": self.program, "IDEMPAY_DB_SOCKET": DB_SOCKET,
             "IDEMPAY_HTTP_PORT": str(HTTP_PORT), "IDEMPAY_MOCK_PORT": str(MOCK_PORT),
             "IDEMPAY_REDIS_PORT": str(REDIS_PORT),
-            # notifications for orders paid through the variant go to the variant
-            "IDEMPAY_NOTIFY_URL": f"http://127.0.0.1:{port}/api/pay/callback/wechat",
+            # notifications for orders paid through the variant go to the
+            # variant; for the service, to the stack's public door (a variant
+            # of idempay-fcgi serves the merchant door only)
+            "IDEMPAY_NOTIFY_URL": (PUBLIC if program is None else self.base_of(port))
+                                  + "/api/pay/callback/wechat",
         })
         self.env.update(env or {})
         self.proc = None
         self.base = f"http://127.0.0.1:{port}"
+
+    @staticmethod
+    def base_of(port):
+        return f"http://127.0.0.1:{port}"
 
     def __enter__(self):
         conf = os.path.join(ROOT, "tests", "lighttpd-variant.conf")

@@ -17,7 +17,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import (MOCK, SERVICE, STATE, check, db_query, get_order, http, mock_ledger,  # noqa: E402
+from lib import (MOCK, PUBLIC, SERVICE, STATE, check, db_query, get_order, http, mock_ledger,  # noqa: E402
                  notification, random_token, run_tests, service_pids, test, wx_xml)
 
 RUN = "BI" + random_token(8)            # marks everything this run sends
@@ -25,7 +25,7 @@ USER = 4242
 PAY = SERVICE + "/api/pay"
 TOKEN = SERVICE + "/api/pay/token"
 ORDERS = SERVICE + "/api/pay/orders/"
-CALLBACK = SERVICE + "/api/pay/callback/wechat"
+CALLBACK = PUBLIC + "/api/pay/callback/wechat"
 JSON_CT = {"Content-Type": "application/json"}
 XML_CT = {"Content-Type": "text/xml"}
 CANARY_AMOUNT, CANARY_FEE = "12.30", 1230

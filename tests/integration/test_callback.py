@@ -14,13 +14,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import (MOCK, SERVICE, KEY, Variant, check, charges_for, free_port,  # noqa: E402
+from lib import (MOCK, PUBLIC, SERVICE, KEY, Variant, check, charges_for, free_port,  # noqa: E402
                  db_query, get_order, http, metric, mock_config, mock_ledger, mock_reset,
                  mock_micropay, mock_payer_pay, mock_requests,
                  notification, pay, parallel, run_tests, send_notification, service_pids,
                  stack, test, unique, wait_healthy, wait_until, wx_parse, wx_sign, wx_xml)
 
-CALLBACK = SERVICE + "/api/pay/callback/wechat"
+CALLBACK = PUBLIC + "/api/pay/callback/wechat"
 AMOUNT, FEE = "12.30", 1230
 USER = 7001
 # The service's gateway timeout: a withheld reply is given up after it.
@@ -223,7 +223,8 @@ def service_env():
     pid = service_pids()[0]
     with open(f"/proc/{pid}/environ", "rb") as f:
         pairs = [kv.decode().split("=", 1) for kv in f.read().split(b"\0") if b"=" in kv]
-    return {k: v for k, v in pairs if k.startswith("IDEMPAY_") and k != "IDEMPAY_NOTIFY_URL"}
+    return {k: v for k, v in pairs
+            if k.startswith("IDEMPAY_") and k not in ("IDEMPAY_NOTIFY_URL", "IDEMPAY_DOOR")}
 
 
 def native(order_no, base=None):

@@ -131,7 +131,10 @@ def oversized_content_length_is_413_and_a_body_longer_than_announced_is_cut():
     status, out = fcgi_request(base_params(CONTENT_LENGTH=str(65537)), b"B" * 70_000)
     check(status == 413, f"expected 413, got {status} {out[:200]!r}")
     # a body longer than its CONTENT_LENGTH: only the announced bytes are read
-    status, out = fcgi_request(base_params(CONTENT_LENGTH="2"), b"{}" + b"C" * 100_000)
+    # signed over the 2 announced bytes (the merchant door checks the caller first)
+    signed = {"HTTP_" + k.upper().replace("-", "_"): v
+              for k, v in caller_sign(dev_caller(), "POST", "/api/pay", "", b"{}").items()}
+    status, out = fcgi_request(base_params(CONTENT_LENGTH="2", **signed), b"{}" + b"C" * 100_000)
     check(status == 400, f"expected 400 for the 2-byte body '{{}}', got {status} {out[:200]!r}")
     check(SVC.alive() and SVC.ping() == 200, "the service does not answer after the long bodies")
 

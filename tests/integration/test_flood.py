@@ -43,8 +43,9 @@ ENV = {"IDEMPAY_RATE_TOKENS_PER_S": str(RATE), "IDEMPAY_RATE_ORDERS_PER_S": str(
 
 
 def flood(base, n, request):
-    """n requests over THREADS keep-alive connections; request(i) gives
-    (method, path, body bytes or None, headers). Returns (status counts,
+    """n requests over THREADS keep-alive connections, each signed as the
+    stack's development caller (one caller); request(i) gives (method,
+    path, body bytes or None, headers). Returns (status counts,
     seconds, 429s without Retry-After)."""
     u = urllib.parse.urlsplit(base)
     counts, lock, bare = {}, threading.Lock(), [0]
@@ -57,6 +58,8 @@ def flood(base, n, request):
             if i >= n:
                 break
             method, path, body, headers = request(i)
+            p, _, q = path.partition("?")
+            headers = dict(headers, **caller_sign(dev_caller(), method, p, q, body))
             for attempt in range(2):
                 try:
                     if conn is None:
@@ -246,7 +249,7 @@ def a_nearly_full_redis_refuses_new_tokens_and_keeps_live_ones():
             r = get_token(user + 1, base=base)
             check(r.status == 503 and (r.json() or {}).get("error") == "token_store_full"
                   and r.header("Retry-After"), f"a new token near maxmemory: {r}")
-            check(redis_cli("EXISTS", "pay:token:" + live) == "1", "a live token was evicted")
+            check(redis_cli("EXISTS", token_key(live)) == "1", "a live token was evicted")
             no = unique("FLOODRM")
             r = pay(no, user, "0.60", token=live, base=base)
             check(r.status in (200, 202), f"the live token still pays: {r}")

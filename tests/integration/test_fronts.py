@@ -9,7 +9,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import NGINX_PORT, check, http, parallel, run_tests, test  # noqa: E402
+from lib import NGINX_PORT, NGINX_PUBLIC_PORT, check, http, parallel, run_tests, test  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NGINX = f"http://127.0.0.1:{NGINX_PORT}"
@@ -54,7 +54,9 @@ def warm_up():
 
 def through_nginx(test_file):
     warm_up()
-    env = dict(os.environ, IDEMPAY_TEST_SERVICE_URL=NGINX)
+    # the merchant door's requests and the notifications both through nginx
+    env = dict(os.environ, IDEMPAY_TEST_SERVICE_URL=NGINX,
+               IDEMPAY_TEST_PUBLIC_URL=f"http://127.0.0.1:{NGINX_PUBLIC_PORT}")
     out = subprocess.run([sys.executable, os.path.join(HERE, test_file), *SUBSETS[test_file]],
                          env=env, capture_output=True, text=True, timeout=600)
     print(out.stdout, end="")

@@ -143,8 +143,8 @@ def processing_answer_is_not_frozen():
 def dead_holders_claim_is_taken_over():
     no, user, k = unique("IKT"), uid(), key()
     # a claim left by a crashed request: state 0, lease long over
-    db_query("INSERT INTO payment_idempotent (user_id, idem_key, fingerprint, state, lease_until,"
-             f" expires_at) VALUES ({user}, '{k}', "
+    db_query("INSERT INTO payment_idempotent (caller_id, user_id, idem_key, fingerprint, state, lease_until,"
+             f" expires_at) VALUES ({caller_id()}, {user}, '{k}', "
              f"SHA2(CONCAT('order_no=', '{no}', '\\n', 'user_id=', '{user}', '\\n',"
              f" 'amount_fen=', '777', '\\n', 'flow=MICROPAY:134567890123456789', '\\n'), 256), 0, NOW(3) - INTERVAL 1 SECOND,"
              f" NOW(3) + INTERVAL 1 DAY)")
@@ -153,8 +153,8 @@ def dead_holders_claim_is_taken_over():
     check(idem_rows(user, k) == [["1", "200"]], f"record after takeover: {idem_rows(user, k)}")
     # a live claim of another request: 409, and nothing runs
     k2, no2 = key(), unique("IKT2")
-    db_query("INSERT INTO payment_idempotent (user_id, idem_key, fingerprint, state, lease_until,"
-             f" expires_at) VALUES ({user}, '{k2}', "
+    db_query("INSERT INTO payment_idempotent (caller_id, user_id, idem_key, fingerprint, state, lease_until,"
+             f" expires_at) VALUES ({caller_id()}, {user}, '{k2}', "
              f"SHA2(CONCAT('order_no=', '{no2}', '\\n', 'user_id=', '{user}', '\\n',"
              f" 'amount_fen=', '100', '\\n', 'flow=MICROPAY:134567890123456789', '\\n'), 256), 0, NOW(3) + INTERVAL 1 MINUTE,"
              f" NOW(3) + INTERVAL 1 DAY)")
@@ -168,16 +168,16 @@ def expired_records_are_reused_and_purged():
     user, k = uid(), key()
     no_old, no_new = unique("IKE"), unique("IKE2")
     # an expired record of another request no longer binds the key
-    db_query("INSERT INTO payment_idempotent (user_id, idem_key, fingerprint, state, response_code,"
-             f" response_body, lease_until, created_at, expires_at) VALUES ({user}, '{k}', "
+    db_query("INSERT INTO payment_idempotent (caller_id, user_id, idem_key, fingerprint, state, response_code,"
+             f" response_body, lease_until, created_at, expires_at) VALUES ({caller_id()}, {user}, '{k}', "
              f"SHA2('{no_old}', 256), 1, 200, '{{}}', NOW(3) - INTERVAL 2 DAY,"
              f" NOW(3) - INTERVAL 2 DAY, NOW(3) - INTERVAL 1 DAY)")
     r = pay(no_new, user, "1.23", idem_key=k)
     check(r.status == 200 and r.header("Idempotent-Replayed") is None, f"expired record: {r}")
     # the reconciler purges expired records
     k2 = key()
-    db_query("INSERT INTO payment_idempotent (user_id, idem_key, fingerprint, state, lease_until,"
-             f" created_at, expires_at) VALUES ({user}, '{k2}', SHA2('x', 256), 1,"
+    db_query("INSERT INTO payment_idempotent (caller_id, user_id, idem_key, fingerprint, state, lease_until,"
+             f" created_at, expires_at) VALUES ({caller_id()}, {user}, '{k2}', SHA2('x', 256), 1,"
              f" NOW(3) - INTERVAL 2 DAY, NOW(3) - INTERVAL 2 DAY, NOW(3) - INTERVAL 1 DAY)")
     wait_until(lambda: idem_rows(user, k2) == [], 15, 0.5, "the purge of an expired record")
     check(idem_rows(user, k) == [["1", "200"]], "a live record was purged")

@@ -47,7 +47,9 @@ DERIVED_VARS = ("IDEMPAY_NGINX_PORT", "IDEMPAY_BIN_DIR", "IDEMPAY_CLUSTER_PORT_B
                 "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_METRICS_FILE",
                 # the mock's HTTPS port and the merchant's certificates (./stack makes them per state dir)
                 "IDEMPAY_MOCK_TLS_PORT", "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL",
-                "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA")
+                "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
+                # the doors: the public port and the development caller's secret (per state dir)
+                "IDEMPAY_PUBLIC_PORT", "IDEMPAY_NGINX_PUBLIC_PORT", "IDEMPAY_CALLER_SECRET_FILE")
 DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
 # The statement job's per-day progress (sql/013); emptied last, so that a tree
 # without them still gets everything above.
@@ -174,6 +176,8 @@ class Stack:
         for var, dflt in zip(PORT_VARS, PORT_DEFAULTS):
             self.env[var] = str(int(os.environ.get(var, dflt)) + offset)
         self.env["IDEMPAY_DB_SOCKET"] = os.path.join(state, "run", "mysqld.sock")
+        # the mutant stack's development caller (its ./stack up writes the secret)
+        self.env["IDEMPAY_CALLER_SECRET_FILE"] = os.path.join(state, "caller.secret")
         self.log = os.path.join(state, "mutants.log")
 
     def run(self, *args, timeout=900):

@@ -16,7 +16,7 @@ static void test_put_get(void)
     paid_entry e;
 
     CU_ASSERT_FALSE(paid_cache_get("UTPC-never-put", &e));
-    paid_cache_put("UTPC-1", 42, 1230, "4200000001");
+    paid_cache_put("UTPC-1", 0, 42, 1230, "4200000001");
     CU_ASSERT_TRUE_FATAL(paid_cache_get("UTPC-1", &e));
     CU_ASSERT_STRING_EQUAL(e.order_no, "UTPC-1");
     CU_ASSERT_EQUAL(e.user_id, 42);
@@ -52,7 +52,7 @@ static void test_limits(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         paid_entry e;
-        paid_cache_put(cases[i].order_no, 1, 1, cases[i].transaction_id);
+        paid_cache_put(cases[i].order_no, 0, 1, 1, cases[i].transaction_id);
         CU_ASSERT_EQUAL(paid_cache_get(cases[i].order_no, &e), cases[i].cached);
         if (cases[i].cached)
             CU_ASSERT_STRING_EQUAL(e.transaction_id, cases[i].transaction_id);
@@ -71,7 +71,7 @@ static void test_full_cache_replaces(void)
     for (int i = 0; i < n; i++) {
         snprintf(no, sizeof no, "UTPCF%08d", i);
         snprintf(tx, sizeof tx, "TX%08d", i);
-        paid_cache_put(no, i, i, tx);
+        paid_cache_put(no, 0, i, i, tx);
     }
     for (int i = 0; i < n; i++) {
         snprintf(no, sizeof no, "UTPCF%08d", i);
@@ -105,7 +105,7 @@ static void *hammer(void *arg)
         snprintf(no, sizeof no, "UTPCT%04d", k);
         snprintf(tx, sizeof tx, "T%04d", k);
         if (i % 2 == 0)
-            paid_cache_put(no, k, k * 10, tx);
+            paid_cache_put(no, 0, k, k * 10, tx);
         else if (paid_cache_get(no, &e) &&
                  (strcmp(e.transaction_id, tx) != 0 || e.user_id != k || e.amount_fen != k * 10))
             torn++;
