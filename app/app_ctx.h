@@ -21,7 +21,8 @@ enum {
     STMT_HEALTH_BASE = 88,    /* health: 88..91 */
     STMT_STATEMENT_BASE = 92, /* statement: 92..95 */
     STMT_TRADE_BASE = 96,     /* trade_store: 96..103 */
-    STMT_MAX = 104
+    STMT_ARCHIVE_BASE = 104,  /* order_archive: 104..119 */
+    STMT_MAX = 120
 };
 
 typedef struct app_ctx {

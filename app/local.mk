@@ -45,6 +45,8 @@ app_libidempay_app_a_SOURCES = \
 	app/order_state.h \
 	app/order_store.c \
 	app/order_store.h \
+	app/order_archive.c \
+	app/order_archive.h \
 	app/idem_key.c \
 	app/idem_key.h \
 	app/gateway.c \
