@@ -142,6 +142,8 @@ def refunded_order_moves_with_its_refund():
           "its finished refund moved with it")
     r = pay(no, USER, "5.00")
     check(r.status == 409, f"refunded and archived: still refused: {r}")
+    r = http("GET", f"{SERVICE}/api/pay/orders/{no}/refunds")
+    check(r.status == 404, f"the refunds of an archived order: 404 (WeChat refuses them): {r}")
     check(len(charges_for(no)) == 1, "still one charge")
 
 
