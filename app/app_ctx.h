@@ -23,7 +23,8 @@ enum {
     STMT_STATEMENT_BASE = 92, /* statement: 92..95 */
     STMT_TRADE_BASE = 96,     /* trade_store: 96..103 */
     STMT_CALLER_BASE = 104,   /* caller_store: 104..107 */
-    STMT_MAX = 108
+    STMT_ARCHIVE_BASE = 108,  /* order_archive: 108..123 */
+    STMT_MAX = 124
 };
 
 typedef struct app_ctx {

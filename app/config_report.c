@@ -34,6 +34,7 @@ static const char *const known_keys[] = {
     "IDEMPAY_LOG_REJECTS_PER_S", "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
     "IDEMPAY_DOOR", "IDEMPAY_PUBLIC_PORT", "IDEMPAY_AUTH_WINDOW_S", "IDEMPAY_CALLER",
     "IDEMPAY_CALLER_SECRET_FILE",
+    "IDEMPAY_ORDER_RETENTION_DAYS",
 };
 
 char *config_report_mask(const char *secret, char *buf, size_t buflen)
@@ -142,6 +143,7 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_l(out, "IDEMPAY_RATE_ORDERS_PER_S", c->limits.orders_per_s);
     line_l(out, "IDEMPAY_TOKEN_ROOM_PCT", c->limits.token_room_pct);
     line_l(out, "IDEMPAY_LOG_REJECTS_PER_S", c->limits.log_rejects_per_s);
+    line_l(out, "IDEMPAY_ORDER_RETENTION_DAYS", c->limits.order_retention_days);
 
     for (size_t i = 0; env_config_key(i); i++)
         if (!known(env_config_key(i))) {

@@ -45,6 +45,8 @@ app_libidempay_app_a_SOURCES = \
 	app/order_state.h \
 	app/order_store.c \
 	app/order_store.h \
+	app/order_archive.c \
+	app/order_archive.h \
 	app/idem_key.c \
 	app/idem_key.h \
 	app/gateway.c \
@@ -183,7 +185,8 @@ app_flow_unit_tests = \
 	tests/unit/test_paid_cache \
 	tests/unit/test_pay \
 	tests/unit/test_reconciler \
-	tests/unit/test_limits
+	tests/unit/test_limits \
+	tests/unit/test_order_archive
 check_PROGRAMS += $(app_flow_unit_tests)
 TESTS += $(app_flow_unit_tests)
 
@@ -202,6 +205,10 @@ tests_unit_test_pay_LDADD = $(app_unit_ldadd)
 tests_unit_test_limits_SOURCES = tests/unit/test_limits.c
 tests_unit_test_limits_CFLAGS = $(app_unit_cflags)
 tests_unit_test_limits_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_order_archive_SOURCES = tests/unit/test_order_archive.c
+tests_unit_test_order_archive_CFLAGS = $(app_unit_cflags)
+tests_unit_test_order_archive_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_reconciler_SOURCES = tests/unit/test_reconciler.c
 tests_unit_test_reconciler_CFLAGS = $(app_unit_cflags)

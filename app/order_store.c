@@ -32,6 +32,7 @@ enum {
     ORDER_SQL_FINAL,
     ORDER_SQL_WRONG_AMOUNT,
     ORDER_SQL_LEASE_FOR,
+    ORDER_SQL_ARCHIVED,
     ORDER_SQL_COUNT
 };
 
@@ -90,6 +91,11 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_LEASE_FOR] =
         "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
         " WHERE order_no = ? AND status = 1 AND attempts = ?",
+    /* After the INSERT, in its transaction: a locking read sees the latest
+     * committed archive row (any isolation level) and waits for an archive
+     * batch still open (docs/FENCE.md, "Order retention"). */
+    [ORDER_SQL_ARCHIVED] =
+        "SELECT 1 FROM payment_order_archive WHERE order_no = ? LOCK IN SHARE MODE",
     [ORDER_SQL_RELEASE] =
         "UPDATE payment_order SET lease_until = NOW(3)"
         " WHERE order_no = ? AND status = 1 AND attempts = ? AND lease_until > NOW(3)",
@@ -223,6 +229,41 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
     return ORDER_STORE_OK;
 }
 
+/* One try of the insert transaction: START TRANSACTION, INSERT, the
+ * archive's locking read, COMMIT (ROLLBACK when archived). *failed is the
+ * statement that failed (NULL: the connection, BEGIN or COMMIT). */
+static order_store_result order_insert_txn(app_ctx *ctx, long long caller_id,
+                                           const char *order_no, long long user_id,
+                                           const char *amount, long lease_ms,
+                                           MYSQL_STMT **failed)
+{
+    MYSQL_STMT *ins = order_stmt(ctx, ORDER_SQL_INSERT);
+    MYSQL_STMT *arc = order_stmt(ctx, ORDER_SQL_ARCHIVED);
+    int found;
+
+    *failed = NULL;
+    if (ins == NULL || arc == NULL)
+        return ORDER_STORE_ERROR;
+    if (db_exec_simple(ctx->db, "START TRANSACTION") != 0)
+        return ORDER_STORE_ERROR;
+    *failed = ins;
+    if (db_stmt_exec(ins, "sllsl", order_no, caller_id, user_id, amount,
+                     (long long)lease_ms * 1000) != 0)
+        return mysql_stmt_errno(ins) == 1062 ? ORDER_STORE_DUPLICATE : ORDER_STORE_ERROR;
+    *failed = arc;
+    if (db_stmt_exec(arc, "s", order_no) != 0)
+        return ORDER_STORE_ERROR;
+    long long one = 0;
+    found = db_stmt_fetch(arc, "l", &one);
+    db_stmt_done(arc);
+    if (found < 0)
+        return ORDER_STORE_ERROR;
+    *failed = NULL;
+    if (found == 1)
+        return db_exec_simple(ctx->db, "ROLLBACK") == 0 ? ORDER_STORE_ARCHIVED : ORDER_STORE_ERROR;
+    return db_exec_simple(ctx->db, "COMMIT") == 0 ? ORDER_STORE_OK : ORDER_STORE_ERROR;
+}
+
 order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long long user_id,
                                       int64_t amount_fen, long lease_ms)
 {
@@ -235,19 +276,22 @@ order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
 {
     char amount[MONEY_STR_MAX];
     MYSQL_STMT *st;
-    int tries = 0, rc;
+    order_store_result r;
+    int tries = 0;
     unsigned int err = 0;
 
     money_format(amount_fen, amount);
     for (;;) {
-        st = order_stmt(ctx, ORDER_SQL_INSERT);
-        rc = st != NULL ? db_stmt_exec(st, "sllsl", order_no, caller_id, user_id, amount,
-                                       (long long)lease_ms * 1000)
-                        : -1;
-        if (rc == 0)
-            return ORDER_STORE_OK;
-        if (st != NULL && mysql_stmt_errno(st) == 1062)
-            return ORDER_STORE_DUPLICATE;
+        r = order_insert_txn(ctx, caller_id, order_no, user_id, amount, lease_ms, &st);
+        if (r != ORDER_STORE_ERROR && r != ORDER_STORE_DUPLICATE)
+            return r;
+        /* Nothing of a failed try is kept: a statement that failed inside
+         * the transaction leaves it open (roll it back); a failed BEGIN or
+         * COMMIT (st NULL) or a lost connection leaves nothing open. */
+        if (st != NULL && ctx->db != NULL && !db_conn_lost(mysql_stmt_errno(st)))
+            (void)db_exec_simple(ctx->db, "ROLLBACK");
+        if (r == ORDER_STORE_DUPLICATE)
+            return r;
         if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }

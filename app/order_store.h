@@ -1,7 +1,8 @@
 /* order_store - payment_order rows, read and moved only by compare-and-set.
  *
- * Every write is one autocommit statement whose WHERE clause names the
- * state it expects; its affected-row count (changed rows: connections run
+ * Every write but the insert is one autocommit statement whose WHERE clause
+ * names the state it expects (the insert is INSERT + a locking read of the
+ * archive in one transaction); its affected-row count (changed rows: connections run
  * without CLIENT_FOUND_ROWS, and every CAS here changes status or lease)
  * decides who won. No transaction is held open, in particular never across
  * a gateway call.
@@ -46,16 +47,21 @@ typedef enum {
     ORDER_STORE_OK = 0,     /* read a row / won the CAS / inserted */
     ORDER_STORE_MISS,       /* no such row / lost the CAS */
     ORDER_STORE_DUPLICATE,  /* insert: the order_no exists (1062) */
-    ORDER_STORE_ERROR       /* MariaDB failed (connection dropped when lost); ctx->err says why */
+    ORDER_STORE_ERROR,      /* MariaDB failed (connection dropped when lost); ctx->err says why */
+    ORDER_STORE_ARCHIVED    /* insert: the order_no is in the archive (order_archive.h) */
 } order_store_result;
 
 /* Reads order_no into *row. A lost connection is retried once (a read is
  * safe to repeat). OK, MISS or ERROR. */
 order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row *row);
 
-/* Inserts a new order as PROCESSING, attempts 1, leased for lease_ms.
- * OK (the caller holds attempt 1), DUPLICATE (another request created it:
- * re-read, it is a repeat), or ERROR. */
+/* Inserts a new order as PROCESSING, attempts 1, leased for lease_ms, in a
+ * short transaction with a locking read of payment_order_archive after the
+ * INSERT: an order_no found there is rolled back (docs/FENCE.md, "Order
+ * retention": an archived order is never created again, so never charged
+ * again). OK (the caller holds attempt 1), DUPLICATE (another request
+ * created it: re-read, it is a repeat), ARCHIVED (nothing written), or
+ * ERROR. */
 order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long long user_id,
                                       int64_t amount_fen, long lease_ms);
 /* The same for an order created by caller_id (payment_order.caller_id;

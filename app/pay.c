@@ -15,6 +15,7 @@
 #include "idem_key.h"
 #include "log.h"
 #include "metrics.h"
+#include "order_archive.h"
 #include "order_store.h"
 #include "paid_cache.h"
 #include "pay_prepay.h"
@@ -185,6 +186,21 @@ static void pay_closed(pay_answer *a, const order_row *row, bool repeat)
     pay_answer_set(a, 402, pay_body_failed(row->order_no, "payment_closed", why), MET_PAY_CLOSED);
     a->replayed = repeat;
     a->absorbed = repeat;
+}
+
+/* 409 order_archived: the order_no belongs to an archived order (final and
+ * unchanged for IDEMPAY_ORDER_RETENTION_DAYS; docs/FENCE.md "Order
+ * retention"). Nothing was written, nothing charged; final (no
+ * Retry-After). The trade row this request wrote before its refused order
+ * insert is deleted again. */
+static void pay_archived(app_ctx *ctx, const pay_request *pr, pay_answer *a)
+{
+    (void)order_archive_forget_trade(ctx, pr->order_no);
+    pay_error(a, 409, "order_archived",
+              "this order_no belongs to an archived order (final and unchanged for the"
+              " retention period); nothing was charged; use a new order_no",
+              MET_PAY_CLOSED);
+    a->retry_after = false;
 }
 
 /* The answer for where settle left the order. A charge was (possibly)
@@ -394,6 +410,10 @@ static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay
                                       pr->amount_fen, lease_ms);
         if (r == ORDER_STORE_OK)
             pay_charge(ctx, pr, 1, a);
+        if (r == ORDER_STORE_ARCHIVED) {
+            pay_archived(ctx, pr, a);
+            r = ORDER_STORE_OK; /* *a holds the 409 */
+        }
         break;
     case PAY_STEP_RESOLVE:
         r = order_store_take_expired(ctx, pr->order_no, row->attempts, lease_ms);
@@ -730,6 +750,42 @@ static char *pay_order_body(app_ctx *ctx, order_row *row)
                                 awaiting ? tr.prepay_id : NULL, awaiting ? expires : NULL);
 }
 
+/* GET of an order_no with no live order: 200 from the archive (the body
+ * says "archived": true) to the caller that created it, 404 not_found, or
+ * 503. */
+static void pay_get_archived(app_ctx *ctx, long long caller_id, const char *order_no,
+                             http_response *resp)
+{
+    order_row row;
+    char archived_at[ORDER_TIME_MAX] = "";
+    char secs[24];
+    char *body;
+
+    switch (order_archive_get(ctx, order_no, &row, archived_at)) {
+    case ORDER_STORE_OK:
+        if (row.caller_id != caller_id) {
+            http_response_error(resp, 404, "not_found", "no order with this order_no");
+            return;
+        }
+        body = order_archive_body(&row, archived_at);
+        if (body == NULL) {
+            http_response_error(resp, 500, "internal_error", "out of memory");
+            return;
+        }
+        http_response_set(resp, 200, "application/json", body, strlen(body));
+        free(body);
+        return;
+    case ORDER_STORE_MISS:
+        http_response_error(resp, 404, "not_found", "no order with this order_no");
+        return;
+    default:
+        http_response_error(resp, 503, "unavailable", "the payment database is unavailable");
+        snprintf(secs, sizeof(secs), "%ld", ctx->cfg->retry_after_s);
+        http_response_header(resp, "Retry-After", secs);
+        return;
+    }
+}
+
 void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     const char *segment;
@@ -768,7 +824,7 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
         free(body);
         return;
     case ORDER_STORE_MISS:
-        http_response_error(resp, 404, "not_found", "no order with this order_no");
+        pay_get_archived(ctx, req->caller_id, order_no, resp);
         return;
     default:
         http_response_error(resp, 503, "unavailable", "the payment database is unavailable");

@@ -3,7 +3,8 @@
  * (settle.c): PAID, or FAILED for good once closed; retryable FAILED orders
  * (a gateway without closeorder) are asked about once more after
  * IDEMPAY_FAILED_RECHECK_MS;
- * the Idempotency-Key table is purged in bounded batches. */
+ * the Idempotency-Key table is purged in bounded batches, and old final
+ * orders are archived in bounded batches (order_archive.c). */
 #include "reconciler.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include "idem_key.h"
 #include "log.h"
 #include "metrics.h"
+#include "order_archive.h"
 #include "order_store.h"
 #include "settle.h"
 
@@ -124,6 +126,9 @@ int reconciler_run_once(app_ctx *ctx)
         reconciler_batch(ctx, order_store_recheck_due, reconciler_recheck, &settled) < 0)
         return -1;
     if (idem_key_purge(ctx, RECON_SQL_PURGE, RECONCILER_PURGE_BATCH) < 0)
+        return -1;
+    if (ctx->cfg->limits.order_retention_days > 0 &&
+        order_archive_run(ctx, ctx->cfg->limits.order_retention_days, ORDER_ARCHIVE_BATCH) < 0)
         return -1;
     return settled;
 }

@@ -11,7 +11,9 @@
  * fails retryably instead and is asked about once more
  * IDEMPAY_FAILED_RECHECK_MS later (a late charge makes it PAID; the
  * statement job refunds any second one). The same
- * thread purges expired Idempotency-Key records. */
+ * thread purges expired Idempotency-Key records and, with
+ * IDEMPAY_ORDER_RETENTION_DAYS > 0, archives up to ORDER_ARCHIVE_BATCH old
+ * final orders per round (order_archive.h). */
 #ifndef IDEMPAY_RECONCILER_H
 #define IDEMPAY_RECONCILER_H
 
@@ -29,8 +31,9 @@ int reconciler_start(const app_config *cfg);
 
 /* One reconciliation round on ctx (the thread calls this; tests may too):
  * settles up to RECONCILER_BATCH expired orders, rechecks up to
- * RECONCILER_BATCH FAILED orders whose recheck is due and purges expired
- * Idempotency-Key records. Returns the number of orders settled (PAID or
+ * RECONCILER_BATCH FAILED orders whose recheck is due, purges expired
+ * Idempotency-Key records and archives one batch of old final orders
+ * (when the retention is on). Returns the number of orders settled (PAID or
  * FAILED), or -1 when MariaDB failed. */
 int reconciler_run_once(app_ctx *ctx);
 
