@@ -21,7 +21,10 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/txid.c gateway-mock/txid.h \
 	gateway-mock/refund_store.c gateway-mock/refund_store.h \
 	gateway-mock/refund_flow.c gateway-mock/refund_flow.h \
-	gateway-mock/refund_notify.c gateway-mock/refund_notify.h
+	gateway-mock/refund_notify.c gateway-mock/refund_notify.h \
+	gateway-mock/v3_keys.c gateway-mock/v3_keys.h \
+	gateway-mock/v3_notify.c gateway-mock/v3_notify.h \
+	gateway-mock/v3_api.c gateway-mock/v3_map.c gateway-mock/v3_api.h gateway-mock/v3_call.h
 gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
