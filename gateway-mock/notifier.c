@@ -118,8 +118,9 @@ int notifier_reply_ok(const char *body, size_t len)
     return notifier_reply_read(body, len, rc, sizeof(rc), msg, sizeof(msg));
 }
 
-/* v3's answer: the JSON "code" and "message" of a failure body, when there
- * is one; acknowledged by HTTP 200 or 204 whatever the body. */
+/* v3's answer: acknowledged by HTTP 200 or 204 whatever the body (noted
+ * return_code SUCCESS); else the JSON "code" and "message" of the failure
+ * body, when there is one. */
 static void notifier_v3_reply_read(const http_reply *reply, journal_entry *e)
 {
     json_error_t jerr;
@@ -127,7 +128,7 @@ static void notifier_v3_reply_read(const http_reply *reply, journal_entry *e)
     const char *code = json_string_value(json_object_get(o, "code"));
     const char *msg = json_string_value(json_object_get(o, "message"));
     bool ok = reply->code == 200 || reply->code == 204;
-    snprintf(e->return_code, sizeof(e->return_code), "%s", code != NULL ? code : ok ? "SUCCESS" : "");
+    snprintf(e->return_code, sizeof(e->return_code), "%s", ok ? "SUCCESS" : code != NULL ? code : "");
     snprintf(e->return_msg, sizeof(e->return_msg), "%s", msg != NULL ? msg : "");
     json_decref(o);
 }
