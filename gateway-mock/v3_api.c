@@ -135,6 +135,17 @@ void v3_error(v3_call *vc, int status, const char *code, const char *message)
 
 /* ---- the merchant's signature ------------------------------------------------- */
 
+/* Two certificate serials name the same number: hex, any case, leading
+ * zeros aside (openssl prints 05AB..., Python's format() 5AB...). */
+static bool v3_same_serial(const char *a, const char *b)
+{
+    while (*a == '0')
+        a++;
+    while (*b == '0')
+        b++;
+    return strcasecmp(a, b) == 0;
+}
+
 /* true when the request carries a valid merchant signature; else 401. */
 static bool v3_authorized(v3_call *vc)
 {
@@ -147,7 +158,7 @@ static bool v3_authorized(v3_call *vc)
     if (wx3_auth_parse(fcgi_adapter_param("HTTP_AUTHORIZATION"), &a, why, sizeof(why)) != 0)
         goto refused;
     if (strcmp(a.mchid, app->creds.mch_id) != 0 ||
-        strcasecmp(a.serial_no, app->v3->merchant.serial) != 0) {
+        !v3_same_serial(a.serial_no, app->v3->merchant.serial)) {
         snprintf(why, sizeof(why), "mchid or serial_no is not the merchant's certificate's");
         goto refused;
     }
@@ -259,8 +270,10 @@ static bool v3_parse_body(v3_call *vc)
 static void v3_serve(v3_call *vc, api_endpoint ep)
 {
     bool parsed = v3_parse_body(vc);
+    const char *otn = parsed ? v3_map_peek_otn(vc) : "";
+    api_copy(vc->c.je.out_trade_no, sizeof(vc->c.je.out_trade_no), otn);   /* for the journal */
     if (ep != API_NONE) {
-        api_draw_otn(&vc->c, ep, parsed ? v3_map_peek_otn(vc) : "");
+        api_draw_otn(&vc->c, ep, otn);
         api_sleep_ms(vc->c.fd.delay_ms);
     }
     if (!parsed || !v3_authorized(vc))
