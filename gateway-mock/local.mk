@@ -51,7 +51,8 @@ mock_unit_tests = \
 	tests/unit/test_mock_flows \
 	tests/unit/test_mock_refund_notify \
 	tests/unit/test_mock_refund_store \
-	tests/unit/test_mock_prepay
+	tests/unit/test_mock_prepay \
+	tests/unit/test_mock_v3_notify
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -104,3 +105,7 @@ tests_unit_test_mock_refund_store_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_prepay_SOURCES = tests/unit/test_mock_prepay.c
 tests_unit_test_mock_prepay_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_prepay_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_v3_notify_SOURCES = tests/unit/test_mock_v3_notify.c
+tests_unit_test_mock_v3_notify_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_v3_notify_LDADD = $(mock_unit_ldadd)
