@@ -94,7 +94,7 @@ http_cl_result fcgi_adapter_read_request(FCGX_Request *r, char *body, char *path
 
 void fcgi_adapter_write_response(FCGX_Request *r, const http_response *resp)
 {
-    char head[1024];
+    char head[HTTP_MAX_EXTRA_HEADERS + 512];
     int n = snprintf(head, sizeof head,
                      "Status: %d\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
                      resp->status, resp->content_type, resp->body ? resp->body_len : 0,

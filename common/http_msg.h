@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #define HTTP_MAX_BODY 65536        /* request bodies over this are 413 */
-#define HTTP_MAX_EXTRA_HEADERS 512 /* bytes of extra response header lines */
+#define HTTP_MAX_EXTRA_HEADERS 1024 /* bytes of extra response header lines (APIv3's four signed headers take ~520) */
 
 typedef struct {
     const char *method;          /* "GET", "POST", ... never NULL */

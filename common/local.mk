@@ -14,6 +14,8 @@ common_libidempay_common_a_SOURCES = \
 	common/wx_xml.c common/wx_xml.h \
 	common/wx_sign.c common/wx_sign.h \
 	common/wx_refund_info.c common/wx_refund_info.h \
+	common/wx3_sign.c common/wx3_sign.h \
+	common/wx3_aead.c common/wx3_aead.h \
 	common/money.c common/money.h \
 	common/order_no.c common/order_no.h \
 	common/rng.c common/rng.h \
@@ -35,6 +37,8 @@ common_unit_tests = \
 	tests/unit/test_wx_xml \
 	tests/unit/test_wx_sign \
 	tests/unit/test_wx_refund_info \
+	tests/unit/test_wx3_sign \
+	tests/unit/test_wx3_aead \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_rng \
@@ -57,6 +61,14 @@ tests_unit_test_wx_sign_LDADD = $(common_unit_ldadd)
 tests_unit_test_wx_refund_info_SOURCES = tests/unit/test_wx_refund_info.c
 tests_unit_test_wx_refund_info_CFLAGS = $(common_unit_cflags)
 tests_unit_test_wx_refund_info_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_wx3_sign_SOURCES = tests/unit/test_wx3_sign.c
+tests_unit_test_wx3_sign_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx3_sign_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_wx3_aead_SOURCES = tests/unit/test_wx3_aead.c
+tests_unit_test_wx3_aead_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx3_aead_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_money_SOURCES = tests/unit/test_money.c
 tests_unit_test_money_CFLAGS = $(common_unit_cflags)

@@ -21,6 +21,20 @@ typedef struct {
     long long hold_ms;        /* a withheld reply's longest hold (hold_max_ms or the rule's) */
     journal_entry je;
     bool journaled;           /* the entry went out already (a withheld reply) */
+    /* APIv3 (v3_api.c): the flows run unchanged, but api_send and the
+     * statement record their outcome in `out` instead of answering XML;
+     * v3_api.c answers in v3's JSON. Cut and withheld replies are the
+     * same in both dialects. */
+    bool v3;
+    struct {
+        bool set;                 /* api_send ran */
+        const char *fail_msg;     /* return_code FAIL (static text) */
+        const char *err_code;     /* result_code FAIL (static text) */
+        char err_des[160];
+        wx_msg extra;             /* the reply's fields (initialised with m; freed with it) */
+        char *statement;          /* downloadbill's text (malloc'd), statement_len bytes */
+        size_t statement_len;
+    } out;
 } api_call;
 
 /* snprintf(dst, cap, "%s", src or ""). */
@@ -36,6 +50,18 @@ void api_cut(api_call *c);
 void api_withhold(api_call *c, const char *otn, long long hold_max_ms);
 /* The request's openid when it is a valid one, else the mock payer's. */
 void api_openid(const wx_msg *req, char out[129]);
+
+/* Draws the call's faults (api_handle's order: unifiedorder and micropay
+ * from the main PRNG, the others from the auxiliary one), then lets the
+ * first live targeted rule matching otn (may be "" or NULL) decide
+ * instead. Sets c->fd, c->hold_ms, c->je.rule and c->je.fault. */
+void api_draw_otn(api_call *c, api_endpoint ep, const char *otn);
+/* Runs endpoint ep's flow on a validated call (c->m, c->v filled; the
+ * faults of the non-charging endpoints already applied): what api_handle
+ * does after validation. */
+void api_run(api_call *c, api_endpoint ep);
+/* Sleeps ms milliseconds (EINTR-safe); nothing for ms <= 0. */
+void api_sleep_ms(long long ms);
 
 /* flows.c: the payment flows (docs/MOCK.md "Payment flows"). */
 /* unifiedorder with instant_charge off: a prepay order, no charge. */

@@ -58,6 +58,15 @@ void api_send(api_call *c, const char *fail_msg, const char *err_code, const cha
              fail_msg != NULL ? NULL : err_code != NULL ? "FAIL" : "SUCCESS");
     api_copy(je->err_code, sizeof(je->err_code), fail_msg != NULL ? NULL : err_code);
 
+    if (c->v3) {   /* v3_api.c answers from the outcome */
+        c->out.set = true;
+        c->out.fail_msg = fail_msg;
+        c->out.err_code = fail_msg != NULL ? NULL : err_code;
+        api_copy(c->out.err_des, sizeof(c->out.err_des), err_des);
+        if (extra != NULL && wx_msg_merge(&c->out.extra, extra) != 0)
+            c->out.err_code = "SYSTEMERROR";
+        return;
+    }
     char *xml = api_build_reply(&c->app->creds, c->v.sign_type, fail_msg, err_code, err_des, extra);
     if (xml == NULL) {
         log_msg(LOG_ERROR, "mock: cannot build a reply");
@@ -77,7 +86,7 @@ void api_fail(api_call *c, const char *err_code, const char *err_des)
 
 /* ---- faults that cut the reply --------------------------------------------- */
 
-static void api_sleep_ms(long long ms)
+void api_sleep_ms(long long ms)
 {
     if (ms <= 0)
         return;
@@ -190,6 +199,7 @@ static void api_notify_charge(api_call *c, const ledger_attempt_result *r, const
     api_copy(nc.openid, sizeof(nc.openid), openid);
     txid_time_end(r->charged_at, nc.time_end);
     api_copy(nc.notify_url, sizeof(nc.notify_url), wx_msg_get(&c->m, "notify_url"));
+    nc.api_version = c->v3 ? 3 : 2;
     notifier_charge_made(c->app->notifier, &nc);
 }
 
@@ -357,7 +367,7 @@ static void api_refund_send(api_call *c, refund_flow_reply *r)
 static void api_refund(api_call *c)
 {
     refund_flow_reply r;
-    refund_flow_refund(c->app, &c->m, c->v.total_fee, c->v.refund_fee, &r);
+    refund_flow_refund(c->app, &c->m, c->v.total_fee, c->v.refund_fee, c->v3 ? 3 : 2, &r);
     api_refund_send(c, &r);
 }
 
@@ -475,6 +485,13 @@ static void api_bill_send(api_call *c, char *text, size_t len, size_t lines)
         text = gz;
         len = gzlen;
     }
+    api_copy(c->je.reply, sizeof(c->je.reply), "statement");
+    if (c->v3) {   /* v3: the tradebill's hash, or the download (v3_api.c) */
+        c->out.set = true;
+        c->out.statement = text;
+        c->out.statement_len = len;
+        return;
+    }
     /* The text moves into the response: no copy of a large statement. */
     free(c->resp->body);
     c->resp->body = text;
@@ -553,11 +570,11 @@ static void api_peek_otn(const http_request *req, char out[33])
 
 /* Draws the call's fate first, for every call that arrives, so the
  * decisions follow the order of arrival whatever the requests contain.
- * Then the first live rule that matches (by the out_trade_no the body
+ * Then the first live rule that matches (by the out_trade_no the call
  * names, before the call is judged) replaces the drawn fault, and its
  * latency_ms, when given, the drawn delay: the PRNGs still draw, so a
  * rule never shifts the random decisions of the other calls. */
-static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
+void api_draw_otn(api_call *c, api_endpoint ep, const char *otn)
 {
     static const faults_endpoint map[] = {
         [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
@@ -566,24 +583,33 @@ static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
         [API_REFUNDQUERY] = FAULTS_EP_REFUND,    /* refundquery shares refund's knobs */
     };
     rules_decision rd;
-    char otn[33] = "";
 
     if (ep == API_UNIFIEDORDER || ep == API_MICROPAY)   /* the charging calls */
         faults_draw_order(&c->app->faults, &c->fd);
     else
         faults_draw_endpoint(&c->app->faults, map[ep], &c->fd);
     c->hold_ms = RULES_KEEP;
-    if (!rules_any(&c->app->rules))
-        return;
-    api_peek_otn(req, otn);
-    rules_take(&c->app->rules, api_endpoint_name(ep), otn, &rd);
-    if (rd.index < 0)
-        return;
-    c->je.rule = rd.index;
-    c->fd.kind = rd.kind;
-    if (rd.latency_ms != RULES_KEEP)
-        c->fd.delay_ms = rd.latency_ms;
-    c->hold_ms = rd.hold_ms;
+    if (rules_any(&c->app->rules)) {
+        rules_take(&c->app->rules, api_endpoint_name(ep), otn != NULL ? otn : "", &rd);
+        if (rd.index >= 0) {
+            c->je.rule = rd.index;
+            c->fd.kind = rd.kind;
+            if (rd.latency_ms != RULES_KEEP)
+                c->fd.delay_ms = rd.latency_ms;
+            c->hold_ms = rd.hold_ms;
+        }
+    }
+    api_copy(c->je.fault, sizeof(c->je.fault), faults_kind_name(c->fd.kind));
+}
+
+/* api_draw_otn with the out_trade_no the XML body names (read only when a
+ * rule may need it). */
+static void api_draw(api_call *c, api_endpoint ep, const http_request *req)
+{
+    char otn[33] = "";
+    if (rules_any(&c->app->rules))
+        api_peek_otn(req, otn);
+    api_draw_otn(c, ep, otn);
 }
 
 /* The faults of the endpoints other than unifiedorder, on a valid call:
@@ -628,6 +654,46 @@ static bool api_accept(api_call *c, api_endpoint ep, const http_request *req)
     return false;
 }
 
+void api_run(api_call *c, api_endpoint ep)
+{
+    faults_config cfg;
+
+    faults_get(&c->app->faults, &cfg);
+    if (ep != API_DOWNLOADBILL)
+        flows_sweep_now_and_then(c->l);   /* due USERPAYING micropays resolve (flows.h) */
+    switch (ep) {
+    case API_UNIFIEDORDER:
+        if (cfg.instant_charge)
+            api_unifiedorder(c);   /* the old mock: a simulated payer pays at once */
+        else
+            flows_unifiedorder(c);
+        break;
+    case API_MICROPAY:
+        flows_micropay(c);
+        break;
+    case API_REVERSE:
+        flows_reverse(c);
+        break;
+    case API_ORDERQUERY:
+        api_orderquery(c);
+        break;
+    case API_REFUND:
+        api_refund(c);
+        break;
+    case API_CLOSEORDER:
+        api_closeorder(c);
+        break;
+    case API_DOWNLOADBILL:
+        api_downloadbill(c);
+        break;
+    case API_REFUNDQUERY:
+        api_refundquery(c);
+        break;
+    case API_NONE:
+        break;
+    }
+}
+
 void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *req,
                 http_response *resp)
 {
@@ -635,6 +701,7 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
     faults_config cfg;
 
     memset(&c, 0, sizeof(c));
+    wx_msg_init(&c.out.extra);
     c.app = app;
     c.l = l;
     c.resp = resp;
@@ -663,49 +730,17 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
         goto done;
     }
     api_draw(&c, ep, req);
-    api_copy(c.je.fault, sizeof(c.je.fault), faults_kind_name(c.fd.kind));
     api_sleep_ms(c.fd.delay_ms);
     if (!api_accept(&c, ep, req))
         goto done;
     if (ep != API_UNIFIEDORDER && ep != API_MICROPAY && api_endpoint_fault(&c, req->path))
         goto done;
-    if (ep != API_DOWNLOADBILL)
-        flows_sweep_now_and_then(l);   /* due USERPAYING micropays resolve (flows.h) */
-    switch (ep) {
-    case API_UNIFIEDORDER:
-        if (cfg.instant_charge)
-            api_unifiedorder(&c);   /* the old mock: a simulated payer pays at once */
-        else
-            flows_unifiedorder(&c);
-        break;
-    case API_MICROPAY:
-        flows_micropay(&c);
-        break;
-    case API_REVERSE:
-        flows_reverse(&c);
-        break;
-    case API_ORDERQUERY:
-        api_orderquery(&c);
-        break;
-    case API_REFUND:
-        api_refund(&c);
-        break;
-    case API_CLOSEORDER:
-        api_closeorder(&c);
-        break;
-    case API_DOWNLOADBILL:
-        api_downloadbill(&c);
-        break;
-    case API_REFUNDQUERY:
-        api_refundquery(&c);
-        break;
-    case API_NONE:
-        break;
-    }
+    api_run(&c, ep);
 done:
     if (!c.journaled) {
         c.je.latency_ms = journal_elapsed_ms(&c.je);
         journal_append(app->journal, &c.je, true);
     }
     wx_msg_free(&c.m);
+    wx_msg_free(&c.out.extra);
 }

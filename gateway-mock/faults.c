@@ -60,6 +60,7 @@ static const knob faults_knobs[] = {
     KNOB_B(bill_range_enabled),
     KNOB_B(bill_forge),
     KNOB_B(bill_bad_line),
+    KNOB_I(v3_platform_rotation, 0, 2),
 };
 #define FAULTS_NKNOBS (sizeof(faults_knobs) / sizeof(faults_knobs[0]))
 

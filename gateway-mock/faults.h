@@ -95,6 +95,11 @@ typedef struct {
     bool bill_range_enabled;           /* honour the mock-only begin_time/end_time (off) */
     bool bill_forge;                   /* add a forged copy of every charge line (off) */
     bool bill_bad_line;                /* add an unreadable copy of every charge line (off) */
+    /* APIv3 (v3_api.h): the platform certificate rotation. 0: only the
+     * first platform certificate is served and signs; 1: the second is
+     * announced by /v3/certificates too, the first still signs; 2: both
+     * served, the second signs replies and notifications. */
+    long long v3_platform_rotation;    /* 0..2 (0) */
 } faults_config;
 
 typedef enum {

@@ -49,6 +49,7 @@ void flows_notify(mock_app *app, const prepay_row *row, const char *txid, time_t
                                                  : BILL_DEFAULT_OPENID);
     txid_time_end(charged_at, nc.time_end);
     api_copy(nc.notify_url, sizeof(nc.notify_url), row->notify_url);
+    nc.api_version = row->api_version;
     if (nc.notify_url[0] != '\0')
         notifier_charge_made(app->notifier, &nc);
 }
@@ -203,6 +204,7 @@ static void flows_new_prepay(api_call *c, const char *fp, long long now, long lo
     row->expire_ms = expire_ms;
     row->prepay_until_ms = now + ttl_ms < expire_ms ? now + ttl_ms : expire_ms;
     api_copy(row->state, sizeof(row->state), "NOTPAY");
+    row->api_version = c->v3 ? 3 : 2;
 }
 
 void flows_unifiedorder(api_call *c)

@@ -365,7 +365,9 @@ static json_t *journal_row_json(const journal_row *r, bool notification)
                          "err_code", journal_str(r->err_code, r->n_err),
                          "transaction_id", journal_str(r->txid, r->n_txid),
                          "latency_ms", (json_int_t)r->latency);
-    bool ack = !r->null_status && r->status == 200 && !r->n_rc && strcmp(r->return_code, "SUCCESS") == 0;
+    /* v2: HTTP 200 with return_code SUCCESS; v3: 200 or 204 (noted SUCCESS). */
+    bool ack = !r->null_status && (r->status == 200 || r->status == 204) && !r->n_rc &&
+               strcmp(r->return_code, "SUCCESS") == 0;
     return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:I}",
                      "seq", (json_int_t)r->seq, "time", r->at,
                      "out_trade_no", journal_str(r->otn, r->n_otn),

@@ -21,7 +21,10 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/txid.c gateway-mock/txid.h \
 	gateway-mock/refund_store.c gateway-mock/refund_store.h \
 	gateway-mock/refund_flow.c gateway-mock/refund_flow.h \
-	gateway-mock/refund_notify.c gateway-mock/refund_notify.h
+	gateway-mock/refund_notify.c gateway-mock/refund_notify.h \
+	gateway-mock/v3_keys.c gateway-mock/v3_keys.h \
+	gateway-mock/v3_notify.c gateway-mock/v3_notify.h \
+	gateway-mock/v3_api.c gateway-mock/v3_map.c gateway-mock/v3_api.h gateway-mock/v3_call.h
 gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
 	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
@@ -48,7 +51,8 @@ mock_unit_tests = \
 	tests/unit/test_mock_flows \
 	tests/unit/test_mock_refund_notify \
 	tests/unit/test_mock_refund_store \
-	tests/unit/test_mock_prepay
+	tests/unit/test_mock_prepay \
+	tests/unit/test_mock_v3_notify
 check_PROGRAMS += $(mock_unit_tests)
 TESTS += $(mock_unit_tests)
 mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
@@ -101,3 +105,7 @@ tests_unit_test_mock_refund_store_LDADD = $(mock_unit_ldadd)
 tests_unit_test_mock_prepay_SOURCES = tests/unit/test_mock_prepay.c
 tests_unit_test_mock_prepay_CFLAGS = $(mock_unit_cflags)
 tests_unit_test_mock_prepay_LDADD = $(mock_unit_ldadd)
+
+tests_unit_test_mock_v3_notify_SOURCES = tests/unit/test_mock_v3_notify.c
+tests_unit_test_mock_v3_notify_CFLAGS = $(mock_unit_cflags)
+tests_unit_test_mock_v3_notify_LDADD = $(mock_unit_ldadd)

@@ -22,6 +22,8 @@
 #include "prepay.h"
 #include "refund_flow.h"
 #include "txid.h"
+#include "v3_api.h"
+#include "v3_keys.h"
 
 static mock_app mock;
 
@@ -64,6 +66,10 @@ static void mock_handle(void *ctx, const http_request *req, http_response *resp)
 
     if (strncmp(req->path, "/mock/", 6) == 0) {
         admin_handle(&mock, l, req, resp);
+        return;
+    }
+    if (v3_api_path(req->path)) {
+        v3_api_handle(&mock, l, req, resp);
         return;
     }
     api_endpoint ep = api_endpoint_of(req->path);
@@ -113,6 +119,14 @@ int main(int argc, char **argv)
 
     faults_config cfg;
     char why[256];
+    mock.v3 = v3_keys_load(why, sizeof(why));
+    if (mock.v3 == NULL)
+        log_msg(LOG_WARN, "APIv3 is not served (/v3/ answers 404): %s", why);
+    else
+        log_msg(LOG_INFO, "APIv3: merchant certificate %s, platform certificate %s%s%s",
+                mock.v3->merchant.serial, mock.v3->platform[0].serial,
+                mock.v3->platforms == 2 ? ", rotation target " : "",
+                mock.v3->platforms == 2 ? mock.v3->platform[1].serial : "");
     faults_config_site_defaults(&cfg, why, sizeof(why));
     if (why[0] != '\0')
         log_msg(LOG_WARN, "%s", why);

@@ -22,6 +22,7 @@ typedef struct {
 
 struct notifier;
 struct journal;
+struct v3_keys;
 
 typedef struct {
     mock_creds creds;
@@ -30,6 +31,7 @@ typedef struct {
     struct notifier *notifier;   /* NULL in unit tests: no notifications */
     struct journal *journal;     /* NULL in unit tests: nothing journaled */
     int max_holds;               /* withheld replies at once (each holds a request thread) */
+    struct v3_keys *v3;          /* APIv3 material (v3_keys.h); NULL: /v3/ is not served */
 } mock_app;
 
 #endif

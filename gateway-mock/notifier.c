@@ -16,6 +16,8 @@
 #include "journal.h"
 #include "log.h"
 #include "refund_notify.h"
+#include "v3_keys.h"
+#include "v3_notify.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
@@ -120,8 +122,24 @@ int notifier_reply_ok(const char *body, size_t len)
     return notifier_reply_read(body, len, rc, sizeof(rc), msg, sizeof(msg));
 }
 
+/* v3's answer: acknowledged by HTTP 200 or 204 whatever the body (noted
+ * return_code SUCCESS); else the JSON "code" and "message" of the failure
+ * body, when there is one. */
+static void notifier_v3_reply_read(const http_reply *reply, journal_entry *e)
+{
+    json_error_t jerr;
+    json_t *o = reply->body_len > 0 ? json_loadb(reply->body, reply->body_len, 0, &jerr) : NULL;
+    const char *code = json_string_value(json_object_get(o, "code"));
+    const char *msg = json_string_value(json_object_get(o, "message"));
+    bool ok = reply->code == 200 || reply->code == 204;
+    snprintf(e->return_code, sizeof(e->return_code), "%s", ok ? "SUCCESS" : code != NULL ? code : "");
+    snprintf(e->return_msg, sizeof(e->return_msg), "%s", msg != NULL ? msg : "");
+    json_decref(o);
+}
+
 /* Fills the journal entry of one delivery attempt from its outcome; returns
- * true when the merchant acknowledged it (HTTP 200, return_code SUCCESS). */
+ * true when the merchant acknowledged it (v2: HTTP 200 and return_code
+ * SUCCESS; v3: HTTP 200 or 204). */
 static bool notifier_outcome(const delivery *d, http_status st, const http_reply *reply,
                              journal_entry *e)
 {
@@ -137,6 +155,10 @@ static bool notifier_outcome(const delivery *d, http_status st, const http_reply
         return false;
     }
     e->http_status = reply->code;
+    if (c->api_version == 3) {
+        notifier_v3_reply_read(reply, e);
+        return reply->code == 200 || reply->code == 204;
+    }
     int success = notifier_reply_read(reply->body, reply->body_len, e->return_code,
                                       sizeof(e->return_code), e->return_msg, sizeof(e->return_msg));
     return reply->code == 200 && success;
@@ -195,19 +217,70 @@ static void notifier_pop(notifier *n, delivery *out)
 
 /* ---- delivery ---------------------------------------------------------- */
 
-/* POSTs one notification; true when the merchant answered SUCCESS. */
-static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
+/* The body of delivery d in its dialect, with its extra headers (v3: the
+ * four Wechatpay-* lines, malloc'd into lines[0..3]; lines[4] NULL). NULL
+ * on failure (logged). */
+static char *notifier_body(notifier *n, const delivery *d, char *lines[5])
 {
     char nonce[33];
+    const v3_keys *k = n->app->v3;
+    faults_config cfg;
+    v3_signed sig;
+
+    memset(lines, 0, 5 * sizeof(lines[0]));
+    if (d->charge.api_version != 3) {
+        if (wx_nonce(nonce) != 0)
+            return NULL;
+        return d->is_refund ? refund_notify_build_xml(&d->refund, &n->app->creds, nonce)
+                            : notifier_build_xml(&d->charge, &n->app->creds, nonce);
+    }
+    if (k == NULL) {
+        log_msg(LOG_WARN, "notify %s: a v3 notification, but the mock has no v3 material",
+                d->charge.out_trade_no);
+        return NULL;
+    }
+    char *json = d->is_refund ? v3_notify_refund_json(&d->refund, &n->app->creds, k->apiv3_key)
+                              : v3_notify_charge_json(&d->charge, &n->app->creds, k->apiv3_key);
+    faults_get(&n->app->faults, &cfg);
+    if (json == NULL || v3_keys_sign(k, cfg.v3_platform_rotation, json, strlen(json), &sig) != 0) {
+        free(json);
+        return NULL;
+    }
+    const char *name[4] = { "Wechatpay-Serial", "Wechatpay-Signature", "Wechatpay-Timestamp",
+                            "Wechatpay-Nonce" };
+    const char *value[4] = { sig.serial, sig.signature, sig.timestamp, sig.nonce };
+    for (int i = 0; i < 4; i++) {
+        size_t len = strlen(name[i]) + strlen(value[i]) + 3;
+        if ((lines[i] = malloc(len)) != NULL)
+            snprintf(lines[i], len, "%s: %s", name[i], value[i]);
+    }
+    v3_signed_free(&sig);
+    if (lines[0] == NULL || lines[1] == NULL || lines[2] == NULL || lines[3] == NULL) {
+        free(json);
+        return NULL;
+    }
+    return json;
+}
+
+static void notifier_lines_free(char *lines[5])
+{
+    for (int i = 0; i < 5; i++)
+        free(lines[i]);
+}
+
+/* POSTs one notification; true when the merchant acknowledged it. */
+static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
+{
+    char *lines[5];
     http_reply reply;
     bool ok = false;
+    bool v3 = d->charge.api_version == 3;
 
-    if (wx_nonce(nonce) != 0)
+    char *xml = notifier_body(n, d, lines);
+    if (xml == NULL) {
+        notifier_lines_free(lines);
         return false;
-    char *xml = d->is_refund ? refund_notify_build_xml(&d->refund, &n->app->creds, nonce)
-                             : notifier_build_xml(&d->charge, &n->app->creds, nonce);
-    if (xml == NULL)
-        return false;
+    }
 
     /* Counted before the POST (a delivery popped just before a reset is
      * neither counted nor sent). */
@@ -216,6 +289,7 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
     pthread_mutex_unlock(&n->mu);
     if (!current) {
         free(xml);
+        notifier_lines_free(lines);
         return true;
     }
     pthread_mutex_lock(&n->count_mu);
@@ -224,8 +298,10 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
 
     journal_entry e;
     journal_entry_begin(&e, true);
-    http_status st = http_client_request(hc, "POST", d->charge.notify_url, "text/xml; charset=utf-8",
-                                         xml, strlen(xml), NULL, n->timeout_ms, &reply);
+    http_status st = http_client_request(hc, "POST", d->charge.notify_url,
+                                         v3 ? "application/json" : "text/xml; charset=utf-8", xml,
+                                         strlen(xml), v3 ? (const char *const *)lines : NULL,
+                                         n->timeout_ms, &reply);
     ok = notifier_outcome(d, st, &reply, &e);
     journal_append(n->app->journal, &e, false);
     log_msg(ok ? LOG_DEBUG : LOG_INFO,
@@ -233,6 +309,7 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
             d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,
             ok ? "" : " not acknowledged");
     free(xml);
+    notifier_lines_free(lines);
     return ok;
 }
 
@@ -395,6 +472,7 @@ void notifier_refund_ended(notifier *n, const refund_record *r, const char *url)
     snprintf(d.charge.transaction_id, sizeof(d.charge.transaction_id), "%s", r->transaction_id);
     snprintf(d.charge.out_trade_no, sizeof(d.charge.out_trade_no), "%s", r->out_trade_no);
     snprintf(d.charge.notify_url, sizeof(d.charge.notify_url), "%s", url);
+    d.charge.api_version = r->api_version;   /* the dialect the refund was asked in */
     notifier_queue(n, &d);
 }
 

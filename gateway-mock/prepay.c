@@ -14,7 +14,7 @@
     "out_trade_no, micropay, IFNULL(prepay_id, ''), IFNULL(code_token, ''), trade_type, "     \
     "IFNULL(openid, ''), total_fee, fingerprint, IFNULL(notify_url, ''), created_ms, "        \
     "expire_ms, prepay_until_ms, state, resolve_ms, resolve_pay, answered_ms, "               \
-    "paying_until_ms, IFNULL(race_txid, '')"
+    "paying_until_ms, IFNULL(race_txid, ''), api_version"
 
 enum {
     P_GET_OTN = 0, P_GET_ID, P_GET_TOKEN, P_INSERT, P_CAS, P_ANSWERED, P_PAYING, P_RACE,
@@ -27,9 +27,9 @@ static const char *const prepay_sql[P_COUNT] = {
     [P_GET_TOKEN] = "SELECT " PREPAY_COLS " FROM mock_prepay WHERE code_token = ?",
     [P_INSERT] = "INSERT IGNORE INTO mock_prepay (out_trade_no, micropay, prepay_id, code_token, "
                  "trade_type, openid, total_fee, fingerprint, notify_url, created_ms, expire_ms, "
-                 "prepay_until_ms, state, resolve_ms, resolve_pay, answered_ms) "
+                 "prepay_until_ms, state, resolve_ms, resolve_pay, answered_ms, api_version) "
                  "VALUES (?, ?, NULLIF(?, ''), NULLIF(?, ''), ?, NULLIF(?, ''), ?, ?, "
-                 "NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?)",
+                 "NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
     [P_CAS] = "UPDATE mock_prepay SET state = ? WHERE out_trade_no = ? AND state = ?",
     [P_ANSWERED] = "UPDATE mock_prepay SET answered_ms = ? WHERE out_trade_no = ?",
     [P_PAYING] = "UPDATE mock_prepay SET paying_until_ms = ? WHERE out_trade_no = ?",
@@ -122,37 +122,39 @@ static MYSQL_STMT *prepay_exec(int sid, const char *types, ...)
 int prepay_get(prepay_key by, const char *key, prepay_row *out)
 {
     static const int sids[] = { P_GET_OTN, P_GET_ID, P_GET_TOKEN };
-    long long micropay = 0, resolve_pay = 0;
+    long long micropay = 0, resolve_pay = 0, api_version = 2;
 
     memset(out, 0, sizeof(*out));
     MYSQL_STMT *st = prepay_exec(sids[by], "s", key);
     if (st == NULL)
         return -1;
-    int rc = db_stmt_fetch(st, "slsssslsslllslllls", out->out_trade_no, sizeof(out->out_trade_no),
+    int rc = db_stmt_fetch(st, "slsssslsslllsllllsl", out->out_trade_no, sizeof(out->out_trade_no),
                            &micropay, out->prepay_id, sizeof(out->prepay_id), out->code_token,
                            sizeof(out->code_token), out->trade_type, sizeof(out->trade_type),
                            out->openid, sizeof(out->openid), &out->total_fee, out->fingerprint,
                            sizeof(out->fingerprint), out->notify_url, sizeof(out->notify_url),
                            &out->created_ms, &out->expire_ms, &out->prepay_until_ms, out->state,
                            sizeof(out->state), &out->resolve_ms, &resolve_pay, &out->answered_ms,
-                           &out->paying_until_ms, out->race_txid, sizeof(out->race_txid));
+                           &out->paying_until_ms, out->race_txid, sizeof(out->race_txid),
+                           &api_version);
     if (rc < 0)
         return prepay_fail(st, "fetch");
     db_stmt_done(st);
     out->found = rc == 1;
     out->micropay = micropay != 0;
     out->resolve_pay = resolve_pay != 0;
+    out->api_version = (int)api_version;
     return 0;
 }
 
 int prepay_insert(const prepay_row *r, bool *inserted)
 {
-    MYSQL_STMT *st = prepay_exec(P_INSERT, "slssssls" "slllsll" "l", r->out_trade_no,
+    MYSQL_STMT *st = prepay_exec(P_INSERT, "slssssls" "slllsll" "ll", r->out_trade_no,
                                  (long long)r->micropay, r->prepay_id, r->code_token,
                                  r->trade_type, r->openid, r->total_fee, r->fingerprint,
                                  r->notify_url, r->created_ms, r->expire_ms, r->prepay_until_ms,
                                  r->state, r->resolve_ms, (long long)r->resolve_pay,
-                                 r->answered_ms);
+                                 r->answered_ms, (long long)(r->api_version == 3 ? 3 : 2));
     if (st == NULL)
         return -1;
     *inserted = mysql_stmt_affected_rows(st) == 1;

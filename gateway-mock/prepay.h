@@ -42,6 +42,7 @@ typedef struct {
     long long answered_ms;
     long long paying_until_ms;
     char race_txid[TXID_BUF];
+    int api_version;                   /* 2, or 3: created by APIv3 (its notifications are v3's) */
 } prepay_row;
 
 typedef enum { PREPAY_BY_OTN = 0, PREPAY_BY_ID, PREPAY_BY_TOKEN } prepay_key;

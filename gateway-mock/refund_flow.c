@@ -194,7 +194,7 @@ static void flow_refused(refund_accept_outcome o, const char *refuse, refund_flo
 }
 
 void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee,
-                        long long refund_fee, refund_flow_reply *out)
+                        long long refund_fee, int api_version, refund_flow_reply *out)
 {
     faults_config cfg;
     flow_draw d;
@@ -215,6 +215,7 @@ void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee,
         .delay_ms = cfg.refund_delay_ms,
         .outcome = d.close ? "REFUNDCLOSE" : d.change ? "CHANGE" : "SUCCESS",
         .refuse = d.notenough ? "NOTENOUGH" : d.abnormal ? "USER_ACCOUNT_ABNORMAL" : NULL,
+        .api_version = api_version,
     };
     if (s == NULL || refund_store_accept(s, &q, &o, &r) != 0) {
         log_msg(LOG_ERROR, "refund: ledger failed: %s", s ? refund_store_error(s) : "out of memory");

@@ -62,7 +62,7 @@ bool refund_flow_cert_ok(mock_app *app, const char *client_verify, const char *c
 /* Serves a validated /secapi/pay/refund (req holds its fields; total_fee and
  * refund_fee checked by api_validate) into *out (initialised here). */
 void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee,
-                        long long refund_fee, refund_flow_reply *out);
+                        long long refund_fee, int api_version, refund_flow_reply *out);
 
 /* Serves a validated /pay/refundquery into *out (initialised here). */
 void refund_flow_query(mock_app *app, const wx_msg *req, refund_flow_reply *out);

@@ -39,7 +39,7 @@ enum {
 #define REFUND_COLS                                                                     \
     "SELECT out_refund_no, refund_id, transaction_id, out_trade_no, total_fee, refund_fee, " \
     "status, " CST("refunded_at") ", COALESCE(" CST("ended_at") ", ''), "               \
-    "COALESCE(notify_url, '') FROM mock_refund "
+    "COALESCE(notify_url, ''), api_version FROM mock_refund "
 #define REFUND_ORDER " ORDER BY refunded_at, refund_id"
 
 static const char *const store_sql[S_COUNT] = {
@@ -58,8 +58,8 @@ static const char *const store_sql[S_COUNT] = {
         "WHERE transaction_id = ? FOR UPDATE",
     [S_INSERT] =
         "INSERT INTO mock_refund (out_refund_no, refund_id, transaction_id, out_trade_no, total_fee, "
-        "refund_fee, refunded_at, status, outcome, due_at, notify_url) VALUES (?, ?, ?, ?, ?, ?, "
-        "UTC_TIMESTAMP(6), 'PROCESSING', ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?)",
+        "refund_fee, refunded_at, status, outcome, due_at, notify_url, api_version) VALUES (?, ?, ?, ?, "
+        "?, ?, UTC_TIMESTAMP(6), 'PROCESSING', ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, ?)",
     [S_PENDING_ADD] = "UPDATE mock_charge SET pending_fee = pending_fee + ? WHERE transaction_id = ?",
     [S_DUE] =
         "SELECT out_refund_no, transaction_id FROM mock_refund WHERE status = 'PROCESSING' "
@@ -202,13 +202,16 @@ static int store_run(refund_store *s, store_op op, void *arg)
 /* The next row of a REFUND_COLS query into r: 1, 0 (no more), -1 (err set). */
 static int store_next(refund_store *s, MYSQL_STMT *st, refund_record *r)
 {
+    long long api_version = 2;
     memset(r, 0, sizeof(*r));
-    int f = db_stmt_fetch(st, "ssssllssss", r->out_refund_no, sizeof(r->out_refund_no),
+    int f = db_stmt_fetch(st, "ssssllssssl", r->out_refund_no, sizeof(r->out_refund_no),
                           r->refund_id, sizeof(r->refund_id), r->transaction_id,
                           sizeof(r->transaction_id), r->out_trade_no, sizeof(r->out_trade_no),
                           &r->total_fee, &r->refund_fee, r->status, sizeof(r->status),
                           r->accepted_at, sizeof(r->accepted_at), r->ended_at,
-                          sizeof(r->ended_at), r->notify_url, sizeof(r->notify_url));
+                          sizeof(r->ended_at), r->notify_url, sizeof(r->notify_url),
+                          &api_version);
+    r->api_version = (int)api_version;
     return f < 0 ? store_fetch_fail(s, st) : f;
 }
 
@@ -289,9 +292,10 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
     txid_refund(time(NULL), r->refund_id);
     snprintf(r->out_refund_no, sizeof(r->out_refund_no), "%s", q->out_refund_no);
     snprintf(r->status, sizeof(r->status), "PROCESSING");
-    if (store_exec(s, S_INSERT, "ssssllsls", q->out_refund_no, r->refund_id, txid, r->out_trade_no,
+    if (store_exec(s, S_INSERT, "ssssllslsl", q->out_refund_no, r->refund_id, txid, r->out_trade_no,
                    r->total_fee, q->refund_fee, q->outcome, q->delay_ms * 1000,
-                   q->notify_url != NULL && q->notify_url[0] != '\0' ? q->notify_url : NULL) == NULL ||
+                   q->notify_url != NULL && q->notify_url[0] != '\0' ? q->notify_url : NULL,
+                   (long long)(q->api_version == 3 ? 3 : 2)) == NULL ||
         store_exec(s, S_PENDING_ADD, "ls", q->refund_fee, txid) == NULL || store_commit(s) != 0)
         return -1;
     *a->outcome = REFUND_ACCEPTED;

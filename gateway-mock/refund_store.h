@@ -46,6 +46,7 @@ typedef struct {
     char accepted_at[20];        /* yyyy-MM-dd HH:mm:ss, China time */
     char ended_at[20];           /* the same; "" while PROCESSING */
     char notify_url[257];        /* "" when none */
+    int api_version;             /* 2, or 3: asked through APIv3 (its notification is v3's) */
 } refund_record;
 
 /* What a refund request asks. */
@@ -59,6 +60,7 @@ typedef struct {
     long long delay_ms;          /* PROCESSING this long */
     const char *outcome;         /* SUCCESS, REFUNDCLOSE or CHANGE */
     const char *refuse;          /* non-NULL: a new refund is refused (an err_code) */
+    int api_version;             /* 2 or 3 */
 } refund_request;
 
 typedef enum {

@@ -229,7 +229,7 @@ static void test_json_round_trip(void)
     CU_ASSERT_EQUAL(merge_text(&b, text, &b, NULL, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
     json_t *o = faults_config_to_json(&a);
-    CU_ASSERT_EQUAL(json_object_size(o), 37);  /* 36 knobs (4 of downloadbill) and "endpoints" */
+    CU_ASSERT_EQUAL(json_object_size(o), 38);  /* 37 knobs (4 of downloadbill, 1 of APIv3) and "endpoints" */
     json_decref(o);
     free(text);
 }

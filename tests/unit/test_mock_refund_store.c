@@ -39,7 +39,7 @@ static refund_accept_outcome accept(const char *txid, const char *orn, long long
     char full[65];
     refund_accept_outcome o = REFUND_ACCEPTED;
     snprintf(full, sizeof(full), "%s%s", orn, run_tag);
-    refund_request q = { txid, NULL, full, total, fee, NULL, delay_ms, outcome, refuse };
+    refund_request q = { txid, NULL, full, total, fee, NULL, delay_ms, outcome, refuse, 2 };
     CU_ASSERT_EQUAL(refund_store_accept(S, &q, &o, rec), 0);
     return o;
 }
