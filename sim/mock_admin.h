@@ -18,7 +18,9 @@
  * (only those) that the mock's own config does not list. */
 #define MOCK_OPTIONAL_KNOBS {"endpoints", "closeorder_enabled", "notify_enabled", "hold_max_ms", \
                              "close_race_rate", "userpaying_rate", "clock_offset_ms", \
-                             "instant_charge"}
+                             "instant_charge", "closeorder_min_age_ms", "userpaying_pay_rate", \
+                             "refund_close_rate", "refund_change_rate", "refund_notenough_rate", \
+                             "refund_delay_ms", "bill_forge"}
 
 /* POST {gateway}/mock/reset. Returns 0, or -1 with a message in err. */
 int mock_admin_reset(const char *gateway, char *err, size_t errlen);

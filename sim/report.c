@@ -15,7 +15,8 @@
 static const char *const inv_short[INV_COUNT] = {
     "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
     "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd", "closed",
-    "kept|rfd", "one-kept", "told-no", "refund<=",
+    "kept|rfd", "one-kept", "told-no", "refund<=", "closed$", "rfd-rep", "rfd-chg",
+    "rfd-once",
 };
 
 void report_init(sim_report *r)
