@@ -71,7 +71,7 @@ typedef struct {
     char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
     char *mock_known;           /* the mock's own config: phase configs are cut to it */
     char mock_missing[256];     /* optional knobs the mock did not know */
-    char skipped[256];          /* scenarios the target profile cannot run, with why */
+    char skipped[384];          /* scenarios the target profile cannot run, with why */
     int phase_failed;
     refund_obs refunds;         /* the ledger's refunds and the service's lists (run_refunds) */
 } run_ctx;
