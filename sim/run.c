@@ -223,8 +223,10 @@ static int run_preflight(run_ctx *c)
 
 static int run_configure(run_ctx *c, const char *config, char *err, size_t errlen)
 {
-    char cut[SCHED_MOCK_CONFIG_MAX], dropped[256];
-    if (mock_admin_filter(config, c->mock_known, cut, sizeof(cut), dropped, sizeof(dropped)) < 0) {
+    char full[2 * SCHED_MOCK_CONFIG_MAX], cut[2 * SCHED_MOCK_CONFIG_MAX], dropped[256];
+    /* the knobs a phase does not name go back to the mock's defaults */
+    if (mock_admin_with_defaults(config, c->mock_known, full, sizeof(full)) < 0 ||
+        mock_admin_filter(full, c->mock_known, cut, sizeof(cut), dropped, sizeof(dropped)) < 0) {
         snprintf(err, errlen, "the phase's mock config is not a JSON object");
         return -1;
     }

@@ -198,6 +198,22 @@ static void test_refunds(void)
     refund_obs_free(&o);
 }
 
+/* Knobs a phase does not name go back to the mock's defaults. */
+static void test_with_defaults(void)
+{
+    char out[512];
+    CU_ASSERT_EQUAL_FATAL(mock_admin_with_defaults(
+        "{\"latency_ms\":5,\"userpaying_rate\":1}",
+        "{\"latency_ms\":0,\"userpaying_rate\":0,\"close_race_rate\":0,"
+        "\"closeorder_min_age_ms\":3000,\"endpoints\":{\"refund\":{}},\"dedupe\":true}",
+        out, sizeof(out)), 0);
+    CU_ASSERT_STRING_EQUAL(out, "{\"close_race_rate\":0,\"closeorder_min_age_ms\":3000,"
+                                "\"latency_ms\":5,\"userpaying_rate\":1}");
+    CU_ASSERT_EQUAL(mock_admin_with_defaults("[1]", NULL, out, sizeof(out)), -1);
+    CU_ASSERT_EQUAL(mock_admin_with_defaults("{}", NULL, out, sizeof(out)), 0);
+    CU_ASSERT_STRING_EQUAL(out, "{}");
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -207,6 +223,7 @@ int main(void)
         { "ledger times", test_ledger_time },
         { "journal text", test_journal },
         { "refunds: the ledger's and a service's list", test_refunds },
+        { "unnamed optional knobs back to the defaults", test_with_defaults },
     };
     return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
 }
