@@ -70,7 +70,10 @@ static const sim_option args_table[] = {
      "token-replay, forged-callback, order-mismatch, gateway-chaos,\n"
      "crash (needs --chaos-cmd), nemesis (timing faults aimed at\n"
      "the service's windows), ping (load only, not in all),\n"
-     "payer (the real flows' customer, not in all)"},
+     "payer (the real flows' customer, not in all),\n"
+     "payer-edge (payments across a refused close, reloads,\n"
+     "USERPAYING; not in all), refunds (merchant refunds with\n"
+     "the gateway's refund faults; not in all)"},
     {"orders", "N", OPT_SIZE, F(orders), 1, 1000000, 0, NO_FIELD,
      "--orders needs a number from 1 to 1000000",
      "orders across the scenarios (default " ARGS_STR(DEFAULT_ORDERS) ")"},

@@ -17,7 +17,8 @@ static const char *const inv_names[INV_COUNT] = {
     "no_402_after_charge", "no_paid_after_402", "no_failed_read_after_charge",
     "paid_answer_has_charge", "refusal_no_effect", "second_charge_refunded",
     "closed_after_doubt", "payment_kept_or_refunded", "one_kept_charge",
-    "closed_client_not_charged", "refund_within_charge",
+    "closed_client_not_charged", "refund_within_charge", "no_charge_after_close",
+    "refund_result_reported", "refund_names_a_charge", "refund_made_once",
 };
 
 static const char *const inv_texts[INV_COUNT] = {
@@ -44,6 +45,13 @@ static const char *const inv_texts[INV_COUNT] = {
     "a client told 402 (closed, declined) or that read FAILED, with no later request of the "
     "order, never ends with a kept charge",
     "no refund exceeds its charge, and no charge is refunded twice",
+    "once the service said an order is closed (402 payment_closed, or a FAILED read of a real "
+    "flows' customer), the gateway makes no charge of it",
+    "every refund the gateway accepted ends SUCCESS in the service only when it succeeded, and "
+    "REFUNDCLOSE / CHANGE are reported as such",
+    "the service refunds only charges the gateway made",
+    "one Idempotency-Key makes one refund; every merchant refund at the gateway is one the "
+    "service answered; the refunds that took money stay within the charge",
 };
 
 const char *checker_invariant_name(int inv)
@@ -838,7 +846,8 @@ static void (*const chk_invariants[INV_COUNT])(chk_ctx *) = {
     chk_no_paid_after_402,        chk_no_failed_read_after_charge, chk_paid_answer_has_charge,
     chk_refusal_no_effect,        chk_second_charge_refunded,  chk_closed_after_doubt,
     chk_payment_kept_or_refunded, chk_one_kept_charge,         chk_closed_client_not_charged,
-    chk_refund_within_charge,
+    chk_refund_within_charge,     chk_no_charge_after_close,   chk_refund_result_reported,
+    chk_refund_names_a_charge,    chk_refund_made_once,
 };
 
 /* The monotonic clock in seconds (how long each invariant took, for JUnit). */

@@ -43,6 +43,19 @@ typedef enum {
     INV_CLOSED_CLIENT_NOT_CHARGED, /* a client told 402 / read FAILED, with no later request of
                                       the order, never ends with a kept charge */
     INV_REFUND_WITHIN_CHARGE,      /* no refund exceeds its charge, none is made twice */
+    /* The real flows' edges and the merchant's refunds (issue 22; checker_refund.c): */
+    INV_NO_CHARGE_AFTER_CLOSE,     /* once the service said an order is closed (402
+                                      payment_closed; a FAILED read of a payer(-edge) order)
+                                      the gateway makes no charge of it */
+    INV_REFUND_RESULT_REPORTED,    /* every refund the gateway accepted is listed by the
+                                      service with the gateway's result: SUCCESS only when it
+                                      succeeded, REFUNDCLOSE / CHANGE reported as such */
+    INV_REFUND_NAMES_A_CHARGE,     /* the service refunds only charges the gateway made: no
+                                      more duplicate-charge refunds than second charges */
+    INV_REFUND_MADE_ONCE,          /* one Idempotency-Key, one refund (every answer names
+                                      the same refund_no); every refund of the merchant at the
+                                      gateway is one the service answered; the refunds that
+                                      took money stay within the charge */
     INV_COUNT
 } sim_invariant;
 

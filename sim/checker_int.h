@@ -51,4 +51,11 @@ void chk_mark_payer_payments(chk_ctx *c);
 /* The payer's payments and the refunds, per scenario (chk_stats). */
 void chk_money_stats(chk_ctx *c);
 
+/* ---- checker_refund.c: closes that hold, the merchant's refunds ---- */
+
+void chk_no_charge_after_close(chk_ctx *c);
+void chk_refund_result_reported(chk_ctx *c);
+void chk_refund_names_a_charge(chk_ctx *c);
+void chk_refund_made_once(chk_ctx *c);
+
 #endif

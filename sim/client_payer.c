@@ -22,6 +22,8 @@
 #define PAYER_CLOSE_WAIT_MS 60000  /* after-close: the longest wait for the close */
 #define PAYER_STALE_MAX_MS 60000   /* stale: the longest wait for the prepay to expire */
 #define PAYER_INTO_CLOSE_LEAD_MS 600 /* into-close: starts paying this long before expiry */
+#define PAYER_ACROSS_WAIT_MS 500   /* across-close: how long the customer's call is waited for */
+#define PAYER_RELOAD_AFTER_MS 300  /* reload: the page comes back this long after the prepay */
 
 /* POSTs for the prepay until an answer that is not "try again". Returns 1
  * with the prepay in a, or 0 (paid at once, refused, no answer). */
@@ -52,8 +54,8 @@ static int64_t cpay_ttl_ms(void)
 }
 
 /* One payment by the customer, recorded as OP_PAYER. Returns its result. */
-static payer_result cpay_pay(sim_client *c, const sched_task *t, long task,
-                             const profile_answer *a, uint32_t delay_ms)
+static payer_result cpay_pay_within(sim_client *c, const sched_task *t, long task,
+                                    const profile_answer *a, uint32_t delay_ms, long timeout_ms)
 {
     client_world *w = c->world;
     const sched_order *o = &w->sched->orders[t->order];
@@ -74,8 +76,7 @@ static payer_result cpay_pay(sim_client *c, const sched_task *t, long task,
     op.amount_fen = o->amount_fen;
     op.user_id = o->user_id;
     op.attempt = 1;
-    http_status hs = payer_pay(c->http, w->merchant.gateway, &req, 10000 + (long)delay_ms, &rep,
-                               &pr);
+    http_status hs = payer_pay(c->http, w->merchant.gateway, &req, timeout_ms, &rep, &pr);
     client_op_transport(&op, hs, &rep);
     op.outcome = pr.result == PAYER_PAID ? OUT_OK
                  : pr.result == PAYER_REFUSED || pr.result == PAYER_NO_API ? OUT_FAIL
@@ -85,6 +86,28 @@ static payer_result cpay_pay(sim_client *c, const sched_task *t, long task,
         client_copy_str(op.error, sizeof(op.error), pr.err_code);
     client_op_end(c, &op, 1);
     return pr.result;
+}
+
+static payer_result cpay_pay(sim_client *c, const sched_task *t, long task,
+                             const profile_answer *a, uint32_t delay_ms)
+{
+    return cpay_pay_within(c, t, task, a, delay_ms, 10000 + (long)delay_ms);
+}
+
+/* payer-edge's reload: the page POSTs again while the prepay is open; the
+ * customer pays the code of that answer, then the first code it kept. */
+static payer_result cpay_reload(sim_client *c, const sched_task *t, long task,
+                                const client_policy *pol, const client_pay *p,
+                                const profile_answer *first)
+{
+    profile_answer again;
+    client_sleep_ms(c->world, PAYER_RELOAD_AFTER_MS);
+    if (!cpay_prepay(c, t, task, pol, p, &again))
+        return cpay_pay(c, t, task, first, 0);
+    payer_result r = cpay_pay(c, t, task, &again, 0);
+    if (r != PAYER_NO_API)
+        cpay_pay(c, t, task, first, 0);
+    return r;
 }
 
 /* The page polls the order until it is no longer awaiting payment or
@@ -134,6 +157,14 @@ void client_task_payer(sim_client *c, const sched_task *t, long task)
         break;
     case PB_LATE:
         r = cpay_pay(c, t, task, &a, t->pay_delay_ms);
+        break;
+    case PB_ACROSS_CLOSE: /* as into-close, but the page polls while it is confirmed */
+        client_sleep_ms(w, cpay_ttl_ms() > PAYER_INTO_CLOSE_LEAD_MS
+                               ? cpay_ttl_ms() - PAYER_INTO_CLOSE_LEAD_MS : 0);
+        r = cpay_pay_within(c, t, task, &a, t->pay_delay_ms, PAYER_ACROSS_WAIT_MS);
+        break;
+    case PB_RELOAD:
+        r = cpay_reload(c, t, task, &pol, &p, &a);
         break;
     default: /* PB_ONCE, PB_TWICE */
         r = cpay_pay(c, t, task, &a, 0);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client_payer.h"
+#include "client_refund.h"
 #include "forge.h"
 #include "pool.h"
 
@@ -221,6 +222,9 @@ static void driver_run_task(sim_client *c, size_t i, void *arg)
             break;
         case TASK_PAYER:
             client_task_payer(c, t, (long)ti);
+            break;
+        case TASK_REFUND:
+            client_task_refund(c, t, (long)ti);
             break;
         case TASK_PING:
             client_task_ping(c, t, (long)ti, s->phases[phase].scenario,

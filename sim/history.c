@@ -101,10 +101,25 @@ void history_sort(sim_history *h)
     free(tmp);
 }
 
+const char *history_refund_status_name(int st)
+{
+    static const char *const names[RST_COUNT] = {"PROCESSING", "SUCCESS", "REFUNDCLOSE",
+                                                 "CHANGE", "ABNORMAL", "OTHER"};
+    return (st >= 0 && st < RST_COUNT) ? names[st] : "?";
+}
+
+int history_refund_status_parse(const char *s)
+{
+    for (int i = 0; s != NULL && i < RST_OTHER; i++)
+        if (strcmp(s, history_refund_status_name(i)) == 0)
+            return i;
+    return RST_OTHER;
+}
+
 const char *history_kind_name(int kind)
 {
     static const char *const names[OP_KIND_COUNT] = {"pay", "query", "token", "callback", "ping",
-                                                     "stray", "payer"};
+                                                     "stray", "payer", "refund"};
     return (kind >= 0 && kind < OP_KIND_COUNT) ? names[kind] : "?";
 }
 

@@ -20,6 +20,9 @@ typedef enum {
                      order a second time (txn: the charge it made) */
     OP_PAYER,     /* POST {gateway}/mock/payer/pay: the customer pays a prepay (txn: the
                      charge it made; error: the err_code of a refusal) */
+    OP_REFUND,    /* POST /api/pay/orders/{no}/refunds (txn: the refund_no answered;
+                     amount_fen: the amount asked; idem: the key) or, with OPF_LIST,
+                     GET /api/pay/orders/{no}/refunds */
     OP_KIND_COUNT
 } sim_op_kind;
 
@@ -45,6 +48,7 @@ typedef enum {
 #define OPF_EXPIRED    0x04u /* the token was presented after it expired */
 #define OPF_FOREIGN    0x08u /* the token belongs to another user */
 #define OPF_CALLBACK_SUCCESS 0x10u /* callback reply return_code SUCCESS */
+#define OPF_LIST       0x20u /* OP_REFUND: the GET of the order's refunds */
 
 #define SIM_TXN_MAX 40
 #define SIM_ERR_MAX 48
@@ -91,6 +95,30 @@ typedef struct {
     int64_t at_us;         /* charged_at on the run's clock (sim_op times; INT64_MIN unknown) */
 } sim_charge;
 
+/* A refund: of the mock's ledger (`refunds`: out_refund_no, its charge, refund_fee,
+ * status), or one the service lists for an order (GET /api/pay/orders/{no}/refunds:
+ * refund_no, kind, amount, status). */
+typedef enum {
+    RST_PROCESSING = 0, RST_SUCCESS, RST_REFUNDCLOSE, RST_CHANGE, RST_ABNORMAL, RST_OTHER,
+    RST_COUNT
+} sim_refund_status;
+
+#define SIM_REFUND_NO_MAX 72
+
+typedef struct {
+    char refund_no[SIM_REFUND_NO_MAX];
+    char transaction_id[SIM_TXN_MAX]; /* the ledger's: the charge refunded ("" in a list) */
+    long order;            /* schedule order index, -1 when not ours */
+    int64_t fee;           /* fen */
+    uint8_t status;        /* sim_refund_status */
+    uint8_t duplicate;     /* a listed refund of kind duplicate_charge (else merchant) */
+} sim_refund;
+
+/* "PROCESSING", "SUCCESS", ... ("?" out of range); the parse of those (RST_OTHER
+ * for anything else). */
+const char *history_refund_status_name(int st);
+int history_refund_status_parse(const char *s);
+
 /* An order row as read at the end (through the API or the database). */
 typedef enum { ROW_UNREAD = 0, ROW_ABSENT, ROW_PRESENT, ROW_ERROR } sim_row_state;
 
@@ -119,6 +147,12 @@ typedef struct {
     int64_t service_call_us;       /* how long the service may go on with a request whose
                                       client gave up (0: CHK_DEFAULT_SERVICE_CALL_US) */
     int64_t lease_us;              /* the service's PROCESSING lease (0: unknown) */
+    /* The refunds (scenario refunds, payer-edge): NULL / 0 when not read. */
+    const sim_refund *refunds;     /* the ledger's refunds of this run's orders */
+    size_t nrefunds;
+    const sim_refund *listed;      /* the refunds the service listed, order by order */
+    size_t nlisted;
+    const uint8_t *list_read;      /* per schedule order: 1 when its list was read */
 } sim_observations;
 
 /* An empty history. */

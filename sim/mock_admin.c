@@ -138,6 +138,33 @@ static void mock_filter_obj(json_t *obj, const json_t *kn, char *dropped, size_t
     }
 }
 
+int mock_admin_with_defaults(const char *config, const char *initial, char *out, size_t outlen)
+{
+    static const char *const optional[] = MOCK_OPTIONAL_KNOBS;
+    json_t *obj = json_loads(config, JSON_REJECT_DUPLICATES, NULL);
+    json_t *init = initial != NULL ? json_loads(initial, 0, NULL) : NULL;
+    char *text = NULL;
+    int rc = -1;
+    if (!json_is_object(obj))
+        goto done;
+    for (size_t i = 0; json_is_object(init) && i < sizeof(optional) / sizeof(optional[0]); i++) {
+        json_t *v = json_object_get(init, optional[i]);
+        if (json_object_get(obj, optional[i]) == NULL && v != NULL && !json_is_object(v) &&
+            !json_is_null(v))
+            json_object_set(obj, optional[i], v);
+    }
+    text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+    if (text != NULL && strlen(text) < outlen) {
+        snprintf(out, outlen, "%s", text);
+        rc = 0;
+    }
+done:
+    free(text);
+    json_decref(obj);
+    json_decref(init);
+    return rc;
+}
+
 int mock_admin_filter(const char *config, const char *known, char *out, size_t outlen,
                       char *dropped, size_t droppedlen)
 {

@@ -18,7 +18,9 @@
  * (only those) that the mock's own config does not list. */
 #define MOCK_OPTIONAL_KNOBS {"endpoints", "closeorder_enabled", "notify_enabled", "hold_max_ms", \
                              "close_race_rate", "userpaying_rate", "clock_offset_ms", \
-                             "instant_charge"}
+                             "instant_charge", "closeorder_min_age_ms", "userpaying_pay_rate", \
+                             "refund_close_rate", "refund_change_rate", "refund_notenough_rate", \
+                             "refund_delay_ms", "bill_forge"}
 
 /* POST {gateway}/mock/reset. Returns 0, or -1 with a message in err. */
 int mock_admin_reset(const char *gateway, char *err, size_t errlen);
@@ -36,6 +38,14 @@ char *mock_admin_get_config(const char *gateway, char *err, size_t errlen);
  * the top level and inside "endpoints". The names dropped are appended to
  * dropped (comma separated, "" when none). Returns 0, or -1 when config is
  * not a JSON object or out is too small. */
+/* Writes config to out with every scalar optional knob it does not name
+ * (close_race_rate, userpaying_rate, refund_close_rate, bill_forge ...) set to
+ * its value in initial (the mock's config after the run's reset: the stack's
+ * defaults), so that a phase never inherits an earlier phase's (the mock
+ * merges what it is given). initial NULL: config as it is. Returns 0, or -1
+ * (config not a JSON object, out too small). */
+int mock_admin_with_defaults(const char *config, const char *initial, char *out, size_t outlen);
+
 int mock_admin_filter(const char *config, const char *known, char *out, size_t outlen,
                       char *dropped, size_t droppedlen);
 

@@ -9,7 +9,8 @@
 static const char *const payer_flow_names[FLOW_COUNT] = {"MICROPAY", "NATIVE", "JSAPI"};
 
 static const char *const payer_behaviour_names[PB_COUNT] = {
-    "-", "once", "twice", "late", "after-close", "stale", "abandon", "into-close"};
+    "-", "once", "twice", "late", "after-close", "stale", "abandon", "into-close",
+    "across-close", "reload"};
 
 const char *payer_behaviour_name(int b)
 {

@@ -42,8 +42,19 @@ typedef enum {
                        the merchant's close comes while it is confirmed: refused, or (the
                        mock's close_race_rate) charged at the close, for the merchant to
                        refund */
+    PB_ACROSS_CLOSE,/* (payer-edge) starts paying just before the expiry, so slowly
+                       (pay_delay_ms) that it is confirmed after the merchant's close
+                       was tried; does not wait for the payer's answer: the page polls
+                       meanwhile */
+    PB_RELOAD,      /* (payer-edge) the page is reloaded (POST /api/pay again) while the
+                       prepay is open; the customer pays the code of the second answer,
+                       then the first code it kept (refused: ORDERPAID) */
     PB_COUNT
 } payer_behaviour;
+
+/* The behaviours the `payer` scenario cycles through (PB_ONCE .. PB_INTO_CLOSE): later
+ * ones are payer-edge's, so that payer's schedule stays as it was. */
+#define PB_PAYER_COUNT (PB_INTO_CLOSE + 1)
 
 typedef enum { PAYER_PAID = 0, PAYER_REFUSED, PAYER_UNKNOWN, PAYER_NO_API } payer_result;
 
@@ -63,8 +74,8 @@ typedef struct {
     char err_code[48];      /* FAIL's err_code, or what made the answer unknown */
 } payer_reply;
 
-/* "once", "twice", "late", "after-close", "stale", "abandon", "into-close"
- * ("-" none). */
+/* "once", "twice", "late", "after-close", "stale", "abandon", "into-close",
+ * "across-close", "reload" ("-" none). */
 const char *payer_behaviour_name(int b);
 
 /* "MICROPAY", "NATIVE", "JSAPI" ("?" out of range). */

@@ -620,6 +620,9 @@ int profile_has(const sim_profile *p, unsigned features)
 
 /* A need of profile_runnable that is no feature: pay names its flow. */
 #define PROF_NEED_FLOWS 0x80000000u
+/* ... and one that is idempay's own API (the merchant refund API the refunds scenario
+ * speaks to, docs/API.md, has no profile operation). */
+#define PROF_NEED_IDEMPAY 0x40000000u
 
 unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_t notelen)
 {
@@ -633,6 +636,8 @@ unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_
         {SC_FORGED_CALLBACK, PROF_FEAT_CALLBACKS, "no callbacks"},
         {SC_PING, 0, "no ping operation"},
         {SC_PAYER, PROF_NEED_FLOWS, "pay sends no trade_type"},
+        {SC_PAYER_EDGE, PROF_NEED_FLOWS, "pay sends no trade_type"},
+        {SC_REFUNDS, PROF_NEED_IDEMPAY, "not idempay's merchant refund API"},
     };
     size_t used = 0;
     if (notelen > 0)
@@ -641,6 +646,8 @@ unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_
         unsigned bit = 1u << needs[i].scenario;
         int has = needs[i].feature == PROF_NEED_FLOWS
                       ? p->ep[PROF_OP_PAY].send[PROF_VAL_TRADE_TYPE].in != PROF_IN_NONE
+                  : needs[i].feature == PROF_NEED_IDEMPAY
+                      ? strcmp(p->name, profile_builtin()->name) == 0
                   : needs[i].feature ? profile_has(p, needs[i].feature)
                                      : p->ep[PROF_OP_PING].present;
         if (!(mask & bit) || has)

@@ -15,7 +15,8 @@
 static const char *const inv_short[INV_COUNT] = {
     "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
     "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd", "closed",
-    "kept|rfd", "one-kept", "told-no", "refund<=",
+    "kept|rfd", "one-kept", "told-no", "refund<=", "closed$", "rfd-rep", "rfd-chg",
+    "rfd-once",
 };
 
 void report_init(sim_report *r)
@@ -172,6 +173,24 @@ static void report_traffic_table(const sim_report *r, FILE *out)
     }
 }
 
+/* The refunds judged (scenarios refunds, payer-edge): the gateway's by
+ * result and how many the service lists. */
+static void report_refund_line(const sim_report *r, FILE *out)
+{
+    const sim_observations *o = r->obs;
+    size_t st[RST_COUNT] = {0}, dup = 0;
+    if (o == NULL || o->list_read == NULL)
+        return;
+    for (size_t i = 0; i < o->nrefunds; i++)
+        st[o->refunds[i].status < RST_COUNT ? o->refunds[i].status : RST_OTHER]++;
+    for (size_t i = 0; i < o->nlisted; i++)
+        dup += o->listed[i].duplicate;
+    fprintf(out, "\nrefunds at the gateway: %zu (SUCCESS %zu, REFUNDCLOSE %zu, CHANGE %zu, "
+            "PROCESSING %zu); listed by the service: %zu (%zu of duplicate charges)\n",
+            o->nrefunds, st[RST_SUCCESS], st[RST_REFUNDCLOSE], st[RST_CHANGE],
+            st[RST_PROCESSING], o->nlisted, dup);
+}
+
 /* The customer's payments through the mock's payer and the refunds of the
  * scenarios' charges (only when there are any). */
 static void report_payer_table(const sim_report *r, FILE *out)
@@ -277,6 +296,7 @@ void report_human(const sim_report *r, FILE *out, size_t max_witnesses)
         fprintf(out, "  target profile: %s\n", r->profile);
     report_traffic_table(r, out);
     report_payer_table(r, out);
+    report_refund_line(r, out);
     if (c != NULL)
         report_invariant_table(r, c, out);
     report_latency_table(r, out);

@@ -24,7 +24,7 @@ const char *charts_kind_colour(int kind)
 {
     static const char *const c[OP_KIND_COUNT] = {"#1f77b4", "#ff7f0e", "#2ca02c",
                                                  "#d62728", "#9467bd", "#8c564b",
-                                                 "#e377c2"};
+                                                 "#e377c2", "#7f7f7f"};
     return kind >= 0 && kind < OP_KIND_COUNT ? c[kind] : "#777";
 }
 

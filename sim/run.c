@@ -23,6 +23,7 @@
 #include "mock_admin.h"
 #include "profile.h"
 #include "readback.h"
+#include "refund_obs.h"
 #include "report.h"
 #include "results.h"
 #include "progress.h"
@@ -70,9 +71,18 @@ typedef struct {
     char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
     char *mock_known;           /* the mock's own config: phase configs are cut to it */
     char mock_missing[256];     /* optional knobs the mock did not know */
-    char skipped[256];          /* scenarios the target profile cannot run, with why */
+    char skipped[384];          /* scenarios the target profile cannot run, with why */
     int phase_failed;
+    refund_obs refunds;         /* the ledger's refunds and the service's lists (run_refunds) */
 } run_ctx;
+
+/* Whether the run reads refunds (scenarios refunds, payer-edge, against
+ * idempay's own API, whose merchant refund API they speak to). */
+static int run_wants_refunds(const run_ctx *c)
+{
+    return (c->mask & ((1u << SC_REFUNDS) | (1u << SC_PAYER_EDGE))) &&
+           (c->a->profile == NULL || strcmp(c->a->profile->name, profile_builtin()->name) == 0);
+}
 
 /* The target profile of the run. */
 static const sim_profile *run_profile(const run_ctx *c)
@@ -213,8 +223,10 @@ static int run_preflight(run_ctx *c)
 
 static int run_configure(run_ctx *c, const char *config, char *err, size_t errlen)
 {
-    char cut[SCHED_MOCK_CONFIG_MAX], dropped[256];
-    if (mock_admin_filter(config, c->mock_known, cut, sizeof(cut), dropped, sizeof(dropped)) < 0) {
+    char full[2 * SCHED_MOCK_CONFIG_MAX], cut[2 * SCHED_MOCK_CONFIG_MAX], dropped[256];
+    /* the knobs a phase does not name go back to the mock's defaults */
+    if (mock_admin_with_defaults(config, c->mock_known, full, sizeof(full)) < 0 ||
+        mock_admin_filter(full, c->mock_known, cut, sizeof(cut), dropped, sizeof(dropped)) < 0) {
         snprintf(err, errlen, "the phase's mock config is not a JSON object");
         return -1;
     }
@@ -409,6 +421,10 @@ static int run_read_ledger(run_ctx *c)
  * when the nemesis ran. */
 static double run_settle_s(const run_ctx *c)
 {
+    if (!c->a->settle_given && run_wants_refunds(c) && !(c->mask & (1u << SC_NEMESIS))) {
+        double least = (double)c->w.statement_ms / 1000.0 + 8.0; /* one read of the bill */
+        return least > c->a->settle_s ? least : c->a->settle_s;
+    }
     if (c->a->settle_given || !(c->mask & (1u << SC_NEMESIS)))
         return c->a->settle_s;
     double w = (double)windows_settle_ms(&c->w) / 1000.0 + 5.0;
@@ -424,7 +440,7 @@ static int run_settle_wait(run_ctx *c);
  * second charge no notification reported is found; set back to 0 after. */
 static void run_bills_ready(run_ctx *c, int ready)
 {
-    char cfg[64], err[256];
+    char cfg[96], err[256];
     long long offset = 0;
 
     if (!c->need_gateway)
@@ -434,7 +450,10 @@ static void run_bills_ready(run_ctx *c, int ready)
         long long target = ((now + china) / 86400 + 1) * 86400 + 10 * 3600 + 300 - china;
         offset = (target - now) * 1000;
     }
-    snprintf(cfg, sizeof(cfg), "{\"clock_offset_ms\":%lld}", offset);
+    /* With the refund scenarios the bill also carries a forged copy of every
+     * charge line (the mock's bill_forge): the service must not trust it. */
+    snprintf(cfg, sizeof(cfg), "{\"clock_offset_ms\":%lld%s}", offset,
+             !run_wants_refunds(c) ? "" : ready ? ",\"bill_forge\":true" : ",\"bill_forge\":false");
     if (run_configure(c, cfg, err, sizeof(err)) < 0 && !c->a->quiet)
         fprintf(stderr, "settling: cannot move the mock's clock: %s\n", err);
 }
@@ -472,7 +491,10 @@ static int run_settle_wait(run_ctx *c)
             return -1;
         n = settle_pending(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
                            c->pending);
-        if (n == 0 || driver_now_us(c->d) >= deadline || sim_stop)
+        /* the refund scenarios: the statement job reads the (forged) bill once */
+        int64_t least = run_wants_refunds(c) ? ((int64_t)c->w.statement_ms + 3000) * 1000 : 0;
+        if ((n == 0 && driver_now_us(c->d) - t0 >= least) || driver_now_us(c->d) >= deadline ||
+            sim_stop)
             break;
         if (!c->a->quiet && driver_now_us(c->d) - said >= (int64_t)(PROGRESS_LOG_EVERY_S * 1e6)) {
             said = driver_now_us(c->d);
@@ -487,6 +509,14 @@ static int run_settle_wait(run_ctx *c)
     readback_orders(c->d, c->pending, s->norders, c->api_rows);
     if (run_read_ledger(c) < 0)
         return -1;
+    if (run_wants_refunds(c)) {
+        char err[512];
+        if (refund_obs_read(&c->refunds, c->a->target, c->a->gateway, s, c->a->prefix, 10.0, err,
+                            sizeof(err)) < 0) {
+            snprintf(c->errbuf, sizeof(c->errbuf), "cannot read the refunds: %s", err);
+            return -1;
+        }
+    }
     c->rep.settle_s = (double)(driver_now_us(c->d) - t0) / 1e6;
     return 0;
 }
@@ -621,6 +651,7 @@ static int run_report(run_ctx *c, int rc)
 static void run_free(run_ctx *c)
 {
     free(c->phase_start_us);
+    refund_obs_free(&c->refunds);
     checker_result_free(&c->chk);
     chaos_free(c->ch);
     driver_free(c->d);
@@ -716,6 +747,13 @@ static void run_observations(run_ctx *c)
     obs->phase_start_us = c->phase_start_us;
     obs->service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
     obs->lease_us = (int64_t)c->w.lease_ms * 1000;
+    if (c->refunds.list_read != NULL) {
+        obs->refunds = c->refunds.ledger;
+        obs->nrefunds = c->refunds.nledger;
+        obs->listed = c->refunds.listed;
+        obs->nlisted = c->refunds.nlisted;
+        obs->list_read = c->refunds.list_read;
+    }
     c->rep.obs = obs;
     c->rep.notifications_sent = c->notifications;
 }

@@ -129,6 +129,35 @@ static int sr_write_chaos(const char *dir, const sim_report *r, char *err, size_
                           err, errlen);
 }
 
+/* Refunds (the ledger's or the service's lists) as a JSON array. */
+static json_t *sr_refunds_json(const sim_refund *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < n; i++)
+        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:s,s:b}", "refund_no",
+                                           v[i].refund_no, "transaction_id", v[i].transaction_id,
+                                           "order", (json_int_t)v[i].order, "fee",
+                                           (json_int_t)v[i].fee, "status",
+                                           history_refund_status_name(v[i].status), "duplicate",
+                                           v[i].duplicate != 0));
+    return a;
+}
+
+/* The refunds the checker judged (refund_obs), when they were read. */
+static void sr_refunds(json_t *j, const sim_report *r)
+{
+    const sim_observations *o = r->obs;
+    if (j == NULL || o == NULL || o->list_read == NULL)
+        return;
+    json_t *read = json_array();
+    for (size_t i = 0; read != NULL && i < r->sched->norders; i++)
+        if (o->list_read[i])
+            json_array_append_new(read, json_integer((json_int_t)i));
+    json_object_set_new(j, "refunds", sr_refunds_json(o->refunds, o->nrefunds));
+    json_object_set_new(j, "listed_refunds", sr_refunds_json(o->listed, o->nlisted));
+    json_object_set_new(j, "lists_read", read);
+}
+
 static int sr_write_ledger(const char *dir, const sim_report *r, char *err, size_t errlen)
 {
     const sim_observations *o = r->obs;
@@ -147,6 +176,7 @@ static int sr_write_ledger(const char *dir, const sim_report *r, char *err, size
         json_object_set_new(j, "notifications_sent", r->notifications_sent >= 0
                                                          ? json_integer(r->notifications_sent)
                                                          : json_null());
+    sr_refunds(j, r);
     return saved_run_dump(dir, SAVED_LEDGER, j, err, errlen);
 }
 

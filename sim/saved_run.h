@@ -62,6 +62,9 @@ typedef struct {
     sim_history hist;
     sim_charge *charges;
     size_t ncharges;
+    sim_refund *refunds, *listed;      /* the refunds judged (NULL: none were read) */
+    size_t nrefunds, nlisted;
+    uint8_t *list_read;
     sim_row *api_rows, *db_rows;       /* db_rows NULL: not read (no --db) */
     int64_t *phase_start_us;
     double *phase_s;

@@ -115,6 +115,47 @@ out:
     return rc;
 }
 
+/* Refunds of a JSON array into *v (malloc'd), *n. 0 or -1 (OOM). */
+static int sl_refund_list(json_t *a, sim_refund **v, size_t *n)
+{
+    json_t *x;
+    size_t i;
+    *v = calloc(json_array_size(a) + 1, sizeof(**v));
+    if (*v == NULL)
+        return -1;
+    json_array_foreach(a, i, x) {
+        sim_refund *r = &(*v)[(*n)++];
+        snprintf(r->refund_no, sizeof(r->refund_no), "%s", sl_str(x, "refund_no"));
+        snprintf(r->transaction_id, sizeof(r->transaction_id), "%s",
+                 sl_str(x, "transaction_id"));
+        r->order = (long)json_integer_value(json_object_get(x, "order"));
+        r->fee = json_integer_value(json_object_get(x, "fee"));
+        r->status = (uint8_t)history_refund_status_parse(sl_str(x, "status"));
+        r->duplicate = json_is_true(json_object_get(x, "duplicate"));
+    }
+    return 0;
+}
+
+/* The refunds ledger.json kept (a run of the refund scenarios). 0 or -1. */
+static int sl_refunds(json_t *j, saved_run *out)
+{
+    json_t *read = json_object_get(j, "lists_read"), *x;
+    size_t i;
+    if (!json_is_array(read))
+        return 0;
+    out->list_read = calloc(out->sched.norders + 1, 1);
+    if (out->list_read == NULL ||
+        sl_refund_list(json_object_get(j, "refunds"), &out->refunds, &out->nrefunds) < 0 ||
+        sl_refund_list(json_object_get(j, "listed_refunds"), &out->listed, &out->nlisted) < 0)
+        return -1;
+    json_array_foreach(read, i, x) {
+        json_int_t k = json_integer_value(x);
+        if (k >= 0 && (size_t)k < out->sched.norders)
+            out->list_read[k] = 1;
+    }
+    return 0;
+}
+
 static int sl_ledger(const char *dir, saved_run *out, int64_t origin, char *err, size_t errlen)
 {
     json_t *j = sl_read(dir, SAVED_LEDGER, err, errlen), *a = json_object_get(j, "charges"), *v;
@@ -141,8 +182,11 @@ static int sl_ledger(const char *dir, saved_run *out, int64_t origin, char *err,
         c->epoch_us = mock_admin_time_us(c->charged_at);
     }
     history_charge_times(out->charges, out->ncharges, origin);
+    int rc = sl_refunds(j, out);
     json_decref(j);
-    return 0;
+    if (rc < 0)
+        snprintf(err, errlen, "%s: out of memory", SAVED_LEDGER);
+    return rc;
 }
 
 static void sl_row(json_t *v, sim_row *row)
@@ -232,6 +276,11 @@ static void sl_wire(saved_run *out)
     o->prefix = out->prefix;
     o->seed = out->sched.seed;
     o->phase_start_us = out->phase_start_us;
+    o->refunds = out->refunds;
+    o->nrefunds = out->nrefunds;
+    o->listed = out->listed;
+    o->nlisted = out->nlisted;
+    o->list_read = out->list_read;
     r->seed = out->sched.seed;
     r->digest = out->digest;
     r->prefix = out->prefix;
@@ -288,6 +337,9 @@ void saved_run_free(saved_run *r)
     free(r->mock_missing);
     free(r->error);
     free(r->charges);
+    free(r->refunds);
+    free(r->listed);
+    free(r->list_read);
     free(r->api_rows);
     free(r->db_rows);
     free(r->phase_start_us);

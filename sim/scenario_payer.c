@@ -39,7 +39,7 @@ static int py_override(gen_ctx *g, const char *own, char *out, size_t len)
     return rc;
 }
 
-static int py_phase(gen_ctx *g, const char *label, const char *own, sim_mock_knobs *k,
+int gen_payer_phase(gen_ctx *g, const char *label, const char *own, sim_mock_knobs *k,
                     uint32_t budget_ms)
 {
     char merged[512];
@@ -58,7 +58,7 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 0, 20);
     static const char own[] = "{\"close_race_rate\":0.5,\"instant_charge\":false}";
-    if (py_phase(g, "prepay", own, &k, budget_ms) < 0)
+    if (gen_payer_phase(g, "prepay", own, &k, budget_ms) < 0)
         return -1;
     const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
                            .min_timeout_ms = 4000, .max_timeout_ms = 8000,
@@ -73,7 +73,7 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
             return -1;
         gen_client_fill(g, t, &cl, -1, idem);
         t->flow = (uint8_t)(rng_chance(&g->rng, 0.5) ? FLOW_JSAPI : FLOW_NATIVE);
-        t->payer = (uint8_t)(PB_ONCE + i % (PB_COUNT - 1));
+        t->payer = (uint8_t)(PB_ONCE + i % (PB_PAYER_COUNT - 1));
         if (t->payer == PB_LATE)
             t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 200, 3000);
         else if (t->payer == PB_STALE)
@@ -90,7 +90,7 @@ static int py_micropay(gen_ctx *g, size_t n, uint32_t budget_ms)
     scenarios_mock_defaults(&k);
     k.latency_ms = rng_range(&g->rng, 5, 40);
     k.timeout_after_charge_rate = 0.05;
-    if (py_phase(g, "micropay", "{\"userpaying_rate\":0.5}", &k, budget_ms) < 0)
+    if (gen_payer_phase(g, "micropay", "{\"userpaying_rate\":0.5}", &k, budget_ms) < 0)
         return -1;
     const gen_client cl = {.idem_share = 0.5, .poll_share = 0.5, .min_attempts = 2,
                            .max_attempts = 6, .min_timeout_ms = 300, .max_timeout_ms = 2500,

@@ -7,6 +7,12 @@
 
 #include "gen.h"
 
+/* Starts a phase labelled label with the knobs k and the mock knobs of
+ * the JSON object own (which the generic knobs lack: close_race_rate ...),
+ * the plan's --mock-config merged over them. 0 or -1 (err set). */
+int gen_payer_phase(gen_ctx *g, const char *label, const char *own, sim_mock_knobs *k,
+                    uint32_t budget_ms);
+
 /* Appends the scenario's phases, orders and tasks. 0 or -1 (err set). */
 int gen_payer(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 

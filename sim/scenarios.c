@@ -12,6 +12,7 @@
 #include "money.h"
 #include "nemesis.h"
 #include "rng.h"
+#include "scenario_edge.h"
 #include "scenario_payer.h"
 
 /* Weights of the scenarios in a mix: orders and time are shared by weight. */
@@ -20,6 +21,7 @@ static const unsigned sc_weight[SC_COUNT] = {
     [SC_TOKEN_REPLAY] = 12, [SC_FORGED_CALLBACK] = 6, [SC_ORDER_MISMATCH] = 8,
     [SC_GATEWAY_CHAOS] = 17, [SC_CRASH] = 10,         [SC_NEMESIS] = 8,
     [SC_PING] = 10,                                   [SC_PAYER] = 10,
+    [SC_PAYER_EDGE] = 8,                              [SC_REFUNDS] = 8,
 };
 
 unsigned scenarios_weight(int scenario)
@@ -31,7 +33,8 @@ unsigned scenarios_all_mask(int chaos)
 {
     unsigned m = 0;
     for (int i = 0; i < SC_COUNT; i++)
-        if (i != SC_PING && i != SC_PAYER && (i != SC_CRASH || chaos))
+        if (i != SC_PING && i != SC_PAYER && i != SC_PAYER_EDGE && i != SC_REFUNDS &&
+            (i != SC_CRASH || chaos))
             m |= 1u << i;
     return m;
 }
@@ -62,7 +65,8 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
                 snprintf(err, errlen,
                          "--scenario: unknown scenario '%s' (known: all, double-click, "
                          "retry-storm, callback-storm, token-replay, forged-callback, "
-                         "order-mismatch, gateway-chaos, crash, nemesis, ping, payer)",
+                         "order-mismatch, gateway-chaos, crash, nemesis, ping, payer, "
+                         "payer-edge, refunds)",
                          name);
                 return -1;
             }
@@ -869,7 +873,8 @@ static const sc_generator sc_generators[SC_COUNT] = {
     [SC_FORGED_CALLBACK] = gen_forged_callback, [SC_ORDER_MISMATCH] = gen_order_mismatch,
     [SC_GATEWAY_CHAOS] = gen_gateway_chaos,     [SC_CRASH] = gen_crash,
     [SC_NEMESIS] = gen_nemesis,                 [SC_PING] = gen_ping,
-    [SC_PAYER] = gen_payer,
+    [SC_PAYER] = gen_payer,                     [SC_PAYER_EDGE] = gen_payer_edge,
+    [SC_REFUNDS] = gen_refunds,
 };
 
 /* The flags that shape the schedule (and, with the nemesis, the windows

@@ -12,9 +12,10 @@
 static const char *const sched_names[SC_COUNT] = {
     "double-click", "retry-storm", "callback-storm", "token-replay", "forged-callback",
     "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping", "payer",
+    "payer-edge", "refunds",
 };
 static const char *const sched_codes[SC_COUNT] = {
-    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py",
+    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py", "pe", "rf",
 };
 static const char *const sched_chaos_names[CHAOS_ACTION_COUNT] = {
     "kill-worker", "restart-redis", "restart-mock", "restart-mariadb", "pause-worker",

@@ -29,6 +29,10 @@ typedef enum {
     SC_PING,
     SC_PAYER,      /* the real flows' customer (after ping: the masks of the others keep
                       their bits) */
+    SC_PAYER_EDGE, /* the real flows' edges: payments across a refused close, reloads,
+                      payment codes that stay USERPAYING (after payer: same reason) */
+    SC_REFUNDS,    /* merchant refunds: twice, concurrent, partial and full, with the
+                      mock's refund faults */
     SC_COUNT
 } sim_scenario;
 
@@ -71,6 +75,9 @@ typedef enum {
                       (unifiedorder by the simulator), if a client saw it PAID */
     TASK_PAYER,    /* a NATIVE/JSAPI order: POST /api/pay for its prepay, then the
                       customer pays it through the mock's payer (or never) */
+    TASK_REFUND,   /* the merchant's refunds of an order (paid first by copy 0):
+                      POST /api/pay/orders/{no}/refunds as `copies` (the refund plan)
+                      says, then GET its refunds until they end */
     TASK_KIND_COUNT
 } sched_task_kind;
 

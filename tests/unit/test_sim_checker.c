@@ -742,6 +742,160 @@ static void test_payment_at_the_close(void)
     checker_result_free(&r);
 }
 
+/* no_charge_after_close: a charge after the service said "closed" (402
+ * payment_closed) fails; one before it, or after a FAILED read of an order
+ * that is not the real flows' customer's, does not. */
+static void test_no_charge_after_close(void)
+{
+    chk_result r;
+    clean_world();
+    CH[3].at_us = 5000000; /* order 3's charge at +5 s */
+    set_row(API, 3, OST_FAILED, NULL);
+    CH[3].refunded = 1;
+    sim_op *op = add_op(OP_PAY, 3, 402, OST_FAILED, NULL);
+    snprintf(op->error, sizeof(op->error), "payment_closed");
+    at(op, 1000, 1100);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_CHARGE_AFTER_CLOSE), 1);
+    const chk_violation *v = first_of(&r, INV_NO_CHARGE_AFTER_CLOSE);
+    CU_ASSERT_PTR_NOT_NULL(v);
+    if (v != NULL)
+        CU_ASSERT_EQUAL(v->order, 3);
+    checker_result_free(&r);
+    at(op, 6000, 6100); /* the close answered after the charge: no violation */
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_CHARGE_AFTER_CLOSE), 0);
+    checker_result_free(&r);
+    op->kind = OP_QUERY; /* a FAILED read of a double-click order: not "closed" */
+    op->http_code = 200;
+    at(op, 1000, 1100);
+    run(&r, 0);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_NO_CHARGE_AFTER_CLOSE), 0);
+    checker_result_free(&r);
+}
+
+static sim_refund LEDGER_RF[8], LISTED[8];
+static uint8_t LIST_READ[NORD];
+
+static sim_refund *add_refund(sim_refund *arr, size_t *n, int order, const char *no,
+                              const char *txn, int64_t fee, int status, int duplicate)
+{
+    sim_refund *x = &arr[(*n)++];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->refund_no, sizeof(x->refund_no), "%s", no);
+    snprintf(x->transaction_id, sizeof(x->transaction_id), "%s", txn ? txn : "");
+    x->order = order;
+    x->fee = fee;
+    x->status = (uint8_t)status;
+    x->duplicate = (uint8_t)duplicate;
+    return x;
+}
+
+static void run_refunds(chk_result *r, size_t nledger, size_t nlisted)
+{
+    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
+                          .api_rows = API, .prefix = PFX, .seed = 1234,
+                          .refunds = LEDGER_RF, .nrefunds = nledger, .listed = LISTED,
+                          .nlisted = nlisted, .list_read = LIST_READ};
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, r), 0);
+}
+
+/* A merchant refund of order 1: accepted (202 RM1), ended at the gateway. */
+static void refund_world(size_t *nl, size_t *ns, int gateway_status, int service_status)
+{
+    clean_world();
+    *nl = *ns = 0;
+    memset(LIST_READ, 0, sizeof(LIST_READ));
+    LIST_READ[1] = 1;
+    sim_op *a = add_op(OP_REFUND, 1, 202, OST_NONE, "RM1");
+    a->idem = 1;
+    a->amount_fen = 100;
+    add_refund(LEDGER_RF, nl, 1, "RM1", "420000000001", 100, gateway_status, 0);
+    add_refund(LISTED, ns, 1, "RM1", NULL, 100, service_status, 0);
+}
+
+/* refund_result_reported: the service's result must be the gateway's. */
+static void test_refund_result_reported(void)
+{
+    chk_result r;
+    size_t nl, ns;
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+    refund_world(&nl, &ns, RST_REFUNDCLOSE, RST_SUCCESS); /* done on acceptance */
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_RESULT_REPORTED), 2);
+    checker_result_free(&r);
+    refund_world(&nl, &ns, RST_CHANGE, RST_CHANGE); /* reported to the operator */
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_RESULT_REPORTED), 0);
+    checker_result_free(&r);
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    ns = 0; /* accepted and ended, but the service does not list it */
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_RESULT_REPORTED), 1);
+    checker_result_free(&r);
+    refund_world(&nl, &ns, RST_PROCESSING, RST_PROCESSING); /* not ended: not judged */
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_RESULT_REPORTED), 0);
+    checker_result_free(&r);
+}
+
+/* refund_names_a_charge: a duplicate-charge refund needs a second charge. */
+static void test_refund_names_a_charge(void)
+{
+    chk_result r;
+    size_t nl, ns;
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    add_refund(LISTED, &ns, 1, "RD1", NULL, S.orders[1].amount_fen, RST_ABNORMAL, 1);
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_NAMES_A_CHARGE), 1);
+    checker_result_free(&r);
+    add_charge(1, "4200000000d1", S.orders[1].amount_fen, 1); /* a real second charge */
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_NAMES_A_CHARGE), 0);
+    checker_result_free(&r);
+    /* A merchant refund listed for an order the gateway never charged (6). */
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    LIST_READ[6] = 1;
+    add_refund(LISTED, &ns, 6, "RM6", NULL, 1, RST_PROCESSING, 0);
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_NAMES_A_CHARGE), 1);
+    checker_result_free(&r);
+}
+
+/* refund_made_once: one key, one refund; every RM refund answered or
+ * listed; the refunds that took money within the charge. */
+static void test_refund_made_once(void)
+{
+    chk_result r;
+    size_t nl, ns;
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    sim_op *b = add_op(OP_REFUND, 1, 202, OST_NONE, "RM2"); /* the same key, another refund */
+    b->idem = 1;
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_MADE_ONCE), 1);
+    checker_result_free(&r);
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    add_refund(LEDGER_RF, &nl, 1, "RM9", "420000000001", 1, RST_PROCESSING, 0); /* unknown */
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_MADE_ONCE), 1);
+    checker_result_free(&r);
+    refund_world(&nl, &ns, RST_SUCCESS, RST_SUCCESS);
+    LEDGER_RF[0].fee = S.orders[1].amount_fen; /* the whole charge ... */
+    add_refund(LEDGER_RF, &nl, 1, "RM3", "420000000001", 1, RST_CHANGE, 0); /* ... and 1 fen */
+    add_refund(LISTED, &ns, 1, "RM3", NULL, 1, RST_CHANGE, 0);
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_MADE_ONCE), 1);
+    checker_result_free(&r);
+    LEDGER_RF[1].status = RST_REFUNDCLOSE; /* closed: it gave the fen back */
+    LISTED[1].status = RST_REFUNDCLOSE;
+    run_refunds(&r, nl, ns);
+    CU_ASSERT_EQUAL(r.total, 0);
+    checker_result_free(&r);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -770,6 +924,10 @@ int main(void)
         { "refunds within the charge, once", test_refund_within_charge },
         { "the customer's payments through the payer", test_payer_payments },
         { "a payment at the close, refunded", test_payment_at_the_close },
+        { "no charge after the service said closed", test_no_charge_after_close },
+        { "refund results reported as the gateway's", test_refund_result_reported },
+        { "refunds name real charges", test_refund_names_a_charge },
+        { "one key, one refund, within the charge", test_refund_made_once },
     };
     return CU_SUITE_RUN("sim_checker", setup, teardown, tests);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mock_admin.h"
+#include "refund_obs.h"
 #include "rng.h"
 #include "schedule.h"
 
@@ -152,6 +153,67 @@ static void test_journal(void)
     CU_ASSERT_EQUAL(mock_admin_format_journal("[]", 2, 0, &text), -1);
 }
 
+/* The ledger's refunds of this run, and a service's refund list. */
+static void test_refunds(void)
+{
+    char no0[64], body[2048], err[256];
+    refund_obs o;
+    memset(&o, 0, sizeof(o));
+    sched_order_no(&S, "pA", 0, no0, sizeof(no0));
+    snprintf(body, sizeof(body),
+             "{\"charges\":[],\"refunds\":["
+             "{\"out_refund_no\":\"RMab\",\"refund_id\":\"5\",\"transaction_id\":\"T1\","
+             "\"out_trade_no\":\"%s\",\"refund_fee\":60,\"status\":\"REFUNDCLOSE\"},"
+             "{\"out_refund_no\":\"RMcd\",\"transaction_id\":\"T9\","
+             "\"out_trade_no\":\"otherrun123456\",\"refund_fee\":1,\"status\":\"SUCCESS\"}]}",
+             no0);
+    CU_ASSERT_EQUAL_FATAL(refund_obs_parse_ledger(&o, body, strlen(body), &S, "pA", err,
+                                                  sizeof(err)), 0);
+    CU_ASSERT_EQUAL_FATAL(o.nledger, 1); /* RMcd is another run's */
+    CU_ASSERT_STRING_EQUAL(o.ledger[0].refund_no, "RMab");
+    CU_ASSERT_STRING_EQUAL(o.ledger[0].transaction_id, "T1");
+    CU_ASSERT_EQUAL(o.ledger[0].order, 0);
+    CU_ASSERT_EQUAL(o.ledger[0].fee, 60);
+    CU_ASSERT_EQUAL(o.ledger[0].status, RST_REFUNDCLOSE);
+    CU_ASSERT_EQUAL(refund_obs_parse_ledger(&o, "{", 1, &S, "pA", err, sizeof(err)), -1);
+    o.list_read = calloc(S.norders, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o.list_read);
+    static const char list[] =
+        "{\"order_no\":\"x\",\"refundable\":\"0.40\",\"refunds\":["
+        "{\"refund_no\":\"RMab\",\"kind\":\"merchant\",\"amount\":\"0.60\","
+        "\"status\":\"PROCESSING\"},"
+        "{\"refund_no\":\"RDxy\",\"kind\":\"duplicate_charge\",\"amount\":\"1.00\","
+        "\"status\":\"ABNORMAL\"}]}";
+    CU_ASSERT_EQUAL_FATAL(refund_obs_parse_list(&o, 1, list, strlen(list)), 0);
+    CU_ASSERT_EQUAL_FATAL(o.nlisted, 2);
+    CU_ASSERT_EQUAL(o.list_read[1], 1);
+    CU_ASSERT_EQUAL(o.list_read[0], 0);
+    CU_ASSERT_EQUAL(o.listed[0].fee, 60);
+    CU_ASSERT_FALSE(o.listed[0].duplicate);
+    CU_ASSERT_EQUAL(o.listed[0].status, RST_PROCESSING);
+    CU_ASSERT_TRUE(o.listed[1].duplicate);
+    CU_ASSERT_EQUAL(o.listed[1].status, RST_ABNORMAL);
+    CU_ASSERT_EQUAL(refund_obs_parse_list(&o, 0, "{\"error\":\"x\"}", 13), -1);
+    CU_ASSERT_EQUAL(o.list_read[0], 0);
+    refund_obs_free(&o);
+}
+
+/* Knobs a phase does not name go back to the mock's defaults. */
+static void test_with_defaults(void)
+{
+    char out[512];
+    CU_ASSERT_EQUAL_FATAL(mock_admin_with_defaults(
+        "{\"latency_ms\":5,\"userpaying_rate\":1}",
+        "{\"latency_ms\":0,\"userpaying_rate\":0,\"close_race_rate\":0,"
+        "\"closeorder_min_age_ms\":3000,\"endpoints\":{\"refund\":{}},\"dedupe\":true}",
+        out, sizeof(out)), 0);
+    CU_ASSERT_STRING_EQUAL(out, "{\"close_race_rate\":0,\"closeorder_min_age_ms\":3000,"
+                                "\"latency_ms\":5,\"userpaying_rate\":1}");
+    CU_ASSERT_EQUAL(mock_admin_with_defaults("[1]", NULL, out, sizeof(out)), -1);
+    CU_ASSERT_EQUAL(mock_admin_with_defaults("{}", NULL, out, sizeof(out)), 0);
+    CU_ASSERT_STRING_EQUAL(out, "{}");
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
@@ -160,6 +222,8 @@ int main(void)
         { "config cut to the mock's knobs", test_config_filter },
         { "ledger times", test_ledger_time },
         { "journal text", test_journal },
+        { "refunds: the ledger's and a service's list", test_refunds },
+        { "unnamed optional knobs back to the defaults", test_with_defaults },
     };
     return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
 }

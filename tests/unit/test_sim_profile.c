@@ -382,7 +382,7 @@ static void test_paths_and_text(void)
 
 static void test_runnable(void)
 {
-    char note[256];
+    char note[384];
     unsigned all = (1u << SC_COUNT) - 1;
     CU_ASSERT_EQUAL(profile_runnable(profile_builtin(), all, note, sizeof(note)), all);
     CU_ASSERT_STRING_EQUAL(note, "");
@@ -391,10 +391,12 @@ static void test_runnable(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(bare);
     unsigned m = profile_runnable(bare, all, note, sizeof(note));
     CU_ASSERT_EQUAL(m, all & ~((1u << SC_TOKEN_REPLAY) | (1u << SC_FORGED_CALLBACK) |
-                               (1u << SC_CALLBACK_STORM) | (1u << SC_PING) | (1u << SC_PAYER)));
+                               (1u << SC_CALLBACK_STORM) | (1u << SC_PING) | (1u << SC_PAYER) |
+                               (1u << SC_PAYER_EDGE) | (1u << SC_REFUNDS)));
     CU_ASSERT_STRING_EQUAL(note, "callback-storm (no callbacks), token-replay (no tokens), "
                                  "forged-callback (no callbacks), ping (no ping operation), "
-                                 "payer (pay sends no trade_type)");
+                                 "payer (pay sends no trade_type), payer-edge (pay sends no "
+                                 "trade_type), refunds (not idempay's merchant refund API)");
     m = profile_runnable(bare, 1u << SC_DOUBLE_CLICK, note, sizeof(note));
     CU_ASSERT_EQUAL(m, 1u << SC_DOUBLE_CLICK);
     CU_ASSERT_STRING_EQUAL(note, "");

@@ -1,0 +1,117 @@
+/* scenario_edge.c - the `payer-edge` and `refunds` scenarios
+ * (scenario_edge.h, docs/SIMULATOR.md). */
+#include "scenario_edge.h"
+
+#include <stdio.h>
+
+#include "client_refund.h"
+#include "payer.h"
+#include "scenario_payer.h"
+
+/* slow-close: every order's customer pays across the close (PB_ACROSS_CLOSE)
+ * or reloads the page (PB_RELOAD), in turn; the gateway refuses a close for
+ * EDGE_CLOSE_MIN_AGE_MS after the order's creation, so the service's close
+ * (after the prepay's expiry and its margin) is refused at first, and a
+ * payment confirmed meanwhile must be the order's. */
+static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
+{
+    sim_mock_knobs k;
+    char own[160];
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 0, 20);
+    snprintf(own, sizeof(own),
+             "{\"close_race_rate\":0,\"closeorder_min_age_ms\":%d,\"instant_charge\":false}",
+             EDGE_CLOSE_MIN_AGE_MS);
+    if (gen_payer_phase(g, "slow-close", own, &k, budget_ms) < 0)
+        return -1;
+    const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
+                           .min_timeout_ms = 4000, .max_timeout_ms = 8000,
+                           .min_backoff_ms = 100, .max_backoff_ms = 300,
+                           .patience_ms = 30000};
+    for (size_t i = 0; i < n; i++) {
+        int o = gen_order(g, 0), tok, idem;
+        if (o < 0 || gen_order_extras(g, &cl, o, &tok, &idem) < 0)
+            return -1;
+        sched_task *t = gen_task(g, TASK_PAYER, o, gen_spread(i, n, budget_ms));
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, &cl, -1, idem);
+        t->flow = (uint8_t)(rng_chance(&g->rng, 0.5) ? FLOW_JSAPI : FLOW_NATIVE);
+        t->payer = (uint8_t)(i % 2 == 0 ? PB_ACROSS_CLOSE : PB_RELOAD);
+        if (t->payer == PB_ACROSS_CLOSE)
+            t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 5000, 9000);
+    }
+    return 0;
+}
+
+/* userpaying: every payment code is confirmed on the phone (USERPAYING),
+ * 70 % of them paid in the end; clients time out first and poll or POST. */
+static int pe_userpaying(gen_ctx *g, size_t n, uint32_t budget_ms)
+{
+    sim_mock_knobs k;
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 5, 30);
+    if (gen_payer_phase(g, "userpaying", "{\"userpaying_pay_rate\":0.7,\"userpaying_rate\":1}",
+                        &k, budget_ms) < 0)
+        return -1;
+    const gen_client cl = {.idem_share = 0.5, .poll_share = 0.5, .min_attempts = 3,
+                           .max_attempts = 8, .min_timeout_ms = 300, .max_timeout_ms = 1500,
+                           .min_backoff_ms = 200, .max_backoff_ms = 600, .patience_ms = 15000};
+    const gen_orders_spec spec = {.client = &cl, .dup_share = -1};
+    return gen_orders_with_clients(g, n, budget_ms, &spec, NULL);
+}
+
+int gen_payer_edge(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
+{
+    (void)plan;
+    size_t micro = orders / 3;
+    uint32_t b1 = budget_ms * 2 / 3;
+    if (pe_slow_close(g, orders - micro, b1) < 0)
+        return -1;
+    return pe_userpaying(g, micro, budget_ms - b1);
+}
+
+/* One order's refund tasks: copy 0 pays, a second copy for the plans that
+ * race two requests. */
+static int rf_order(gen_ctx *g, const gen_client *cl, int plan, uint32_t at_ms)
+{
+    int o = gen_order(g, 0), tok, idem;
+    int copies = plan == RP_TWICE || plan == RP_RACE ? 2 : 1;
+    if (o < 0 || gen_order_extras(g, cl, o, &tok, &idem) < 0)
+        return -1;
+    for (int k = 0; k < copies; k++) {
+        sched_task *t = gen_task(g, TASK_REFUND, o, at_ms);
+        if (t == NULL)
+            return -1;
+        gen_client_fill(g, t, cl, k == 0 ? tok : -1, idem);
+        t->copies = (uint8_t)plan;
+        t->copy_index = (uint8_t)k;
+        t->copy_count = (uint8_t)copies;
+    }
+    return 0;
+}
+
+int gen_refunds(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
+{
+    (void)plan;
+    sim_mock_knobs k;
+    char own[256];
+    scenarios_mock_defaults(&k);
+    k.latency_ms = rng_range(&g->rng, 0, 20);
+    k.endpoints[EP_REFUND].latency_ms = rng_range(&g->rng, 0, 300);
+    k.endpoints[EP_REFUND].error_rate = 0.1;
+    snprintf(own, sizeof(own),
+             "{\"refund_change_rate\":%.2f,\"refund_close_rate\":%.2f,\"refund_delay_ms\":%ld,"
+             "\"refund_notenough_rate\":%.2f}",
+             0.1 + rng_unit(&g->rng) * 0.1, 0.15 + rng_unit(&g->rng) * 0.1,
+             (long)rng_range(&g->rng, 300, 1500), 0.1 + rng_unit(&g->rng) * 0.1);
+    if (gen_payer_phase(g, "refunds", own, &k, budget_ms) < 0)
+        return -1;
+    const gen_client cl = {.token_share = 0.3, .idem_share = 0.5, .min_attempts = 3,
+                           .max_attempts = 6, .min_timeout_ms = 2000, .max_timeout_ms = 5000,
+                           .min_backoff_ms = 100, .max_backoff_ms = 300, .patience_ms = 15000};
+    for (size_t i = 0; i < orders; i++)
+        if (rf_order(g, &cl, (int)(i % RP_COUNT), gen_spread(i, orders, budget_ms)) < 0)
+            return -1;
+    return 0;
+}
