@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "profile.h"
 
 #define REFUND_TRIES 3            /* POSTs of one request on no answer, 5xx, 409/429 */
 #define REFUND_WAIT_PAID_MS 20000 /* a later copy waits this long for the order to be PAID */
@@ -49,10 +50,16 @@ static long cr_request(sim_client *c, const sched_task *t, long task, int k, int
     snprintf(hdr, sizeof(hdr), "Idempotency-Key: %s", refund_key(no, k, key, sizeof(key)));
     int blen = snprintf(body, sizeof(body), "{\"amount\":\"%s\",\"reason\":\"sim %s\"}",
                         money_format(fen, amount), refund_plan_name(t->copies));
-    const char *const headers[] = {hdr, NULL};
+    char sig[4][CALLER_HEADER_LINE_MAX];
+    const char *headers[6] = {hdr, NULL};
     for (int i = 0; i < REFUND_TRIES && !client_stopped(w); i++) {
         sim_op op;
         http_reply rep;
+        /* signed as the merchant's caller, afresh each try (a nonce is spent once) */
+        int ns = profile_sign_lines("POST", c->url, body, (size_t)blen, sig);
+        for (int h = 0; h < 4; h++)
+            headers[1 + h] = h < ns ? sig[h] : NULL;
+        headers[5] = NULL;
         client_op_begin(c, &op, OP_REFUND, o->scenario, t->order, task);
         op.amount_fen = fen;
         op.user_id = o->user_id;
@@ -96,8 +103,13 @@ static void cr_wait_ended(sim_client *c, const sched_task *t, long task)
         client_op_begin(c, &op, OP_REFUND, o->scenario, t->order, task);
         op.flags |= OPF_LIST;
         op.attempt = (uint8_t)(n > 255 ? 255 : n);
-        http_status hs = http_client_request(c->http, "GET", c->url, NULL, NULL, 0, NULL, 5000,
-                                             &rep);
+        char sig[4][CALLER_HEADER_LINE_MAX];
+        const char *hdrs[5] = {NULL};
+        int ns = profile_sign_lines("GET", c->url, NULL, 0, sig);
+        for (int k = 0; k < ns; k++)
+            hdrs[k] = sig[k];
+        http_status hs = http_client_request(c->http, "GET", c->url, NULL, NULL, 0,
+                                             ns > 0 ? hdrs : NULL, 5000, &rep);
         client_op_transport(&op, hs, &rep);
         int moving = 1;
         if (hs == HTTP_OK && rep.code == 200) {

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "caller_sign.h"
 #include "history.h"
 
 #define PROFILE_NAME_MAX 64
@@ -216,6 +217,14 @@ int profile_request_sign_as(const char *name, const char *secret_hex);
  * unsigned: a target without the doors), -1 when its content is invalid
  * (message on stderr). */
 int profile_request_sign_from_env(void);
+
+/* The four signature header lines ("Name: value") of a request to url
+ * (method, body of len bytes) as the caller set above. Returns 4, 0 when
+ * no caller is set (nothing written: the request goes unsigned), -1 when
+ * they cannot be made. For the simulator's own requests outside profiles
+ * (the refunds). */
+int profile_sign_lines(const char *method, const char *url, const char *body, size_t len,
+                       char lines[4][CALLER_HEADER_LINE_MAX]);
 
 /* ---- answers ---- */
 

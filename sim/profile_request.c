@@ -260,27 +260,40 @@ int profile_request_sign_from_env(void)
     return 1;
 }
 
-/* Appends the signature headers of out (its method, URL's path and query,
- * body) when a caller is set. 0, or -1 when they do not fit. */
-static int preq_sign(profile_request *out)
+int profile_sign_lines(const char *method, const char *url, const char *body, size_t len,
+                       char lines[4][CALLER_HEADER_LINE_MAX])
 {
-    char lines[4][CALLER_HEADER_LINE_MAX], path[PROFILE_URL_MAX];
+    char path[PROFILE_URL_MAX];
     const char *target, *q;
-    size_t n = 0;
 
     if (sign_name[0] == '\0')
         return 0;
-    while (out->headers[n] != NULL)
-        n++;
-    target = strstr(out->url, "://");
+    target = strstr(url, "://");
     target = target != NULL ? strchr(target + 3, '/') : NULL;
     if (target == NULL)
         target = "/";
     q = strchr(target, '?');
     snprintf(path, sizeof(path), "%.*s", q ? (int)(q - target) : (int)strlen(target), target);
-    if (n + 4 > PROFILE_HEADERS_MAX ||
-        caller_sign_headers(sign_name, sign_secret, (long long)time(NULL), out->method, path,
-                            q ? q + 1 : "", out->body, out->body_len, lines) != 0)
+    if (caller_sign_headers(sign_name, sign_secret, (long long)time(NULL), method, path,
+                            q ? q + 1 : "", body ? body : "", len, lines) != 0)
+        return -1;
+    return 4;
+}
+
+/* Appends the signature headers of out (its method, URL's path and query,
+ * body) when a caller is set. 0, or -1 when they do not fit. */
+static int preq_sign(profile_request *out)
+{
+    char lines[4][CALLER_HEADER_LINE_MAX];
+    size_t n = 0;
+    int got;
+
+    while (out->headers[n] != NULL)
+        n++;
+    got = profile_sign_lines(out->method, out->url, out->body, out->body_len, lines);
+    if (got == 0)
+        return 0;
+    if (got < 0 || n + 4 > PROFILE_HEADERS_MAX)
         return -1;
     for (int i = 0; i < 4; i++, n++) {
         snprintf(out->hdr[n], sizeof(out->hdr[n]), "%.*s", CALLER_HEADER_LINE_MAX - 1, lines[i]);

@@ -9,6 +9,7 @@
 
 #include "http_client.h"
 #include "money.h"
+#include "profile.h"
 
 #define RO_LEDGER_MAX (64u << 20)
 #define RO_TIMEOUT_MS 10000
@@ -113,8 +114,13 @@ static int ro_read_lists(refund_obs *o, http_client *h, const char *target, cons
         if (!refund_obs_wanted(s, i) || sched_order_no(s, prefix, i, no, sizeof(no)) != 0)
             continue;
         snprintf(url, sizeof(url), "%s/api/pay/orders/%s/refunds", target, no);
-        http_status hs = http_client_request(h, "GET", url, NULL, NULL, 0, NULL, RO_TIMEOUT_MS,
-                                             &rep);
+        char sig[4][CALLER_HEADER_LINE_MAX];
+        const char *hdrs[5] = {NULL};
+        int ns = profile_sign_lines("GET", url, NULL, 0, sig);
+        for (int k = 0; k < ns; k++)
+            hdrs[k] = sig[k];
+        http_status hs = http_client_request(h, "GET", url, NULL, NULL, 0, ns > 0 ? hdrs : NULL,
+                                             RO_TIMEOUT_MS, &rep);
         if (hs == HTTP_OK && rep.code == 200 &&
             refund_obs_parse_list(o, (long)i, rep.body, rep.body_len) != 0) {
             snprintf(err, errlen, "the refunds of %s: not a refund list", no);
