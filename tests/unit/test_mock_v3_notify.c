@@ -14,7 +14,7 @@
 #include "v3_notify.h"
 #include "wx3_aead.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", MOCK_DEV_KEY };
+static const mock_creds creds = { "wx0000000000000000", "1900000109", MOCK_DEV_KEY, WX_SIGN_MD5 };
 #define APIV3 "idempayv3devkey0123456789abcdefA"
 
 /* The decrypted resource of a notification (NULL when it does not decrypt
