@@ -69,7 +69,10 @@ def a_signed_orderquery_reply_is_not_a_notification():
 @test
 def hmac_sha256_configured_refuses_md5():
     env = {"IDEMPAY_WX_SIGN_TYPE": "HMAC-SHA256"}
-    with Variant("hmac", HMAC_PORT, env=env) as base:
+    # the merchant door for the payments, the public door for the
+    # notifications: two variants of the same settings (docs/SECURITY.md, "Doors")
+    with Variant("hmac", HMAC_PORT, env=env) as base, \
+            Variant("hmac-public", free_port(), env=dict(env, IDEMPAY_DOOR="public")) as door:
         # its own payments: HMAC-SHA256 requests, the mock answers in kind
         o = unique("NPH")
         r = pay(o, USER, AMOUNT, base=base)
@@ -79,12 +82,12 @@ def hmac_sha256_configured_refuses_md5():
         r = pay(unpaid, USER, AMOUNT, trade_type="NATIVE", base=base)
         check(r.status == 202, f"NATIVE {unpaid}: {r}")
         txn = "42" + "".join(str(ord(c) % 10) for c in random_token(26))
-        msg = refused_as(notification(unpaid, FEE, txn), "fail_sign_type", base=base)
+        msg = refused_as(notification(unpaid, FEE, txn), "fail_sign_type", base=door)
         check("HMAC-SHA256" in msg and KEY not in msg, f"reason: {msg!r}")
-        refused_as(notification(unpaid, FEE, txn, sign_type="MD5"), "fail_sign_type", base=base)
+        refused_as(notification(unpaid, FEE, txn, sign_type="MD5"), "fail_sign_type", base=door)
         check(get_order(unpaid, base=base).json()["status"] != "PAID", "an MD5 notification applied")
         code, msg = reply_of(send_notification(notification(unpaid, FEE, txn,
-                                                            sign_type="HMAC-SHA256"), base=base))
+                                                            sign_type="HMAC-SHA256"), base=door))
         check((code, msg) == ("SUCCESS", "OK"), f"HMAC-SHA256 notification: {code} {msg!r}")
         check(get_order(unpaid, base=base).json()["status"] == "PAID", "HMAC notification not applied")
 
