@@ -20,7 +20,9 @@ INVARIANTS = ["no_double_charge", "charge_has_paid_order", "paid_has_charge",
               "mismatch_no_effect", "all_settled", "no_402_after_charge", "no_paid_after_402",
               "no_failed_read_after_charge", "paid_answer_has_charge", "refusal_no_effect",
               "second_charge_refunded", "closed_after_doubt", "payment_kept_or_refunded",
-              "one_kept_charge", "closed_client_not_charged", "refund_within_charge"]
+              "one_kept_charge", "closed_client_not_charged", "refund_within_charge",
+              "no_charge_after_close", "refund_result_reported", "refund_names_a_charge",
+              "refund_made_once"]
 
 
 def sim_binary():
