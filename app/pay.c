@@ -750,6 +750,28 @@ static char *pay_order_body(app_ctx *ctx, order_row *row)
                                 awaiting ? tr.prepay_id : NULL, awaiting ? expires : NULL);
 }
 
+/* 200 with an order's JSON body (freed here), or 500 when it could not be
+ * built. */
+static void pay_send_body(http_response *resp, char *body)
+{
+    if (body == NULL) {
+        http_response_error(resp, 500, "internal_error", "out of memory");
+        return;
+    }
+    http_response_set(resp, 200, "application/json", body, strlen(body));
+    free(body);
+}
+
+/* 503 unavailable + Retry-After: the order could not be read. */
+static void pay_get_unavailable(app_ctx *ctx, http_response *resp)
+{
+    char secs[24];
+
+    http_response_error(resp, 503, "unavailable", "the payment database is unavailable");
+    snprintf(secs, sizeof(secs), "%ld", ctx->cfg->retry_after_s);
+    http_response_header(resp, "Retry-After", secs);
+}
+
 /* GET of an order_no with no live order: 200 from the archive (the body
  * says "archived": true) to the caller that created it, 404 not_found, or
  * 503. */
@@ -758,7 +780,6 @@ static void pay_get_archived(app_ctx *ctx, long long caller_id, const char *orde
 {
     order_row row;
     char archived_at[ORDER_TIME_MAX] = "";
-    char secs[24];
     char *body;
 
     switch (order_archive_get(ctx, order_no, &row, archived_at)) {
@@ -768,20 +789,13 @@ static void pay_get_archived(app_ctx *ctx, long long caller_id, const char *orde
             return;
         }
         body = order_archive_body(&row, archived_at);
-        if (body == NULL) {
-            http_response_error(resp, 500, "internal_error", "out of memory");
-            return;
-        }
-        http_response_set(resp, 200, "application/json", body, strlen(body));
-        free(body);
+        pay_send_body(resp, body);
         return;
     case ORDER_STORE_MISS:
         http_response_error(resp, 404, "not_found", "no order with this order_no");
         return;
     default:
-        http_response_error(resp, 503, "unavailable", "the payment database is unavailable");
-        snprintf(secs, sizeof(secs), "%ld", ctx->cfg->retry_after_s);
-        http_response_header(resp, "Retry-After", secs);
+        pay_get_unavailable(ctx, resp);
         return;
     }
 }
@@ -791,7 +805,6 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
     const char *segment;
     char order_no[ORDER_NO_MAX + 1];
     order_row row;
-    char secs[24];
     char *body;
 
     if (strcmp(req->method, "GET") != 0) {
@@ -816,20 +829,13 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
             return;
         }
         body = pay_order_body(ctx, &row);
-        if (body == NULL) {
-            http_response_error(resp, 500, "internal_error", "out of memory");
-            return;
-        }
-        http_response_set(resp, 200, "application/json", body, strlen(body));
-        free(body);
+        pay_send_body(resp, body);
         return;
     case ORDER_STORE_MISS:
         pay_get_archived(ctx, req->caller_id, order_no, resp);
         return;
     default:
-        http_response_error(resp, 503, "unavailable", "the payment database is unavailable");
-        snprintf(secs, sizeof(secs), "%ld", ctx->cfg->retry_after_s);
-        http_response_header(resp, "Retry-After", secs);
+        pay_get_unavailable(ctx, resp);
         return;
     }
 }

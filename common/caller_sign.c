@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_msg.h"
+
 static int sign_char_ok(char ch, int dot)
 {
     return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
@@ -37,17 +39,6 @@ int caller_sign_nonce_valid(const char *s)
     return sign_text_valid(s, CALLER_NONCE_MIN, CALLER_NONCE_MAX, 0);
 }
 
-static int hex_val(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int caller_sign_key_from_hex(const char *hex, unsigned char key[CALLER_KEY_LEN])
 {
     unsigned char tmp[CALLER_KEY_LEN];
@@ -55,7 +46,8 @@ int caller_sign_key_from_hex(const char *hex, unsigned char key[CALLER_KEY_LEN])
     if (hex == NULL || strlen(hex) != CALLER_KEY_HEX_LEN)
         return -1;
     for (size_t i = 0; i < CALLER_KEY_LEN; i++) {
-        int hi = hex_val(hex[2 * i]), lo = hex_val(hex[2 * i + 1]);
+        int hi = http_hex_digit((unsigned char)hex[2 * i]);
+        int lo = http_hex_digit((unsigned char)hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         tmp[i] = (unsigned char)(hi << 4 | lo);

@@ -82,7 +82,7 @@ int http_response_error(http_response *r, int status, const char *code, const ch
     return -1;
 }
 
-static int hexval(int c)
+int http_hex_digit(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -106,8 +106,8 @@ static int url_decode(const char *src, size_t len, int plus_is_space, char *out,
             int hi, lo;
             if (i + 2 >= len)
                 return -2;
-            hi = hexval((unsigned char)src[i + 1]);
-            lo = hexval((unsigned char)src[i + 2]);
+            hi = http_hex_digit((unsigned char)src[i + 1]);
+            lo = http_hex_digit((unsigned char)src[i + 2]);
             if (hi < 0 || lo < 0)
                 return -2;
             c = hi * 16 + lo;

@@ -46,6 +46,9 @@ typedef enum {
     HTTP_CL_INVALID      /* a sign, a space, a letter, or more than 19 digits: 400 */
 } http_cl_result;
 
+/* The value of one hex digit (either case), or -1 when c is not one. */
+int http_hex_digit(int c);
+
 /* Parses a CONTENT_LENGTH value: only ASCII digits (no sign, no spaces,
  * at most 19 of them), or NULL / "" for no body. *len is set on HTTP_CL_OK
  * only. Pure: the FastCGI edge and its fuzzer call it. */
