@@ -550,6 +550,20 @@ def service_pids():
     return [int(p) for p in out.stdout.split()]
 
 
+def every_service_pid():
+    """pids of every service process of the stack: lighttpd's children and
+    the nginx front's two (spawn-fcgi, pid files fcgi-nginx*.pid)."""
+    pids = service_pids()
+    for name in ("fcgi-nginx", "fcgi-nginx-public"):
+        try:
+            pid = int(open(os.path.join(STATE, "run", name + ".pid")).read().strip())
+        except (OSError, ValueError):
+            continue
+        if os.path.exists(f"/proc/{pid}"):
+            pids.append(pid)
+    return pids
+
+
 def wait_until(fn, timeout=30.0, interval=0.2, what="condition"):
     """Polls fn() until it returns a true value (returned), or fails the test."""
     end = time.monotonic() + timeout
