@@ -461,6 +461,18 @@ def mock_clock_next_day(hour, minute=0):
     return today.strftime("%Y%m%d")
 
 
+def statement_due_now():
+    """The statement job's next run is due now (its claim's lease ends now:
+    what an operator does to have the bills read at once, docs/DEPLOY.md);
+    a service process claims it at its next poll (at most 5 s), instead of
+    at the end of the interval. Returns the mock journal's last sequence
+    number before (a run that starts after it asks for bills
+    in entries after it)."""
+    seq = max([e["seq"] for e in mock_requests(limit=50)["requests"]] or [0])
+    db_query("UPDATE payment_statement_job SET lease_until = NOW(3) WHERE name = 'statement'")
+    return seq
+
+
 def mock_requests(order_no=None, limit=None, base=None):
     """The mock's journal: {"requests": [...], "notifications": [...]}, oldest first."""
     q = []

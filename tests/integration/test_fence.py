@@ -97,6 +97,7 @@ def check_story(no, answers, notify, dedupe):
         # statement job, which reads today's bill once the mock's clock is
         # tomorrow 10:00 and refunds every charge the order does not keep.
         mock_clock_next_day(10, 1)
+        statement_due_now()
         wait_until(lambda: money_right(no), STATEMENT_S + 25, 0.5,
                    f"{no}: the statement job to refund the stray charge: {charges_for(no)}")
         mock_config(clock_offset_ms=0)
