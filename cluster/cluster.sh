@@ -10,14 +10,19 @@
 # $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
 # and `cluster down` stops exactly those.
 #
-# Ports, all on 127.0.0.1. The two the outside uses are the usual ones:
-#   IDEMPAY_HTTP_PORT  HAProxy: the service (health-checked on /healthz)
-#   IDEMPAY_MOCK_PORT  the mock gateway
+# Ports, all on 127.0.0.1. The three the outside uses are the usual ones:
+#   IDEMPAY_HTTP_PORT    HAProxy: the service's merchant door (the API,
+#                        /healthz; signed callers), health-checked on /healthz
+#   IDEMPAY_PUBLIC_PORT  HAProxy: the service's public door (the gateway's
+#                        notifications only; ./stack's default HTTP + 4, as on
+#                        one node): the service's notify_url
+#   IDEMPAY_MOCK_PORT    the mock gateway
 # The cluster's own, relative to I = IDEMPAY_CLUSTER_PORT_BASE (default
 # IDEMPAY_HTTP_PORT + 1000: 61080 for a 60080 service, above Linux's
 # ephemeral range 32768-60999, so no outgoing connection can sit on the
 # port of a node that the nemesis has killed and is restarting):
-#   I+11..13   service nodes s1..s3
+#   I+11..13   service nodes s1..s3, merchant door
+#   I+15..17   service nodes s1..s3, public door (a node's merchant port + 4)
 #   I+20       ledger MariaDB (the mock's ground truth; not replicated)
 #   I+21..23   Galera nodes g1..g3 (SQL)
 #   I+30..38   Galera g1..g3 replication: gcomm, IST, SST (3 each)
@@ -32,6 +37,16 @@ CL_RUN=$CL/run
 CL_LOG=$CL/log
 CL_B=$IDEMPAY_HTTP_PORT
 CL_I=${IDEMPAY_CLUSTER_PORT_BASE:-$((CL_B + 1000))}
+# The public door's front: HTTP + 4 as on one node (./stack's
+# IDEMPAY_PUBLIC_PORT default), derived here from the cluster's own HTTP port
+# (not taken from a single-node stack's recorded IDEMPAY_PUBLIC_PORT), and
+# exported so the simulator and the bench send their notifications there.
+CL_PUB=${IDEMPAY_CLUSTER_PUBLIC_PORT:-$((CL_B + 4))}
+export IDEMPAY_PUBLIC_PORT=$CL_PUB
+# The cluster's development caller of the merchant door (cl_caller): its
+# secret in the cluster's state dir, where the simulator and the bench read
+# it (as ./stack's in $STATE/caller.secret).
+export IDEMPAY_CALLER_SECRET_FILE=$STATE/cluster/caller.secret
 CL_MASTER=${IDEMPAY_REDIS_MASTER:-idempay}
 CL_PACKAGES=(galera-4 rsync mariadb-backup haproxy redis-sentinel socat iproute2)
 # Galera keeps memory small on a shared machine: 3 nodes x this pool.
@@ -43,6 +58,7 @@ CL_PROCS=${IDEMPAY_CLUSTER_SERVICE_PROCS:-1}
 cl_port() { # cl_port KIND [N]
   case $1 in
     node) echo $((CL_I + 10 + $2)) ;;
+    public) echo $((CL_I + 14 + $2)) ;;
     ledger) echo $((CL_I + 20)) ;;
     galera) echo $((CL_I + 20 + $2)) ;;
     gcomm) echo $((CL_I + 27 + 3 * $2)) ;;
@@ -238,6 +254,23 @@ cl_galera_migrate() { # migrations once, on a synced node (they replicate)
   cl_sql $n -e "CREATE USER IF NOT EXISTS 'haproxy_check'@'127.0.0.1';" || cl_die "cannot create haproxy_check"
 }
 
+# cl_caller: the development caller of the merchant door (docs/API.md,
+# "Authentication"), made as ./stack makes its own (stack's ensure_caller:
+# idempay-fcgi --add-caller, or --rekey-caller when the key changed, only
+# under IDEMPAY_DEVELOPMENT=1) on a synced Galera node (the row replicates);
+# its secret in IDEMPAY_CALLER_SECRET_FILE ($CL/caller.secret, mode 0600),
+# which the simulator and the bench sign with.
+cl_caller() {
+  local n
+  for n in g1 g2 g3; do cl_galera_synced $n && break; done
+  # the nodes' settings: no client certificate for /secapi/ (the cluster's
+  # mock has no HTTPS front, cl_mock_start), so none to check
+  ( unset IDEMPAY_DB_HOST IDEMPAY_DB_PORT IDEMPAY_WX_CERT IDEMPAY_WX_CERT_KEY IDEMPAY_GATEWAY_CA \
+      IDEMPAY_GATEWAY_SECAPI_URL
+    IDEMPAY_DB_SOCKET=$CL/$n/mysqld.sock
+    ensure_caller ) | sed 's/^stack: /cluster: /' || cl_die "cannot make the development caller"
+}
+
 # --- ledger: a separate single MariaDB for the mock gateway -----------------
 cl_ledger_up() {
   mkdir -p "$CL/ledger/run" "$CL/ledger/log"
@@ -384,6 +417,25 @@ EOF
   # request goes to the next one (retry-on conn-failure).
   echo "  option allbackups" >> "$CL/haproxy-http.cfg"
   for i in 1 2 3; do echo "  server s${i}b 127.0.0.1:$(cl_port node $i) backup" >> "$CL/haproxy-http.cfg"; done
+  # The public door (docs/SECURITY.md "Doors"): the gateway's notifications,
+  # sent to the notify_url every node gives (this front), go to any node's
+  # public-door process; it answers nothing else (404), /healthz included,
+  # which is its check: a 404 from the door's own process (lighttpd with a
+  # dead backend answers 503, a merchant-door process 200). Unlike the
+  # merchant door's /healthz it does not ask Redis, so a failover does not
+  # take the nodes out; a notification a node cannot apply is answered FAIL
+  # and sent again by the gateway.
+  cat >> "$CL/haproxy-http.cfg" <<EOF
+frontend public
+  bind 127.0.0.1:$CL_PUB
+  default_backend public_nodes
+backend public_nodes
+  balance roundrobin
+  option httpchk GET /healthz
+  http-check expect status 404
+  default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+EOF
+  for i in 1 2 3; do echo "  server s${i}p 127.0.0.1:$(cl_port public $i) check" >> "$CL/haproxy-http.cfg"; done
 
   cat > "$CL/haproxy-db.cfg" <<EOF
 # written by ./stack cluster: the Galera front (cluster/cluster.sh). A node
@@ -428,6 +480,8 @@ cl_haproxy_start() { # cl_haproxy_start http|db
 
 # --- mock gateway and service nodes -------------------------------------------
 cl_http_ok() { [ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$1")" = 200 ]; }
+# a public door answers (its own FastCGI process), and /healthz is not there
+cl_public_up() { [ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$1/healthz")" = 404 ]; }
 
 cl_mock_start() {
   cl_running mock && return 0
@@ -453,11 +507,15 @@ cl_node_start() { # cl_node_start N: service node sN
     export IDEMPAY_STATE_DIR=$d IDEMPAY_HTTP_PORT=$(cl_port node "$i") IDEMPAY_SERVICE_PROCS=$CL_PROCS \
       IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT=$(cl_port "db-$(cl_db_mode)") \
       IDEMPAY_REDIS_SENTINELS=$sentinels IDEMPAY_REDIS_MASTER=$CL_MASTER \
+      IDEMPAY_PUBLIC_PORT=$(cl_port public "$i") \
       IDEMPAY_GATEWAY_URL=http://127.0.0.1:$IDEMPAY_MOCK_PORT \
-      IDEMPAY_NOTIFY_URL=http://127.0.0.1:$CL_B/api/pay/callback/wechat
+      IDEMPAY_NOTIFY_URL=http://127.0.0.1:$CL_PUB/api/pay/callback/wechat \
+      IDEMPAY_REFUND_NOTIFY_URL=http://127.0.0.1:$CL_PUB/api/pay/callback/wechat/refund
     lighttpd -f "$ROOT/cluster/lighttpd-node.conf" ) > "$CL_LOG/s$i.start.log" 2>&1 \
     || { cat "$CL_LOG/s$i.start.log"; return 1; }
   cl_wait "s$i" 60 cl_http_ok "http://127.0.0.1:$(cl_port node "$i")/healthz" \
+    || { tail -n 20 "$d/log/fastcgi.log" >&2; return 1; }
+  cl_wait "s$i public door" 60 cl_public_up "http://127.0.0.1:$(cl_port public "$i")" \
     || { tail -n 20 "$d/log/fastcgi.log" >&2; return 1; }
 }
 
@@ -702,10 +760,23 @@ cluster_race() {
   return $rc
 }
 
+# cluster doors: tests/cluster/test_cluster_doors.py against the running
+# cluster (both doors on every node and through HAProxy, the caller, a
+# notification through the public front; docs/CLUSTER.md "The two doors").
+cluster_doors() {
+  local i m="" p="" n
+  for i in 1 2 3; do m="$m${m:+,}$(cl_port node $i)"; p="$p${p:+,}$(cl_port public $i)"; done
+  for n in g1 g2 g3; do cl_galera_synced $n && break; done
+  IDEMPAY_CLUSTER_MERCHANT_DOORS=$m IDEMPAY_CLUSTER_PUBLIC_DOORS=$p IDEMPAY_DB_SOCKET=$CL/$n/mysqld.sock \
+    IDEMPAY_BIN_DIR=$(cl_bin_dir) python3 "$ROOT/tests/cluster/test_cluster_doors.py" "$@"
+}
+
 # cluster test: what `./stack test --cluster` runs (docs/CLUSTER.md).
 cluster_test() {
   local rc=0
   cluster_up || return 1
+  cl_say "test: the two doors (tests/cluster/test_cluster_doors.py)"
+  cluster_doors || rc=1
   cl_say "test: the trap (tests/cluster/galera_race.c)"
   cluster_race 100 || rc=1
   cl_say "test: a short simulation with the nemesis, then every node compared"
@@ -716,6 +787,19 @@ cluster_test() {
 
 # --- bench (docs/PERFORMANCE.md, the cluster section) ----------------------------
 cl_fcgi_pids() { local i p; for i in 1 2 3; do p=$(cl_pid "s$i") && pgrep -P "$p" -f idempay-fcgi; done | tr '\n' ' '; }
+
+# The settings ./stack derives from its state dir or its ports (the public
+# door, nginx's, the TLS material, the caller's secret file ...): `env -u`
+# options for each, so that the single-node stack `cluster bench` starts
+# beside the cluster derives them from its own (not the cluster's public
+# front on HTTP + 4, nor the cluster's caller secret).
+cl_single_unset() {
+  local v
+  for v in $(grep -E '^\s*export (IDEMPAY_[A-Z0-9_]+)=\$\{[A-Z0-9_]+:-[^}]*(\$STATE|\$TLS|\$RUN|IDEMPAY_[A-Z_]*PORT)' "$ROOT/stack" \
+             | sed -E 's/^\s*export //; s/=.*//') IDEMPAY_WX_APIV3_KEY_FILE IDEMPAY_DB_HOST; do
+    printf -- '-u %s ' "$v"
+  done
+}
 
 # cluster bench [ARGS]: bench/idempay-bench (ARGS passed on) three times in
 # one run: against a single-node stack started beside the cluster (ports
@@ -728,14 +812,15 @@ cluster_bench() {
   bin=$(cl_bin_dir); mode0=$(cl_db_mode)
   out=$CL/bench/$(date -u +%Y%m%dT%H%M%SZ); mkdir -p "$out" "$single"; ln -sfn "$out" "$CL/bench/latest"
   ln -sfn "$bin" "$single/$(basename "$bin")"
-  local senv=(IDEMPAY_STATE_DIR="$single" IDEMPAY_HTTP_PORT="$(cl_port single 1)" IDEMPAY_MOCK_PORT="$(cl_port single 2)"
+  local drop=(); read -r -a drop <<< "$(cl_single_unset)"
+  local senv=("${drop[@]}" IDEMPAY_STATE_DIR="$single" IDEMPAY_HTTP_PORT="$(cl_port single 1)" IDEMPAY_MOCK_PORT="$(cl_port single 2)"
               IDEMPAY_DB_PORT="$(cl_port single 3)" IDEMPAY_REDIS_PORT="$(cl_port single 4)"
               IDEMPAY_DB_SOCKET="$single/run/mysqld.sock" IDEMPAY_FLAVOR="$FLAVOR")
   cl_say "bench: the single-node stack on :$(cl_port single 1) (state $single)"
-  env -u IDEMPAY_DB_HOST "${senv[@]}" "$ROOT/stack" up > "$out/single-up.log" 2>&1 || { tail "$out/single-up.log"; cl_die "the single-node stack did not start"; }
+  env "${senv[@]}" "$ROOT/stack" up > "$out/single-up.log" 2>&1 || { tail "$out/single-up.log"; cl_die "the single-node stack did not start"; }
   local spids; spids=$(env "${senv[@]}" "$ROOT/stack" status | awk '$1 == "service" {for (i = 6; i <= NF; i++) printf "%s ", $i}')
   cl_say "bench: single node"
-  env -u IDEMPAY_DB_HOST "${senv[@]}" "$bin/bench/idempay-bench" --target "http://127.0.0.1:$(cl_port single 1)" \
+  env "${senv[@]}" "$bin/bench/idempay-bench" --target "http://127.0.0.1:$(cl_port single 1)" \
     --gateway "http://127.0.0.1:$(cl_port single 2)" --pids "$spids" --json "$out/single.json" "$@" > "$out/single.txt" 2>&1 || rc=1
   env "${senv[@]}" "$ROOT/stack" down > /dev/null 2>&1
   for mode in multi single; do
@@ -812,6 +897,7 @@ cluster_up() {
   echo "$IDEMPAY_BIN_DIR" > "$CL_RUN/bin-dir"
   cl_galera_up
   cl_galera_migrate
+  cl_caller
   cl_ledger_up
   cl_redis_up
   cl_haproxy_cfg
@@ -820,6 +906,8 @@ cluster_up() {
   for i in 1 2 3; do cl_node_start "$i" || cl_die "service node s$i did not start (log: $CL/s$i/log/fastcgi.log)"; done
   cl_haproxy_start http || cl_die "HAProxy (service front) did not start"
   cl_wait haproxy 30 cl_http_ok "http://127.0.0.1:$CL_B/healthz" || cl_die "the service is not healthy through HAProxy"
+  cl_wait "haproxy public front" 30 cl_public_up "http://127.0.0.1:$CL_PUB" || cl_die "the public door is not answering through HAProxy"
+  cl_say "up: public door (notifications only) http://127.0.0.1:$CL_PUB (HAProxy -> s1..s3 :$(cl_port public 1)-$(cl_port public 3)); merchant-door caller $IDEMPAY_CALLER, secret in $IDEMPAY_CALLER_SECRET_FILE"
   cl_say "up: service http://127.0.0.1:$CL_B (HAProxy -> s1..s3 :$(cl_port node 1)-$(cl_port node 3))  mock http://127.0.0.1:$IDEMPAY_MOCK_PORT  Galera :$(cl_port galera 1)-$(cl_port galera 3) ($(cl_db_mode)-writer via :$(cl_port "db-$(cl_db_mode)"))  Redis :$(cl_port redis 1),:$(cl_port redis 2) Sentinels :$(cl_port sentinel 1)-$(cl_port sentinel 3)"
 }
 
@@ -843,8 +931,8 @@ cluster_status() {
   for name in haproxy-http s1 s2 s3 mock haproxy-db g1 g2 g3 ledger r1 r2 sn1 sn2 sn3; do
     detail=""
     case $name in
-      haproxy-http) port=$CL_B ;;
-      s[1-3]) port=$(cl_port node "${name#s}") ;;
+      haproxy-http) port="$CL_B,$CL_PUB" ;;
+      s[1-3]) port="$(cl_port node "${name#s}"),$(cl_port public "${name#s}")" ;;
       mock) port=$IDEMPAY_MOCK_PORT ;;
       haproxy-db) port="$(cl_port db-multi),$(cl_port db-single)"; detail="db mode $(cl_db_mode)" ;;
       g[1-3]) port=$(cl_port galera "${name#g}") ;;
@@ -906,6 +994,7 @@ cluster_main() {
     nemesis-locked) cluster_nemesis_locked "$@" ;;
     heal) cl_heal ;;
     race) cluster_race "$@" ;;
+    doors) cluster_doors "$@" ;;
     test) cluster_test ;;
     bench) cluster_bench "$@" ;;
     *) cat <<EOF
@@ -921,8 +1010,9 @@ usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
   nemesis-step SEED   one nemesis event (the simulator's --chaos-cmd)
   heal      start whatever is down
   race [ROUNDS]   the trap: check-then-act vs idempay's CAS on two Galera nodes
+  doors [TEST...]  both doors on every node and through HAProxy, the caller, a notification
   bench [ARGS]    idempay-bench: single node vs the cluster (multi- and single-writer)
-  test      up, race, a short sim with the nemesis (= ./stack test --cluster)
+  test      up, doors, race, a short sim with the nemesis (= ./stack test --cluster)
 EOF
        [ -z "$sub" ] && exit 2; [ "$sub" = help ] || exit 2 ;;
   esac
