@@ -60,6 +60,11 @@ for _, f in runs:
     with open(f"{d}/{f}.json") as fh:
         j = json.load(fh)
     res[f] = {w["workload"]: w for w in j["workloads"]}
+    # a measure is a number, or (the bench's --repeat rounds) {"median": ..., "runs": [...]}
+    for w in res[f].values():
+        for k in ("rps", "p50_ms", "p99_ms"):
+            if isinstance(w.get(k), dict):
+                w[k] = w[k]["median"]
     res[f]["_c"] = j.get("concurrency")
     res[f]["_d"] = j.get("duration_s")
 titles = {"ping": "GET /api/ping", "pay_fresh": "POST /api/pay (fresh)", "pay_repeat": "POST /api/pay (repeat)",
@@ -85,6 +90,7 @@ print("p50/p99 in ms (paced at half the closed-loop rate, from intended send tim
 print("raw DB: the same two statements from a plain C client: the single node's MariaDB, and the")
 print("Galera cluster through its HAProxy front (multi: any node; single: g1).")
 PY
+  [ "${PIPESTATUS[0]}" = 0 ] || { cl_say "bench: the table could not be made"; rc=1; }
   cl_say "bench: results in $out (exit $rc)"
   return $rc
 }
