@@ -8,16 +8,17 @@
 #
 # Sourced by ./stack (it uses stack's install_packages, build, migrate,
 # ensure_caller, start_mariadb, wait_for, say, die ...); sources
-# cluster/nemesis.sh, cluster/bench.sh and cluster/tests.sh. Everything lives under
-# $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
+# cluster/nemesis.sh, cluster/bench.sh and cluster/tests.sh. Everything lives
+# under $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
 # and `cluster down` stops exactly those.
 #
 # Ports, all on 127.0.0.1. The three the outside uses are the usual ones:
 #   IDEMPAY_HTTP_PORT    HAProxy: the service's merchant door (the API,
 #                        /healthz; signed callers), health-checked on /healthz
-#   IDEMPAY_PUBLIC_PORT  HAProxy: the service's public door (the gateway's
-#                        notifications only; ./stack's default HTTP + 4, as on
-#                        one node): the service's notify_url
+#   IDEMPAY_HTTP_PORT + 4  HAProxy: the service's public door (the gateway's
+#                        notifications only; IDEMPAY_CLUSTER_PUBLIC_PORT, as
+#                        on one node, exported as IDEMPAY_PUBLIC_PORT): the
+#                        service's notify_url
 #   IDEMPAY_MOCK_PORT    the mock gateway
 # The cluster's own, relative to I = IDEMPAY_CLUSTER_PORT_BASE (default
 # IDEMPAY_HTTP_PORT + 1000: 61080 for a 60080 service, above Linux's
@@ -32,7 +33,9 @@
 #   I+41       HAProxy: Galera, single-writer (g1; g2, g3 as backups)
 #   I+50, I+51 Redis r1, r2 (r1 starts as the primary)
 #   I+55..57   Redis Sentinels
-#   I+71..74   `cluster bench` only: the single-node stack it compares with
+#   I+71..80   `cluster bench` only: the single-node stack it compares with
+#              (HTTP, mock, DB, Redis at I+71..74; its public door, nginx
+#              front and mock HTTPS follow from them as for any ./stack)
 
 CL=$STATE/cluster
 CL_RUN=$CL/run
@@ -427,8 +430,8 @@ EOF
   # The public door (docs/SECURITY.md "Doors"): the gateway's notifications,
   # sent to the notify_url every node gives (this front), go to any node's
   # public-door process; it answers nothing else (404), /healthz included,
-  # which is its check: a 404 from the door's own process (lighttpd with a
-  # dead backend answers 503, a merchant-door process 200). Unlike the
+  # which is its check: a 404 from the door's own process (lighttpd without
+  # its backend answers 5xx, a merchant-door process 200). Unlike the
   # merchant door's /healthz it does not ask Redis, so a failover does not
   # take the nodes out; a notification a node cannot apply is answered FAIL
   # and sent again by the gateway.
