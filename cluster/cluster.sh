@@ -386,7 +386,13 @@ cl_redis_up() {
   cl_redis_start "$i" ""
   cl_redis_start $((3 - i)) "$primary"
   for k in 1 2 3; do cl_sentinel_start "$k" "$primary"; done
+  # Writable only once its replica is attached (min-replicas-to-write): until
+  # then every signed API request answers 503 (its nonce is a write), so `up`
+  # is not done before.
+  cl_wait "the Redis primary's replica" 60 cl_redis_has_replica "$primary" \
+    || cl_die "the Redis primary has no replica attached (logs: $CL_LOG/r1.log, r2.log)"
 }
+cl_redis_has_replica() { cl_redis_cli "$1" info replication 2>/dev/null | grep -q '^min_slaves_good_slaves:[1-9]'; }
 
 # --- HAProxy ------------------------------------------------------------------
 cl_haproxy_cfg() {
