@@ -1,23 +1,31 @@
 # cluster/cluster.sh - `./stack cluster ...` (contract section 7, docs/CLUSTER.md):
 # the same service on one machine as a cluster, on loopback, from Debian
 # packages: a 3-node MariaDB Galera cluster, 3 service nodes (each a lighttpd
-# with its FastCGI processes), HAProxy in front of them on IDEMPAY_HTTP_PORT,
+# with its FastCGI processes, both doors), HAProxy in front of them on
+# IDEMPAY_HTTP_PORT (merchant door) and IDEMPAY_HTTP_PORT + 4 (public door),
 # a second HAProxy in front of the Galera nodes, Redis primary + replica + 3
 # Sentinels, and the mock gateway with its ledger on a separate single MariaDB.
 #
 # Sourced by ./stack (it uses stack's install_packages, build, migrate,
-# start_mariadb, wait_for, say, die ...). Everything lives under
-# $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
+# ensure_caller, start_mariadb, wait_for, say, die ...); sources
+# cluster/nemesis.sh, cluster/bench.sh and cluster/tests.sh. Everything lives
+# under $IDEMPAY_STATE_DIR/cluster; every process it starts has a pid file there,
 # and `cluster down` stops exactly those.
 #
-# Ports, all on 127.0.0.1. The two the outside uses are the usual ones:
-#   IDEMPAY_HTTP_PORT  HAProxy: the service (health-checked on /healthz)
-#   IDEMPAY_MOCK_PORT  the mock gateway
+# Ports, all on 127.0.0.1. The three the outside uses are the usual ones:
+#   IDEMPAY_HTTP_PORT    HAProxy: the service's merchant door (the API,
+#                        /healthz; signed callers), health-checked on /healthz
+#   IDEMPAY_HTTP_PORT + 4  HAProxy: the service's public door (the gateway's
+#                        notifications only; IDEMPAY_CLUSTER_PUBLIC_PORT, as
+#                        on one node, exported as IDEMPAY_PUBLIC_PORT): the
+#                        service's notify_url
+#   IDEMPAY_MOCK_PORT    the mock gateway
 # The cluster's own, relative to I = IDEMPAY_CLUSTER_PORT_BASE (default
 # IDEMPAY_HTTP_PORT + 1000: 61080 for a 60080 service, above Linux's
 # ephemeral range 32768-60999, so no outgoing connection can sit on the
 # port of a node that the nemesis has killed and is restarting):
-#   I+11..13   service nodes s1..s3
+#   I+11..13   service nodes s1..s3, merchant door
+#   I+15..17   service nodes s1..s3, public door (a node's merchant port + 4)
 #   I+20       ledger MariaDB (the mock's ground truth; not replicated)
 #   I+21..23   Galera nodes g1..g3 (SQL)
 #   I+30..38   Galera g1..g3 replication: gcomm, IST, SST (3 each)
@@ -25,13 +33,25 @@
 #   I+41       HAProxy: Galera, single-writer (g1; g2, g3 as backups)
 #   I+50, I+51 Redis r1, r2 (r1 starts as the primary)
 #   I+55..57   Redis Sentinels
-#   I+71..74   `cluster bench` only: the single-node stack it compares with
+#   I+71..80   `cluster bench` only: the single-node stack it compares with
+#              (HTTP, mock, DB, Redis at I+71..74; its public door, nginx
+#              front and mock HTTPS follow from them as for any ./stack)
 
 CL=$STATE/cluster
 CL_RUN=$CL/run
 CL_LOG=$CL/log
 CL_B=$IDEMPAY_HTTP_PORT
 CL_I=${IDEMPAY_CLUSTER_PORT_BASE:-$((CL_B + 1000))}
+# The public door's front: HTTP + 4 as on one node (./stack's
+# IDEMPAY_PUBLIC_PORT default), derived here from the cluster's own HTTP port
+# (not taken from a single-node stack's recorded IDEMPAY_PUBLIC_PORT), and
+# exported so the simulator and the bench send their notifications there.
+CL_PUB=${IDEMPAY_CLUSTER_PUBLIC_PORT:-$((CL_B + 4))}
+export IDEMPAY_PUBLIC_PORT=$CL_PUB
+# The cluster's development caller of the merchant door (cl_caller): its
+# secret in the cluster's state dir, where the simulator and the bench read
+# it (as ./stack's in $STATE/caller.secret).
+export IDEMPAY_CALLER_SECRET_FILE=$STATE/cluster/caller.secret
 CL_MASTER=${IDEMPAY_REDIS_MASTER:-idempay}
 CL_PACKAGES=(galera-4 rsync mariadb-backup haproxy redis-sentinel socat iproute2)
 # Galera keeps memory small on a shared machine: 3 nodes x this pool.
@@ -43,6 +63,7 @@ CL_PROCS=${IDEMPAY_CLUSTER_SERVICE_PROCS:-1}
 cl_port() { # cl_port KIND [N]
   case $1 in
     node) echo $((CL_I + 10 + $2)) ;;
+    public) echo $((CL_I + 14 + $2)) ;;
     ledger) echo $((CL_I + 20)) ;;
     galera) echo $((CL_I + 20 + $2)) ;;
     gcomm) echo $((CL_I + 27 + 3 * $2)) ;;
@@ -53,6 +74,11 @@ cl_port() { # cl_port KIND [N]
     single) echo $((CL_I + 70 + $2)) ;;
   esac
 }
+
+# the nemesis, the bench and the tests live in files of their own
+source "$ROOT/cluster/nemesis.sh"
+source "$ROOT/cluster/bench.sh"
+source "$ROOT/cluster/tests.sh"
 
 cl_say() { printf 'cluster: %s\n' "$*"; }
 cl_die() { printf 'cluster: %s\n' "$*" >&2; exit 2; }
@@ -238,6 +264,23 @@ cl_galera_migrate() { # migrations once, on a synced node (they replicate)
   cl_sql $n -e "CREATE USER IF NOT EXISTS 'haproxy_check'@'127.0.0.1';" || cl_die "cannot create haproxy_check"
 }
 
+# cl_caller: the development caller of the merchant door (docs/API.md,
+# "Authentication"), made as ./stack makes its own (stack's ensure_caller:
+# idempay-fcgi --add-caller, or --rekey-caller when the key changed, only
+# under IDEMPAY_DEVELOPMENT=1) on a synced Galera node (the row replicates);
+# its secret in IDEMPAY_CALLER_SECRET_FILE ($CL/caller.secret, mode 0600),
+# which the simulator and the bench sign with.
+cl_caller() {
+  local n
+  for n in g1 g2 g3; do cl_galera_synced $n && break; done
+  # the nodes' settings: no client certificate for /secapi/ (the cluster's
+  # mock has no HTTPS front, cl_mock_start), so none to check
+  ( unset IDEMPAY_DB_HOST IDEMPAY_DB_PORT IDEMPAY_WX_CERT IDEMPAY_WX_CERT_KEY IDEMPAY_GATEWAY_CA \
+      IDEMPAY_GATEWAY_SECAPI_URL
+    IDEMPAY_DB_SOCKET=$CL/$n/mysqld.sock
+    ensure_caller ) | sed 's/^stack: /cluster: /' || cl_die "cannot make the development caller"
+}
+
 # --- ledger: a separate single MariaDB for the mock gateway -----------------
 cl_ledger_up() {
   mkdir -p "$CL/ledger/run" "$CL/ledger/log"
@@ -343,7 +386,13 @@ cl_redis_up() {
   cl_redis_start "$i" ""
   cl_redis_start $((3 - i)) "$primary"
   for k in 1 2 3; do cl_sentinel_start "$k" "$primary"; done
+  # Writable only once its replica is attached (min-replicas-to-write): until
+  # then every signed API request answers 503 (its nonce is a write), so `up`
+  # is not done before.
+  cl_wait "the Redis primary's replica" 60 cl_redis_has_replica "$primary" \
+    || cl_die "the Redis primary has no replica attached (logs: $CL_LOG/r1.log, r2.log)"
 }
+cl_redis_has_replica() { cl_redis_cli "$1" info replication 2>/dev/null | grep -q '^min_slaves_good_slaves:[1-9]'; }
 
 # --- HAProxy ------------------------------------------------------------------
 cl_haproxy_cfg() {
@@ -384,6 +433,25 @@ EOF
   # request goes to the next one (retry-on conn-failure).
   echo "  option allbackups" >> "$CL/haproxy-http.cfg"
   for i in 1 2 3; do echo "  server s${i}b 127.0.0.1:$(cl_port node $i) backup" >> "$CL/haproxy-http.cfg"; done
+  # The public door (docs/SECURITY.md "Doors"): the gateway's notifications,
+  # sent to the notify_url every node gives (this front), go to any node's
+  # public-door process; it answers nothing else (404), /healthz included,
+  # which is its check: a 404 from the door's own process (lighttpd without
+  # its backend answers 5xx, a merchant-door process 200). Unlike the
+  # merchant door's /healthz it does not ask Redis, so a failover does not
+  # take the nodes out; a notification a node cannot apply is answered FAIL
+  # and sent again by the gateway.
+  cat >> "$CL/haproxy-http.cfg" <<EOF
+frontend public
+  bind 127.0.0.1:$CL_PUB
+  default_backend public_nodes
+backend public_nodes
+  balance roundrobin
+  option httpchk GET /healthz
+  http-check expect status 404
+  default-server inter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+EOF
+  for i in 1 2 3; do echo "  server s${i}p 127.0.0.1:$(cl_port public $i) check" >> "$CL/haproxy-http.cfg"; done
 
   cat > "$CL/haproxy-db.cfg" <<EOF
 # written by ./stack cluster: the Galera front (cluster/cluster.sh). A node
@@ -428,6 +496,8 @@ cl_haproxy_start() { # cl_haproxy_start http|db
 
 # --- mock gateway and service nodes -------------------------------------------
 cl_http_ok() { [ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$1")" = 200 ]; }
+# a public door answers (its own FastCGI process), and /healthz is not there
+cl_public_up() { [ "$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$1/healthz")" = 404 ]; }
 
 cl_mock_start() {
   cl_running mock && return 0
@@ -453,137 +523,20 @@ cl_node_start() { # cl_node_start N: service node sN
     export IDEMPAY_STATE_DIR=$d IDEMPAY_HTTP_PORT=$(cl_port node "$i") IDEMPAY_SERVICE_PROCS=$CL_PROCS \
       IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT=$(cl_port "db-$(cl_db_mode)") \
       IDEMPAY_REDIS_SENTINELS=$sentinels IDEMPAY_REDIS_MASTER=$CL_MASTER \
+      IDEMPAY_PUBLIC_PORT=$(cl_port public "$i") \
       IDEMPAY_GATEWAY_URL=http://127.0.0.1:$IDEMPAY_MOCK_PORT \
-      IDEMPAY_NOTIFY_URL=http://127.0.0.1:$CL_B/api/pay/callback/wechat
+      IDEMPAY_NOTIFY_URL=http://127.0.0.1:$CL_PUB/api/pay/callback/wechat \
+      IDEMPAY_REFUND_NOTIFY_URL=http://127.0.0.1:$CL_PUB/api/pay/callback/wechat/refund
     lighttpd -f "$ROOT/cluster/lighttpd-node.conf" ) > "$CL_LOG/s$i.start.log" 2>&1 \
     || { cat "$CL_LOG/s$i.start.log"; return 1; }
   cl_wait "s$i" 60 cl_http_ok "http://127.0.0.1:$(cl_port node "$i")/healthz" \
     || { tail -n 20 "$d/log/fastcgi.log" >&2; return 1; }
+  cl_wait "s$i public door" 60 cl_public_up "http://127.0.0.1:$(cl_port public "$i")" \
+    || { tail -n 20 "$d/log/fastcgi.log" >&2; return 1; }
 }
 
-# --- nemesis (docs/CLUSTER.md) -------------------------------------------------
-# One event per call, drawn from a seed: event k of seed S is a fixed function
-# of (S, k), so a seed replays the same sequence of faults (their timing
-# against the traffic depends on the machine). Every 4 events are a seeded
-# permutation of the 4 kinds, so each kind comes once per 4 events. Events
-# are serialised (a lock) and each one heals before it returns: at most one
-# Galera node and one Redis node are ever down, so the Galera primary
-# component and the Sentinel quorum always survive.
-cl_hash() { printf '%s' "$*" | sha256sum | cut -c1-12 | { read -r h; echo $((16#$h)); }; }
-
+# the build the cluster runs (recorded at up)
 cl_bin_dir() { cat "$CL_RUN/bin-dir" 2>/dev/null || builddir; }
-
-cl_nemesis_log() { # appends "time +s event" to the nemesis log and says it
-  local line
-  line="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) $*"
-  echo "$line" >> "$CL_LOG/nemesis.log"
-  echo "nemesis: $*" >&2
-}
-
-cl_galera_kill() { # kill -9 gN, down SECS, restart (IST, or SST when sst)
-  local i=$1 secs=$2 how=$3 t0=$SECONDS
-  local pid kids; pid=$(cl_pid "g$i")
-  kids=$(pgrep -P "$pid" 2>/dev/null | tr '\n' ' ') # its SST helpers, if any
-  [ -n "$pid" ] && kill -9 $pid $kids 2>/dev/null
-  rm -f "$(cl_pidfile "g$i")"
-  sleep "$secs"
-  if [ "$how" = sst ]; then # forget the node's state: it must take a full SST
-    rm -f "$CL/g$i/data/grastate.dat" "$CL/g$i/data/galera.cache"
-  fi
-  cl_galera_start "$i" || return 1
-  echo "back Synced after $((SECONDS - t0))s"
-}
-
-
-cl_redis_wait_new_primary() { # until the Sentinels name a primary other than PORT, and it has a replica
-  local old=$1 end=$((SECONDS + 60)) p
-  while :; do
-    p=$(cl_sentinel_master_port)
-    [ -n "$p" ] && [ "$p" != "$old" ] && cl_redis_cli "$p" info replication 2>/dev/null | grep -q '^connected_slaves:[1-9]' && return 0
-    [ $SECONDS -ge $end ] && return 1
-    sleep 0.3
-  done
-}
-
-cl_redis_fail() { # failover (SENTINEL FAILOVER) or kill (kill -9 the primary, restart it later)
-  local how=$1 secs=$2 i old t0=$SECONDS
-  i=$(cl_redis_primary_index); old=$(cl_port redis "$i")
-  if [ "$how" = failover ]; then
-    cl_redis_cli "$(cl_port sentinel 1)" sentinel failover "$CL_MASTER" > /dev/null
-    # the old primary comes back as the new one's replica by itself
-  else
-    kill -9 "$(cl_pid "r$i")" 2>/dev/null; rm -f "$(cl_pidfile "r$i")"
-    local end=$((SECONDS + 30))
-    until p=$(cl_sentinel_master_port) && [ "$p" != "$old" ]; do
-      [ $SECONDS -ge $end ] && return 1; sleep 0.3
-    done
-    sleep "$secs"
-    cl_redis_start "$i" "$p" || return 1
-  fi
-  cl_redis_wait_new_primary "$old" || return 1
-  echo "primary :$old -> :$(cl_sentinel_master_port) in $((SECONDS - t0))s"
-}
-
-cl_nemesis_event() { # cl_nemesis_event SEED K: run event K of SEED, log it
-  local seed=$1 k=$2 kinds=(galera service redis haproxy) round perm=() r j t kind n secs how out rc
-  round=$((k / 4))
-  # the round's permutation: sort the 4 kinds by a seeded key
-  perm=($(for t in "${kinds[@]}"; do echo "$(cl_hash "$seed" "$round" "$t") $t"; done | sort -n | awk '{print $2}'))
-  kind=${perm[k % 4]}
-  r=$(cl_hash "$seed" "$k" pick)
-  n=$((r % 3 + 1)); secs=$((r / 3 % 5 + 2)); j=$((r / 15 % 3))
-  case $kind in
-    galera)
-      how=ist; [ $j = 0 ] && how=sst
-      if ! cl_galera_synced g1 || ! cl_galera_synced g2 || ! cl_galera_synced g3; then
-        cl_nemesis_log "event $k galera-kill g$n: skipped, the cluster is not fully Synced"; return 0
-      fi
-      cl_nemesis_log "event $k galera-kill g$n: kill -9, down ${secs}s, rejoin by $how"
-      out=$(cl_galera_kill "$n" "$secs" "$how" 2>&1); rc=$? ;;
-    service)
-      cl_nemesis_log "event $k service-kill s$n: kill -9 lighttpd and its FastCGI processes, down ${secs}s"
-      cl_stop "s$n" 9; sleep "$secs"
-      out=$(IDEMPAY_BIN_DIR=$(cl_bin_dir) cl_node_start "$n" 2>&1 && echo "back"); rc=$? ;;
-    redis)
-      how=failover; [ $j != 0 ] && how=kill
-      cl_nemesis_log "event $k redis-$how: $( [ $how = failover ] && echo "SENTINEL FAILOVER" || echo "kill -9 the primary, down ${secs}s")"
-      out=$(cl_redis_fail "$how" "$secs" 2>&1); rc=$? ;;
-    haproxy)
-      cl_nemesis_log "event $k haproxy-restart: kill -9 the service's HAProxy, start it again"
-      cl_stop haproxy-http 9
-      out=$(cl_haproxy_start http 2>&1 && echo "back"); rc=$? ;;
-  esac
-  cl_nemesis_log "event $k done (exit $rc): $(echo "$out" | tail -n 1)"
-  return $rc
-}
-
-# cluster nemesis-step SEED: the next event of SEED (the counter lives in the
-# state dir; `cluster sim` resets it). This is the simulator's --chaos-cmd.
-# One event at a time: the lock is held by flock around the event, and not
-# inherited by the daemons the event starts (flock -o).
-cluster_nemesis_step() {
-  local seed=${1:?seed}
-  flock -o "$CL_RUN/nemesis.lk" "$ROOT/stack" cluster nemesis-locked "$seed"
-}
-
-cluster_nemesis_locked() {
-  local seed=$1 k
-  k=$(cat "$CL_RUN/nemesis.counter" 2>/dev/null || echo 0)
-  echo $((k + 1)) > "$CL_RUN/nemesis.counter"
-  cl_nemesis_event "$seed" "$k"
-}
-
-# Brings back anything a nemesis left down (after a failed event).
-cl_heal() {
-  local i
-  for i in 1 2 3; do cl_running "g$i" || cl_galera_start "$i"; done
-  for i in 1 2; do cl_running "r$i" || cl_redis_start "$i" "$(cl_sentinel_master_port)"; done
-  for i in 1 2 3; do cl_running "sn$i" || cl_sentinel_start "$i" "$(cl_sentinel_master_port)"; done
-  cl_haproxy_start db
-  export IDEMPAY_BIN_DIR=$(cl_bin_dir)
-  for i in 1 2 3; do cl_running "s$i" || cl_node_start "$i"; done
-  cl_haproxy_start http
-}
 
 # --- every node agrees ------------------------------------------------------------
 CL_TABLES=(payment_order payment_callback_record payment_refund payment_idempotent payment_statement_job)
@@ -670,122 +623,6 @@ cluster_sim() {
   return "$rc"
 }
 
-# --- the trap test (tests/cluster/galera_race.c, docs/CLUSTER.md) ---------------
-cl_race_bin() {
-  local bin=$CL/bin/galera_race src=$ROOT/tests/cluster/galera_race.c
-  mkdir -p "$CL/bin"
-  if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
-    cc -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$bin" "$src" $(mariadb_config --cflags --libs) -lpthread \
-      || cl_die "cannot build $src"
-  fi
-  echo "$bin"
-}
-
-# cluster race [ROUNDS]: check-then-act, FOR UPDATE and CAS, two clients per
-# round, on two Galera nodes and on one. Passes when the CAS never charges
-# twice anywhere, FOR UPDATE never on one node, and both naive styles do
-# charge twice on two nodes (the trap is real).
-cluster_race() {
-  local rounds=${1:-100} bin two one rc=0
-  bin=$(cl_race_bin)
-  cl_galera_synced g1 && cl_galera_synced g2 || cl_die "g1 and g2 must be Synced (./stack cluster up)"
-  two=$("$bin" "$CL/g1/mysqld.sock" "$CL/g2/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
-  one=$("$bin" "$CL/g1/mysqld.sock" "$CL/g1/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
-  echo "$two"; echo "$one"
-  twice() { awk -v m="$2" '$1 == m { for (i = 1; i <= NF; i++) if ($i == "twice") print $(i + 1) }' <<< "$1"; }
-  [ "$(twice "$two" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on two Galera nodes"; rc=1; }
-  [ "$(twice "$one" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on one node"; rc=1; }
-  [ "$(twice "$one" for-update)" = 0 ] || { cl_say "FAIL: FOR UPDATE charged twice on one node"; rc=1; }
-  [ "$(twice "$two" naive)" -gt 0 ] || { cl_say "FAIL: check-then-act never charged twice on two nodes: no race was made"; rc=1; }
-  [ "$(twice "$two" for-update)" -gt 0 ] || { cl_say "FAIL: FOR UPDATE never charged twice on two nodes: no race was made"; rc=1; }
-  [ $rc = 0 ] && cl_say "race: the trap is real (check-then-act and FOR UPDATE charge twice on two Galera nodes); the CAS never charges twice"
-  return $rc
-}
-
-# cluster test: what `./stack test --cluster` runs (docs/CLUSTER.md).
-cluster_test() {
-  local rc=0
-  cluster_up || return 1
-  cl_say "test: the trap (tests/cluster/galera_race.c)"
-  cluster_race 100 || rc=1
-  cl_say "test: a short simulation with the nemesis, then every node compared"
-  IDEMPAY_CLUSTER_NEMESIS_EVERY=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-8} cluster_sim --orders 3000 --duration 60 || rc=1
-  if [ $rc = 0 ]; then cl_say "test --cluster: all passed"; else cl_say "test --cluster: FAILED"; fi
-  return $rc
-}
-
-# --- bench (docs/PERFORMANCE.md, the cluster section) ----------------------------
-cl_fcgi_pids() { local i p; for i in 1 2 3; do p=$(cl_pid "s$i") && pgrep -P "$p" -f idempay-fcgi; done | tr '\n' ' '; }
-
-# cluster bench [ARGS]: bench/idempay-bench (ARGS passed on) three times in
-# one run: against a single-node stack started beside the cluster (ports
-# I+71..74, the same build), against the cluster through HAProxy with the
-# service nodes on the multi-writer Galera front, and on the single-writer
-# front; then one table of ratios to the single node.
-cluster_bench() {
-  local out bin single=$CL/single mode0 rc=0
-  cluster_up > /dev/null || exit 2
-  bin=$(cl_bin_dir); mode0=$(cl_db_mode)
-  out=$CL/bench/$(date -u +%Y%m%dT%H%M%SZ); mkdir -p "$out" "$single"; ln -sfn "$out" "$CL/bench/latest"
-  ln -sfn "$bin" "$single/$(basename "$bin")"
-  local senv=(IDEMPAY_STATE_DIR="$single" IDEMPAY_HTTP_PORT="$(cl_port single 1)" IDEMPAY_MOCK_PORT="$(cl_port single 2)"
-              IDEMPAY_DB_PORT="$(cl_port single 3)" IDEMPAY_REDIS_PORT="$(cl_port single 4)"
-              IDEMPAY_DB_SOCKET="$single/run/mysqld.sock" IDEMPAY_FLAVOR="$FLAVOR")
-  cl_say "bench: the single-node stack on :$(cl_port single 1) (state $single)"
-  env -u IDEMPAY_DB_HOST "${senv[@]}" "$ROOT/stack" up > "$out/single-up.log" 2>&1 || { tail "$out/single-up.log"; cl_die "the single-node stack did not start"; }
-  local spids; spids=$(env "${senv[@]}" "$ROOT/stack" status | awk '$1 == "service" {for (i = 6; i <= NF; i++) printf "%s ", $i}')
-  cl_say "bench: single node"
-  env -u IDEMPAY_DB_HOST "${senv[@]}" "$bin/bench/idempay-bench" --target "http://127.0.0.1:$(cl_port single 1)" \
-    --gateway "http://127.0.0.1:$(cl_port single 2)" --pids "$spids" --json "$out/single.json" "$@" > "$out/single.txt" 2>&1 || rc=1
-  env "${senv[@]}" "$ROOT/stack" down > /dev/null 2>&1
-  for mode in multi single; do
-    [ "$(cl_db_mode)" = $mode ] || cluster_mode $mode > /dev/null
-    cl_wait haproxy 30 cl_http_ok "http://127.0.0.1:$CL_B/healthz"
-    sleep 3 # HAProxy sees every node up again
-    cl_say "bench: cluster, $mode-writer"
-    env -u IDEMPAY_DB_SOCKET IDEMPAY_DB_HOST=127.0.0.1 IDEMPAY_DB_PORT="$(cl_port "db-$mode")" \
-      "$bin/bench/idempay-bench" --target "http://127.0.0.1:$CL_B" --gateway "http://127.0.0.1:$IDEMPAY_MOCK_PORT" \
-      --pids "$(cl_fcgi_pids)" --json "$out/cluster-$mode.json" "$@" > "$out/cluster-$mode.txt" 2>&1 || rc=1
-  done
-  [ "$(cl_db_mode)" = "$mode0" ] || cluster_mode "$mode0" > /dev/null
-  python3 - "$out" <<'PY' | tee "$out/table.txt"
-import json, sys
-d = sys.argv[1]
-runs = [("single node", "single"), ("cluster multi-writer", "cluster-multi"), ("cluster single-writer", "cluster-single")]
-res = {}
-for _, f in runs:
-    with open(f"{d}/{f}.json") as fh:
-        j = json.load(fh)
-    res[f] = {w["workload"]: w for w in j["workloads"]}
-    res[f]["_c"] = j.get("concurrency")
-    res[f]["_d"] = j.get("duration_s")
-titles = {"ping": "GET /api/ping", "pay_fresh": "POST /api/pay (fresh)", "pay_repeat": "POST /api/pay (repeat)",
-          "callback": "POST callback (verified)", "token": "GET /api/pay/token", "rawdb": "raw DB: INSERT+UPDATE"}
-print(f"idempay cluster bench: concurrency {res['single']['_c']}, {res['single']['_d']:.0f} s per phase; "
-      "ratio = the cluster's req/s / the single node's")
-print()
-print(f"{'workload':26} {'single node':>22} | {'cluster multi-writer':>29} | {'cluster single-writer':>29}")
-print(f"{'':26} {'req/s':>8} {'p50':>6} {'p99':>6} | {'req/s':>8} {'p50':>6} {'p99':>6} {'ratio':>6} | {'req/s':>8} {'p50':>6} {'p99':>6} {'ratio':>6}")
-for w in ["ping", "pay_fresh", "pay_repeat", "callback", "token", "rawdb"]:
-    s = res["single"][w]
-    line = f"{titles[w]:26} {s['rps']:8.0f} {s['p50_ms']:6.2f} {s['p99_ms']:6.2f}"
-    for f in ("cluster-multi", "cluster-single"):
-        c = res[f][w]
-        r = c["rps"] / s["rps"] if s["rps"] else 0
-        line += f" | {c['rps']:8.0f} {c['p50_ms']:6.2f} {c['p99_ms']:6.2f} {r:6.2f}"
-    errs = [res[f][w]["errors"] for _, f in runs]
-    if any(errs):
-        line += f"   errors {errs}"
-    print(line)
-print()
-print("p50/p99 in ms (paced at half the closed-loop rate, from intended send time).")
-print("raw DB: the same two statements from a plain C client: the single node's MariaDB, and the")
-print("Galera cluster through its HAProxy front (multi: any node; single: g1).")
-PY
-  cl_say "bench: results in $out (exit $rc)"
-  return $rc
-}
-
 # --- commands -----------------------------------------------------------------
 cl_install() {
   PACKAGES+=("${CL_PACKAGES[@]}")
@@ -812,6 +649,7 @@ cluster_up() {
   echo "$IDEMPAY_BIN_DIR" > "$CL_RUN/bin-dir"
   cl_galera_up
   cl_galera_migrate
+  cl_caller
   cl_ledger_up
   cl_redis_up
   cl_haproxy_cfg
@@ -820,6 +658,8 @@ cluster_up() {
   for i in 1 2 3; do cl_node_start "$i" || cl_die "service node s$i did not start (log: $CL/s$i/log/fastcgi.log)"; done
   cl_haproxy_start http || cl_die "HAProxy (service front) did not start"
   cl_wait haproxy 30 cl_http_ok "http://127.0.0.1:$CL_B/healthz" || cl_die "the service is not healthy through HAProxy"
+  cl_wait "haproxy public front" 30 cl_public_up "http://127.0.0.1:$CL_PUB" || cl_die "the public door is not answering through HAProxy"
+  cl_say "up: public door (notifications only) http://127.0.0.1:$CL_PUB (HAProxy -> s1..s3 :$(cl_port public 1)-$(cl_port public 3)); merchant-door caller $IDEMPAY_CALLER, secret in $IDEMPAY_CALLER_SECRET_FILE"
   cl_say "up: service http://127.0.0.1:$CL_B (HAProxy -> s1..s3 :$(cl_port node 1)-$(cl_port node 3))  mock http://127.0.0.1:$IDEMPAY_MOCK_PORT  Galera :$(cl_port galera 1)-$(cl_port galera 3) ($(cl_db_mode)-writer via :$(cl_port "db-$(cl_db_mode)"))  Redis :$(cl_port redis 1),:$(cl_port redis 2) Sentinels :$(cl_port sentinel 1)-$(cl_port sentinel 3)"
 }
 
@@ -843,8 +683,8 @@ cluster_status() {
   for name in haproxy-http s1 s2 s3 mock haproxy-db g1 g2 g3 ledger r1 r2 sn1 sn2 sn3; do
     detail=""
     case $name in
-      haproxy-http) port=$CL_B ;;
-      s[1-3]) port=$(cl_port node "${name#s}") ;;
+      haproxy-http) port="$CL_B,$CL_PUB" ;;
+      s[1-3]) port="$(cl_port node "${name#s}"),$(cl_port public "${name#s}")" ;;
       mock) port=$IDEMPAY_MOCK_PORT ;;
       haproxy-db) port="$(cl_port db-multi),$(cl_port db-single)"; detail="db mode $(cl_db_mode)" ;;
       g[1-3]) port=$(cl_port galera "${name#g}") ;;
@@ -906,6 +746,7 @@ cluster_main() {
     nemesis-locked) cluster_nemesis_locked "$@" ;;
     heal) cl_heal ;;
     race) cluster_race "$@" ;;
+    doors) cluster_doors "$@" ;;
     test) cluster_test ;;
     bench) cluster_bench "$@" ;;
     *) cat <<EOF
@@ -921,8 +762,9 @@ usage: ./stack cluster COMMAND   (docs/CLUSTER.md)
   nemesis-step SEED   one nemesis event (the simulator's --chaos-cmd)
   heal      start whatever is down
   race [ROUNDS]   the trap: check-then-act vs idempay's CAS on two Galera nodes
+  doors [TEST...]  both doors on every node and through HAProxy, the caller, a notification
   bench [ARGS]    idempay-bench: single node vs the cluster (multi- and single-writer)
-  test      up, race, a short sim with the nemesis (= ./stack test --cluster)
+  test      up, doors, race, a short sim with the nemesis (= ./stack test --cluster)
 EOF
        [ -z "$sub" ] && exit 2; [ "$sub" = help ] || exit 2 ;;
   esac
