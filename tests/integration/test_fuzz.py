@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """test_fuzz - the short fuzzing run of ./stack test: `make fuzz
-FUZZ_SECONDS=10` in the build the stack runs (lib.bin_dir()). Each libFuzzer
+FUZZ_SECONDS=5` in the build the stack runs (lib.bin_dir()). Each libFuzzer
 harness (notification, pay request, amount, gateway reply, statement, the
 FastCGI edge) first replays its
-saved crashes (fuzz/regressions/<harness>/), then fuzzes for 10 s from its
-seed corpus; the run must succeed, every harness must report executed units,
+saved crashes (fuzz/regressions/<harness>/), then fuzzes for 5 s from its
+seed corpus (the long sessions: docs/FUZZING.md); the run must succeed, every harness must report executed units,
 and every saved regression must have been replayed. See docs/FUZZING.md."""
 import os
 import re
@@ -17,7 +17,7 @@ from lib import ROOT, bin_dir, check, run_tests, test  # noqa: E402
 
 HARNESSES = ["fuzz_notify", "fuzz_pay_request", "fuzz_amount", "fuzz_gateway_reply",
              "fuzz_statement", "fuzz_refund_info", "fuzz_refund_notify", "fuzz_fcgi"]
-SECONDS_EACH = 10
+SECONDS_EACH = 5
 STAT = re.compile(r"^(fuzz_\w+)\s+stat::number_of_executed_units:\s*(\d+)"
                   r".*?(\d+) regressions replayed")
 
