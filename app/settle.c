@@ -179,6 +179,21 @@ settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence,
     }
 }
 
+settle_result settle_failed_retryably(app_ctx *ctx, const char *order_no, long long fence,
+                                      long recheck_ms, order_row *row)
+{
+    switch (order_store_mark_failed(ctx, order_no, fence, recheck_ms)) {
+    case ORDER_STORE_OK:
+        row->status = ORDER_FAILED;
+        row->final_reason = ORDER_RETRYABLE;
+        return SETTLE_FAILED;
+    case ORDER_STORE_MISS:
+        return settle_reread(ctx, order_no, row);
+    default:
+        return SETTLE_ERROR;
+    }
+}
+
 /* orderquery said the order is not charged (yet): close it, so that no
  * attempt still queued at the gateway can charge it later. */
 static settle_result settle_close(app_ctx *ctx, const char *order_no, long long fence,
@@ -200,16 +215,7 @@ static settle_result settle_close(app_ctx *ctx, const char *order_no, long long 
         /* No fence possible: fail retryably; the recheck and the statement
          * job catch a charge that lands later. */
         metrics_inc(MET_CLOSE_UNSUPPORTED);
-        switch (order_store_mark_failed(ctx, order_no, fence, recheck_ms)) {
-        case ORDER_STORE_OK:
-            row->status = ORDER_FAILED;
-            row->final_reason = ORDER_RETRYABLE;
-            return SETTLE_FAILED;
-        case ORDER_STORE_MISS:
-            return settle_reread(ctx, order_no, row);
-        default:
-            return SETTLE_ERROR;
-        }
+        return settle_failed_retryably(ctx, order_no, fence, recheck_ms, row);
     default:
         metrics_inc(MET_CLOSE_UNKNOWN);
         return SETTLE_PENDING;

@@ -81,6 +81,14 @@ settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence
 settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence,
                             const char *source, order_row *row);
 
+/* No fence possible (a gateway without closeorder, a micropay the gateway
+ * never knew): attempt `fence` ends FAILED retryably, asked about once more
+ * after recheck_ms (the recheck and the statement job make it PAID when a
+ * charge lands after all); a lost compare-and-set re-reads. *row as for
+ * settle_charge. */
+settle_result settle_failed_retryably(app_ctx *ctx, const char *order_no, long long fence,
+                                      long recheck_ms, order_row *row);
+
 /* Re-reads order_no after a lost compare-and-set into *row and says where
  * it stands: settle_of_row, SETTLE_NO_ORDER, or SETTLE_ERROR. */
 settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row *row);

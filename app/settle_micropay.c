@@ -49,16 +49,7 @@ static settle_result settle_micropay_failed(app_ctx *ctx, const char *order_no, 
 {
     log_msg(LOG_WARN, "%s order=%s: reverse: still no such trade at the gateway; FAILED with a"
             " recheck in %ld ms", source, order_no, ctx->cfg->failed_recheck_ms);
-    switch (order_store_mark_failed(ctx, order_no, fence, ctx->cfg->failed_recheck_ms)) {
-    case ORDER_STORE_OK:
-        row->status = ORDER_FAILED;
-        row->final_reason = ORDER_RETRYABLE;
-        return SETTLE_FAILED;
-    case ORDER_STORE_MISS:
-        return settle_reread(ctx, order_no, row);
-    default:
-        return SETTLE_ERROR;
-    }
+    return settle_failed_retryably(ctx, order_no, fence, ctx->cfg->failed_recheck_ms, row);
 }
 
 /* The reverse: the trade ends (FAILED for good), or we call again later. */
