@@ -29,14 +29,9 @@ static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
                            .min_backoff_ms = 100, .max_backoff_ms = 300,
                            .patience_ms = 30000};
     for (size_t i = 0; i < n; i++) {
-        int o = gen_order(g, 0), tok, idem;
-        if (o < 0 || gen_order_extras(g, &cl, o, &tok, &idem) < 0)
-            return -1;
-        sched_task *t = gen_task(g, TASK_PAYER, o, gen_spread(i, n, budget_ms));
+        sched_task *t = gen_prepay_payer_task(g, &cl, i, n, budget_ms);
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &cl, -1, idem);
-        t->flow = (uint8_t)(rng_chance(&g->rng, 0.5) ? FLOW_JSAPI : FLOW_NATIVE);
         t->payer = (uint8_t)(i % 2 == 0 ? PB_ACROSS_CLOSE : PB_RELOAD);
         if (t->payer == PB_ACROSS_CLOSE)
             t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 5000, 9000);

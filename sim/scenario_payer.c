@@ -52,6 +52,21 @@ int gen_payer_phase(gen_ctx *g, const char *label, const char *own, sim_mock_kno
     return rc;
 }
 
+sched_task *gen_prepay_payer_task(gen_ctx *g, const gen_client *cl, size_t i, size_t n,
+                                  uint32_t budget_ms)
+{
+    int o = gen_order(g, 0), tok, idem;
+    sched_task *t = NULL;
+
+    if (o >= 0 && gen_order_extras(g, cl, o, &tok, &idem) == 0)
+        t = gen_task(g, TASK_PAYER, o, gen_spread(i, n, budget_ms));
+    if (t != NULL) {
+        gen_client_fill(g, t, cl, -1, idem);
+        t->flow = (uint8_t)(rng_chance(&g->rng, 0.5) ? FLOW_JSAPI : FLOW_NATIVE);
+    }
+    return t;
+}
+
 static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
     sim_mock_knobs k;
@@ -65,14 +80,9 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
                            .min_backoff_ms = 100, .max_backoff_ms = 300,
                            .patience_ms = 20000};
     for (size_t i = 0; i < n; i++) {
-        int o = gen_order(g, 0), tok, idem;
-        if (o < 0 || gen_order_extras(g, &cl, o, &tok, &idem) < 0)
-            return -1;
-        sched_task *t = gen_task(g, TASK_PAYER, o, gen_spread(i, n, budget_ms));
+        sched_task *t = gen_prepay_payer_task(g, &cl, i, n, budget_ms);
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &cl, -1, idem);
-        t->flow = (uint8_t)(rng_chance(&g->rng, 0.5) ? FLOW_JSAPI : FLOW_NATIVE);
         t->payer = (uint8_t)(PB_ONCE + i % (PB_PAYER_COUNT - 1));
         if (t->payer == PB_LATE)
             t->pay_delay_ms = (uint32_t)rng_range(&g->rng, 200, 3000);

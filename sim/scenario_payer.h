@@ -13,6 +13,13 @@
 int gen_payer_phase(gen_ctx *g, const char *label, const char *own, sim_mock_knobs *k,
                     uint32_t budget_ms);
 
+/* The i-th of n customers of a prepay phase: a new order, its token and
+ * Idempotency-Key drawn for cl, a TASK_PAYER task spread over budget_ms,
+ * NATIVE or JSAPI by a coin. The caller sets its payer behaviour. NULL on
+ * failure (err set). */
+sched_task *gen_prepay_payer_task(gen_ctx *g, const gen_client *cl, size_t i, size_t n,
+                                  uint32_t budget_ms);
+
 /* Appends the scenario's phases, orders and tasks. 0 or -1 (err set). */
 int gen_payer(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 
