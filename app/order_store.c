@@ -39,7 +39,7 @@ enum {
 static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_GET] =
         "SELECT order_no, user_id, CAST(amount * 100 AS SIGNED), status, transaction_id,"
-        " lease_until IS NOT NULL AND lease_until > NOW(3), attempts, final_reason, " ORDER_TIME_SQL(
+        " IF(lease_until IS NULL, 0, IF(lease_until > NOW(3), 1, 2)), attempts, final_reason, " ORDER_TIME_SQL(
             "create_time") ", " ORDER_TIME_SQL("update_time") ", caller_id FROM payment_order"
         " WHERE order_no = ?",
     [ORDER_SQL_INSERT] =
@@ -53,7 +53,7 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_RETRY] =
         "UPDATE payment_order SET status = 1, lease_until = NOW(3) + INTERVAL ? MICROSECOND,"
         " attempts = attempts + 1 WHERE order_no = ? AND status = ? AND attempts = ?"
-        " AND final_reason = 0",
+        " AND final_reason = 0 AND (status <> 3 OR lease_until IS NULL)",
     [ORDER_SQL_PAID] =
         "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
         " WHERE order_no = ? AND status = 1 AND amount * 100 = ?",
@@ -220,7 +220,8 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
         return ORDER_STORE_ERROR;
     }
     row->amount_fen = fen;
-    row->lease_live = live != 0;
+    row->lease_live = live == 1;
+    row->lease_set = live != 0;
     row->final_reason = final_reason == ORDER_FINAL_CLOSED       ? ORDER_FINAL_CLOSED
                         : final_reason == ORDER_FINAL_WRONG_AMOUNT ? ORDER_FINAL_WRONG_AMOUNT
                                                                    : ORDER_RETRYABLE;

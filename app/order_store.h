@@ -37,6 +37,8 @@ typedef struct {
     order_status status;
     char transaction_id[ORDER_TXID_MAX + 1];  /* "" while NULL */
     bool lease_live;                 /* lease_until > NOW(3) (database clock) */
+    bool lease_set;                  /* lease_until not NULL: FAILED with its recheck to come
+                                      * (an earlier attempt not fenced: no new attempt yet) */
     long long attempts;              /* the fence of the current lease */
     order_final_reason final_reason; /* FAILED: ORDER_RETRYABLE or why it is final */
     char created_at[ORDER_TIME_MAX]; /* UTC, ISO-8601 with milliseconds */
@@ -77,9 +79,10 @@ order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
 order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
                                             long long attempts, long lease_ms);
 
-/* FAILED (retryable only) or PENDING at attempt `attempts` -> PROCESSING,
- * leased for lease_ms at attempt attempts+1. from must be ORDER_FAILED or
- * ORDER_PENDING. OK, MISS, ERROR. */
+/* FAILED (retryable only, its recheck done or never due) or PENDING at
+ * attempt `attempts` -> PROCESSING, leased for lease_ms at attempt
+ * attempts+1. from must be ORDER_FAILED or ORDER_PENDING. OK, MISS (also
+ * while a recheck is to come), ERROR. */
 order_store_result order_store_retry(app_ctx *ctx, const char *order_no, order_status from,
                                      long long attempts, long lease_ms);
 

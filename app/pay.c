@@ -224,15 +224,14 @@ static void pay_answer_settled(pay_answer *a, const pay_request *pr, settle_resu
 
 /* A definitive decline seen by the holder of attempt `fence`: FAILED, and
  * a later POST may try again (every earlier attempt of the order ended
- * definitively too: the fence). The recheck after an attempt > 1 is for a
- * gateway without closeorder, whose earlier attempts were not fenced. */
+ * definitively too: the fence, or a recheck that found it unpaid, since no
+ * attempt starts while a recheck is to come). */
 static void pay_declined(app_ctx *ctx, const pay_request *pr, long long fence,
                          const gw_result *gw, pay_answer *a)
 {
     order_row row;
 
-    switch (order_store_mark_failed(ctx, pr->order_no, fence,
-                                    fence > 1 ? ctx->cfg->failed_recheck_ms : 0)) {
+    switch (order_store_mark_failed(ctx, pr->order_no, fence, 0)) {
     case ORDER_STORE_OK:
         pay_answer_set(a, 402, pay_body_failed(pr->order_no, "payment_declined", gw->message),
                        MET_PAY_DECLINED);
@@ -506,6 +505,12 @@ static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_
     case ORDER_FAILED:
         if (row->final_reason != ORDER_RETRYABLE) {
             pay_closed(a, row, true);
+            return true;
+        }
+        if (row->lease_set) {
+            /* FAILED without a fence (docs/FENCE.md): its last attempt may
+             * still charge until the recheck says; no new attempt before. */
+            pay_processing(a, row->order_no, true);
             return true;
         }
         step = PAY_STEP_RETRY; /* a declined order may be tried again */

@@ -216,14 +216,20 @@ static void test_failed_recheck(void)
     CU_ASSERT_FALSE(row.lease_live);
     CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_MISS);
 
-    /* a client's retry takes a FAILED order with a pending recheck back to
-     * PROCESSING; the recheck is then fenced off */
+    /* no new attempt while a recheck is to come (its attempt was not
+     * fenced: it may still charge); once the recheck found nothing, a
+     * client's retry takes the order back to PROCESSING */
     order_no(12, no);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 42, 500, 10000), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_TRUE(row.lease_set);
+    CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_MISS);
+    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_OK);
+    CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
+    CU_ASSERT_FALSE(row.lease_set);
     CU_ASSERT_EQUAL(order_store_retry(ctx, no, ORDER_FAILED, 1, 10000), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(order_store_recheck_paid(ctx, no, 1, txid), ORDER_STORE_MISS);
-    CU_ASSERT_EQUAL(order_store_recheck_done(ctx, no, 1), ORDER_STORE_MISS);
 }
 
 static void test_paid_is_terminal(void)
