@@ -89,6 +89,15 @@ def check_story(no, answers, notify, dedupe):
     # the trade closes the order with nothing charged (docs/FENCE.md).
     wait_until(lambda: order_row(no)["status"] in ("PAID", "FAILED"), 40, 0.5,
                f"{no} settled after the held micropay")
+    # FAILED without a fence (reverse ORDERNOTEXIST while the micropay was
+    # held): the retries got 202, no new micropay starts before the recheck
+    # (IDEMPAY_FAILED_RECHECK_MS, made due now as if it had passed), which
+    # finds the landed charge (PAID) or nothing (FAILED, nothing pending)
+    db_query("UPDATE payment_order SET lease_until = NOW(3) "
+             f"WHERE order_no = '{no}' AND status = 3 AND lease_until IS NOT NULL")
+    wait_until(lambda: db_query("SELECT status = 2 OR (status = 3 AND lease_until IS NULL) "
+                                f"FROM payment_order WHERE order_no = '{no}'") == [["1"]],
+               LEASE_S + 15, 0.5, f"{no}: the recheck after the unfenced attempt")
     if not dedupe:
         # A gateway that charges one out_trade_no twice (no real WeChat
         # does: it deduplicates a repeated micropay) can take a retry's
