@@ -77,6 +77,18 @@ app_libidempay_app_a_SOURCES = \
 	app/gateway_refund.h \
 	app/config_refund.c \
 	app/config_refund.h \
+	app/config_v3.c \
+	app/config_v3.h \
+	app/gateway_v3.c \
+	app/gateway_v3.h \
+	app/gateway_v3_reply.c \
+	app/gateway_v3_reply.h \
+	app/wx3_trust.c \
+	app/wx3_trust.h \
+	app/callback_v3.c \
+	app/callback_v3.h \
+	app/callback_v3_verify.c \
+	app/callback_v3_verify.h \
 	app/settle.c \
 	app/settle.h \
 	app/statement.c \
