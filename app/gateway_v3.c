@@ -59,18 +59,14 @@ wx3_trust *gateway_v3_platform(const app_config *cfg)
 
 /* ---- requests -------------------------------------------------------------- */
 
-/* "Authorization: WECHATPAY2-SHA256-RSA2048 ..." for method, the signed
- * URL (path and query) and body into hdr. 0 or -1. */
-static int gw3_authorization(const app_config *cfg, const char *method, const char *url,
-                             const char *body, char *hdr, size_t cap)
+int gateway_v3_authorization(const app_config *cfg, const char *method, const char *url,
+                             const char *body, const char *ts, const char *nonce, char *hdr,
+                             size_t cap)
 {
-    char ts[24], nonce[33];
     char *msg = NULL, *sig = NULL;
     int rc = -1;
 
-    snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
-    if (wx3_nonce(nonce, sizeof(nonce), 32) != 0 ||
-        (msg = wx3_request_message(method, url, ts, nonce, body, body ? strlen(body) : 0)) == NULL ||
+    if ((msg = wx3_request_message(method, url, ts, nonce, body, body ? strlen(body) : 0)) == NULL ||
         wx3_sign(cfg->v3.key, msg, strlen(msg), &sig) != 0)
         goto done;
     int n = snprintf(hdr, cap,
@@ -82,6 +78,18 @@ done:
     free(msg);
     free(sig);
     return rc;
+}
+
+/* gateway_v3_authorization now, with a fresh nonce. */
+static int gw3_authorization(const app_config *cfg, const char *method, const char *url,
+                             const char *body, char *hdr, size_t cap)
+{
+    char ts[24], nonce[33];
+
+    snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
+    if (wx3_nonce(nonce, sizeof(nonce), 32) != 0)
+        return -1;
+    return gateway_v3_authorization(cfg, method, url, body, ts, nonce, hdr, cap);
 }
 
 /* Copies hr into a (owned). 0 or -1 (OOM). */

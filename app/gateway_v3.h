@@ -54,6 +54,15 @@ wx3_trust *gateway_v3_platform(const app_config *cfg);
  * GW3_REFRESH_MIN_MS old: err_code "refresh_too_soon"). */
 int gateway_v3_refresh(app_ctx *ctx, gw_result *out);
 
+/* The request's header line "Authorization: WECHATPAY2-SHA256-RSA2048
+ * mchid=..,nonce_str=..,signature=..,timestamp=..,serial_no=.." for method,
+ * url (the path and query as sent), body (NULL for a GET), timestamp ts and
+ * nonce, signed with the merchant key, into hdr[0..cap). Pure (the unit
+ * test checks it). 0 or -1. */
+int gateway_v3_authorization(const app_config *cfg, const char *method, const char *url,
+                             const char *body, const char *ts, const char *nonce, char *hdr,
+                             size_t cap);
+
 /* The JSAPI bridge's paySign of APIv3: SHA256withRSA with the merchant key
  * over "appId\ntimeStamp\nnonceStr\nprepay_id=...\n", base64, into
  * out[0..cap). 0 or -1. */

@@ -119,13 +119,18 @@ app_unit_tests = \
 	tests/unit/test_pay_flows \
 	tests/unit/test_order_state \
 	tests/unit/test_idem_key \
-	tests/unit/test_order_store
+	tests/unit/test_order_store \
+	tests/unit/test_gateway_v3
 check_PROGRAMS += $(app_unit_tests)
 TESTS += $(app_unit_tests)
 
 tests_unit_test_pay_request_SOURCES = tests/unit/test_pay_request.c
 tests_unit_test_pay_request_CFLAGS = $(app_unit_cflags)
 tests_unit_test_pay_request_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_gateway_v3_SOURCES = tests/unit/test_gateway_v3.c
+tests_unit_test_gateway_v3_CFLAGS = $(app_unit_cflags)
+tests_unit_test_gateway_v3_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_pay_flows_SOURCES = tests/unit/test_pay_flows.c
 tests_unit_test_pay_flows_CFLAGS = $(app_unit_cflags)

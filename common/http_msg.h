@@ -26,14 +26,14 @@ typedef struct {
     const char *auth_timestamp;  /* X-Idempay-Timestamp */
     const char *auth_nonce;      /* X-Idempay-Nonce */
     const char *auth_signature;  /* X-Idempay-Signature */
+    long long caller_id;         /* the authenticated caller (payment_caller.id), set by the
+                                  * router; 0 for none (unit tests calling handlers) */
     /* APIv3 notifications' platform signature headers (Wechatpay-Serial,
      * -Signature, -Timestamp, -Nonce); NULL when absent. */
     const char *wx_serial;
     const char *wx_signature;
     const char *wx_timestamp;
     const char *wx_nonce;
-    long long caller_id;         /* the authenticated caller (payment_caller.id), set by the
-                                  * router; 0 for none (unit tests calling handlers) */
 } http_request;
 
 typedef struct {
