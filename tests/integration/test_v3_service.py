@@ -19,11 +19,18 @@ notifications, docs/SECURITY.md "Doors"):
   minimum age, and the order is FAILED payment_closed;
 - a refund of a paid v3 order is submitted through v3 (v3_refund) and
   completes (SUCCESS), its v3 refund notification acknowledged;
+- a JSAPI order answers APIv3's bridge parameters (signType RSA, paySign
+  verified with the merchant certificate over the four lines);
+- the mock's platform certificate change (v3_platform_rotation 2) is
+  followed: one /v3/certificates fetch, then replies and notifications
+  signed with the new key are believed;
+- the statement job reads the day through /v3/bill/tradebill and the
+  download URL (the bill's SHA1 checked; a read is counted only then);
 - --check-config fails, naming the setting, when v3 is chosen without the
   APIv3 key.
 
 While a test needs the order's background work done by the v3 variant (the
-close, the refund), the stack's own service processes are paused (SIGSTOP):
+close, the refund, the bill), the stack's own service processes are paused (SIGSTOP):
 their reconciler and refund worker read the same tables and would do it in
 v2's words (which the mock takes on the same ledger, but then this would not
 show v3)."""
@@ -221,6 +228,74 @@ def refund_of_a_v3_order_is_submitted_through_v3_and_completes():
         check("v3_refund" in ends and "refund" not in ends, f"not refunded through v3: {ends}")
         acked = [n for n in mock_requests(o)["notifications"] if n.get("http_status") == 204]
         check(len(acked) >= 2, f"the payment and refund v3 notifications, acknowledged: {acked}")
+
+
+@test
+def jsapi_answers_v3s_rsa_pay_sign():
+    with open(os.path.join(TLS, "apiclient_cert.pem"), "rb") as fh:
+        merchant = x509.load_pem_x509_certificate(fh.read()).public_key()
+    with v3_service() as (base, door):
+        o = unique("V3J")
+        r = pay(o, USER, AMOUNT, trade_type="JSAPI", openid="oV3jsapiPayer", base=base)
+        check(r.status == 202, f"JSAPI {o}: {r}")
+        js = r.json().get("jsapi", {})
+        check(js.get("signType") == "RSA" and js.get("package") == "prepay_id=" + r.json()["prepay_id"],
+              f"not v3's JSAPI parameters: {js}")
+        msg = f"{js['appId']}\n{js['timeStamp']}\n{js['nonceStr']}\n{js['package']}\n".encode()
+        merchant.verify(base64.b64decode(js["paySign"]), msg, padding.PKCS1v15(), hashes.SHA256())
+        check("v3_jsapi" in journal_endpoints(o), f"not a v3 JSAPI order: {journal_endpoints(o)}")
+
+
+@test
+def a_platform_certificate_change_is_followed():
+    """The mock signs with its second platform key (v3_platform_rotation 2):
+    the variant, knowing only the first, fetches /v3/certificates once and
+    verifies the reply; an order placed then works."""
+    try:
+        with v3_service() as (base, door):
+            native_order(base, "V3W")   # the first certificate learnt
+            time.sleep(1.1)             # a process fetches the list at most once a second
+            mock_config(v3_platform_rotation=2)
+            before = len([r for r in mock_requests()["requests"] if r["endpoint"] == "v3_certificates"])
+            o, body = native_order(base, "V3X")
+            after = len([r for r in mock_requests()["requests"] if r["endpoint"] == "v3_certificates"])
+            check(after == before + 1, f"certificates fetched {after - before} times, not once")
+            check(mock_payer_pay(code_url=body["code_url"]).status == 200, "the payer could not pay")
+            wait_until(lambda: (db_status(o) or [""])[0] == "2", 20, 0.2,
+                       f"{o} PAID by a notification signed with the new key")
+    finally:
+        mock_config(v3_platform_rotation=0)
+
+
+def today_reads():
+    rows = db_query("SELECT `reads`, IFNULL(last_error, '') FROM payment_statement_day"
+                    f" WHERE day = '{china_now().strftime('%Y-%m-%d')}'")
+    return (int(rows[0][0]), rows[0][1]) if rows else (0, "")
+
+
+@test
+def the_statement_job_reads_the_v3_trade_bill_and_checks_its_hash():
+    env = dict(ENV, IDEMPAY_STATEMENT_INTERVAL_MS="300")
+    try:
+        with Variant("v3-bill", free_port(), env=env) as base, \
+                Variant("v3-public", DOOR_PORT, env=dict(ENV, IDEMPAY_DOOR="public")), \
+                stack_service_paused():
+            o, body = native_order(base, "V3B")
+            check(mock_payer_pay(code_url=body["code_url"]).status == 200, "the payer could not pay")
+            wait_until(lambda: (db_status(o) or [""])[0] == "2", 20, 0.2, f"{o} PAID")
+            reads0 = today_reads()[0]
+            seq0 = max([r["seq"] for r in mock_requests(limit=1)["requests"]] or [0])
+            mock_clock_next_day(11, 0)      # today's bill exists at the gateway
+            wait_until(lambda: today_reads()[0] > reads0, 75, 0.2, "the day read again")
+            # a read counts only a bill downloaded, its SHA1 matched and parsed
+            # (a failed download saves "downloadbill ..." and no read)
+            reads, err = today_reads()
+            check(not err.startswith("downloadbill"), f"the v3 bill was not read: {err!r}")
+            ends = [r["endpoint"] for r in mock_requests(limit=400)["requests"] if r["seq"] > seq0]
+            check("v3_tradebill" in ends and "v3_billfile" in ends and "downloadbill" not in ends,
+                  f"not read through v3: {ends}")
+    finally:
+        mock_config(clock_offset_ms=0)
 
 
 @test
