@@ -179,6 +179,7 @@ int gateway_v3_refresh(app_ctx *ctx, gw_result *out)
     else if (wx3_trust_load_certificates(gateway_v3_platform(cfg), a.body, a.len,
                                          cfg->v3.apiv3_key, time(NULL), why, sizeof(why)) > 0)
         rc = 0;
+    metrics_inc(rc == 0 ? MET_V3_CERTS_FETCHED : MET_V3_CERTS_FAILED);
     if (rc == 0)
         log_msg(LOG_INFO, "gateway v3: platform certificates fetched");
     else
@@ -206,7 +207,7 @@ static int gw3_trusted(app_ctx *ctx, const gw3_answer *a, gw_result *out)
         return 0;
     gateway_result_set(out, GW_UNKNOWN, wx3_trust_verdict_name(v),
                        "the v3 reply's platform signature is not valid");
-    metrics_inc(MET_GW_REPLY_SIGN_TYPE);
+    metrics_inc(MET_GW_REPLY_V3_SIGNATURE);
     return -1;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <jansson.h>
 
 #include "wx3_aead.h"
@@ -31,7 +32,7 @@ void wx3_trust_clear(wx3_trust *t)
 static int trust_find(const wx3_trust *t, const char *serial)
 {
     for (int i = 0; i < t->n; i++)
-        if (strcmp(t->serial[i], serial) == 0)
+        if (strcasecmp(t->serial[i], serial) == 0)
             return i;
     return -1;
 }
@@ -161,7 +162,7 @@ int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len,
     json_t *data = json_object_get(root, "data"), *e;
     wx3_cert *certs = NULL;
     size_t i, n = json_array_size(data);
-    int added = -1, good = 0;
+    int added = -1;
 
     snprintf(why, whylen, "%s", "not a certificate list");
     if (n == 0 || n > WX3_TRUST_MAX || (certs = calloc(n, sizeof(*certs))) == NULL)
@@ -171,7 +172,6 @@ int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len,
             snprintf(why, whylen, "entry %zu does not decrypt under the APIv3 key", i);
             goto done;
         }
-        good++;
     }
     added = 0;
     for (i = 0; i < n; i++)
@@ -185,7 +185,6 @@ int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len,
 done:
     for (i = 0; certs != NULL && i < n; i++)
         wx3_cert_free(&certs[i]);
-    (void)good;
     free(certs);
     json_decref(root);
     return added;
