@@ -144,13 +144,17 @@ int gw3_reply_to_v2(long status, const char *body, size_t len, gw3_kind kind, co
     if (status >= 200 && status < 300) {
         rc = g3_success(status, o, kind, appid, mchid, m, out);
     } else if (status >= 400) {
-        /* {"code","message"}; a 5xx without one is still SYSTEM_ERROR */
-        const char *code = status >= 500 && g3_str(o, "code") == NULL ? "SYSTEM_ERROR"
-                                                                      : g3_str(o, "code");
-        if (code == NULL)
+        /* {"code","message"}. A 5xx, whatever its code says, is SYSTEMERROR
+         * and a 429 FREQUENCY_LIMITED: the outcome is not known (v2's
+         * uncertain codes), never a refusal. */
+        const char *code = g3_str(o, "code");
+        const char *v2 = status >= 500   ? "SYSTEMERROR"
+                         : status == 429 ? "FREQUENCY_LIMITED"
+                         : code != NULL  ? gw3_v2_code(code, kind)
+                                         : NULL;
+        if (v2 == NULL)
             gateway_result_set(out, GW_UNKNOWN, "bad_reply", "a v3 error without a code");
-        else if (wx_msg_set(m, "result_code", "FAIL") != 0 ||
-                 wx_msg_set(m, "err_code", gw3_v2_code(code, kind)) != 0 ||
+        else if (wx_msg_set(m, "result_code", "FAIL") != 0 || wx_msg_set(m, "err_code", v2) != 0 ||
                  g3_set(m, "err_code_des", g3_str(o, "message")) != 0)
             gateway_result_set(out, GW_UNKNOWN, "local_error", "out of memory");
         else

@@ -4,8 +4,8 @@
  * the v2 meaning (gateway_reply.h, gateway_refund.h) decides the outcome:
  * one set of rules for both dialects, so a v3 merchant's orders settle
  * exactly as a v2 merchant's. v3's error codes become v2's err_codes
- * (gw3_v2_code); a 5xx, an unknown shape or another merchant's reply is
- * GW_UNKNOWN, never a decline. gateway_v3.c checks the platform signature
+ * (gw3_v2_code); a 5xx (whatever its code), a 429, an unknown shape or
+ * another merchant's reply is GW_UNKNOWN, never a decline. gateway_v3.c checks the platform signature
  * before anything here runs. */
 #ifndef IDEMPAY_GATEWAY_V3_REPLY_H
 #define IDEMPAY_GATEWAY_V3_REPLY_H

@@ -298,6 +298,10 @@ static void test_v3_replies_mean_what_v2_replies_mean(void)
     CU_ASSERT_EQUAL(meaning(500, "{\"code\":\"SYSTEM_ERROR\",\"message\":\"x\"}",
                             GW3_PREPAY_NATIVE, "A1", &r), GW_UNKNOWN);
     CU_ASSERT_EQUAL(meaning(502, "", GW3_PREPAY_NATIVE, "A1", &r), GW_UNKNOWN);
+    /* a 5xx or 429 is not known, whatever code it names (found by fuzz_v3) */
+    CU_ASSERT_EQUAL(meaning(500, "{\"code\":\"SYSEMT_ERROR\"}", GW3_PREPAY_NATIVE, "A1", &r),
+                    GW_UNKNOWN);
+    CU_ASSERT_EQUAL(meaning(429, "{\"code\":\"RATE\"}", GW3_REFUND, "4200001", &r), GW_UNKNOWN);
     CU_ASSERT_EQUAL(meaning(400, "{\"code\":\"PARAM_ERROR\",\"message\":\"x\"}", GW3_PREPAY_NATIVE,
                             "A1", &r), GW_NOT_CHARGED);
     CU_ASSERT_EQUAL(meaning(204, "", GW3_CLOSE, "A1", &r), GW_CLOSED);
