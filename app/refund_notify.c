@@ -66,8 +66,12 @@ static rn_result rn_apply(app_ctx *ctx, refund_notification *n, char *order_no, 
     }
     return RN_APPLIED;
 down:
-    (void)app_ctx_db_error(ctx, ctx->db != NULL ? mysql_errno(ctx->db) : 2006);
-    return RN_DOWN;
+    /* A connection found dead (MariaDB restarted since this thread last
+     * used it) is dropped: the next try reconnects. Each thread learns it
+     * on its own, so without the retry every thread would refuse one
+     * notification first. */
+    return app_ctx_db_error(ctx, ctx->db != NULL ? mysql_errno(ctx->db) : 2006) ? RN_RETRY
+                                                                                 : RN_DOWN;
 }
 
 rn_result refund_notify_apply(app_ctx *ctx, refund_notification *n, char *order_no, size_t cap)
