@@ -448,8 +448,7 @@ done:
     return rc;
 }
 
-/* 0 when SHA1(text) is hex. */
-static int gw3_sha1_is(const char *text, size_t len, const char *hex)
+int gateway_v3_bill_hash_ok(const char *text, size_t len, const char *hex)
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     size_t mdlen = 0;
@@ -459,7 +458,7 @@ static int gw3_sha1_is(const char *text, size_t len, const char *hex)
         return -1;
     for (size_t i = 0; i < mdlen; i++)
         snprintf(mine + 2 * i, 3, "%02x", md[i]);
-    return strcasecmp(mine, hex) == 0 ? 0 : -1;
+    return hex != NULL && strcasecmp(mine, hex) == 0 ? 0 : -1;
 }
 
 int gateway_v3_tradebill(app_ctx *ctx, const char *bill_date, char **text, size_t *len,
@@ -484,7 +483,7 @@ int gateway_v3_tradebill(app_ctx *ctx, const char *bill_date, char **text, size_
         goto done;
     if (a.code != 200)
         gateway_result_set(out, GW_UNKNOWN, "bill_error", "the bill download failed");
-    else if (gw3_sha1_is(a.body, a.len, hash) != 0)
+    else if (gateway_v3_bill_hash_ok(a.body, a.len, hash) != 0)
         gateway_result_set(out, GW_UNKNOWN, "bill_hash", "the bill does not hash to hash_value");
     else {
         *text = a.body;

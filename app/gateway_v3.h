@@ -45,6 +45,10 @@ gw_outcome gateway_v3_refundquery(app_ctx *ctx, const char *out_refund_no, gw_re
 int gateway_v3_tradebill(app_ctx *ctx, const char *bill_date, char **text, size_t *len,
                          gw_result *out);
 
+/* 0 when the SHA1 of text[0..len) is hex (40 hex digits, either case: the
+ * tradebill's hash_value), -1 otherwise. Pure. */
+int gateway_v3_bill_hash_ok(const char *text, size_t len, const char *hex);
+
 /* The process's platform certificates: on first use the pinned
  * IDEMPAY_WX_V3_PLATFORM_CERT, if any. Never NULL. */
 wx3_trust *gateway_v3_platform(const app_config *cfg);

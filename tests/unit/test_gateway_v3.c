@@ -25,6 +25,8 @@
 #include "wx3_sign.h"
 #include "wx3_trust.h"
 
+#include <openssl/evp.h>
+
 static const char test_key_pem[] =
     "-----BEGIN PRIVATE KEY-----\n"
     "MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDXNvrSA1tqCPox\n"
@@ -473,6 +475,23 @@ static void test_refund_notification_decodes_in_v2_words(void)
     free(wrong);
 }
 
+static void test_a_bill_is_taken_only_with_its_sha1(void)
+{
+    const char *bill = "交易时间,公众账号ID\n`2026-12-02 10:00:00,`wx0000000000000000\n";
+    const char *other = "8c0b3ed4ea4c2e1b5c3f3d7ff0b0f4e1b4a5b1c9";   /* another text's */
+    unsigned char md[20];
+    char hex[41];
+    size_t n = 0;
+
+    CU_ASSERT_FATAL(EVP_Q_digest(NULL, "SHA1", NULL, bill, strlen(bill), md, &n) == 1);
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02X", md[i]);
+    CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), hex), 0);   /* either case */
+    CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill) - 1, hex), -1);
+    CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), other), -1);
+    CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), NULL), -1);
+}
+
 static void test_jsapi_pay_sign_is_rsa_over_the_four_lines(void)
 {
     pay_jsapi js;
@@ -512,6 +531,7 @@ int main(void)
          test_notification_of_another_merchant_is_refused},
         {"a refund notification decodes in v2's words",
          test_refund_notification_decodes_in_v2_words},
+        {"a bill is taken only with its SHA1", test_a_bill_is_taken_only_with_its_sha1},
         {"the JSAPI paySign is RSA over the four lines",
          test_jsapi_pay_sign_is_rsa_over_the_four_lines},
     };
