@@ -492,6 +492,41 @@ static void test_a_bill_is_taken_only_with_its_sha1(void)
     CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), NULL), -1);
 }
 
+static void test_v3_fails_closed_without_its_material(void)
+{
+    v3_config vc;
+
+    /* before the first setting is read: no file, no key file (./stack's) */
+    setenv("IDEMPAY_CONFIG", "none", 1);
+    unsetenv("IDEMPAY_WX_APIV3_KEY_FILE");
+    unsetenv("IDEMPAY_WX_API");
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), 0);                 /* v2: nothing v3 read */
+    CU_ASSERT_EQUAL(vc.api, WX_API_V2);
+    CU_ASSERT_PTR_NULL(vc.key);
+    setenv("IDEMPAY_WX_API", "v4", 1);
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);
+    setenv("IDEMPAY_WX_API", "v3", 1);
+    unsetenv("IDEMPAY_WX_APIV3_KEY");
+    setenv("IDEMPAY_WX_V3_CERT", cert_path, 1);
+    setenv("IDEMPAY_WX_V3_CERT_KEY", key_path, 1);
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* no APIv3 key */
+    setenv("IDEMPAY_WX_APIV3_KEY", "short", 1);
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* not 32 characters */
+    setenv("IDEMPAY_WX_APIV3_KEY", APIV3, 1);
+    setenv("IDEMPAY_WX_V3_CERT_KEY", cert_path, 1);
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* a certificate is no key */
+    setenv("IDEMPAY_WX_V3_CERT_KEY", key_path, 1);
+    unsetenv("IDEMPAY_WX_V3_CERT");
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* no certificate */
+    setenv("IDEMPAY_WX_V3_CERT", cert_path, 1);
+    CU_ASSERT_EQUAL_FATAL(config_v3_load(&vc, 18084), 0);
+    CU_ASSERT_STRING_EQUAL(vc.serial, cert.serial);
+    CU_ASSERT_STRING_EQUAL(vc.notify_url, "http://127.0.0.1:18084/api/pay/callback/wechat/v3");
+    CU_ASSERT_PTR_NOT_NULL(vc.key);
+    EVP_PKEY_free(vc.key);
+    unsetenv("IDEMPAY_WX_API");
+}
+
 static void test_jsapi_pay_sign_is_rsa_over_the_four_lines(void)
 {
     pay_jsapi js;
@@ -532,6 +567,7 @@ int main(void)
         {"a refund notification decodes in v2's words",
          test_refund_notification_decodes_in_v2_words},
         {"a bill is taken only with its SHA1", test_a_bill_is_taken_only_with_its_sha1},
+        {"v3 fails closed without its material", test_v3_fails_closed_without_its_material},
         {"the JSAPI paySign is RSA over the four lines",
          test_jsapi_pay_sign_is_rsa_over_the_four_lines},
     };
