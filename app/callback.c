@@ -320,60 +320,69 @@ static void cb_backoff(int attempt)
     }
 }
 
-void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
+callback_verdict callback_apply(app_ctx *ctx, callback_notification *n, const char *body,
+                                size_t len)
 {
-    callback_notification n;
-    callback_verdict v;
     cb_effect effect = CB_REJECTED;
-    char *raw = NULL;
+    callback_verdict v = CB_VERDICT_OK;
+    char *raw = cb_raw_copy(body, len);
 
-    v = callback_verify(ctx->cfg, req->body, req->body_len, req->body_too_large, &n);
-    snprintf(resp->log_order, sizeof(resp->log_order), "%s", n.order_no);
-    if (v != CB_VERDICT_OK)
-        goto reply;
-
-    raw = cb_raw_copy(req->body, req->body_len);
     if (raw == NULL) {
-        v = CB_VERDICT_UNAVAILABLE;
-        callback_set_reason(&n, "out of memory");
-        goto reply;
+        callback_set_reason(n, "out of memory");
+        return CB_VERDICT_UNAVAILABLE;
     }
-
     cb_txn_status s = CB_TXN_RETRY;
     for (int attempt = 1; attempt <= CB_TXN_ATTEMPTS && s == CB_TXN_RETRY; attempt++) {
         if (attempt > 1)
             cb_backoff(attempt);
-        s = cb_apply_once(ctx, &n, raw, &effect, &v);
-    }
-    if (s != CB_TXN_DONE) {
-        log_msg(LOG_WARN, "callback: order %s transaction %s not applied, database unavailable: %s",
-                n.order_no, n.transaction_id, ctx->err);
-        v = CB_VERDICT_UNAVAILABLE;
-        callback_set_reason(&n, "unavailable");
-    }
-
-reply:
-    if (v != CB_VERDICT_OK) {
-        metrics_inc((metric_counter)callback_verdict_metric(v));
-        if (v != CB_VERDICT_UNAVAILABLE)
-            log_msg(LOG_WARN, "callback rejected: order '%s': %s", n.order_no, n.reason);
-        callback_reply(resp, 0, n.reason);
-    } else {
-        switch (effect) {
-        case CB_APPLIED:
-            metrics_inc(MET_CB_APPLIED);
-            break;
-        case CB_DOUBLE_CHARGE:
-            metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
-            break;
-        case CB_STRAY_CHARGE:
-        case CB_ALREADY_APPLIED:
-        case CB_DOUBLE_CHARGE_KNOWN:
-        case CB_REJECTED:
-            metrics_inc(MET_CB_ALREADY_APPLIED);
-            break;
-        }
-        callback_reply(resp, 1, "OK");
+        s = cb_apply_once(ctx, n, raw, &effect, &v);
     }
     free(raw);
+    if (s != CB_TXN_DONE) {
+        log_msg(LOG_WARN, "callback: order %s transaction %s not applied, database unavailable: %s",
+                n->order_no, n->transaction_id, ctx->err);
+        callback_set_reason(n, "unavailable");
+        return CB_VERDICT_UNAVAILABLE;
+    }
+    if (v != CB_VERDICT_OK)
+        return v;
+    switch (effect) {
+    case CB_APPLIED:
+        metrics_inc(MET_CB_APPLIED);
+        break;
+    case CB_DOUBLE_CHARGE:
+        metrics_inc(MET_DOUBLE_CHARGE_DETECTED);
+        break;
+    case CB_STRAY_CHARGE:
+    case CB_ALREADY_APPLIED:
+    case CB_DOUBLE_CHARGE_KNOWN:
+    case CB_REJECTED:
+        metrics_inc(MET_CB_ALREADY_APPLIED);
+        break;
+    }
+    return CB_VERDICT_OK;
+}
+
+void callback_refused(callback_verdict v, const callback_notification *n)
+{
+    metrics_inc((metric_counter)callback_verdict_metric(v));
+    if (v != CB_VERDICT_UNAVAILABLE)
+        log_msg(LOG_WARN, "callback rejected: order '%s': %s", n->order_no, n->reason);
+}
+
+void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    callback_notification n;
+    callback_verdict v;
+
+    v = callback_verify(ctx->cfg, req->body, req->body_len, req->body_too_large, &n);
+    snprintf(resp->log_order, sizeof(resp->log_order), "%s", n.order_no);
+    if (v == CB_VERDICT_OK)
+        v = callback_apply(ctx, &n, req->body, req->body_len);
+    if (v != CB_VERDICT_OK) {
+        callback_refused(v, &n);
+        callback_reply(resp, 0, n.reason);
+    } else {
+        callback_reply(resp, 1, "OK");
+    }
 }

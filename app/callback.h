@@ -22,4 +22,16 @@
  * XML (SUCCESS or FAIL with the reason); sets resp->log_order. */
 void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp);
 
+/* The database half, shared by both dialects' notifications (v2 above,
+ * APIv3's callback_v3.c): applies the verified n in one transaction as
+ * described above; body[0..len) is the text kept in the record (v2: the
+ * XML; v3: the decrypted resource). Returns CB_VERDICT_OK when the
+ * notification is applied or was before (acknowledge it; the effect is
+ * counted), else the verdict with n->reason (CB_VERDICT_UNAVAILABLE: the
+ * database; WeChat should send it again). */
+callback_verdict callback_apply(app_ctx *ctx, callback_notification *n, const char *body,
+                                size_t len);
+/* Counts and logs a refused notification (not CB_VERDICT_OK). */
+void callback_refused(callback_verdict v, const callback_notification *n);
+
 #endif

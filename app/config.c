@@ -130,6 +130,8 @@ int app_config_load(app_config *c)
         return -1;
     if (config_limits_load(&c->limits) != 0)
         return -1;
+    if (config_v3_load(&c->v3, public_port) != 0)
+        return -1;
     if (c->redis_user[0] != '\0' && c->redis_password[0] == '\0') {
         fprintf(stderr, "IDEMPAY_REDIS_USER is set without IDEMPAY_REDIS_PASSWORD"
                         " (or IDEMPAY_REDIS_PASSWORD_FILE)\n");

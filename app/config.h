@@ -5,6 +5,7 @@
 
 #include "config_limits.h"
 #include "config_refund.h"
+#include "config_v3.h"
 #include "wx_sign.h"
 
 typedef enum {
@@ -64,6 +65,8 @@ typedef struct {
                                     * log; with it every connection (also after a failover or a
                                     * Redis restart) authenticates first */
     char metrics_path[256];        /* IDEMPAY_METRICS_FILE, $IDEMPAY_STATE_DIR/run/metrics.bin */
+    v3_config v3;                  /* IDEMPAY_WX_API, IDEMPAY_WX_V3_*, IDEMPAY_WX_APIV3_KEY
+                                    * (config_v3.h): which dialect the gateway calls speak */
     refund_config refund;          /* IDEMPAY_REFUNDS, IDEMPAY_WX_CERT, ... (config_refund.h) */
     limits_config limits;          /* IDEMPAY_RATE_*, IDEMPAY_TOKEN_ROOM_PCT, ... (config_limits.h) */
     /* The flows (docs/FLOWS.md); defaults are WeChat's documented values. */

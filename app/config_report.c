@@ -35,6 +35,11 @@ static const char *const known_keys[] = {
     "IDEMPAY_DOOR", "IDEMPAY_PUBLIC_PORT", "IDEMPAY_AUTH_WINDOW_S", "IDEMPAY_CALLER",
     "IDEMPAY_CALLER_SECRET_FILE",
     "IDEMPAY_ORDER_RETENTION_DAYS",
+    /* APIv3 (config_v3.h; the mock's in docs/MOCK.md) */
+    "IDEMPAY_WX_API", "IDEMPAY_WX_V3_CERT", "IDEMPAY_WX_V3_CERT_KEY", "IDEMPAY_WX_APIV3_KEY",
+    "IDEMPAY_WX_V3_PLATFORM_CERT", "IDEMPAY_WX_V3_NOTIFY_URL", "IDEMPAY_WX_V3_TIME_WINDOW_S",
+    "IDEMPAY_MOCK_V3_PLATFORM_CERT", "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY",
+    "IDEMPAY_MOCK_V3_PLATFORM2_CERT", "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY",
 };
 
 char *config_report_mask(const char *secret, char *buf, size_t buflen)
@@ -132,6 +137,15 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));
     line_s(out, "IDEMPAY_SOCKET_MODE", env_str("IDEMPAY_SOCKET_MODE", "0600"));
+    line_s(out, "IDEMPAY_WX_API", config_v3_api_name(c->v3.api));
+    if (c->v3.api == WX_API_V3) {
+        line_s(out, "IDEMPAY_WX_V3_CERT", c->v3.cert);
+        line_s(out, "IDEMPAY_WX_V3_CERT_KEY", c->v3.cert_key); /* the path, never the key */
+        line_s(out, "IDEMPAY_WX_APIV3_KEY", config_report_mask(c->v3.apiv3_key, masked, sizeof masked));
+        line_s(out, "IDEMPAY_WX_V3_PLATFORM_CERT", c->v3.platform_cert);
+        line_s(out, "IDEMPAY_WX_V3_NOTIFY_URL", c->v3.notify_url);
+        line_l(out, "IDEMPAY_WX_V3_TIME_WINDOW_S", c->v3.window_s);
+    }
     line_s(out, "IDEMPAY_REFUNDS", c->refund.enabled ? "on" : "off");
     line_s(out, "IDEMPAY_WX_CERT", c->refund.cert);
     line_s(out, "IDEMPAY_WX_CERT_KEY", c->refund.cert_key); /* the path, never the key */

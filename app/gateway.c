@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gateway_v3.h"
 #include "log.h"
 #include "metrics.h"
 #include "wx_sign.h"
@@ -161,6 +162,8 @@ static gw_outcome gw_mean_reverse(const wx_msg *reply, const char *subject, gw_r
 
 gw_outcome gateway_unifiedorder(app_ctx *ctx, const gw_prepay_req *p, gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_prepay(ctx, p, out);
     wx_msg req;
     const int native = strcmp(p->trade_type, "NATIVE") == 0;
     const wx_pair fields[] = {
@@ -214,6 +217,8 @@ gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out)
 
 gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_orderquery(ctx, order_no, out);
     wx_msg req;
 
     gateway_result_init(out);
@@ -226,6 +231,8 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
 gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
                                      const char *transaction_id, gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_orderquery_charge(ctx, order_no, transaction_id, out);
     wx_msg req;
     const wx_pair fields[] = {
         WX_TEXT("transaction_id", transaction_id),
@@ -245,6 +252,8 @@ gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
 
 gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_closeorder(ctx, order_no, out);
     wx_msg req;
 
     gateway_result_init(out);
@@ -282,6 +291,8 @@ static int gw_bill_xml(const http_reply *hr, gw_result *out)
 int gateway_downloadbill(app_ctx *ctx, const char *bill_date, char **text, size_t *len,
                          gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_tradebill(ctx, bill_date, text, len, out);
     wx_msg req;
     http_reply hr;
     int rc = -1;

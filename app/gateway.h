@@ -2,7 +2,11 @@
  * closeorder, reverse, downloadbill; refund and refundquery in gateway_refund.c).
  * Every request is signed and every reply's signature is verified; a reply
  * that is missing, late, unparsable or badly signed is GW_UNKNOWN, never a
- * decline. Uses the thread's reused curl handle (ctx->gateway). */
+ * decline. Uses the thread's reused curl handle (ctx->gateway).
+ *
+ * With IDEMPAY_WX_API=v3 (config_v3.h) the same functions speak APIv3
+ * (gateway_v3.h) with the same outcomes: the flows above never know which
+ * dialect answered. gateway_micropay and gateway_reverse stay v2. */
 #ifndef IDEMPAY_GATEWAY_H
 #define IDEMPAY_GATEWAY_H
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway_v3.h"
 #include "money.h"
 
 static int gr_is(const char *v, const char *want)
@@ -34,6 +35,8 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
                           long long total_fee, long long refund_fee, const char *reason,
                           gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_refund(ctx, transaction_id, out_refund_no, total_fee, refund_fee, reason, out);
     wx_msg req;
     const wx_pair fields[] = {
         WX_TEXT("transaction_id", transaction_id),
@@ -86,6 +89,8 @@ gw_outcome gateway_reply_refundquery(const wx_msg *reply, const char *out_refund
 
 gw_outcome gateway_refundquery(app_ctx *ctx, const char *out_refund_no, gw_result *out)
 {
+    if (ctx->cfg->v3.api == WX_API_V3)
+        return gateway_v3_refundquery(ctx, out_refund_no, out);
     wx_msg req;
 
     gateway_result_init(out);

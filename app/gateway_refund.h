@@ -2,7 +2,10 @@
  * the merchant certificate of IDEMPAY_WX_CERT) and /pay/refundquery, over
  * gateway_call. A refund's SUCCESS reply means "accepted", never
  * "refunded": the result comes from refundquery or the refund notification
- * (refund_notify.c). Both calls are idempotent per out_refund_no. */
+ * (refund_notify.c). Both calls are idempotent per out_refund_no. With
+ * IDEMPAY_WX_API=v3 both go to APIv3 (gateway_v3_refund, _refundquery:
+ * no client certificate, the request signature authenticates) with the
+ * same outcomes. */
 #ifndef IDEMPAY_GATEWAY_REFUND_H
 #define IDEMPAY_GATEWAY_REFUND_H
 

@@ -77,6 +77,18 @@ app_libidempay_app_a_SOURCES = \
 	app/gateway_refund.h \
 	app/config_refund.c \
 	app/config_refund.h \
+	app/config_v3.c \
+	app/config_v3.h \
+	app/gateway_v3.c \
+	app/gateway_v3.h \
+	app/gateway_v3_reply.c \
+	app/gateway_v3_reply.h \
+	app/wx3_trust.c \
+	app/wx3_trust.h \
+	app/callback_v3.c \
+	app/callback_v3.h \
+	app/callback_v3_verify.c \
+	app/callback_v3_verify.h \
 	app/settle.c \
 	app/settle.h \
 	app/statement.c \
@@ -107,13 +119,18 @@ app_unit_tests = \
 	tests/unit/test_pay_flows \
 	tests/unit/test_order_state \
 	tests/unit/test_idem_key \
-	tests/unit/test_order_store
+	tests/unit/test_order_store \
+	tests/unit/test_gateway_v3
 check_PROGRAMS += $(app_unit_tests)
 TESTS += $(app_unit_tests)
 
 tests_unit_test_pay_request_SOURCES = tests/unit/test_pay_request.c
 tests_unit_test_pay_request_CFLAGS = $(app_unit_cflags)
 tests_unit_test_pay_request_LDADD = $(app_unit_ldadd)
+
+tests_unit_test_gateway_v3_SOURCES = tests/unit/test_gateway_v3.c
+tests_unit_test_gateway_v3_CFLAGS = $(app_unit_cflags)
+tests_unit_test_gateway_v3_LDADD = $(app_unit_ldadd)
 
 tests_unit_test_pay_flows_SOURCES = tests/unit/test_pay_flows.c
 tests_unit_test_pay_flows_CFLAGS = $(app_unit_cflags)

@@ -126,6 +126,9 @@ static const struct {
     [MET_CB_FAIL_NOT_NOTIFICATION] = { "idempay_callbacks_total", "fail_not_notification" },
     [MET_GW_REPLY_SIGN_TYPE] = { "idempay_gateway_replies_refused_total", "sign_type" },
     [MET_AUTH_REFUSED] = { "idempay_auth_refused_total", NULL },
+    [MET_GW_REPLY_V3_SIGNATURE] = { "idempay_gateway_replies_refused_total", "v3_signature" },
+    [MET_V3_CERTS_FETCHED] = { "idempay_v3_certificate_fetches_total", "ok" },
+    [MET_V3_CERTS_FAILED] = { "idempay_v3_certificate_fetches_total", "fail" },
 };
 
 /* # HELP of each counter family; a family missing here gets a generic text. */
@@ -137,7 +140,8 @@ static const struct {
     { "idempay_auth_refused_total", "Merchant-door requests refused with 401 (unsigned, stale, bad signature, replayed)." },
     { "idempay_duplicates_absorbed_total", "Repeated payment requests answered without reaching the gateway." },
     { "idempay_callbacks_total", "WeChat Pay notifications by outcome." },
-    { "idempay_gateway_replies_refused_total", "Gateway replies refused before they were read, by reason (sign_type: MD5 while HMAC-SHA256 is configured)." },
+    { "idempay_gateway_replies_refused_total", "Gateway replies refused before they were read, by reason (sign_type: MD5 while HMAC-SHA256 is configured; v3_signature: an APIv3 reply without a valid, fresh platform signature)." },
+    { "idempay_v3_certificate_fetches_total", "APIv3 platform certificate list fetches (/v3/certificates), by outcome." },
     { "idempay_double_charge_detected_total", "Verified notifications of a second charge for an order already paid." },
     { "idempay_refunds_total", "Refund worker steps by outcome: accepted by the gateway, done (SUCCESS), retry." },
     { "idempay_reconciler_settled_total", "Orders the reconciler asked the gateway about, by what it settled." },

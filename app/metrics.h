@@ -97,6 +97,11 @@ typedef enum {
     MET_CB_FAIL_NOT_NOTIFICATION, /* idempay_callbacks_total{outcome="fail_not_notification"} */
     MET_GW_REPLY_SIGN_TYPE,  /* idempay_gateway_replies_refused_total{outcome="sign_type"} */
     MET_AUTH_REFUSED,        /* idempay_auth_refused_total: merchant-door 401s (caller_gate) */
+    /* APIv3 (gateway_v3.c) */
+    MET_GW_REPLY_V3_SIGNATURE, /* idempay_gateway_replies_refused_total{outcome="v3_signature"}:
+                                * missing, stale, unknown-signer or bad platform signature */
+    MET_V3_CERTS_FETCHED,    /* idempay_v3_certificate_fetches_total{outcome="ok"} */
+    MET_V3_CERTS_FAILED,     /* idempay_v3_certificate_fetches_total{outcome="fail"} */
     MET__COUNT
 } metric_counter;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gateway_v3.h"
 #include "log.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
@@ -120,6 +121,19 @@ int pay_prepay_jsapi_sign(const char *appid, const char *key, wx_sign_type type,
     return rc;
 }
 
+int pay_prepay_jsapi_sign_v3(const app_config *cfg, const char *time_stamp, const char *nonce,
+                             const char *prepay_id, pay_jsapi *out)
+{
+    memset(out, 0, sizeof(*out));
+    snprintf(out->app_id, sizeof(out->app_id), "%s", cfg->appid);
+    snprintf(out->time_stamp, sizeof(out->time_stamp), "%s", time_stamp);
+    snprintf(out->nonce_str, sizeof(out->nonce_str), "%s", nonce);
+    snprintf(out->package, sizeof(out->package), "prepay_id=%s", prepay_id);
+    snprintf(out->sign_type, sizeof(out->sign_type), "RSA");
+    return gateway_v3_jsapi_sign(cfg, time_stamp, nonce, prepay_id, out->pay_sign,
+                                 sizeof(out->pay_sign));
+}
+
 int pay_prepay_jsapi(const app_config *cfg, const char *prepay_id, pay_jsapi *out)
 {
     char ts[24], nonce[33];
@@ -127,6 +141,8 @@ int pay_prepay_jsapi(const app_config *cfg, const char *prepay_id, pay_jsapi *ou
     snprintf(ts, sizeof(ts), "%lld", pay_prepay_now_ms() / 1000);
     if (wx_nonce(nonce) != 0)
         return -1;
+    if (cfg->v3.api == WX_API_V3)
+        return pay_prepay_jsapi_sign_v3(cfg, ts, nonce, prepay_id, out);
     return pay_prepay_jsapi_sign(cfg->appid, cfg->key, cfg->sign_type, ts, nonce, prepay_id, out);
 }
 

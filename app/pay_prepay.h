@@ -42,8 +42,15 @@ prepay_result pay_prepay_obtain(app_ctx *ctx, const char *order_no, long long am
 /* The JS bridge's parameters for prepay_id, signed with the merchant key
  * (WeChat 'JSAPI调起支付': paySign over appId, nonceStr, package, signType,
  * timeStamp; signType is the configured IDEMPAY_WX_SIGN_TYPE, which WeChat
- * wants equal to the unifiedorder's). 0, or -1 (random source or crypto). */
+ * wants equal to the unifiedorder's). With IDEMPAY_WX_API=v3, APIv3's
+ * form instead (pay_prepay_jsapi_sign_v3). 0, or -1 (random source or
+ * crypto). */
 int pay_prepay_jsapi(const app_config *cfg, const char *prepay_id, pay_jsapi *out);
+/* APIv3's JS bridge parameters (JSAPI调起支付, v3): signType "RSA", paySign
+ * the base64 SHA256withRSA of "appId\ntimeStamp\nnonceStr\nprepay_id=...\n"
+ * with the merchant key (gateway_v3_jsapi_sign). 0 or -1. */
+int pay_prepay_jsapi_sign_v3(const app_config *cfg, const char *time_stamp, const char *nonce,
+                             const char *prepay_id, pay_jsapi *out);
 /* The same with the sign type, time stamp and nonce given (pure; the unit
  * test checks WeChat's documented example). */
 int pay_prepay_jsapi_sign(const char *appid, const char *key, wx_sign_type type,

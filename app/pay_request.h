@@ -101,8 +101,8 @@ typedef struct {
     char time_stamp[24];
     char nonce_str[33];
     char package[80];      /* "prepay_id=..." */
-    char sign_type[16];    /* "MD5" */
-    char pay_sign[65];
+    char sign_type[16];    /* "MD5" / "HMAC-SHA256" (v2), "RSA" (APIv3) */
+    char pay_sign[400];    /* hex (v2) or base64 SHA256withRSA (APIv3) */
 } pay_jsapi;
 
 /* The prepay flows' 202: {"order_no","status":"AWAITING_PAYMENT",

@@ -27,7 +27,6 @@ static const char SQL_MOVE[] =
     "UPDATE payment_refund SET state = ?, refund_id = COALESCE(NULLIF(?, ''), refund_id), "
     "last_error = ?, lease_until = NULL WHERE id = ? AND state = ?";
 
-typedef enum { RN_APPLIED = 0, RN_REFUSED, RN_RETRY, RN_DOWN } rn_result;
 
 /* One attempt: read the row, check it is this refund, CAS its state. */
 static rn_result rn_apply(app_ctx *ctx, refund_notification *n, char *order_no, size_t cap)
@@ -67,15 +66,37 @@ static rn_result rn_apply(app_ctx *ctx, refund_notification *n, char *order_no, 
     }
     return RN_APPLIED;
 down:
-    (void)app_ctx_db_error(ctx, ctx->db != NULL ? mysql_errno(ctx->db) : 2006);
-    return RN_DOWN;
+    /* A connection found dead (MariaDB restarted since this thread last
+     * used it) is dropped: the next try reconnects. Each thread learns it
+     * on its own, so without the retry every thread would refuse one
+     * notification first. */
+    return app_ctx_db_error(ctx, ctx->db != NULL ? mysql_errno(ctx->db) : 2006) ? RN_RETRY
+                                                                                 : RN_DOWN;
+}
+
+rn_result refund_notify_apply(app_ctx *ctx, refund_notification *n, char *order_no, size_t cap)
+{
+    rn_result r = RN_RETRY;
+
+    for (int i = 0; i < RN_TRIES && r == RN_RETRY; i++)
+        r = rn_apply(ctx, n, order_no, cap);
+    if (r == RN_APPLIED) {
+        metrics_inc(MET_REFUND_NOTIFY_APPLIED);
+        return r;
+    }
+    metrics_inc(MET_REFUND_NOTIFY_FAIL);
+    if (r == RN_REFUSED)
+        log_msg(LOG_ERROR, "refund notification for %s not applied: %s", n->out_refund_no,
+                n->reason);
+    else
+        snprintf(n->reason, sizeof(n->reason), "temporarily unavailable");
+    return r;
 }
 
 void refund_notify_handle(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     refund_notification n;
     char order_no[ORDER_NO_MAX + 1] = "";
-    rn_result r = RN_RETRY;
 
     if (refund_notify_verify(ctx->cfg, req->body, req->body_len, req->body_too_large, &n) != 0) {
         metrics_inc(MET_REFUND_NOTIFY_FAIL);
@@ -83,17 +104,7 @@ void refund_notify_handle(app_ctx *ctx, const http_request *req, http_response *
         callback_reply(resp, 0, n.reason);
         return;
     }
-    for (int i = 0; i < RN_TRIES && r == RN_RETRY; i++)
-        r = rn_apply(ctx, &n, order_no, sizeof(order_no));
+    rn_result r = refund_notify_apply(ctx, &n, order_no, sizeof(order_no));
     snprintf(resp->log_order, sizeof(resp->log_order), "%s", order_no);
-    if (r == RN_APPLIED) {
-        metrics_inc(MET_REFUND_NOTIFY_APPLIED);
-        callback_reply(resp, 1, "OK");
-        return;
-    }
-    metrics_inc(MET_REFUND_NOTIFY_FAIL);
-    if (r == RN_REFUSED)
-        log_msg(LOG_ERROR, "refund notification for %s not applied: %s", n.out_refund_no,
-                n.reason);
-    callback_reply(resp, 0, r == RN_REFUSED ? n.reason : "temporarily unavailable");
+    callback_reply(resp, r == RN_APPLIED, r == RN_APPLIED ? "OK" : n.reason);
 }

@@ -22,4 +22,14 @@
  * refund's order when known. */
 void refund_notify_handle(app_ctx *ctx, const http_request *req, http_response *resp);
 
+typedef enum { RN_APPLIED = 0, RN_REFUSED, RN_RETRY, RN_DOWN } rn_result;
+
+/* The database half, shared with APIv3's refund notifications
+ * (callback_v3.c): the verified n applied to our refund row (a few tries
+ * of the CAS), counted and logged. RN_APPLIED: applied or final already
+ * (acknowledge); RN_REFUSED: not our refund (n->reason); otherwise the
+ * database failed (n->reason "temporarily unavailable"). order_no receives
+ * the refund's order when known. */
+rn_result refund_notify_apply(app_ctx *ctx, refund_notification *n, char *order_no, size_t cap);
+
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "callback.h"
+#include "callback_v3.h"
 #include "caller_gate.h"
 #include "health.h"
 #include "log.h"
@@ -59,6 +60,7 @@ static const route routes[] = {
       ROUTE_PUBLIC, RATE_NONE },
     { "POST", "/api/pay/callback/wechat/refund", "/api/pay/callback/wechat/refund",
       refund_notify_handle, ROUTE_PUBLIC, RATE_NONE },
+    { "POST", CALLBACK_V3_PATH, CALLBACK_V3_PATH, callback_v3_handle, ROUTE_PUBLIC, RATE_NONE },
 };
 
 static int route_on_door(const route *r, app_door door)

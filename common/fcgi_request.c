@@ -86,6 +86,10 @@ http_cl_result fcgi_adapter_read_request(FCGX_Request *r, char *body, char *path
     out->auth_timestamp = FCGX_GetParam("HTTP_X_IDEMPAY_TIMESTAMP", r->envp);
     out->auth_nonce = FCGX_GetParam("HTTP_X_IDEMPAY_NONCE", r->envp);
     out->auth_signature = FCGX_GetParam("HTTP_X_IDEMPAY_SIGNATURE", r->envp);
+    out->wx_serial = FCGX_GetParam("HTTP_WECHATPAY_SERIAL", r->envp);
+    out->wx_signature = FCGX_GetParam("HTTP_WECHATPAY_SIGNATURE", r->envp);
+    out->wx_timestamp = FCGX_GetParam("HTTP_WECHATPAY_TIMESTAMP", r->envp);
+    out->wx_nonce = FCGX_GetParam("HTTP_WECHATPAY_NONCE", r->envp);
     cl = read_body(r, body, &out->body_len);
     out->body_too_large = cl == HTTP_CL_TOO_LARGE;
     out->body = body;

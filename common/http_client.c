@@ -114,6 +114,25 @@ static bool http_client_header_is(const char *line, size_t len, const char *name
     return true;
 }
 
+/* Copies one of APIv3's Wechatpay-* signature headers; false when line is
+ * none of them. */
+static bool http_client_wx_header(http_reply *r, const char *line, size_t n)
+{
+    size_t v;
+
+    if (http_client_header_is(line, n, "Wechatpay-Serial", &v))
+        http_client_copy_value(r->wx_serial, sizeof(r->wx_serial), line + v, n - v);
+    else if (http_client_header_is(line, n, "Wechatpay-Signature", &v))
+        http_client_copy_value(r->wx_signature, sizeof(r->wx_signature), line + v, n - v);
+    else if (http_client_header_is(line, n, "Wechatpay-Timestamp", &v))
+        http_client_copy_value(r->wx_timestamp, sizeof(r->wx_timestamp), line + v, n - v);
+    else if (http_client_header_is(line, n, "Wechatpay-Nonce", &v))
+        http_client_copy_value(r->wx_nonce, sizeof(r->wx_nonce), line + v, n - v);
+    else
+        return false;
+    return true;
+}
+
 static size_t http_client_header_cb(char *line, size_t size, size_t nmemb, void *userp)
 {
     http_client *c = userp;
@@ -126,6 +145,9 @@ static size_t http_client_header_cb(char *line, size_t size, size_t nmemb, void 
         r->retry_after[0] = '\0';
         r->replayed[0] = '\0';
         r->content_type[0] = '\0';
+        r->wx_serial[0] = r->wx_signature[0] = r->wx_timestamp[0] = r->wx_nonce[0] = '\0';
+    } else if (http_client_wx_header(r, line, n)) {
+        /* an APIv3 signature header: copied */
     } else if (http_client_header_is(line, n, "Retry-After", &v)) {
         http_client_copy_value(r->retry_after, sizeof(r->retry_after), line + v, n - v);
     } else if (http_client_header_is(line, n, "Idempotent-Replayed", &v)) {

@@ -28,6 +28,12 @@ typedef struct {
     char replayed[8];       /* Idempotent-Replayed header value, "" when absent */
     char content_type[64];
     char error[256];        /* curl's message when status != HTTP_OK */
+    /* APIv3's platform signature headers (common/wx3_sign.h), "" when absent;
+     * a value too long for its field is kept cut (and then fails to verify). */
+    char wx_serial[72];     /* Wechatpay-Serial */
+    char wx_signature[700]; /* Wechatpay-Signature (base64) */
+    char wx_timestamp[24];  /* Wechatpay-Timestamp */
+    char wx_nonce[72];      /* Wechatpay-Nonce */
 } http_reply;
 
 typedef struct http_client http_client;

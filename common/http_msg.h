@@ -28,6 +28,12 @@ typedef struct {
     const char *auth_signature;  /* X-Idempay-Signature */
     long long caller_id;         /* the authenticated caller (payment_caller.id), set by the
                                   * router; 0 for none (unit tests calling handlers) */
+    /* APIv3 notifications' platform signature headers (Wechatpay-Serial,
+     * -Signature, -Timestamp, -Nonce); NULL when absent. */
+    const char *wx_serial;
+    const char *wx_signature;
+    const char *wx_timestamp;
+    const char *wx_nonce;
 } http_request;
 
 typedef struct {

@@ -46,18 +46,12 @@ static int cert_serial(X509 *x, char out[WX3_SERIAL_BUF])
     return rc;
 }
 
-int wx3_cert_load(const char *path, wx3_cert *out)
+/* Fills out from x (not consumed). 0 or -1 (out freed). */
+static int cert_from_x509(X509 *x, wx3_cert *out)
 {
-    FILE *f = path != NULL ? fopen(path, "r") : NULL;
-    X509 *x = NULL;
     BIO *mem = NULL;
     int rc = -1;
 
-    memset(out, 0, sizeof(*out));
-    if (f == NULL)
-        return -1;
-    x = PEM_read_X509(f, NULL, NULL, NULL);
-    fclose(f);
     if (x == NULL || cert_serial(x, out->serial) != 0 || (out->pub = X509_get_pubkey(x)) == NULL ||
         (mem = BIO_new(BIO_s_mem())) == NULL || PEM_write_bio_X509(mem, x) != 1)
         goto done;
@@ -72,7 +66,39 @@ done:
     if (rc != 0)
         wx3_cert_free(out);
     BIO_free(mem);
+    return rc;
+}
+
+int wx3_cert_load(const char *path, wx3_cert *out)
+{
+    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    X509 *x = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (f == NULL)
+        return -1;
+    x = PEM_read_X509(f, NULL, NULL, NULL);
+    fclose(f);
+    rc = cert_from_x509(x, out);
     X509_free(x);
+    return rc;
+}
+
+int wx3_cert_parse(const char *pem, size_t len, wx3_cert *out)
+{
+    BIO *in = NULL;
+    X509 *x = NULL;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (pem == NULL || len == 0 || len > WX3_MAX_PEM ||
+        (in = BIO_new_mem_buf(pem, (int)len)) == NULL)
+        return -1;
+    x = PEM_read_bio_X509(in, NULL, NULL, NULL);
+    rc = cert_from_x509(x, out);
+    X509_free(x);
+    BIO_free(in);
     return rc;
 }
 

@@ -39,6 +39,9 @@ typedef struct {
 int wx3_key_load(const char *path, EVP_PKEY **out);
 /* The certificate of a PEM file into *out (wx3_cert_free releases it). */
 int wx3_cert_load(const char *path, wx3_cert *out);
+/* The certificate of PEM text pem[0..len) (at most WX3_MAX_PEM bytes, e.g.
+ * one decrypted from /v3/certificates) into *out (wx3_cert_free). */
+int wx3_cert_parse(const char *pem, size_t len, wx3_cert *out);
 /* Frees c->pub (c may be NULL or zeroed). */
 void wx3_cert_free(wx3_cert *c);
 

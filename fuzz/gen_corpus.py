@@ -339,6 +339,36 @@ def fcgi_seeds():
     }
 
 
+def v3_seeds():
+    """fuzz_v3: the mode byte, then its input (fuzz/fuzz_v3.c)."""
+    pay = {"appid": APPID, "mchid": MCHID, "out_trade_no": "ORDER0001", "transaction_id": "4200000001",
+           "trade_type": "NATIVE", "trade_state": "SUCCESS", "payer": {"openid": "oFuzz"},
+           "amount": {"total": 1230, "payer_total": 1230, "currency": "CNY"}}
+    refund = {"mchid": MCHID, "out_trade_no": "ORDER0001", "transaction_id": "4200000001",
+              "out_refund_no": "RM0001", "refund_id": "5000001", "refund_status": "SUCCESS",
+              "amount": {"total": 1230, "refund": 100, "payer_total": 1230, "payer_refund": 100}}
+    txn = {"appid": APPID, "mchid": MCHID, "out_trade_no": "ORDER0001", "trade_state": "SUCCESS",
+           "transaction_id": "4200000001", "amount": {"total": 1230, "currency": "CNY"}}
+    envelope = {"id": "EV", "create_time": "2026-12-02T12:00:00+08:00",
+                "resource_type": "encrypt-resource", "event_type": "TRANSACTION.SUCCESS",
+                "resource": {"original_type": "transaction", "algorithm": "AEAD_AES_256_GCM",
+                             "ciphertext": "AAAA", "associated_data": "transaction",
+                             "nonce": "fuzznonce123"}}
+    j = lambda o: json.dumps(o, separators=(",", ":"))  # noqa: E731
+    return {
+        "envelope": b"\x00" + j(envelope).encode(),
+        "resource_payment": b"\x01\x00" + j(pay).encode(),
+        "resource_refund": b"\x01\x01" + j(refund).encode(),
+        "resource_refund_closed": b"\x01\x02" + j(dict(refund, refund_status="CLOSED")).encode(),
+        "reply_native": b"\x02\x00\x00" + b'{"code_url":"weixin://wxpay/bizpayurl?pr=Ab12"}',
+        "reply_query": b"\x02\x02\x00" + j(txn).encode(),
+        "reply_close_204": b"\x02\x03\x01",
+        "reply_error": b"\x02\x04\x04" + b'{"code":"NOT_ENOUGH","message":"x"}',
+        "reply_5xx": b"\x02\x00\x07" + b'{"code":"SYSTEM_ERROR","message":"x"}',
+        "raw_headers": b"\x03" + b"5157F09EFDC096DE\nc2ln\n1700000000\nnonce\n" + j(envelope).encode(),
+    }
+
+
 def write(name, seeds):
     d = os.path.join(HERE, "corpus", name)
     shutil.rmtree(d, ignore_errors=True)
@@ -357,3 +387,4 @@ if __name__ == "__main__":
     write("fuzz_pay_request", pay_request_seeds())
     write("fuzz_amount", amount_seeds())
     write("fuzz_fcgi", fcgi_seeds())
+    write("fuzz_v3", v3_seeds())

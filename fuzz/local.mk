@@ -24,7 +24,7 @@ fuzz_link_flags =
 fuzz_libs = $(MXML_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS)
 
 FUZZ_HARNESSES = fuzz_notify fuzz_pay_request fuzz_amount fuzz_gateway_reply fuzz_statement \
-	fuzz_refund_info fuzz_refund_notify fuzz_fcgi
+	fuzz_refund_info fuzz_refund_notify fuzz_fcgi fuzz_v3
 FUZZ_PROGS = $(FUZZ_HARNESSES:%=fuzz/%)
 
 # The sources each harness tests (compiled once each, with coverage).
@@ -39,6 +39,11 @@ fuzz_units_statement = fuzz/fuzz_statement app/statement_parse common/money comm
 fuzz_units_refund_info = fuzz/fuzz_refund_info common/wx_refund_info
 fuzz_units_refund_notify = fuzz/fuzz_refund_notify app/refund_notify_verify common/wx_refund_info \
 	common/wx_xml common/money
+# APIv3: the notification (signature, envelope, AEAD resource, fields) and
+# the gateway's v3 replies read by the v2 meanings.
+fuzz_units_v3 = fuzz/fuzz_v3 app/callback_v3_verify app/wx3_trust app/gateway_v3_reply \
+	app/gateway_reply common/wx3_sign common/wx3_aead common/wx_xml common/wx_sign common/money \
+	common/order_no common/http_msg
 # The FastCGI edge: libfcgi's decoding, the adapter's request building, the
 # router of both doors with stand-in handlers and caller check
 # (fuzz/fuzz_fcgi.c), the pure request parsers and signature checks.
@@ -68,6 +73,8 @@ fuzz/fuzz_refund_info: $(fuzz_units_refund_info:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 fuzz/fuzz_refund_notify: $(fuzz_units_refund_notify:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
+fuzz/fuzz_v3: $(fuzz_units_v3:%=fuzz/out/obj/%.o)
+	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs)
 fuzz/fuzz_fcgi: $(fuzz_units_fcgi:%=fuzz/out/obj/%.o)
 	$(AM_V_CCLD)$(fuzz_link) -o $@ $^ $(fuzz_libs) $(FCGI_LIBS)
 
@@ -85,5 +92,5 @@ fuzz-clean:
 CLEANFILES += $(FUZZ_PROGS)
 EXTRA_DIST += fuzz/local.mk fuzz/run-fuzzers fuzz/harness.h fuzz/fuzz_notify.c \
 	fuzz/fuzz_pay_request.c fuzz/fuzz_amount.c fuzz/fuzz_gateway_reply.c fuzz/fuzz_statement.c fuzz/fuzz_refund_info.c fuzz/fuzz_refund_notify.c \
-	fuzz/fuzz_fcgi.c fuzz/fuzz_fcgi.supp \
+	fuzz/fuzz_fcgi.c fuzz/fuzz_fcgi.supp fuzz/fuzz_v3.c \
 	fuzz/gen_corpus.py fuzz/corpus fuzz/dict fuzz/regressions

@@ -32,6 +32,7 @@ typedef enum {
     OPT_FLAG,     /* int set to 1 */
     OPT_TEXT,     /* const char *; min 1: must not be empty */
     OPT_URL,      /* char[256]: http(s)://..., trailing slashes dropped */
+    OPT_GATEWAY,  /* "v2" / "v3": sim_args.dialect; else as OPT_URL */
     OPT_SIZE,     /* size_t in [min, max] */
     OPT_INT,      /* int in [min, max] */
     OPT_U64,      /* uint64_t in [min, max] */
@@ -62,9 +63,12 @@ static const sim_option args_table[] = {
     {"target", "URL", OPT_URL, F(target), 0, 0, 0, NO_FIELD,
      "--target needs an http:// or https:// URL",
      "payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)"},
-    {"gateway", "URL", OPT_URL, F(gateway), 0, 0, 0, NO_FIELD,
-     "--gateway needs an http:// or https:// URL",
-     "mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081)"},
+    {"gateway", "URL|v2|v3", OPT_GATEWAY, F(gateway), 0, 0, 0, NO_FIELD,
+     "--gateway needs an http:// or https:// URL, or v2 or v3",
+     "mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081);\n"
+     "v2 or v3: the WeChat Pay dialect the target is configured with\n"
+     "(IDEMPAY_WX_API); the run's prepay orders must have reached\n"
+     "the mock in it (/v3/ or /pay/unifiedorder; else exit 2)"},
     {"scenario", "LIST", OPT_TEXT, F(scenarios), 0, 0, 0, NO_FIELD, "--scenario needs a name",
      "all (default), double-click, retry-storm, callback-storm,\n"
      "token-replay, forged-callback, order-mismatch, gateway-chaos,\n"
@@ -283,6 +287,12 @@ static int args_store(sim_args *a, const sim_option *o, const char *v)
     case OPT_TEXT:
         *(const char **)field = v;
         return o->min > 0 && *v == '\0' ? -1 : 0;
+    case OPT_GATEWAY:
+        if (strcmp(v, "v2") == 0 || strcmp(v, "v3") == 0) {
+            a->dialect = v[1] - '0';
+            return 0;
+        }
+        return args_url(field, sizeof(a->target), v);
     case OPT_URL:
         return args_url(field, sizeof(a->target), v);
     case OPT_PREFIX:

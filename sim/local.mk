@@ -8,6 +8,8 @@ sim_libs = sim/libidempay_sim.a $(COMMON_LIBS) $(MARIADB_LIBS) $(PTHREAD_LIBS) $
 
 noinst_LIBRARIES += sim/libidempay_sim.a
 sim_libidempay_sim_a_SOURCES = \
+	sim/dialect.c \
+	sim/dialect.h \
 	sim/histogram.c sim/histogram.h \
 	sim/schedule.c sim/schedule.h \
 	sim/windows.c sim/windows.h \
@@ -65,11 +67,16 @@ sim_unit_tests = \
 	tests/unit/test_sim_results \
 	tests/unit/test_sim_profile \
 	tests/unit/test_sim_threshold \
-	tests/unit/test_sim_scenario_file
+	tests/unit/test_sim_scenario_file \
+	tests/unit/test_sim_dialect
 check_PROGRAMS += $(sim_unit_tests)
 TESTS += $(sim_unit_tests)
 sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
 sim_unit_ldadd = $(sim_libs) $(CUNIT_LIBS)
+
+tests_unit_test_sim_dialect_SOURCES = tests/unit/test_sim_dialect.c
+tests_unit_test_sim_dialect_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_dialect_LDADD = $(sim_unit_ldadd)
 
 tests_unit_test_sim_histogram_SOURCES = tests/unit/test_sim_histogram.c
 tests_unit_test_sim_histogram_CFLAGS = $(sim_unit_cflags)

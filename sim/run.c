@@ -16,6 +16,7 @@
 #include "chaos.h"
 #include "checker.h"
 #include "dbread.h"
+#include "dialect.h"
 #include "driver.h"
 #include "env.h"
 #include "history.h"
@@ -803,6 +804,9 @@ int sim_run(const sim_args *a)
     }
     run_observations(c);
     rc = run_judge(c, &c->obs);
+    if (rc == 0 && a->dialect != 0 && c->need_gateway &&
+        dialect_check(a->gateway, &c->s, a->prefix, a->dialect, run_out(a)) != 0)
+        rc = 2;   /* not the v3 target the run was asked to judge */
     rc = run_thresholds(c, rc);
     run_journals(c);
     rc = run_report(c, rc);

@@ -19,6 +19,9 @@ struct sim_scenario_file;   /* scenario_file.h */
 typedef struct {
     char target[256];
     char gateway[256];
+    int dialect;               /* --gateway v2|v3: the WeChat Pay dialect the target speaks,
+                                  2 or 3, checked against the mock's journal after the run
+                                  (dialect.h); 0 when not given: not checked */
     const char *scenarios;
     size_t orders;
     int concurrency;

@@ -90,7 +90,7 @@ static int post(const char *order, long long user, const char *amount, const cha
                      "\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"}",
                      order, user, amount);
     http_request req = { "POST", "/api/pay", "", "application/json", key, "127.0.0.1", text,
-                         (size_t)n, 0, NULL, NULL, NULL, NULL, 0 };
+                         (size_t)n, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
     http_response resp;
     int status;
 

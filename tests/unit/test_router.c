@@ -84,7 +84,8 @@ static void run_case(app_ctx *cx, const route_case *c)
     static int serial;
     char ts[24], nonce[40], sig[CALLER_SIG_HEX_LEN + 1];
     http_request req = { c->method, c->path, c->query, c->content_type, NULL, "127.0.0.1",
-                         c->body, strlen(c->body), 0, NULL, NULL, NULL, NULL, 0 };
+                         c->body, strlen(c->body), 0, NULL, NULL, NULL, NULL, 0,
+                         NULL, NULL, NULL, NULL };
     http_response resp;
 
     if (c->sign) {
@@ -163,7 +164,7 @@ static void test_public_door(void)
 static void test_too_large_body(void)
 {
     http_request req = { "POST", "/api/pay", "", "application/json", NULL, "", "", 0, 1,
-                         NULL, NULL, NULL, NULL, 0 };
+                         NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
     http_response resp;
 
     http_response_init(&resp);
