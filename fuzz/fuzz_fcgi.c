@@ -27,7 +27,7 @@
  * fixed key), then it lets the request through as caller 1, so that the
  * handlers behind it stay reachable. Every request goes through the router
  * of both doors (IDEMPAY_DOOR merchant, then public); the merchant door's
- * answer is written back. Input longer than MAX_INPUT (what the socket
+ * answer is written back. Input longer than FUZZ_MAX_INPUT (what the socket
  * buffer takes without a reader) is ignored. */
 #include <errno.h>
 #include <fcgiapp.h>
@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "callback.h"
+#include "callback_v3.h"
 #include "caller_auth.h"
 #include "caller_gate.h"
 #include "fcgi_request.h"
@@ -57,7 +58,7 @@
 #include "router.h"
 #include "token.h"
 
-#define MAX_INPUT 65536
+#define FUZZ_MAX_INPUT 65536
 #define MAX_REQUESTS 4
 #define PATH_CAP 2048 /* the worker's path buffer */
 
@@ -115,6 +116,13 @@ void callback_handle(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     (void)ctx;
     FUZZ_CHECK(strcmp(req->method, "POST") == 0);
+    unavailable(resp);
+}
+
+void callback_v3_handle(app_ctx *ctx, const http_request *req, http_response *resp)
+{
+    (void)ctx;
+    FUZZ_CHECK(strcmp(req->method, "POST") == 0); /* its envelope: fuzz_v3 */
     unavailable(resp);
 }
 
@@ -335,7 +343,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int sv[2];
     size_t off = 0;
 
-    if (size > MAX_INPUT)
+    if (size > FUZZ_MAX_INPUT)
         return 0;
     FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     while (off < size) {
