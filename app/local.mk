@@ -30,6 +30,7 @@ app_libidempay_app_a_SOURCES = \
 	app/health.h \
 	app/pay.c \
 	app/pay.h \
+	app/pay_get.c \
 	app/paid_cache.c \
 	app/paid_cache.h \
 	app/pay_request.c \

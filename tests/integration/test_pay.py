@@ -308,8 +308,13 @@ def awaiting_native(prefix, user, amount):
 def failed_without_close(no, timeout):
     """Waits for the reconciler to fail the expired prepay order without a
     close: FAILED retryable with its recheck pending (lease_until set), and
-    the gateway was asked to close and answered 404. Returns attempts."""
-    wait_until(lambda: order_state(no) == "FAILED", timeout, 0.2, f"the reconciler to fail {no}")
+    the gateway was asked to close and answered 404. Its GET reads
+    PROCESSING meanwhile (its outcome waits for the recheck). Returns
+    attempts."""
+    wait_until(lambda: stored_status(no) == "3", timeout, 0.2, f"the reconciler to fail {no}")
+    r = get_order(no)
+    check(r.status == 200 and r.json()["status"] == "PROCESSING",
+          f"{no}: FAILED with its recheck to come must read PROCESSING (not yet known): {r}")
     [[attempts, pending, reason]] = db_query(
         "SELECT attempts, lease_until IS NOT NULL, final_reason FROM payment_order "
         f"WHERE order_no = '{no}'")
@@ -320,6 +325,12 @@ def failed_without_close(no, timeout):
     check(closes and all(q.get("reply") == "not_found" for q in closes),
           f"{no}: the fallback is for a closeorder answered 404: {closes}")
     return int(attempts)
+
+
+def stored_status(no):
+    """payment_order.status as stored ("3" FAILED), not as GET shows it."""
+    rows = db_query(f"SELECT status FROM payment_order WHERE order_no = '{no}'")
+    return rows[0][0] if rows else None
 
 
 def recheck_due_now(no):
@@ -353,7 +364,8 @@ def charge_landing_after_failed_is_found_by_the_recheck():
           f"the payment started before time_expire must be confirmed: {p}")
     late = p.json()
     check(len(charges_for(no)) == 1, f"{no}: the late charge: {charges_for(no)}")
-    check(order_state(no) == "FAILED", "nothing told the service about the late charge yet")
+    check(stored_status(no) == "3" and order_state(no) == "PROCESSING",
+          "nothing told the service about the late charge yet: FAILED, read PROCESSING")
     recheck_due_now(no)
     wait_until(lambda: settled_paid(no), 20, 0.2, f"the recheck to find the late charge of {no}")
     charge = assert_one_charge(no, 456)
