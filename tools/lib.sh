@@ -104,3 +104,20 @@ render() {
   [[ $rest =~ @[a-z_][a-z0-9_]*@ ]] && die "$template: no value given for ${BASH_REMATCH[0]}"
   printf '%s\n' "$text"
 }
+
+# usage_text HEADLINE SYNOPSIS SUMMARY ...: a usage text from a command list
+# (pairs: a synopsis, what it does in a line); a long synopsis gets a line
+# of its own. ./stack's and cluster/cluster's usage are their lists
+# (STACK_COMMANDS, CLUSTER_COMMANDS), which their docs' tables follow
+# (tests/integration/test_stack_commands.py).
+usage_text() {
+  echo "$1"; shift
+  while [ $# -ge 2 ]; do
+    if [ ${#1} -gt 16 ]; then
+      printf '  %s\n  %-16s %s\n' "$1" "" "$2"
+    else
+      printf '  %-16s %s\n' "$1" "$2"
+    fi
+    shift 2
+  done
+}
