@@ -510,7 +510,7 @@ def metric(name):
 
 def redis_admin_cli(*args, port=None):
     """redis-cli as the stack's Redis admin user (the default user is off:
-    ./stack's redis_acl) with args; the CompletedProcess."""
+    tools/conf/redis-acl.conf.in) with args; the CompletedProcess."""
     auth = []
     if os.environ.get("IDEMPAY_REDIS_ADMIN_PASSWORD"):
         auth = ["--user", os.environ.get("IDEMPAY_REDIS_ADMIN_USER", "idempay-admin"),
