@@ -19,6 +19,7 @@ import http.client as httpclient
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -38,9 +39,19 @@ REDIS_PORT = int(os.environ.get("IDEMPAY_REDIS_PORT", "16379"))
 SERVICE = os.environ.get("IDEMPAY_TEST_SERVICE_URL") or f"http://127.0.0.1:{HTTP_PORT}"
 NGINX_PORT = int(os.environ.get("IDEMPAY_NGINX_PORT", str(HTTP_PORT + 5)))
 MOCK = f"http://127.0.0.1:{MOCK_PORT}"
-KEY = os.environ.get("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC")
-APPID = os.environ.get("IDEMPAY_WX_APPID", "wx0000000000000000")
-MCHID = os.environ.get("IDEMPAY_WX_MCHID", "1900000109")
+
+
+def dev_merchant():
+    """The documented development merchant {"APPID", "MCHID", "KEY"}, read
+    from its one definition, common/dev_merchant.h."""
+    with open(os.path.join(ROOT, "common", "dev_merchant.h")) as f:
+        return dict(re.findall(r'#define IDEMPAY_DEV_(\w+) "([^"]*)"', f.read()))
+
+
+DEV_KEY = dev_merchant()["KEY"]
+KEY = os.environ.get("IDEMPAY_WX_KEY", DEV_KEY)
+APPID = os.environ.get("IDEMPAY_WX_APPID", dev_merchant()["APPID"])
+MCHID = os.environ.get("IDEMPAY_WX_MCHID", dev_merchant()["MCHID"])
 DB_SOCKET = os.environ.get("IDEMPAY_DB_SOCKET", os.path.join(STATE, "run", "mysqld.sock"))
 # The public door (the gateway's notifications only; docs/SECURITY.md "Doors").
 PUBLIC_PORT = int(os.environ.get("IDEMPAY_PUBLIC_PORT", str(HTTP_PORT + 4)))

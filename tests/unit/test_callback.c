@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "callback_verify.h"
 #include "config.h"
 #include "metrics.h"
@@ -15,7 +16,7 @@
 
 #define T_APPID "wx0000000000000000"
 #define T_MCHID "1900000109"
-#define T_KEY "idempaydevkey0123456789abcdefABC"
+#define T_KEY IDEMPAY_DEV_KEY
 
 static app_config t_cfg;
 

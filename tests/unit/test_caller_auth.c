@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "caller_auth.h"
 #include "caller_sign.h"
 #include "caller_store.h"
@@ -166,9 +167,9 @@ static void test_keys(void)
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(NULL, k1), -1);
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(
         "zz0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", k1), -1);
-    CU_ASSERT_EQUAL(caller_store_derive_key("idempaydevkey0123456789abcdefABC", "shop-1",
+    CU_ASSERT_EQUAL(caller_store_derive_key(IDEMPAY_DEV_KEY, "shop-1",
                                             "00112233445566778899aabbccddeeff", k1), 0);
-    CU_ASSERT_EQUAL(caller_store_derive_key("idempaydevkey0123456789abcdefABC", "shop-2",
+    CU_ASSERT_EQUAL(caller_store_derive_key(IDEMPAY_DEV_KEY, "shop-2",
                                             "00112233445566778899aabbccddeeff", k2), 0);
     CU_ASSERT_EQUAL(caller_store_derive_key("another-merchant-key-0123456789ab", "shop-1",
                                             "00112233445566778899aabbccddeeff", k3), 0);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dev_merchant.h"
 #include "config_report.h"
 #include "metrics.h"
 
@@ -143,7 +144,7 @@ static void test_mask(void)
 {
     char buf[64];
 
-    CU_ASSERT_STRING_EQUAL(config_report_mask("idempaydevkey0123456789abcdefABC", buf, sizeof buf),
+    CU_ASSERT_STRING_EQUAL(config_report_mask(IDEMPAY_DEV_KEY, buf, sizeof buf),
                            "<masked, 32 characters>");
     CU_ASSERT_STRING_EQUAL(config_report_mask(NULL, buf, sizeof buf), "<masked, 0 characters>");
     CU_ASSERT_PTR_NULL(strstr(buf, "idempay"));

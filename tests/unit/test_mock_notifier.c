@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "notifier.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC",
+static const mock_creds creds = { IDEMPAY_DEV_APPID, IDEMPAY_DEV_MCHID, IDEMPAY_DEV_KEY,
                                   WX_SIGN_MD5 };
 
 static void sample(notifier_charge *c)

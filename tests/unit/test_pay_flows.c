@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "config.h"
 #include "gateway_reply.h"
 #include "pay_prepay.h"
@@ -145,7 +146,7 @@ static gw_outcome mean(const char *xml, int which, gw_result *out)
  * both pass. */
 static void test_reply_sign_type(void)
 {
-    static const char key[] = "idempaydevkey0123456789abcdefABC";
+    static const char key[] = IDEMPAY_DEV_KEY;
     wx_msg m;
     gw_result g;
 

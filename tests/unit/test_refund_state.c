@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "config.h"
 #include "config_refund.h"
 #include "gateway_refund.h"
@@ -195,7 +196,7 @@ static void test_notify_verify(void)
     memset(&cfg, 0, sizeof(cfg));
     snprintf(cfg.appid, sizeof(cfg.appid), "wx0000000000000000");
     snprintf(cfg.mch_id, sizeof(cfg.mch_id), "1900000109");
-    snprintf(cfg.key, sizeof(cfg.key), "idempaydevkey0123456789abcdefABC");
+    snprintf(cfg.key, sizeof(cfg.key), IDEMPAY_DEV_KEY);
 
     char *xml = notification(cfg.key, cfg.appid, INNER);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "forge.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
-#define KEY "idempaydevkey0123456789abcdefABC"
+#define KEY IDEMPAY_DEV_KEY
 
 static const client_merchant merchant = {.appid = "wx0000000000000000", .mch_id = "1900000109",
                                          .key = KEY};
