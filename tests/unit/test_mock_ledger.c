@@ -1,9 +1,10 @@
 /* test_mock_ledger.c - CUnit suite for gateway-mock/ledger against the
  * stack's MariaDB (IDEMPAY_DB_* as ./stack exports them; the database is
- * IDEMPAY_MOCK_DB or idempay_mock). Skipped (exit 77) when MariaDB cannot be
- * reached. Uses fresh out_trade_nos and never resets, so a running mock's
+ * IDEMPAY_MOCK_DB or idempay_mock). Fails when MariaDB cannot be reached
+ * (cu_service_missing). Uses fresh out_trade_nos and never resets, so a running mock's
  * ledger is left alone apart from the test orders. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <mysql.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -488,11 +489,11 @@ int main(void)
     L = ledger_new();
     long long probe;
     if (L == NULL || ledger_counter_get(L, &probe) != 0) {
-        fprintf(stderr, "test_mock_ledger: MariaDB unavailable (%s): skipped\n",
-                L != NULL ? ledger_error(L) : "out of memory");
+        int rc = cu_service_missing("test_mock_ledger", "MariaDB",
+                                    L != NULL ? ledger_error(L) : "out of memory");
         ledger_free(L);
         mysql_library_end();
-        return 77;
+        return rc;
     }
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
