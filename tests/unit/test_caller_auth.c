@@ -188,12 +188,12 @@ static void test_keys(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "a known request's signature", test_vector },
+        { "a known request signs to its known signature", test_vector },
         { "method, target, timestamp, nonce, body and key are signed", test_every_part_is_signed },
-        { "signature text: upper-case hex, one digit off", test_signature_text },
-        { "header shapes", test_shapes },
-        { "the replay window's edges", test_window },
-        { "keys: hex, derivation, client headers", test_keys },
+        { "a signature in upper-case hex or one digit off is refused", test_signature_text },
+        { "headers of the wrong shape are refused", test_shapes },
+        { "a timestamp is accepted up to the replay window's edges, not past them", test_window },
+        { "a caller key is 64 hex digits, derived per merchant key and caller", test_keys },
     };
     return CU_SUITE_RUN("caller_auth", suite_init, NULL, tests);
 }

@@ -133,8 +133,9 @@ int main(void)
     }
     json_decref(probe);
     static const cu_test tests[] = {
-        { "a call and a delivery, read back", test_request_and_notification },
-        { "oldest first, limit, knob off", test_order_limit_and_knob },
+        { "a call and a delivery are read back", test_request_and_notification },
+        { "entries read oldest first, up to the limit, none with the knob off",
+          test_order_limit_and_knob },
     };
     return CU_SUITE_RUN("mock_journal", NULL, NULL, tests);
 }

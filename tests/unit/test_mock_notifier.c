@@ -143,10 +143,10 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "notification has exactly WeChat's 16 fields, signed", test_fields_exact },
-        { "HMAC-SHA256 when configured", test_hmac_sha256 },
-        { "fees bare, text in CDATA", test_bare_fees_and_cdata },
-        { "]]> in a value survives", test_cdata_split },
-        { "merchant reply SUCCESS detection", test_reply_ok },
+        { "notifications are signed HMAC-SHA256 when configured", test_hmac_sha256 },
+        { "fees are bare and text is in CDATA", test_bare_fees_and_cdata },
+        { "a value holding ]]> survives CDATA", test_cdata_split },
+        { "only a merchant reply of SUCCESS counts as acknowledged", test_reply_ok },
     };
     return CU_SUITE_RUN("mock_notifier", NULL, NULL, tests);
 }

@@ -173,10 +173,11 @@ int main(void)
         return cu_service_missing("test_mock_prepay", "MariaDB", why);
     }
     static const cu_test tests[] = {
-        { "insert once, find by out_trade_no, prepay_id, code token", test_insert_and_find },
-        { "states: CAS, USERPAYING, answered, paying, race", test_states },
-        { "resolve a due USERPAYING: paid once, declined, closed", test_resolve },
-        { "not due yet: still USERPAYING", test_not_due_yet },
+        { "a prepay is inserted once and found by out_trade_no, prepay_id or code token",
+          test_insert_and_find },
+        { "prepay states move by compare-and-set, also in a race", test_states },
+        { "a due USERPAYING resolves paid once, declined or closed", test_resolve },
+        { "a USERPAYING not yet due stays USERPAYING", test_not_due_yet },
     };
     int rc = CU_SUITE_RUN("mock_prepay", NULL, NULL, tests);
     ledger_free(L);

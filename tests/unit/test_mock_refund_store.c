@@ -197,8 +197,10 @@ int main(void)
         return rc;
     }
     static const cu_test tests[] = {
-        { "accept: limits, repeats, refusals", test_accept_and_limits },
-        { "ends: SUCCESS counts, REFUNDCLOSE gives back, CHANGE keeps; find", test_ends },
+        { "a refund is accepted within limits, a repeat answered the same, others refused",
+          test_accept_and_limits },
+        { "SUCCESS counts, REFUNDCLOSE gives back, CHANGE keeps, and refunds are found",
+          test_ends },
         { "concurrent settlements end each refund once", test_concurrent_settlements_end_once },
     };
     int rc = CU_SUITE_RUN("mock_refund_store", NULL, NULL, tests);
