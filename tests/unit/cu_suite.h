@@ -7,6 +7,9 @@
 #include <CUnit/Basic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 typedef struct {
     const char *name;
@@ -47,6 +50,28 @@ static inline int cu_service_missing(const char *suite, const char *service, con
                     " ./stack up starts it)\n",
             suite, service, detail != NULL ? detail : "no detail");
     return 1;
+}
+
+/* Writes text into a new private file /tmp/idempay-test-XXXXXX and puts its
+ * name into path (len >= 32). Returns 0, or -1 (nothing left behind). The
+ * caller unlinks path. */
+static inline int cu_temp_file(const char *text, char *path, size_t len)
+{
+    int fd;
+    size_t n = strlen(text);
+
+    if (len < 32)
+        return -1;
+    snprintf(path, len, "/tmp/idempay-test-XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    if (write(fd, text, n) != (ssize_t)n) {
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return close(fd);
 }
 
 /* CU_SUITE_RUN("money", NULL, NULL, tests) with tests a cu_test array. */
