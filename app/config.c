@@ -6,6 +6,7 @@
 
 #include "dev_merchant.h"
 #include "env.h"
+#include "service_ports.h"
 #include "service_windows.h"
 
 /* Fail closed (docs/SECURITY.md): without the merchant's own key the
@@ -62,9 +63,8 @@ int app_config_load(app_config *c)
 {
     const char *mode = env_str("IDEMPAY_TOKEN_MODE", "optional");
     const char *state = env_str("IDEMPAY_STATE_DIR", ".stack");
-    long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
-    long long mock_port = env_int("IDEMPAY_MOCK_PORT", 18081);
-    long long public_port = env_int("IDEMPAY_PUBLIC_PORT", http_port + 4);
+    long long mock_port = service_mock_port();
+    long long public_port = service_public_port();
     const char *door = env_str("IDEMPAY_DOOR", "merchant");
     service_windows w;
     char dflt[256];
@@ -105,7 +105,7 @@ int app_config_load(app_config *c)
              env_str("IDEMPAY_REDIS_PASSWORD", ""));
     snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
     snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
-    c->prepay_ttl_ms = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
+    c->prepay_ttl_ms = w.prepay_ttl_ms;
     c->close_min_age_ms = env_int("IDEMPAY_CLOSE_MIN_AGE_MS", 300000);
     c->close_margin_ms = env_int("IDEMPAY_CLOSE_MARGIN_MS", 10000);
     c->query_min_interval_ms = env_int("IDEMPAY_QUERY_MIN_INTERVAL_MS", 2000);

@@ -33,6 +33,7 @@
 #include "dev_merchant.h"
 #include "env.h"
 #include "http_client.h"
+#include "service_ports.h"
 
 #define BENCH_MAX_SAMPLES (1u << 20)   /* latency samples per worker and phase */
 #define BENCH_POOL_RATE 8000.0         /* notifications/s a pool is sized for */
@@ -437,10 +438,10 @@ static int bench_args(int argc, char **argv, wl_config *cfg, bench_result *res)
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int c;
 
-    snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
-    snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", service_http_port());
+    snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", service_mock_port());
     snprintf(cfg->public_base, sizeof cfg->public_base, "http://127.0.0.1:%lld",
-             env_int("IDEMPAY_PUBLIC_PORT", env_int("IDEMPAY_HTTP_PORT", 18080) + 4));
+             service_public_port());
     snprintf(opt.state_dir, sizeof opt.state_dir, "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
     snprintf(opt.key_source, sizeof opt.key_source, "auto");
     opt.settle_max_s = 20;

@@ -17,6 +17,7 @@ static const struct {
     { "IDEMPAY_FAILED_RECHECK_MS", 60000, offsetof(service_windows, failed_recheck_ms) },
     { "IDEMPAY_STATEMENT_INTERVAL_MS", 300000, offsetof(service_windows, statement_interval_ms) },
     { "IDEMPAY_RETRY_AFTER", 1, offsetof(service_windows, retry_after_s) },
+    { "IDEMPAY_PREPAY_TTL_MS", 7200000, offsetof(service_windows, prepay_ttl_ms) },
 };
 #define NWINDOWS (sizeof(windows) / sizeof(windows[0]))
 

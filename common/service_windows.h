@@ -18,6 +18,8 @@ typedef struct {
     long statement_interval_ms; /* IDEMPAY_STATEMENT_INTERVAL_MS, 300000: the statement job's
                                    period */
     long retry_after_s;         /* IDEMPAY_RETRY_AFTER, 1: Retry-After of 202, 409 and 503 */
+    long prepay_ttl_ms;         /* IDEMPAY_PREPAY_TTL_MS, 7200000: a prepay's time_expire after
+                                   its order's creation (NATIVE/JSAPI) */
 } service_windows;
 
 /* Gateway calls one lease holder may make in a row (orderquery, closeorder,

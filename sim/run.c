@@ -31,6 +31,7 @@
 #include "progress.h"
 #include "scenario_file.h"
 #include "scenarios.h"
+#include "service_ports.h"
 #include "settle.h"
 #include "threshold.h"
 #include "windows.h"
@@ -278,14 +279,12 @@ static int64_t run_phase_start(void *arg, size_t phase)
 static const char *run_notify_base(const char *target)
 {
     static char base[128];
-    long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
     char merchant[64];
 
-    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", http_port);
+    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", service_http_port());
     if (strcmp(target, merchant) != 0)
         return target;
-    snprintf(base, sizeof(base), "http://127.0.0.1:%lld",
-             env_int("IDEMPAY_PUBLIC_PORT", http_port + 4));
+    snprintf(base, sizeof(base), "http://127.0.0.1:%lld", service_public_port());
     return base;
 }
 

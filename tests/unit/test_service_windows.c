@@ -31,6 +31,7 @@ static void test_empty_environment_gives_documented_defaults(void)
     CU_ASSERT_EQUAL(d.failed_recheck_ms, 60000);
     CU_ASSERT_EQUAL(d.statement_interval_ms, 300000);
     CU_ASSERT_EQUAL(d.retry_after_s, 1);
+    CU_ASSERT_EQUAL(d.prepay_ttl_ms, 7200000);
     CU_ASSERT_EQUAL(service_windows_load(&w), 0);
     CU_ASSERT_EQUAL(memcmp(&d, &w, sizeof d), 0);
 }
@@ -63,7 +64,7 @@ static void test_every_window_setting_is_named_once(void)
         for (int j = 0; j < i; j++)
             CU_ASSERT_STRING_NOT_EQUAL(service_windows_setting(i), service_windows_setting(j));
     }
-    CU_ASSERT_EQUAL(n, 6);
+    CU_ASSERT_EQUAL(n, 7);
     CU_ASSERT_PTR_NULL(service_windows_setting(-1));
 }
 
