@@ -84,16 +84,16 @@ typedef struct {
                                       micropay) */
 } app_config;
 
-/* Gateway calls one lease holder may make in a row: orderquery, closeorder,
- * orderquery (settle_resolve), or unifiedorder, orderquery (the pay flow). */
-#define CONFIG_GATEWAY_CALLS_PER_LEASE 3
-
-/* The shortest lease c accepts: CONFIG_GATEWAY_CALLS_PER_LEASE gateway
- * timeouts plus a second for the database writes around them. A shorter
- * lease could run out while its holder still waits on the gateway. */
+/* The shortest lease c accepts: SERVICE_GATEWAY_CALLS_PER_LEASE gateway
+ * timeouts (orderquery, closeorder, orderquery in settle_resolve, or
+ * unifiedorder, orderquery in the pay flow) plus a second for the database
+ * writes around them (common/service_windows.h). A shorter lease could run
+ * out while its holder still waits on the gateway. */
 long app_config_lease_min_ms(const app_config *c);
 
-/* Fills c from the environment (defaults above). Returns 0, or -1 when a
+/* Fills c from the environment over the configuration file (common/env;
+ * the windows' defaults are common/service_windows.c's, the development
+ * merchant common/dev_merchant.h's). Returns 0, or -1 when a
  * value is invalid (message on stderr). */
 int app_config_load(app_config *c);
 
