@@ -94,8 +94,9 @@ static const sim_option args_table[] = {
     {"settle", "S", OPT_SECONDS, F(settle_s), 0, 3600, 0, F(settle_given),
      "--settle needs seconds from 0 to 3600",
      "after healing the gateway, wait up to S seconds for orders\n"
-     "to settle (default 30; with the nemesis at least the\n"
-     "service's lease + FAILED recheck + two reconciler periods)"},
+     "to settle (default: the service's lease + FAILED recheck +\n"
+     "two reconciler periods + 5 s, at least 30; the wait ends once\n"
+     "nothing is pending)"},
     {"json", "FILE", OPT_TEXT, F(json_path), 0, 0, 0, NO_FIELD, NULL,
      "JSON report ('-' for stdout)"},
     {"junit", "FILE", OPT_TEXT, F(junit_path), 0, 0, 0, NO_FIELD, NULL,

@@ -418,18 +418,24 @@ static int run_read_ledger(run_ctx *c)
 }
 
 /* How long to wait for orders to settle: --settle, or long enough for the
- * service's own windows (a lease, the recheck, two reconciler periods)
- * when the nemesis ran. */
+ * service's own windows: an order failed without a fence reads PROCESSING
+ * until its recheck (a lease, the recheck, two reconciler periods), the
+ * nemesis' silent second charges wait for the statement job, the refund
+ * scenarios for one read of the bill. The wait ends as soon as nothing is
+ * pending. */
 static double run_settle_s(const run_ctx *c)
 {
-    if (!c->a->settle_given && run_wants_refunds(c) && !(c->mask & (1u << SC_NEMESIS))) {
-        double least = (double)c->w.statement_ms / 1000.0 + 8.0; /* one read of the bill */
-        return least > c->a->settle_s ? least : c->a->settle_s;
-    }
-    if (c->a->settle_given || !(c->mask & (1u << SC_NEMESIS)))
+    if (c->a->settle_given)
         return c->a->settle_s;
-    double w = (double)windows_settle_ms(&c->w) / 1000.0 + 5.0;
-    return w > c->a->settle_s ? w : c->a->settle_s;
+    double least = (double)windows_recheck_settle_ms(&c->w) / 1000.0 + 5.0;
+    double more = 0.0;
+    if (c->mask & (1u << SC_NEMESIS))
+        more = (double)windows_settle_ms(&c->w) / 1000.0 + 5.0;
+    else if (run_wants_refunds(c))
+        more = (double)c->w.statement_ms / 1000.0 + 8.0; /* one read of the bill */
+    if (more > least)
+        least = more;
+    return least > c->a->settle_s ? least : c->a->settle_s;
 }
 
 static int run_settle_wait(run_ctx *c);

@@ -59,9 +59,14 @@ char *windows_describe(const sim_windows *w, char *out, size_t len)
     return out;
 }
 
+long windows_recheck_settle_ms(const sim_windows *w)
+{
+    return w->lease_ms + w->failed_recheck_ms + 2 * w->reconcile_ms;
+}
+
 long windows_settle_ms(const sim_windows *w)
 {
-    long recheck = w->lease_ms + w->failed_recheck_ms + 2 * w->reconcile_ms;
+    long recheck = windows_recheck_settle_ms(w);
     long statement = w->statement_ms + 2 * w->reconcile_ms;
     return recheck > statement ? recheck : statement;
 }

@@ -55,4 +55,11 @@ char *windows_describe(const sim_windows *w, char *out, size_t len);
  * longer. */
 long windows_settle_ms(const sim_windows *w);
 
+/* The longest an order that failed without a fence (a micropay the gateway
+ * did not know, a gateway without closeorder) reads PROCESSING: a lease,
+ * the FAILED recheck and two reconciler periods. Every run may have such
+ * orders (a reset before the charge is one), so it is the least default
+ * settle of every run. */
+long windows_recheck_settle_ms(const sim_windows *w);
+
 #endif

@@ -18,7 +18,7 @@ def crash_chaos_keeps_every_invariant():
     report = os.path.join(tmp, "report.json")
     state = os.path.join(tmp, "chaos.count")
     cmd = [SIM, "--scenario", "crash", "--orders", "300",
-           "--duration", "25", "--concurrency", "16", "--seed", "9001", "--settle", "60",
+           "--duration", "25", "--concurrency", "16", "--seed", "9001",
            "--quiet", "--json", report,
            "--chaos-cmd", f"{ROOT}/tests/chaos-cycle {state}", "--chaos-every", "3"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=400)

@@ -25,8 +25,7 @@ FILES = ["report.txt", "report.json", "junit.xml", "report.html", "history.jsonl
 TMP = tempfile.mkdtemp(prefix="test_results.")
 OUT = os.path.join(TMP, "runs")
 FLAGS = ["--scenario", "double-click,gateway-chaos,forged-callback", "--orders", "200",
-         "--duration", "4", "--concurrency", "8", "--seed", "424242", "--settle", "30",
-         "--quiet"]
+         "--duration", "4", "--concurrency", "8", "--seed", "424242", "--quiet"]
 RUN = {}
 atexit.register(shutil.rmtree, TMP, True)
 

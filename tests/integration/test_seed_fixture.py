@@ -150,17 +150,21 @@ def with_instant_charge(args):
     return args
 
 
-def simulate(target, scenario, chaos_cmd=None, settle=15, extra=None):
+def simulate(target, scenario, chaos_cmd=None, settle=None, extra=None):
     """One short seeded simulator run. Returns (exit status, JSON report,
     output). The settle period ends early once every order is settled; an
     order the fixture left wrong for good (e.g. PAID by a forged callback)
-    keeps it waiting to the end, so fixture runs pass a shorter one."""
+    keeps it waiting to the end, so fixture runs pass a shorter one. The
+    service's runs take the simulator's own horizon (None): an order failed
+    without a fence reads PROCESSING until its recheck."""
     check(os.access(SIM, os.X_OK), f"simulator not built: {SIM}")
     with tempfile.TemporaryDirectory() as d:
         report_file = os.path.join(d, "report.json")
         cmd = [SIM, "--target", target, "--gateway", MOCK, "--scenario", scenario,
-               "--seed", SEED, "--duration", "4", "--settle", str(settle), "--concurrency", "16",
+               "--seed", SEED, "--duration", "4", "--concurrency", "16",
                "--quiet", "--json", report_file, *with_instant_charge(extra or RUNS[scenario])]
+        if settle is not None:
+            cmd += ["--settle", str(settle)]
         if chaos_cmd:
             cmd += ["--chaos-cmd", chaos_cmd]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=180)

@@ -181,7 +181,7 @@ def simulator_invariants_hold_with_sigterm_chaos():
     sim = os.path.join(bin_dir(), "sim", "idempay-sim")
     out = subprocess.run([sim, "--scenario", "double-click,retry-storm,gateway-chaos",
                           "--orders", "120", "--duration", "5", "--concurrency", "12",
-                          "--seed", "16016", "--settle", "30", "--quiet", "--db",
+                          "--seed", "16016", "--quiet", "--db",
                           "--chaos-cmd", os.path.join(ROOT, "stack") + " chaos term-worker",
                           "--chaos-every", "1"],
                          capture_output=True, text=True, timeout=240)

@@ -54,10 +54,12 @@ def closed_port():
 
 
 TMP = tempfile.mkdtemp(prefix="test_sim.")
-# --settle 60: a second charge whose notification the nemesis drops is found
-# by the statement job (./stack: every 30 s).
+# No --settle: the simulator's own horizon (the service's windows: a second
+# charge whose notification the nemesis drops is found by the statement job,
+# every 30 s under ./stack; an order failed without a fence reads PROCESSING
+# until its recheck); the wait ends once nothing is pending.
 RUN_FLAGS = ["--scenario", "all", "--orders", "240", "--duration", "6", "--concurrency", "16",
-             "--seed", "20260101", "--settle", "60", "--quiet", "--db"]
+             "--seed", "20260101", "--quiet", "--db"]
 
 
 @test
