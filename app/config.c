@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "env.h"
+#include "text_copy.h"
 
 #define DEV_KEY "idempaydevkey0123456789abcdefABC"
 
@@ -170,4 +171,12 @@ int app_config_load(app_config *c)
         return -1;
     }
     return 0;
+}
+
+int app_config_copy(char *dst, size_t len, const char *name, const char *v)
+{
+    if (text_copy(dst, len, v))
+        return 0;
+    fprintf(stderr, "%s is longer than %zu characters\n", name, len > 0 ? len - 1 : 0);
+    return -1;
 }

@@ -4,6 +4,8 @@
 noinst_LIBRARIES += common/libidempay_common.a
 common_libidempay_common_a_SOURCES = \
 	common/env.c common/env.h \
+	common/clocks.c common/clocks.h \
+	common/text_copy.c common/text_copy.h \
 	common/log.c common/log.h \
 	common/log_budget.c common/log_budget.h \
 	common/http_msg.c common/http_msg.h \
@@ -42,6 +44,8 @@ common_unit_tests = \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_rng \
+	tests/unit/test_clocks \
+	tests/unit/test_text_copy \
 	tests/unit/test_http_client \
 	tests/unit/test_env \
 	tests/unit/test_db_conn \
@@ -81,6 +85,14 @@ tests_unit_test_order_no_LDADD = $(common_unit_ldadd)
 tests_unit_test_rng_SOURCES = tests/unit/test_rng.c
 tests_unit_test_rng_CFLAGS = $(common_unit_cflags)
 tests_unit_test_rng_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_clocks_SOURCES = tests/unit/test_clocks.c
+tests_unit_test_clocks_CFLAGS = $(common_unit_cflags)
+tests_unit_test_clocks_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_text_copy_SOURCES = tests/unit/test_text_copy.c
+tests_unit_test_text_copy_CFLAGS = $(common_unit_cflags)
+tests_unit_test_text_copy_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_http_client_SOURCES = tests/unit/test_http_client.c
 tests_unit_test_http_client_CFLAGS = $(common_unit_cflags)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocks.h"
 #include "db_conn.h"
 #include "env.h"
 #include "ledger.h"
@@ -68,14 +69,12 @@ void journal_entry_begin(journal_entry *e, bool notification)
     e->notification = notification;
     e->rule = -1;
     clock_gettime(CLOCK_REALTIME, &e->at);
-    clock_gettime(CLOCK_MONOTONIC, &e->started);
+    e->started_ms = clocks_mono_ms();
 }
 
 long long journal_elapsed_ms(const journal_entry *e)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - e->started.tv_sec) * 1000LL + (now.tv_nsec - e->started.tv_nsec) / 1000000;
+    return clocks_mono_ms() - e->started_ms;
 }
 
 /* ---- writing --------------------------------------------------------------- */
