@@ -13,6 +13,7 @@ common_libidempay_common_a_SOURCES = \
 	common/fcgi_request.c common/fcgi_request.h \
 	common/fcgi_screen.c common/fcgi_screen.h \
 	common/db_conn.c common/db_conn.h \
+	common/db_retry.c common/db_retry.h \
 	common/wx_xml.c common/wx_xml.h \
 	common/wx_sign.c common/wx_sign.h \
 	common/wx_refund_info.c common/wx_refund_info.h \
@@ -49,6 +50,7 @@ common_unit_tests = \
 	tests/unit/test_http_client \
 	tests/unit/test_env \
 	tests/unit/test_db_conn \
+	tests/unit/test_db_retry \
 	tests/unit/test_http_msg \
 	tests/unit/test_fcgi_adapter
 check_PROGRAMS += $(common_unit_tests)
@@ -105,6 +107,10 @@ tests_unit_test_env_LDADD = $(common_unit_ldadd)
 tests_unit_test_db_conn_SOURCES = tests/unit/test_db_conn.c
 tests_unit_test_db_conn_CFLAGS = $(common_unit_cflags) $(MARIADB_CFLAGS)
 tests_unit_test_db_conn_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_db_retry_SOURCES = tests/unit/test_db_retry.c
+tests_unit_test_db_retry_CFLAGS = $(common_unit_cflags) $(MARIADB_CFLAGS)
+tests_unit_test_db_retry_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_http_msg_SOURCES = tests/unit/test_http_msg.c
 tests_unit_test_http_msg_CFLAGS = $(common_unit_cflags) $(JANSSON_CFLAGS)

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "db_conn.h"
+#include "db_retry.h"
 #include "env.h"
 #include "log.h"
 
@@ -351,34 +352,50 @@ static void ledger_now(char out[32], time_t *secs)
 /* One try of an operation: 0 done, -1 failed (err_no set). */
 typedef int (*ledger_op)(ledger *l, void *arg);
 
-/* Runs op until it succeeds, retrying deadlocks, lock wait timeouts and
- * duplicate-id clashes, and lost connections as long as no write can have
- * been committed. */
+/* Deadlocks, lock wait timeouts and lost connections (while no write can
+ * have been committed): up to LEDGER_MAX_TRIES tries in all, 2 ms more of
+ * a pause before each. */
+static const db_retry_policy ledger_retry = {
+    .max_tries = LEDGER_MAX_TRIES,
+    .max_lost_tries = LEDGER_MAX_TRIES,
+    .pause_step_ms = 2,
+};
+
+typedef struct {
+    ledger *l;
+    ledger_op op;
+    void *arg;
+} ledger_try_arg;
+
+/* One try of ledger_run: connects, runs the op, and after a failure drops a
+ * lost connection or rolls back what the op left open. A failed connect is
+ * not retried (reported as no MariaDB error). */
+static db_try_status ledger_try(void *arg, db_try_report *r)
+{
+    ledger_try_arg *t = arg;
+    ledger *l = t->l;
+
+    if (ledger_connect(l) != 0)
+        return DB_TRY_FAILED;
+    l->write_sent = false;
+    if (t->op(l, t->arg) == 0)
+        return DB_TRY_DONE;
+    r->err_no = l->err_no;
+    r->write_sent = l->write_sent;
+    if (db_conn_lost(l->err_no)) {
+        log_msg(LOG_WARN, "ledger: connection lost (%s); reconnecting", l->err);
+        ledger_disconnect(l);
+    } else {
+        ledger_rollback(l);
+    }
+    return DB_TRY_FAILED;
+}
+
+/* Runs op as db_run and ledger_retry say. 0, or -1 (err_no, err set). */
 static int ledger_run(ledger *l, ledger_op op, void *arg)
 {
-    for (int attempt = 0; attempt < LEDGER_MAX_TRIES; attempt++) {
-        if (ledger_connect(l) != 0)
-            return -1;
-        l->write_sent = false;
-        if (op(l, arg) == 0)
-            return 0;
-        unsigned int no = l->err_no;
-        if (db_conn_lost(no)) {
-            log_msg(LOG_WARN, "ledger: connection lost (%s); reconnecting", l->err);
-            ledger_disconnect(l);
-            if (l->write_sent)
-                return -1;
-            continue;
-        }
-        ledger_rollback(l);
-        if (db_conn_retryable(no)) {
-            struct timespec ts = { 0, (long)(1 + attempt) * 2000000L };
-            nanosleep(&ts, NULL);
-            continue;
-        }
-        return -1;
-    }
-    return -1;
+    ledger_try_arg t = { l, op, arg };
+    return db_run(&ledger_retry, ledger_try, &t, NULL);
 }
 
 /* What ledger_trade_get reads of a mock_trade row. */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "db_conn.h"
+#include "db_retry.h"
 #include "env.h"
 #include "ledger.h"
 #include "log.h"
@@ -166,37 +167,55 @@ static void store_rollback(refund_store *s)
 
 typedef int (*store_op)(refund_store *s, void *arg);
 
-/* Runs op, connecting first; again after a lost connection (unless a
- * COMMIT was sent) or a deadlock / lock wait timeout. */
+/* Deadlocks, lock wait timeouts and lost connections (unless a COMMIT was
+ * sent): up to STORE_MAX_TRIES tries, 2 ms more of a pause before each. */
+static const db_retry_policy store_retry = {
+    .max_tries = STORE_MAX_TRIES,
+    .max_lost_tries = STORE_MAX_TRIES,
+    .pause_step_ms = 2,
+};
+
+typedef struct {
+    refund_store *s;
+    store_op op;
+    void *arg;
+} store_try_arg;
+
+/* One try of store_run: connects (a failed connect is not retried), runs
+ * the op, and after a failure drops a lost connection or rolls back. */
+static db_try_status store_try(void *arg, db_try_report *r)
+{
+    store_try_arg *t = arg;
+    refund_store *s = t->s;
+
+    if (s->db == NULL) {
+        char err[200];
+        s->db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err,
+                                sizeof(err));
+        if (s->db == NULL) {
+            store_set_err(s, 2003, "connect", err);
+            return DB_TRY_FAILED;
+        }
+    }
+    s->write_sent = false;
+    if (t->op(s, t->arg) == 0)
+        return DB_TRY_DONE;
+    r->err_no = s->err_no;
+    r->write_sent = s->write_sent;
+    if (db_conn_lost(s->err_no)) {
+        log_msg(LOG_WARN, "refunds: connection lost (%s); reconnecting", s->err);
+        db_conn_close(&s->db, s->stmt, S_COUNT);
+    } else {
+        store_rollback(s);
+    }
+    return DB_TRY_FAILED;
+}
+
+/* Runs op as db_run and store_retry say. 0, or -1 (err_no, err set). */
 static int store_run(refund_store *s, store_op op, void *arg)
 {
-    for (int attempt = 0; attempt < STORE_MAX_TRIES; attempt++) {
-        if (s->db == NULL) {
-            char err[200];
-            s->db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err,
-                                    sizeof(err));
-            if (s->db == NULL) {
-                store_set_err(s, 2003, "connect", err);
-                return -1;
-            }
-        }
-        s->write_sent = false;
-        if (op(s, arg) == 0)
-            return 0;
-        if (db_conn_lost(s->err_no)) {
-            log_msg(LOG_WARN, "refunds: connection lost (%s); reconnecting", s->err);
-            db_conn_close(&s->db, s->stmt, S_COUNT);
-            if (s->write_sent)
-                return -1;
-            continue;
-        }
-        store_rollback(s);
-        if (!db_conn_retryable(s->err_no))
-            return -1;
-        struct timespec ts = { 0, (long)(1 + attempt) * 2000000L };
-        nanosleep(&ts, NULL);
-    }
-    return -1;
+    store_try_arg t = { s, op, arg };
+    return db_run(&store_retry, store_try, &t, NULL);
 }
 
 /* The next row of a REFUND_COLS query into r: 1, 0 (no more), -1 (err set). */
