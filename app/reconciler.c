@@ -7,12 +7,10 @@
  * orders are archived in bounded batches (order_archive.c). */
 #include "reconciler.h"
 
-#include <errno.h>
 #include <mysql.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "clocks.h"
 #include "gateway.h"

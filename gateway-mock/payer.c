@@ -1,10 +1,8 @@
 /* payer.c - POST /mock/payer/pay: the customer pays a prepay order. */
 #include "payer.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "clocks.h"
