@@ -31,15 +31,16 @@ int config_refund_load(refund_config *rc, const char *gateway_url, long long pub
 
     memset(rc, 0, sizeof(*rc));
     snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat/refund", public_port);
-    if (app_config_copy(rc->cert, sizeof(rc->cert), "IDEMPAY_WX_CERT", env_str("IDEMPAY_WX_CERT", "")) ||
+    if (app_config_copy(rc->cert, sizeof(rc->cert), "IDEMPAY_WX_CERT",
+                        env_str("IDEMPAY_WX_CERT", "")) ||
         app_config_copy(rc->cert_key, sizeof(rc->cert_key), "IDEMPAY_WX_CERT_KEY",
-                env_str("IDEMPAY_WX_CERT_KEY", "")) ||
+                        env_str("IDEMPAY_WX_CERT_KEY", "")) ||
         app_config_copy(rc->gateway_ca, sizeof(rc->gateway_ca), "IDEMPAY_GATEWAY_CA",
-                env_str("IDEMPAY_GATEWAY_CA", "")) ||
+                        env_str("IDEMPAY_GATEWAY_CA", "")) ||
         app_config_copy(rc->secapi_url, sizeof(rc->secapi_url), "IDEMPAY_GATEWAY_SECAPI_URL",
-                env_str("IDEMPAY_GATEWAY_SECAPI_URL", gateway_url)) ||
+                        env_str("IDEMPAY_GATEWAY_SECAPI_URL", gateway_url)) ||
         app_config_copy(rc->notify_url, sizeof(rc->notify_url), "IDEMPAY_REFUND_NOTIFY_URL",
-                env_str("IDEMPAY_REFUND_NOTIFY_URL", dflt)))
+                        env_str("IDEMPAY_REFUND_NOTIFY_URL", dflt)))
         return -1;
     rc->query_interval_ms = env_int("IDEMPAY_REFUND_QUERY_INTERVAL_MS", 60000);
     if (!strcmp(on, "on"))

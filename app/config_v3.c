@@ -31,16 +31,17 @@ static int cv_read(v3_config *vc, long long public_port)
         fprintf(stderr, "IDEMPAY_WX_V3_TIME_WINDOW_S must be 1..3600\n");
         return -1;
     }
-    return app_config_copy(vc->cert, sizeof(vc->cert), "IDEMPAY_WX_V3_CERT",
-                   env_str("IDEMPAY_WX_V3_CERT", "")) ||
-                   app_config_copy(vc->cert_key, sizeof(vc->cert_key), "IDEMPAY_WX_V3_CERT_KEY",
-                           env_str("IDEMPAY_WX_V3_CERT_KEY", env_str("IDEMPAY_WX_CERT_KEY", ""))) ||
-                   app_config_copy(vc->platform_cert, sizeof(vc->platform_cert),
-                           "IDEMPAY_WX_V3_PLATFORM_CERT", env_str("IDEMPAY_WX_V3_PLATFORM_CERT", "")) ||
-                   app_config_copy(vc->notify_url, sizeof(vc->notify_url), "IDEMPAY_WX_V3_NOTIFY_URL",
-                           env_str("IDEMPAY_WX_V3_NOTIFY_URL", dflt))
-               ? -1
-               : 0;
+    if (app_config_copy(vc->cert, sizeof(vc->cert), "IDEMPAY_WX_V3_CERT",
+                        env_str("IDEMPAY_WX_V3_CERT", "")) ||
+        app_config_copy(vc->cert_key, sizeof(vc->cert_key), "IDEMPAY_WX_V3_CERT_KEY",
+                        env_str("IDEMPAY_WX_V3_CERT_KEY", env_str("IDEMPAY_WX_CERT_KEY", ""))) ||
+        app_config_copy(vc->platform_cert, sizeof(vc->platform_cert),
+                        "IDEMPAY_WX_V3_PLATFORM_CERT",
+                        env_str("IDEMPAY_WX_V3_PLATFORM_CERT", "")) ||
+        app_config_copy(vc->notify_url, sizeof(vc->notify_url), "IDEMPAY_WX_V3_NOTIFY_URL",
+                        env_str("IDEMPAY_WX_V3_NOTIFY_URL", dflt)))
+        return -1;
+    return 0;
 }
 
 /* The merchant's certificate and key: both load, and the key is the

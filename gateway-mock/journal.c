@@ -190,8 +190,8 @@ static db_try_status journal_try_batch(void *arg, db_try_report *r)
 static void journal_write_all(journal *j, const journal_vec *v)
 {
     for (size_t off = 0; off < v->len; off += JOURNAL_BATCH) {
-        journal_batch b = { j, v->v + off, v->len - off < JOURNAL_BATCH ? v->len - off : JOURNAL_BATCH,
-                            "" };
+        size_t n = v->len - off < JOURNAL_BATCH ? v->len - off : JOURNAL_BATCH;
+        journal_batch b = { j, v->v + off, n, "" };
         if (db_run(&journal_retry, journal_try_batch, &b, NULL) != 0)
             log_msg(LOG_WARN, "journal: %zu entries dropped: %s", b.n, b.err);
     }

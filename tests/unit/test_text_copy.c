@@ -75,8 +75,10 @@ static void test_span_copy_stops_at_its_length(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "a copy that fits is whole and reported whole", test_copy_that_fits_is_whole_and_reported_whole },
-        { "a copy too long is cut at the limit and reported cut", test_copy_too_long_is_cut_and_reported_cut },
+        { "a copy that fits is whole and reported whole",
+          test_copy_that_fits_is_whole_and_reported_whole },
+        { "a copy too long is cut at the limit and reported cut",
+          test_copy_too_long_is_cut_and_reported_cut },
         { "a cut never splits a UTF-8 character", test_cut_never_splits_a_utf8_character },
         { "a NULL source copies the empty string", test_null_source_copies_empty },
         { "capacity 0 writes nothing", test_zero_capacity_writes_nothing },
