@@ -1,6 +1,6 @@
 /* ledger.c - the mock's MariaDB ledger through prepared statements only:
- * its statements, the connection, the helpers every ledger file runs them
- * with, the retry loop (common/db_retry), and the small rows (the
+ * its statements, the helpers every ledger file runs them with (on a
+ * mock_store: the connection and the retry loop), and the small rows (the
  * notification counter, reset, the persisted config). Charges, closes,
  * refunds and the rows read out in bulk are ledger_charge.c,
  * ledger_close.c, ledger_refund.c and ledger_rows.c. */
@@ -12,10 +12,8 @@
 #include <string.h>
 
 #include "db_conn.h"
-#include "db_retry.h"
-#include "env.h"
 #include "ledger_db.h"
-#include "log.h"
+#include "mock_store.h"
 
 /* ---- statements ---------------------------------------------------------- */
 
@@ -126,52 +124,32 @@ static const char *const ledger_sql[S_COUNT] = {
         "ON DUPLICATE KEY UPDATE config = VALUES(config), updated_at = VALUES(updated_at)",
 };
 
-void ledger_set_err(ledger *l, unsigned int no, const char *what, const char *msg)
-{
-    l->err_no = no;
-    snprintf(l->err, sizeof(l->err), "%s: %s (%u)", what, msg, no);
-}
-
-static void ledger_disconnect(ledger *l)
-{
-    db_conn_close(&l->db, l->stmt, S_COUNT);
-}
-
 ledger *ledger_new(void)
 {
-    return calloc(1, sizeof(ledger));
+    ledger *l = calloc(1, sizeof(ledger));
+
+    if (l != NULL)
+        mock_store_init(&l->m, l->stmt, S_COUNT, "ledger");
+    return l;
 }
 
 void ledger_free(ledger *l)
 {
     if (l == NULL)
         return;
-    ledger_disconnect(l);
+    mock_store_close(&l->m);
     free(l);
 }
 
 const char *ledger_error(const ledger *l)
 {
-    return l->err;
-}
-
-static int ledger_connect(ledger *l)
-{
-    char err[200];
-    if (l->db != NULL)
-        return 0;
-    l->db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err,
-                            sizeof(err));
-    if (l->db == NULL) {
-        ledger_set_err(l, 2003, "connect", err);
-        return -1;
-    }
-    return 0;
+    return l->m.err;
 }
 
 MYSQL_STMT *ledger_stmt(ledger *l, int sid)
 {
-    return db_stmt_slot(l->db, &l->stmt[sid], ledger_sql[sid], &l->err_no, l->err, sizeof(l->err));
+    return db_stmt_slot(l->m.db, &l->stmt[sid], ledger_sql[sid], &l->m.err_no, l->m.err,
+                        sizeof(l->m.err));
 }
 
 /* A statement that failed: its error into l, its result freed, itself
@@ -180,17 +158,17 @@ void ledger_stmt_fail(ledger *l, MYSQL_STMT *st, const char *what)
 {
     unsigned int no = mysql_stmt_errno(st);
     if (no != 0)
-        ledger_set_err(l, no, what, mysql_stmt_error(st));
+        mock_store_set_err(&l->m, no, what, mysql_stmt_error(st));
     else
-        ledger_set_err(l, LEDGER_ERR_LOGIC, what, "out of memory or a bad binding");
+        mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, what, "out of memory or a bad binding");
     db_stmt_done(st);
     mysql_stmt_reset(st);
 }
 
 void ledger_ok(ledger *l)
 {
-    l->err_no = 0;
-    l->err[0] = '\0';
+    l->m.err_no = 0;
+    l->m.err[0] = '\0';
 }
 
 /* Executes statement sid with parameters by db_conn's letters (db_stmt_exec;
@@ -236,37 +214,6 @@ int ledger_first(ledger *l, MYSQL_STMT *st, bool *found, const char *types, ...)
     return 0;
 }
 
-static int ledger_sql_plain(ledger *l, const char *sql)
-{
-    if (mysql_query(l->db, sql) != 0) {
-        ledger_set_err(l, mysql_errno(l->db), sql, mysql_error(l->db));
-        return -1;
-    }
-    return 0;
-}
-
-int ledger_begin(ledger *l)
-{
-    return ledger_sql_plain(l, "START TRANSACTION");
-}
-
-int ledger_commit(ledger *l)
-{
-    l->write_sent = true;
-    if (mysql_commit(l->db) != 0) {
-        ledger_set_err(l, mysql_errno(l->db), "commit", mysql_error(l->db));
-        return -1;
-    }
-    return 0;
-}
-
-/* Rolls back, ignoring errors (a lost connection rolls back by itself). */
-void ledger_rollback(ledger *l)
-{
-    if (l->db != NULL)
-        (void)mysql_rollback(l->db);
-}
-
 /* One write in its own transaction, so a connection found dead before
  * COMMIT leaves nothing done and the write can be retried safely. */
 int ledger_write1(ledger *l, int sid, const char *types, ...)
@@ -275,7 +222,7 @@ int ledger_write1(ledger *l, int sid, const char *types, ...)
     int rc;
     MYSQL_STMT *st;
 
-    if (ledger_begin(l) != 0 || (st = ledger_stmt(l, sid)) == NULL)
+    if (mock_store_begin(&l->m) != 0 || (st = ledger_stmt(l, sid)) == NULL)
         return -1;
     va_start(ap, types);
     rc = db_stmt_vexec(st, types, ap);
@@ -285,55 +232,14 @@ int ledger_write1(ledger *l, int sid, const char *types, ...)
         return -1;
     }
     ledger_ok(l);
-    return ledger_commit(l);
+    return mock_store_commit(&l->m);
 }
 
 /* ---- the retry loop -------------------------------------------------------- */
 
-/* Deadlocks, lock wait timeouts and lost connections (while no write can
- * have been committed): up to LEDGER_MAX_TRIES tries in all, 2 ms more of
- * a pause before each. */
-static const db_retry_policy ledger_retry = {
-    .max_tries = LEDGER_MAX_TRIES,
-    .max_lost_tries = LEDGER_MAX_TRIES,
-    .pause_step_ms = 2,
-};
-
-typedef struct {
-    ledger *l;
-    ledger_op op;
-    void *arg;
-} ledger_try_arg;
-
-/* One try of ledger_run: connects, runs the op, and after a failure drops a
- * lost connection or rolls back what the op left open. A failed connect is
- * not retried (reported as no MariaDB error). */
-static db_try_status ledger_try(void *arg, db_try_report *r)
-{
-    ledger_try_arg *t = arg;
-    ledger *l = t->l;
-
-    if (ledger_connect(l) != 0)
-        return DB_TRY_FAILED;
-    l->write_sent = false;
-    if (t->op(l, t->arg) == 0)
-        return DB_TRY_DONE;
-    r->err_no = l->err_no;
-    r->write_sent = l->write_sent;
-    if (db_conn_lost(l->err_no)) {
-        log_msg(LOG_WARN, "ledger: connection lost (%s); reconnecting", l->err);
-        ledger_disconnect(l);
-    } else {
-        ledger_rollback(l);
-    }
-    return DB_TRY_FAILED;
-}
-
-/* Runs op as db_run and ledger_retry say. 0, or -1 (err_no, err set). */
 int ledger_run(ledger *l, ledger_op op, void *arg)
 {
-    ledger_try_arg t = { l, op, arg };
-    return db_run(&ledger_retry, ledger_try, &t, NULL);
+    return mock_store_run(&l->m, op, l, arg);
 }
 
 /* The mock_trade row of out_trade_no into t. 0 or -1. */
@@ -356,8 +262,9 @@ int ledger_trade_get(ledger *l, const char *out_trade_no, trade_row *t)
 
 /* ---- counter, reset, config -------------------------------------------- */
 
-static int ledger_counter_get_op(ledger *l, void *arg)
+static int ledger_counter_get_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     long long *v = arg;
     bool found = false;
     MYSQL_STMT *st = ledger_exec(l, S_COUNTER_GET, "");
@@ -373,8 +280,9 @@ int ledger_counter_get(ledger *l, long long *value)
     return ledger_run(l, ledger_counter_get_op, value);
 }
 
-static int ledger_counter_add_op(ledger *l, void *arg)
+static int ledger_counter_add_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     long long *n = arg;
     return ledger_write1(l, S_COUNTER_ADD, "l", *n);
 }
@@ -384,17 +292,18 @@ int ledger_counter_add(ledger *l, long long n)
     return ledger_run(l, ledger_counter_add_op, &n);
 }
 
-static int ledger_reset_op(ledger *l, void *arg)
+static int ledger_reset_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     const char *config_json = arg;
-    if (ledger_begin(l) != 0)
+    if (mock_store_begin(&l->m) != 0)
         return -1;
     if (ledger_exec(l, S_DEL_REFUNDS, "") == NULL || ledger_exec(l, S_DEL_CHARGES, "") == NULL ||
         ledger_exec(l, S_DEL_TRADES, "") == NULL || ledger_exec(l, S_DEL_JOURNAL, "") == NULL ||
         ledger_exec(l, S_COUNTER_ZERO, "") == NULL ||
         ledger_exec(l, S_CONFIG_PUT, "s", config_json) == NULL)
         return -1;
-    return ledger_commit(l);
+    return mock_store_commit(&l->m);
 }
 
 int ledger_reset(ledger *l, const char *config_json)
@@ -407,8 +316,9 @@ typedef struct {
     int rc;
 } config_arg;
 
-static int ledger_config_load_op(ledger *l, void *arg)
+static int ledger_config_load_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     config_arg *a = arg;
     bool found = false;
 
@@ -431,8 +341,9 @@ int ledger_config_load(ledger *l, char **json_out)
     return a.rc;
 }
 
-static int ledger_config_save_op(ledger *l, void *arg)
+static int ledger_config_save_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     return ledger_write1(l, S_CONFIG_PUT, "s", (const char *)arg);
 }
 

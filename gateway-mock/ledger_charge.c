@@ -88,19 +88,20 @@ static int ledger_explain_miss(ledger *l, attempt_arg *a)
 static int ledger_finish_attempt(ledger *l, attempt_arg *a)
 {
     if (a->charge && ledger_insert_charge(l, a) != 0) {
-        if (l->err_no != 1062)
+        if (l->m.err_no != 1062)
             return -1;
-        ledger_rollback(l);
+        mock_store_rollback(&l->m);
         return 1;
     }
-    if (ledger_commit(l) != 0)
+    if (mock_store_commit(&l->m) != 0)
         return -1;
     a->out->outcome = a->charge ? LEDGER_CHARGED : LEDGER_DECLINED;
     return 0;
 }
 
-static int ledger_attempt_dedupe(ledger *l, void *arg)
+static int ledger_attempt_dedupe(void *owner, void *arg)
 {
+    ledger *l = owner;
     attempt_arg *a = arg;
     unsigned long long n = 0;
     int rc;
@@ -109,7 +110,7 @@ static int ledger_attempt_dedupe(ledger *l, void *arg)
         if (a->charge)
             ledger_draw_charge(a);
         /* The first attempt of this out_trade_no? The primary key decides. */
-        if (ledger_begin(l) != 0)
+        if (mock_store_begin(&l->m) != 0)
             return -1;
         if (ledger_exec(l, S_TRADE_INSERT, "slss", a->out_trade_no, a->total_fee,
                         a->charge ? a->out->transaction_id : NULL,
@@ -119,13 +120,13 @@ static int ledger_attempt_dedupe(ledger *l, void *arg)
                 return rc;
             continue;
         }
-        if (l->err_no != 1062)
+        if (l->m.err_no != 1062)
             return -1;
         /* Seen before. Drop the shared lock the duplicate check took, then
          * claim the row with one conditional UPDATE: no lock upgrade, so
          * concurrent duplicates queue instead of deadlocking. */
-        ledger_rollback(l);
-        if (ledger_begin(l) != 0)
+        mock_store_rollback(&l->m);
+        if (mock_store_begin(&l->m) != 0)
             return -1;
         MYSQL_STMT *cas =
             a->charge ? ledger_exec(l, S_TRADE_CAS_CHARGE, "ssl", a->out->transaction_id,
@@ -140,12 +141,12 @@ static int ledger_attempt_dedupe(ledger *l, void *arg)
                 return rc;
             continue;
         }
-        ledger_rollback(l);
+        mock_store_rollback(&l->m);
         rc = ledger_explain_miss(l, a);
         if (rc <= 0)
             return rc;
     }
-    ledger_set_err(l, LEDGER_ERR_LOGIC, "attempt", "the order kept changing");
+    mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, "attempt", "the order kept changing");
     return -1;
 }
 
@@ -161,7 +162,7 @@ static int ledger_closed_under_lock(ledger *l, attempt_arg *a)
         return -1;
     if (!found || !closed)
         return 0;
-    ledger_rollback(l);
+    mock_store_rollback(&l->m);
     a->out->outcome = LEDGER_ORDERCLOSED;
     return 1;
 }
@@ -169,14 +170,15 @@ static int ledger_closed_under_lock(ledger *l, attempt_arg *a)
 /* Without dedupe: every attempt is recorded, unless the order is closed.
  * The upsert takes the row's lock first, so a close either committed before
  * (seen here) or waits for this transaction (and then sees the charge). */
-static int ledger_attempt_trusting(ledger *l, void *arg)
+static int ledger_attempt_trusting(void *owner, void *arg)
 {
+    ledger *l = owner;
     attempt_arg *a = arg;
 
     for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
         if (a->charge)
             ledger_draw_charge(a);
-        if (ledger_begin(l) != 0)
+        if (mock_store_begin(&l->m) != 0)
             return -1;
         MYSQL_STMT *up =
             a->charge ? ledger_exec(l, S_TRADE_UPSERT_CHARGE, "sls", a->out_trade_no, a->total_fee,
@@ -191,7 +193,7 @@ static int ledger_attempt_trusting(ledger *l, void *arg)
         if (rc <= 0)
             return rc;
     }
-    ledger_set_err(l, LEDGER_ERR_LOGIC, "attempt", "no free transaction_id");
+    mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, "attempt", "no free transaction_id");
     return -1;
 }
 
@@ -209,8 +211,9 @@ typedef struct {
     long long total_fee;
 } unpaid_arg;
 
-static int ledger_unpaid_op(ledger *l, void *arg)
+static int ledger_unpaid_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     unpaid_arg *a = arg;
     return ledger_write1(l, S_TRADE_UPSERT_UNPAID, "sl", a->out_trade_no, a->total_fee);
 }
@@ -244,8 +247,9 @@ int ledger_charge_get(ledger *l, int sid, const char *key, bool *found, ledger_o
                         o->time_end, sizeof(o->time_end));
 }
 
-static int ledger_query_op(ledger *l, void *arg)
+static int ledger_query_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     query_arg *a = arg;
     ledger_order *o = a->out;
     long long refund_count = 0;
@@ -260,7 +264,8 @@ static int ledger_query_op(ledger *l, void *arg)
     if (found) {
         o->found = true;
         o->refund_count = (int)refund_count;
-        snprintf(o->trade_state, sizeof(o->trade_state), "%s", refund_count > 0 ? "REFUND" : "SUCCESS");
+        snprintf(o->trade_state, sizeof(o->trade_state), "%s",
+                 refund_count > 0 ? "REFUND" : "SUCCESS");
         return 0;
     }
     memset(o, 0, sizeof(*o));

@@ -39,37 +39,39 @@ static int ledger_close_explain(ledger *l, close_arg *a)
  * conditional UPDATE closes it only while it has no charge. Either write
  * waits for the row lock a charging transaction holds, then sees its
  * outcome, so a close and a charge never both succeed. */
-static int ledger_close_op(ledger *l, void *arg)
+static int ledger_close_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     close_arg *a = arg;
     MYSQL_STMT *cas;
 
     for (int round = 0; round < LEDGER_MAX_TRIES; round++) {
-        if (ledger_begin(l) != 0)
+        if (mock_store_begin(&l->m) != 0)
             return -1;
         if (ledger_exec(l, S_CLOSE_INSERT, "s", a->out_trade_no) != NULL) {
-            if (ledger_commit(l) != 0)
+            if (mock_store_commit(&l->m) != 0)
                 return -1;
             *a->out = CLOSE_DONE;
             return 0;
         }
-        if (l->err_no != 1062)
+        if (l->m.err_no != 1062)
             return -1;
-        ledger_rollback(l);
-        if (ledger_begin(l) != 0 || (cas = ledger_exec(l, S_CLOSE_CAS, "s", a->out_trade_no)) == NULL)
+        mock_store_rollback(&l->m);
+        if (mock_store_begin(&l->m) != 0 ||
+            (cas = ledger_exec(l, S_CLOSE_CAS, "s", a->out_trade_no)) == NULL)
             return -1;
         if (mysql_stmt_affected_rows(cas) == 1) {
-            if (ledger_commit(l) != 0)
+            if (mock_store_commit(&l->m) != 0)
                 return -1;
             *a->out = CLOSE_DONE;
             return 0;
         }
-        ledger_rollback(l);
+        mock_store_rollback(&l->m);
         int rc = ledger_close_explain(l, a);
         if (rc <= 0)
             return rc;
     }
-    ledger_set_err(l, LEDGER_ERR_LOGIC, "close", "the order kept changing");
+    mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, "close", "the order kept changing");
     return -1;
 }
 

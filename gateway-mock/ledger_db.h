@@ -1,12 +1,13 @@
 /* ledger_db - what the ledger's files share (ledger.c, ledger_charge.c,
  * ledger_close.c, ledger_refund.c, ledger_rows.c): the connection and its
- * statement slots, the helpers that run statements with the ledger's error
- * reporting, and the retry loop. Not for other modules: they use ledger.h.
+ * statement slots (on a mock_store), the helpers that run statements with
+ * the ledger's error reporting, and the retry loop. Not for other modules: they use ledger.h.
  *
- * Every helper returning int returns 0, or -1 with l->err_no / l->err set
- * (ledger_error); one returning a statement returns NULL on failure the
- * same way. A failure inside a transaction leaves it open: ledger_run (the
- * caller of every operation) rolls it back or drops the lost connection. */
+ * Every helper returning int returns 0, or -1 with l->m.err_no / l->m.err
+ * set (ledger_error); one returning a statement returns NULL on failure the
+ * same way. Transactions are mock_store_begin / _commit / _rollback on l->m.
+ * A failure inside a transaction leaves it open: ledger_run (the caller of
+ * every operation) rolls it back or drops the lost connection. */
 #ifndef IDEMPAY_MOCK_LEDGER_DB_H
 #define IDEMPAY_MOCK_LEDGER_DB_H
 
@@ -14,9 +15,10 @@
 #include <mysql.h>
 
 #include "ledger.h"
+#include "mock_store.h"
 
-#define LEDGER_MAX_TRIES 20  /* tries of an operation; also of a clash inside one */
-#define LEDGER_ERR_LOGIC 1   /* err_no for a failure that is not MariaDB's */
+#define LEDGER_MAX_TRIES MOCK_STORE_TRIES      /* also of a clash inside one operation */
+#define LEDGER_ERR_LOGIC MOCK_STORE_ERR_LOGIC
 
 /* The statements (ledger_sql in ledger.c), one slot each per connection. */
 enum {
@@ -55,16 +57,10 @@ enum {
 };
 
 struct ledger {
-    MYSQL *db;
+    mock_store m;            /* the connection, the last error (ledger_error) */
     MYSQL_STMT *stmt[S_COUNT];
-    unsigned int err_no;     /* last MariaDB error number, 0 when none */
-    bool write_sent;         /* COMMIT was sent: after a lost connection its fate is unknown */
-    char err[256];
 };
 
-/* Sets l's error: no (a MariaDB error number or LEDGER_ERR_LOGIC) and
- * "what: msg (no)". */
-void ledger_set_err(ledger *l, unsigned int no, const char *what, const char *msg);
 /* Clears l's error. */
 void ledger_ok(ledger *l);
 /* Statement sid, prepared on first use on this connection; NULL on failure. */
@@ -79,20 +75,14 @@ MYSQL_STMT *ledger_exec(ledger *l, int sid, const char *types, ...);
 /* Fetches the first row of st's result by db_conn's letters into the
  * targets (*found says whether there was one) and drops the rest. */
 int ledger_first(ledger *l, MYSQL_STMT *st, bool *found, const char *types, ...);
-/* START TRANSACTION, COMMIT (marks the write sent first: after a lost
- * connection its fate is unknown), ROLLBACK (errors ignored). */
-int ledger_begin(ledger *l);
-int ledger_commit(ledger *l);
-void ledger_rollback(ledger *l);
 /* One write (statement sid) in its own transaction, so a connection found
  * dead before COMMIT leaves nothing done and the write can be retried. */
 int ledger_write1(ledger *l, int sid, const char *types, ...);
 
-/* One try of an operation: 0 done, -1 failed (err_no set). */
-typedef int (*ledger_op)(ledger *l, void *arg);
-/* Runs op (connecting first) until it succeeds, retrying deadlocks, lock
- * wait timeouts and lost connections as long as no write can have been
- * committed (db_run, LEDGER_MAX_TRIES tries). 0, or -1. */
+/* One try of an operation on the ledger `owner`: 0 done, -1 failed (err_no
+ * set). */
+typedef mock_store_op ledger_op;
+/* Runs op on l's connection as mock_store_run says. 0, or -1. */
 int ledger_run(ledger *l, ledger_op op, void *arg);
 
 /* What ledger_trade_get reads of a mock_trade row. */

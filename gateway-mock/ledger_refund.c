@@ -42,8 +42,9 @@ static int ledger_refund_earlier(ledger *l, refund_arg *a)
     return 1;
 }
 
-static int ledger_refund_op(ledger *l, void *arg)
+static int ledger_refund_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     refund_arg *a = arg;
     ledger_refund_result *o = a->out;
     bool found = false;
@@ -72,7 +73,7 @@ static int ledger_refund_op(ledger *l, void *arg)
             snprintf(txid, sizeof(txid), "%s", charge.transaction_id);
         }
 
-        if (ledger_begin(l) != 0)
+        if (mock_store_begin(&l->m) != 0)
             return -1;
         long long refunded = 0;
         MYSQL_STMT *lock = ledger_exec(l, S_CHARGE_LOCK, "s", txid);
@@ -83,17 +84,17 @@ static int ledger_refund_op(ledger *l, void *arg)
         snprintf(o->transaction_id, sizeof(o->transaction_id), "%s", txid);
         o->refund_fee = a->refund_fee;
         if (!found) {
-            ledger_rollback(l);
+            mock_store_rollback(&l->m);
             o->outcome = REFUND_NO_CHARGE;
             return 0;
         }
         if (o->total_fee != a->total_fee) {
-            ledger_rollback(l);
+            mock_store_rollback(&l->m);
             o->outcome = REFUND_FEE_MISMATCH;
             return 0;
         }
         if (a->refund_fee > o->total_fee - refunded) {
-            ledger_rollback(l);
+            mock_store_rollback(&l->m);
             o->outcome = REFUND_TOO_MUCH;
             return 0;
         }
@@ -101,20 +102,20 @@ static int ledger_refund_op(ledger *l, void *arg)
         txid_refund(now, o->refund_id);
         if (ledger_exec(l, S_REFUND_INSERT, "ssssll", a->out_refund_no, o->refund_id, txid,
                         o->out_trade_no, o->total_fee, a->refund_fee) == NULL) {
-            if (l->err_no != 1062)
+            if (l->m.err_no != 1062)
                 return -1;
             /* Same out_refund_no concurrently (or a refund_id clash): look again. */
-            ledger_rollback(l);
+            mock_store_rollback(&l->m);
             continue;
         }
         if (ledger_exec(l, S_CHARGE_ADD_REFUND, "ls", a->refund_fee, txid) == NULL)
             return -1;
-        if (ledger_commit(l) != 0)
+        if (mock_store_commit(&l->m) != 0)
             return -1;
         o->outcome = REFUND_DONE;
         return 0;
     }
-    ledger_set_err(l, LEDGER_ERR_LOGIC, "refund", "the refund kept changing");
+    mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, "refund", "the refund kept changing");
     return -1;
 }
 

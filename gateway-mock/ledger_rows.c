@@ -26,7 +26,7 @@ static int ledger_list_oom(ledger *l, MYSQL_STMT *st, const char *what)
 {
     db_stmt_done(st);
     mysql_stmt_reset(st);
-    ledger_set_err(l, LEDGER_ERR_LOGIC, what, "out of memory");
+    mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, what, "out of memory");
     return -1;
 }
 
@@ -54,8 +54,9 @@ static int ledger_json_rows(ledger *l, MYSQL_STMT *st, int (*next)(MYSQL_STMT *s
     return 0;
 }
 
-static int ledger_list_op(ledger *l, void *arg)
+static int ledger_list_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     list_arg *a = arg;
     MYSQL_STMT *st = a->out_trade_no != NULL ? ledger_exec(l, a->sid_otn, "s", a->out_trade_no)
                                              : ledger_exec(l, a->sid_all, "");
@@ -134,8 +135,9 @@ static int ledger_bill_fetch(MYSQL_STMT *st, ledger_bill_record *r)
     return rc;
 }
 
-static int ledger_bill_op(ledger *l, void *arg)
+static int ledger_bill_op(void *owner, void *arg)
 {
+    ledger *l = owner;
     bill_arg *a = arg;
     ledger_bill_record r;
     int f;
@@ -185,7 +187,7 @@ int ledger_bill(ledger *l, time_t from, time_t to, bool charges, bool refunds,
     ledger_datetime(from, a.from);
     ledger_datetime(to, a.to);
     if (a.from[0] == '\0' || a.to[0] == '\0') {
-        ledger_set_err(l, LEDGER_ERR_LOGIC, "bill", "time out of range");
+        mock_store_set_err(&l->m, LEDGER_ERR_LOGIC, "bill", "time out of range");
         return -1;
     }
     a.charges = charges;
