@@ -1,6 +1,7 @@
 /* db_retry - running a MariaDB operation again when it failed transiently:
- * the one retry policy of every transaction loop (the mock's ledger and
- * journal, the service's order_store and callback).
+ * the one retry policy of every transaction loop (the mock's stores through
+ * gateway-mock/mock_store and its journal; the service's order_store, the
+ * callback transaction and the merchant refund transaction).
  *
  * Transient failures: a deadlock (1213, also what a Galera certification
  * failure reports) and a lock wait timeout (1205) (db_conn_retryable), and a

@@ -375,17 +375,18 @@ int fcgi_adapter_run(const fcgi_app *app, int nthreads, const char *listen_spec)
     return fcgi_adapter_serve(app, nthreads, listen_spec, 0);
 }
 
-int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spec, long drain_ms)
+/* The process's signals for serving: SIGPIPE ignored; with a drain, the
+ * wake signal interrupts accept() and SIGTERM/SIGINT are left to
+ * wait_for_stop; without, SIGHUP reopens the log (unless the program set
+ * its own handler). */
+static void adapter_signals(long drain_ms)
 {
-    worker_arg *args;
-    int listen_fd = 0, sig, busy;
     struct sigaction sa;
     sigset_t wake;
 
     signal(SIGPIPE, SIG_IGN);
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    adapter_drain_ms = drain_ms;
     if (drain_ms > 0) {
         /* installed before FCGX_Init, whose own SIGTERM/SIGUSR1 handlers
          * only apply where the disposition is still the default */
@@ -403,6 +404,15 @@ int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spe
             sigaction(SIGHUP, &sa, NULL);
         }
     }
+}
+
+int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spec, long drain_ms)
+{
+    worker_arg *args;
+    int listen_fd = 0, sig, busy;
+
+    adapter_drain_ms = drain_ms;
+    adapter_signals(drain_ms);
     if (FCGX_Init() != 0)
         return -1;
     if (listen_spec) {
