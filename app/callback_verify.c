@@ -96,6 +96,82 @@ int callback_notification_shape(const wx_msg *m, char *reason, size_t reason_len
     return 0;
 }
 
+/* The result and merchant checks (nothing is trusted yet: these only say
+ * which refusal it is). CB_VERDICT_OK when they pass. */
+static callback_verdict cb_check_result_merchant(const app_config *cfg, const wx_msg *m,
+                                                 callback_notification *out)
+{
+    if (!cb_equal(wx_msg_get(m, "return_code"), "SUCCESS")) {
+        callback_set_reason(out, "return_code is not SUCCESS");
+        return CB_VERDICT_RESULT;
+    }
+    if (!cb_equal(wx_msg_get(m, "result_code"), "SUCCESS")) {
+        callback_set_reason(out, "result_code is not SUCCESS");
+        return CB_VERDICT_RESULT;
+    }
+    if (!cb_equal(wx_msg_get(m, "appid"), cfg->appid)) {
+        callback_set_reason(out, "appid mismatch");
+        return CB_VERDICT_MERCHANT;
+    }
+    if (!cb_equal(wx_msg_get(m, "mch_id"), cfg->mch_id)) {
+        callback_set_reason(out, "mch_id mismatch");
+        return CB_VERDICT_MERCHANT;
+    }
+    return CB_VERDICT_OK;
+}
+
+/* The signature: its type allowed by the configuration, and valid under the
+ * merchant key. CB_VERDICT_OK when it verifies. */
+static callback_verdict cb_check_signature(const app_config *cfg, const wx_msg *m,
+                                           callback_notification *out)
+{
+    wx_sign_type type;
+    if (wx_sign_type_of(m, WX_SIGN_MD5, &type) != 0) {
+        callback_set_reason(out, "unsupported sign_type");
+        return CB_VERDICT_SIGNATURE;
+    }
+    if (!wx_sign_type_allowed(type, cfg->sign_type)) {
+        callback_set_reason(out, "signed with MD5 but HMAC-SHA256 is configured");
+        return CB_VERDICT_SIGN_TYPE;
+    }
+    if (!wx_sign_verify(m, cfg->key, WX_SIGN_MD5)) {
+        callback_set_reason(out, wx_msg_get(m, "sign") == NULL ? "missing sign" : "invalid sign");
+        return CB_VERDICT_SIGNATURE;
+    }
+    return CB_VERDICT_OK;
+}
+
+/* The signed fields the service acts on, into out: transaction_id,
+ * total_fee (CNY fen), and the notification's shape. CB_VERDICT_OK when
+ * every one is usable. */
+static callback_verdict cb_read_fields(const wx_msg *m, callback_notification *out)
+{
+    if (out->order_no[0] == '\0') {
+        callback_set_reason(out, "missing or invalid out_trade_no");
+        return CB_VERDICT_MALFORMED;
+    }
+    const char *txn = wx_msg_get(m, "transaction_id");
+    if (!cb_txn_valid(txn)) {
+        callback_set_reason(out, "missing or invalid transaction_id");
+        return CB_VERDICT_MALFORMED;
+    }
+    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", txn);
+    int64_t fee;
+    if (money_parse_fen(wx_msg_get(m, "total_fee"), &fee) != 0) {
+        callback_set_reason(out, "missing or invalid total_fee");
+        return CB_VERDICT_AMOUNT;
+    }
+    const char *fee_type = wx_msg_get(m, "fee_type");
+    if (fee_type != NULL && fee_type[0] != '\0' && strcmp(fee_type, "CNY") != 0) {
+        callback_set_reason(out, "fee_type is not CNY");
+        return CB_VERDICT_AMOUNT;
+    }
+    out->total_fee = (long long)fee;
+    if (callback_notification_shape(m, out->reason, sizeof(out->reason)) != 0)
+        return CB_VERDICT_NOT_NOTIFICATION;
+    return CB_VERDICT_OK;
+}
+
 callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
                                  int too_large, callback_notification *out)
 {
@@ -122,71 +198,13 @@ callback_verdict callback_verify(const app_config *cfg, const char *body, size_t
     if (order_no_valid(order_no))
         snprintf(out->order_no, sizeof(out->order_no), "%s", order_no);
 
-    v = CB_VERDICT_RESULT;
-    if (!cb_equal(wx_msg_get(&m, "return_code"), "SUCCESS")) {
-        callback_set_reason(out, "return_code is not SUCCESS");
-        goto done;
-    }
-    if (!cb_equal(wx_msg_get(&m, "result_code"), "SUCCESS")) {
-        callback_set_reason(out, "result_code is not SUCCESS");
-        goto done;
-    }
-
-    v = CB_VERDICT_MERCHANT;
-    if (!cb_equal(wx_msg_get(&m, "appid"), cfg->appid)) {
-        callback_set_reason(out, "appid mismatch");
-        goto done;
-    }
-    if (!cb_equal(wx_msg_get(&m, "mch_id"), cfg->mch_id)) {
-        callback_set_reason(out, "mch_id mismatch");
-        goto done;
-    }
-
-    v = CB_VERDICT_SIGNATURE;
-    wx_sign_type type;
-    if (wx_sign_type_of(&m, WX_SIGN_MD5, &type) != 0) {
-        callback_set_reason(out, "unsupported sign_type");
-        goto done;
-    }
-    if (!wx_sign_type_allowed(type, cfg->sign_type)) {
-        v = CB_VERDICT_SIGN_TYPE;
-        callback_set_reason(out, "signed with MD5 but HMAC-SHA256 is configured");
-        goto done;
-    }
-    if (!wx_sign_verify(&m, cfg->key, WX_SIGN_MD5)) {
-        callback_set_reason(out, wx_msg_get(&m, "sign") == NULL ? "missing sign" : "invalid sign");
-        goto done;
-    }
-
-    v = CB_VERDICT_MALFORMED;
-    if (out->order_no[0] == '\0') {
-        callback_set_reason(out, "missing or invalid out_trade_no");
-        goto done;
-    }
-    const char *txn = wx_msg_get(&m, "transaction_id");
-    if (!cb_txn_valid(txn)) {
-        callback_set_reason(out, "missing or invalid transaction_id");
-        goto done;
-    }
-    snprintf(out->transaction_id, sizeof(out->transaction_id), "%s", txn);
-
-    v = CB_VERDICT_AMOUNT;
-    int64_t fee;
-    if (money_parse_fen(wx_msg_get(&m, "total_fee"), &fee) != 0) {
-        callback_set_reason(out, "missing or invalid total_fee");
-        goto done;
-    }
-    const char *fee_type = wx_msg_get(&m, "fee_type");
-    if (fee_type != NULL && fee_type[0] != '\0' && strcmp(fee_type, "CNY") != 0) {
-        callback_set_reason(out, "fee_type is not CNY");
-        goto done;
-    }
-    out->total_fee = (long long)fee;
-    v = CB_VERDICT_NOT_NOTIFICATION;
-    if (callback_notification_shape(&m, out->reason, sizeof(out->reason)) != 0)
-        goto done;
-    v = CB_VERDICT_OK;
-    out->reason[0] = '\0';
+    v = cb_check_result_merchant(cfg, &m, out);
+    if (v == CB_VERDICT_OK)
+        v = cb_check_signature(cfg, &m, out);
+    if (v == CB_VERDICT_OK)
+        v = cb_read_fields(&m, out);
+    if (v == CB_VERDICT_OK)
+        out->reason[0] = '\0';
 
 done:
     wx_msg_free(&m);

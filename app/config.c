@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "env.h"
+#include "service_ports.h"
+#include "service_windows.h"
 #include "text_copy.h"
-
-#define DEV_KEY "idempaydevkey0123456789abcdefABC"
 
 /* Fail closed (docs/SECURITY.md): without the merchant's own key the
  * service does not start; the public development key, and a gateway
@@ -21,7 +22,7 @@ static int config_check_secrets(const app_config *c, int key_set)
                         " documented development key, for development only)\n");
         return -1;
     }
-    if (!c->development && !strcmp(c->key, DEV_KEY)) {
+    if (!c->development && !strcmp(c->key, IDEMPAY_DEV_KEY)) {
         fprintf(stderr, "IDEMPAY_WX_KEY is the published development key: set the merchant's own"
                         " key (IDEMPAY_WX_KEY_FILE), or IDEMPAY_DEVELOPMENT=1 for development\n");
         return -1;
@@ -56,24 +57,24 @@ static int config_door(app_config *c, const char *door, long window_s)
 
 long app_config_lease_min_ms(const app_config *c)
 {
-    return CONFIG_GATEWAY_CALLS_PER_LEASE * c->gateway_timeout_ms + 1000;
+    return service_windows_lease_min_ms(c->gateway_timeout_ms);
 }
 
 int app_config_load(app_config *c)
 {
     const char *mode = env_str("IDEMPAY_TOKEN_MODE", "optional");
     const char *state = env_str("IDEMPAY_STATE_DIR", ".stack");
-    long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
-    long long mock_port = env_int("IDEMPAY_MOCK_PORT", 18081);
-    long long public_port = env_int("IDEMPAY_PUBLIC_PORT", http_port + 4);
+    long long mock_port = service_mock_port();
+    long long public_port = service_public_port();
     const char *door = env_str("IDEMPAY_DOOR", "merchant");
+    service_windows w;
     char dflt[256];
 
     memset(c, 0, sizeof *c);
-    snprintf(c->appid, sizeof c->appid, "%s", env_str("IDEMPAY_WX_APPID", "wx0000000000000000"));
-    snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
+    snprintf(c->appid, sizeof c->appid, "%s", env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
+    snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
     c->development = env_int("IDEMPAY_DEVELOPMENT", 0) == 1;
-    snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", DEV_KEY));
+    snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY));
     if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &c->sign_type) != 0) {
         fprintf(stderr, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256\n");
         return -1;
@@ -83,14 +84,15 @@ int app_config_load(app_config *c)
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", public_port);
     snprintf(c->notify_url, sizeof c->notify_url, "%s", env_str("IDEMPAY_NOTIFY_URL", dflt));
     c->gateway_connect_timeout_ms = env_int("IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", 1000);
-    c->gateway_timeout_ms = env_int("IDEMPAY_GATEWAY_TIMEOUT_MS", 3000);
-    c->lease_ms = env_int("IDEMPAY_LEASE_MS", 10000);
-    c->reconcile_interval_ms = env_int("IDEMPAY_RECONCILE_INTERVAL_MS", 2000);
-    c->failed_recheck_ms = env_int("IDEMPAY_FAILED_RECHECK_MS", 60000);
-    c->statement_interval_ms = env_int("IDEMPAY_STATEMENT_INTERVAL_MS", 300000);
+    service_windows_load(&w);
+    c->gateway_timeout_ms = w.gateway_timeout_ms;
+    c->lease_ms = w.lease_ms;
+    c->reconcile_interval_ms = w.reconcile_interval_ms;
+    c->failed_recheck_ms = w.failed_recheck_ms;
+    c->statement_interval_ms = w.statement_interval_ms;
+    c->retry_after_s = w.retry_after_s;
     c->statement_ready_hour = env_int("IDEMPAY_STATEMENT_READY_HOUR", 10);
     c->statement_reread_days = env_int("IDEMPAY_STATEMENT_REREAD_DAYS", 3);
-    c->retry_after_s = env_int("IDEMPAY_RETRY_AFTER", 1);
     c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
     c->idempotency_ttl_s = env_int("IDEMPAY_IDEMPOTENCY_TTL", 86400);
     c->threads = (int)env_int("IDEMPAY_THREADS", 32);
@@ -104,7 +106,7 @@ int app_config_load(app_config *c)
              env_str("IDEMPAY_REDIS_PASSWORD", ""));
     snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
     snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
-    c->prepay_ttl_ms = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
+    c->prepay_ttl_ms = w.prepay_ttl_ms;
     c->close_min_age_ms = env_int("IDEMPAY_CLOSE_MIN_AGE_MS", 300000);
     c->close_margin_ms = env_int("IDEMPAY_CLOSE_MARGIN_MS", 10000);
     c->query_min_interval_ms = env_int("IDEMPAY_QUERY_MIN_INTERVAL_MS", 2000);
@@ -166,7 +168,7 @@ int app_config_load(app_config *c)
                 "IDEMPAY_LEASE_MS=%ld is too short: one lease holder may wait on %d gateway"
                 " calls of up to IDEMPAY_GATEWAY_TIMEOUT_MS=%ld each (orderquery, closeorder,"
                 " orderquery); set IDEMPAY_LEASE_MS to at least %ld\n",
-                c->lease_ms, CONFIG_GATEWAY_CALLS_PER_LEASE, c->gateway_timeout_ms,
+                c->lease_ms, SERVICE_GATEWAY_CALLS_PER_LEASE, c->gateway_timeout_ms,
                 app_config_lease_min_ms(c));
         return -1;
     }

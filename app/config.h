@@ -84,13 +84,11 @@ typedef struct {
                                       micropay) */
 } app_config;
 
-/* Gateway calls one lease holder may make in a row: orderquery, closeorder,
- * orderquery (settle_resolve), or unifiedorder, orderquery (the pay flow). */
-#define CONFIG_GATEWAY_CALLS_PER_LEASE 3
-
-/* The shortest lease c accepts: CONFIG_GATEWAY_CALLS_PER_LEASE gateway
- * timeouts plus a second for the database writes around them. A shorter
- * lease could run out while its holder still waits on the gateway. */
+/* The shortest lease c accepts: SERVICE_GATEWAY_CALLS_PER_LEASE gateway
+ * timeouts (orderquery, closeorder, orderquery in settle_resolve, or
+ * unifiedorder, orderquery in the pay flow) plus a second for the database
+ * writes around them (common/service_windows.h). A shorter lease could run
+ * out while its holder still waits on the gateway. */
 long app_config_lease_min_ms(const app_config *c);
 
 /* Copies the value v of setting name into dst[len] (text_copy). Returns 0,
@@ -98,7 +96,9 @@ long app_config_lease_min_ms(const app_config *c);
  * stderr; dst then holds a cut copy the caller must not use). */
 int app_config_copy(char *dst, size_t len, const char *name, const char *v);
 
-/* Fills c from the environment (defaults above). Returns 0, or -1 when a
+/* Fills c from the environment over the configuration file (common/env;
+ * the windows' defaults are common/service_windows.c's, the development
+ * merchant common/dev_merchant.h's). Returns 0, or -1 when a
  * value is invalid (message on stderr). */
 int app_config_load(app_config *c);
 

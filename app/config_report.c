@@ -5,9 +5,8 @@
 #include <unistd.h>
 
 #include "db_conn.h"
+#include "dev_merchant.h"
 #include "env.h"
-
-#define DEV_KEY "idempaydevkey0123456789abcdefABC"
 
 /* Every setting an idempay program reads (service, mock gateway, simulator,
  * tools): a config-file key outside this list earns a warning. */
@@ -165,7 +164,7 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
                     env_config_key(i), path);
             warnings++;
         }
-    if (!strcmp(c->key, DEV_KEY)) {
+    if (!strcmp(c->key, IDEMPAY_DEV_KEY)) {
         fprintf(err, "warning: IDEMPAY_WX_KEY is the documented development key; set the "
                      "merchant's own (IDEMPAY_WX_KEY_FILE) for anything real\n");
         warnings++;

@@ -21,6 +21,7 @@
 #include "paid_cache.h"
 #include "pay_prepay.h"
 #include "pay_request.h"
+#include "service_windows.h"
 #include "settle.h"
 #include "token.h"
 #include "trade_store.h"
@@ -622,8 +623,7 @@ static int pay_check_token(app_ctx *ctx, const pay_request *pr, pay_answer *a)
  * order lease, and at least two gateway calls (orderquery + unifiedorder). */
 static long pay_claim_lease_ms(const app_config *cfg)
 {
-    long need = 2 * cfg->gateway_timeout_ms + 1000;
-    return cfg->lease_ms > need ? cfg->lease_ms : need;
+    return service_windows_claim_ms(cfg->lease_ms, cfg->gateway_timeout_ms);
 }
 
 /* An Idempotency-Key replay of a stored 402: true (with *a the PAID

@@ -31,12 +31,13 @@
 #include "bench.h"
 #include "clocks.h"
 #include "db_conn.h"
+#include "dev_merchant.h"
 #include "env.h"
 #include "http_client.h"
+#include "service_ports.h"
 
 #define BENCH_MAX_SAMPLES (1u << 20)   /* latency samples per worker and phase */
 #define BENCH_POOL_RATE 8000.0         /* notifications/s a pool is sized for */
-#define BENCH_DEV_KEY "idempaydevkey0123456789abcdefABC"  /* README: the development key */
 
 static struct {
     char state_dir[512];
@@ -308,18 +309,18 @@ static int bench_key_of(int pid, const char *who, char *key, size_t key_cap, cha
     if (found < 0)
         return -1;
     if (found == 0) {
-        snprintf(key, key_cap, "%s", BENCH_DEV_KEY);
+        snprintf(key, key_cap, "%s", IDEMPAY_DEV_KEY);
         snprintf(source, source_cap, "the development key: %s pid %d has no IDEMPAY_WX_KEY "
                  "in its environment, so it uses its documented default", who, pid);
     } else {
         snprintf(source, source_cap, "IDEMPAY_WX_KEY from the environment of %s pid %d (%s)",
-                 who, pid, strcmp(key, BENCH_DEV_KEY) == 0 ? "the development key"
+                 who, pid, strcmp(key, IDEMPAY_DEV_KEY) == 0 ? "the development key"
                                                             : "not the development key");
     }
     if (appid != NULL && proc_environ_get(pid, "IDEMPAY_WX_APPID", appid, appid_cap) != 1)
-        snprintf(appid, appid_cap, "wx0000000000000000");
+        snprintf(appid, appid_cap, "%s", IDEMPAY_DEV_APPID);
     if (mchid != NULL && proc_environ_get(pid, "IDEMPAY_WX_MCHID", mchid, mchid_cap) != 1)
-        snprintf(mchid, mchid_cap, "1900000109");
+        snprintf(mchid, mchid_cap, "%s", IDEMPAY_DEV_MCHID);
     return 0;
 }
 
@@ -336,13 +337,13 @@ static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
         const char *why = from_env ? "--key-source env"
                           : ps->n[PROC_SERVICE] == 0 ? "no running service found under the state dir"
                                                      : "the service's environment is unreadable";
-        snprintf(cfg->key, sizeof cfg->key, "%s", env_key ? env_key : BENCH_DEV_KEY);
-        snprintf(cfg->appid, sizeof cfg->appid, "%s", env_str("IDEMPAY_WX_APPID", "wx0000000000000000"));
-        snprintf(cfg->mchid, sizeof cfg->mchid, "%s", env_str("IDEMPAY_WX_MCHID", "1900000109"));
+        snprintf(cfg->key, sizeof cfg->key, "%s", env_key ? env_key : IDEMPAY_DEV_KEY);
+        snprintf(cfg->appid, sizeof cfg->appid, "%s", env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
+        snprintf(cfg->mchid, sizeof cfg->mchid, "%s", env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
         if (env_key != NULL)
             snprintf(r->key_source, sizeof r->key_source,
                      "IDEMPAY_WX_KEY from the bench's own environment (%s; %s)",
-                     strcmp(env_key, BENCH_DEV_KEY) == 0 ? "the development key"
+                     strcmp(env_key, IDEMPAY_DEV_KEY) == 0 ? "the development key"
                                                          : "not the development key", why);
         else
             snprintf(r->key_source, sizeof r->key_source,
@@ -431,10 +432,10 @@ static int bench_args(int argc, char **argv, wl_config *cfg, bench_result *res)
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int c;
 
-    snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
-    snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", service_http_port());
+    snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", service_mock_port());
     snprintf(cfg->public_base, sizeof cfg->public_base, "http://127.0.0.1:%lld",
-             env_int("IDEMPAY_PUBLIC_PORT", env_int("IDEMPAY_HTTP_PORT", 18080) + 4));
+             service_public_port());
     snprintf(opt.state_dir, sizeof opt.state_dir, "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
     snprintf(opt.key_source, sizeof opt.key_source, "auto");
     opt.settle_max_s = 20;

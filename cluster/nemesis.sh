@@ -1,6 +1,7 @@
+# shellcheck shell=bash
 # cluster/nemesis.sh - `./stack cluster`'s nemesis (docs/CLUSTER.md, "The
 # nemesis"): one seeded fault at a time, each healed before it returns.
-# Sourced by cluster/cluster.sh (uses its cl_* helpers and CL_* settings).
+# Sourced by cluster/cluster (uses its cl_* helpers and CL_* settings).
 
 # --- nemesis (docs/CLUSTER.md) -------------------------------------------------
 # One event per call, drawn from a seed: event k of seed S is a fixed function

@@ -1,7 +1,8 @@
+# shellcheck shell=bash
 # cluster/tests.sh - `./stack cluster race`, `doors` and `test` (= ./stack
 # test --cluster; docs/CLUSTER.md "Tests"): the trap (tests/cluster/
 # galera_race.c), the two doors (tests/cluster/test_cluster_doors.py), a
-# short simulation with the nemesis. Sourced by cluster/cluster.sh (uses its
+# short simulation with the nemesis. Sourced by cluster/cluster (uses its
 # cl_* helpers and CL_* settings).
 
 # --- the trap test (tests/cluster/galera_race.c, docs/CLUSTER.md) ---------------
@@ -10,7 +11,7 @@ cl_race_bin() {
   mkdir -p "$CL/bin"
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
     cc -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$bin" "$src" $(mariadb_config --cflags --libs) -lpthread \
-      || cl_die "cannot build $src"
+      || die "cannot build $src"
   fi
   echo "$bin"
 }
@@ -22,17 +23,17 @@ cl_race_bin() {
 cluster_race() {
   local rounds=${1:-100} bin two one rc=0
   bin=$(cl_race_bin)
-  cl_galera_synced g1 && cl_galera_synced g2 || cl_die "g1 and g2 must be Synced (./stack cluster up)"
-  two=$("$bin" "$CL/g1/mysqld.sock" "$CL/g2/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
-  one=$("$bin" "$CL/g1/mysqld.sock" "$CL/g1/mysqld.sock" "$rounds" naive,for-update,cas) || cl_die "galera_race failed"
+  cl_galera_synced g1 && cl_galera_synced g2 || die "g1 and g2 must be Synced (./stack cluster up)"
+  two=$("$bin" "$CL/g1/mysqld.sock" "$CL/g2/mysqld.sock" "$rounds" naive,for-update,cas) || die "galera_race failed"
+  one=$("$bin" "$CL/g1/mysqld.sock" "$CL/g1/mysqld.sock" "$rounds" naive,for-update,cas) || die "galera_race failed"
   echo "$two"; echo "$one"
   twice() { awk -v m="$2" '$1 == m { for (i = 1; i <= NF; i++) if ($i == "twice") print $(i + 1) }' <<< "$1"; }
-  [ "$(twice "$two" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on two Galera nodes"; rc=1; }
-  [ "$(twice "$one" cas)" = 0 ] || { cl_say "FAIL: the CAS charged twice on one node"; rc=1; }
-  [ "$(twice "$one" for-update)" = 0 ] || { cl_say "FAIL: FOR UPDATE charged twice on one node"; rc=1; }
-  [ "$(twice "$two" naive)" -gt 0 ] || { cl_say "FAIL: check-then-act never charged twice on two nodes: no race was made"; rc=1; }
-  [ "$(twice "$two" for-update)" -gt 0 ] || { cl_say "FAIL: FOR UPDATE never charged twice on two nodes: no race was made"; rc=1; }
-  [ $rc = 0 ] && cl_say "race: the trap is real (check-then-act and FOR UPDATE charge twice on two Galera nodes); the CAS never charges twice"
+  [ "$(twice "$two" cas)" = 0 ] || { say "FAIL: the CAS charged twice on two Galera nodes"; rc=1; }
+  [ "$(twice "$one" cas)" = 0 ] || { say "FAIL: the CAS charged twice on one node"; rc=1; }
+  [ "$(twice "$one" for-update)" = 0 ] || { say "FAIL: FOR UPDATE charged twice on one node"; rc=1; }
+  [ "$(twice "$two" naive)" -gt 0 ] || { say "FAIL: check-then-act never charged twice on two nodes: no race was made"; rc=1; }
+  [ "$(twice "$two" for-update)" -gt 0 ] || { say "FAIL: FOR UPDATE never charged twice on two nodes: no race was made"; rc=1; }
+  [ $rc = 0 ] && say "race: the trap is real (check-then-act and FOR UPDATE charge twice on two Galera nodes); the CAS never charges twice"
   return $rc
 }
 
@@ -51,12 +52,12 @@ cluster_doors() {
 cluster_test() {
   local rc=0
   cluster_up || return 1
-  cl_say "test: the two doors (tests/cluster/test_cluster_doors.py)"
+  say "test: the two doors (tests/cluster/test_cluster_doors.py)"
   cluster_doors || rc=1
-  cl_say "test: the trap (tests/cluster/galera_race.c)"
+  say "test: the trap (tests/cluster/galera_race.c)"
   cluster_race 100 || rc=1
-  cl_say "test: a short simulation with the nemesis, then every node compared"
+  say "test: a short simulation with the nemesis, then every node compared"
   IDEMPAY_CLUSTER_NEMESIS_EVERY=${IDEMPAY_CLUSTER_NEMESIS_EVERY:-8} cluster_sim --orders 3000 --duration 60 || rc=1
-  if [ $rc = 0 ]; then cl_say "test --cluster: all passed"; else cl_say "test --cluster: FAILED"; fi
+  if [ $rc = 0 ]; then say "test --cluster: all passed"; else say "test --cluster: FAILED"; fi
   return $rc
 }

@@ -299,14 +299,41 @@ static CURLcode http_client_set_method(http_client *c, const char *method, const
     return rc;
 }
 
+/* The request's header list: "Expect:" (never wait for 100-continue), the
+ * Content-Type when given, then headers (NULL-terminated, may be NULL).
+ * NULL when out of memory (nothing to free then); else the caller frees
+ * it with curl_slist_free_all. */
+static struct curl_slist *http_client_header_list(const char *content_type,
+                                                  const char *const *headers)
+{
+    struct curl_slist *list = curl_slist_append(NULL, "Expect:"), *grown;
+    char line[256];
+
+    if (list != NULL && content_type != NULL) {
+        snprintf(line, sizeof(line), "Content-Type: %s", content_type);
+        grown = curl_slist_append(list, line);
+        if (grown == NULL) {
+            curl_slist_free_all(list);
+            list = NULL;
+        }
+    }
+    for (size_t i = 0; list != NULL && headers != NULL && headers[i] != NULL; i++) {
+        grown = curl_slist_append(list, headers[i]);
+        if (grown == NULL) {
+            curl_slist_free_all(list);
+            list = NULL;
+        }
+    }
+    return list;
+}
+
 http_status http_client_request(http_client *c, const char *method, const char *url,
                                 const char *content_type, const char *body, size_t body_len,
                                 const char *const *headers, long timeout_ms, http_reply *out)
 {
-    struct curl_slist *list = NULL, *grown;
+    struct curl_slist *list = NULL;
     http_status status = HTTP_ERR_OTHER;
     CURLcode rc;
-    char line[256];
 
     memset(out, 0, sizeof(*out));
     if (c == NULL) {
@@ -325,23 +352,7 @@ http_status http_client_request(http_client *c, const char *method, const char *
         goto done;
     }
 
-    /* "Expect:" with no value: never wait for 100-continue. */
-    list = curl_slist_append(NULL, "Expect:");
-    if (list != NULL && content_type != NULL) {
-        snprintf(line, sizeof(line), "Content-Type: %s", content_type);
-        grown = curl_slist_append(list, line);
-        if (grown == NULL) {
-            curl_slist_free_all(list);
-            list = NULL;
-        }
-    }
-    for (size_t i = 0; list != NULL && headers != NULL && headers[i] != NULL; i++) {
-        grown = curl_slist_append(list, headers[i]);
-        if (grown == NULL) {
-            curl_slist_free_all(list);
-            list = NULL;
-        }
-    }
+    list = http_client_header_list(content_type, headers);
     if (list == NULL) {
         snprintf(out->error, sizeof(out->error), "out of memory");
         goto done;

@@ -23,7 +23,10 @@ common_libidempay_common_a_SOURCES = \
 	common/order_no.c common/order_no.h \
 	common/rng.c common/rng.h \
 	common/http_client.c common/http_client.h \
-	common/caller_sign.c common/caller_sign.h
+	common/caller_sign.c common/caller_sign.h \
+	common/service_windows.c common/service_windows.h \
+	common/service_ports.c common/service_ports.h \
+	common/dev_merchant.h
 common_libidempay_common_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) \
 	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
 
@@ -49,6 +52,7 @@ common_unit_tests = \
 	tests/unit/test_text_copy \
 	tests/unit/test_http_client \
 	tests/unit/test_env \
+	tests/unit/test_service_windows \
 	tests/unit/test_db_conn \
 	tests/unit/test_db_retry \
 	tests/unit/test_http_msg \
@@ -99,6 +103,10 @@ tests_unit_test_text_copy_LDADD = $(common_unit_ldadd)
 tests_unit_test_http_client_SOURCES = tests/unit/test_http_client.c
 tests_unit_test_http_client_CFLAGS = $(common_unit_cflags)
 tests_unit_test_http_client_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_service_windows_SOURCES = tests/unit/test_service_windows.c
+tests_unit_test_service_windows_CFLAGS = $(common_unit_cflags)
+tests_unit_test_service_windows_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_env_SOURCES = tests/unit/test_env.c
 tests_unit_test_env_CFLAGS = $(common_unit_cflags)

@@ -9,11 +9,15 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KEY = "idempaydevkey0123456789abcdefABC"
-APPID, MCHID = "wx0000000000000000", "1900000109"
+# The development merchant's one definition (fuzz/harness.h uses it too).
+with open(os.path.join(HERE, "..", "common", "dev_merchant.h")) as _f:
+    _DEV = dict(re.findall(r'#define IDEMPAY_DEV_(\w+) "([^"]*)"', _f.read()))
+KEY = _DEV["KEY"]
+APPID, MCHID = _DEV["APPID"], _DEV["MCHID"]
 
 
 def sign(fields, key=KEY, sign_type="MD5"):

@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "wx_xml.h"
 
-#define FUZZ_APPID "wx0000000000000000"
-#define FUZZ_MCHID "1900000109"
-#define FUZZ_KEY "idempaydevkey0123456789abcdefABC"
+#define FUZZ_APPID IDEMPAY_DEV_APPID
+#define FUZZ_MCHID IDEMPAY_DEV_MCHID
+#define FUZZ_KEY IDEMPAY_DEV_KEY
 
 /* Aborts with the failed property (file:line and the expression) when cond
  * is false. */

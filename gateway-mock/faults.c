@@ -456,7 +456,7 @@ void faults_config_site_defaults(faults_config *cfg, char *err, size_t errlen)
     faults_config_defaults(cfg);
     if (err != NULL && errlen > 0)
         err[0] = '\0';
-    const char *text = getenv("IDEMPAY_MOCK_DEFAULTS");
+    const char *text = env_str("IDEMPAY_MOCK_DEFAULTS", NULL);
     if (text == NULL || text[0] == '\0')
         return;
     json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, NULL);

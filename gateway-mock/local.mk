@@ -38,9 +38,9 @@ gateway_mock_idempay_gateway_mock_SOURCES = gateway-mock/main.c
 gateway_mock_idempay_gateway_mock_CFLAGS = $(gateway_mock_cflags)
 gateway_mock_idempay_gateway_mock_LDADD = $(gateway_mock_ldadd)
 
-# Unit tests: one CUnit suite per module. None needs FastCGI; only the ledger
-# and journal suites need MariaDB (the stack's; they exit 77, skipped,
-# without one).
+# Unit tests: one CUnit suite per module. None needs FastCGI; the ledger,
+# journal, prepay and refund-store suites need MariaDB (the stack's; without
+# one they fail, as every suite that needs a service: cu_service_missing).
 mock_unit_tests = \
 	tests/unit/test_mock_api \
 	tests/unit/test_mock_bill \

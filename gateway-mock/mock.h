@@ -4,14 +4,16 @@
 #ifndef IDEMPAY_MOCK_H
 #define IDEMPAY_MOCK_H
 
+#include "dev_merchant.h"
 #include "faults.h"
 #include "rules.h"
 #include "wx_sign.h"
 
-#define MOCK_DEFAULT_APPID "wx0000000000000000"
-#define MOCK_DEFAULT_MCHID "1900000109"
-/* ./stack's documented development key, used when IDEMPAY_WX_KEY is unset. */
-#define MOCK_DEV_KEY "idempaydevkey0123456789abcdefABC"
+/* The development merchant (common/dev_merchant.h), used when
+ * IDEMPAY_WX_APPID / IDEMPAY_WX_MCHID / IDEMPAY_WX_KEY are unset. */
+#define MOCK_DEFAULT_APPID IDEMPAY_DEV_APPID
+#define MOCK_DEFAULT_MCHID IDEMPAY_DEV_MCHID
+#define MOCK_DEV_KEY IDEMPAY_DEV_KEY
 
 typedef struct {
     char appid[64];

@@ -16,6 +16,7 @@
 #include "profile.h"
 #include "rng.h"
 #include "scenario_file.h"
+#include "service_ports.h"
 #include "threshold.h"
 
 #define DEFAULT_ORDERS 2400
@@ -343,9 +344,9 @@ static void args_defaults(sim_args *a)
 {
     char url[256];
     memset(a, 0, sizeof(*a));
-    snprintf(url, sizeof(url), "http://127.0.0.1:%lld", env_int("IDEMPAY_HTTP_PORT", 18080));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%lld", service_http_port());
     args_url(a->target, sizeof(a->target), url);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%lld", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%lld", service_mock_port());
     args_url(a->gateway, sizeof(a->gateway), url);
     a->scenarios = "all";
     a->orders = DEFAULT_ORDERS;

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "env.h"
 #include "payer.h"
+#include "service_windows.h"
 
 #define PAYER_POLL_MS 500          /* the page's poll period */
 #define PAYER_CLOSE_WAIT_MS 60000  /* after-close: the longest wait for the close */
@@ -45,11 +45,14 @@ static int cpay_prepay(sim_client *c, const sched_task *t, long task, const clie
     return 0;
 }
 
-/* The prepay's life as the service gives it (IDEMPAY_PREPAY_TTL_MS, the
- * environment windows.c reads too), at most PAYER_STALE_MAX_MS. */
+/* The prepay's life as the service gives it (IDEMPAY_PREPAY_TTL_MS, read
+ * as the service reads it: common/service_windows), at most
+ * PAYER_STALE_MAX_MS. */
 static int64_t cpay_ttl_ms(void)
 {
-    long long ttl = env_int("IDEMPAY_PREPAY_TTL_MS", 7200000);
+    service_windows sw;
+    service_windows_load(&sw);
+    long long ttl = sw.prepay_ttl_ms;
     return ttl < PAYER_STALE_MAX_MS ? ttl : PAYER_STALE_MAX_MS;
 }
 

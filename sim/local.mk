@@ -57,6 +57,7 @@ sim_idempay_sim_LDADD = $(sim_libs)
 sim_unit_tests = \
 	tests/unit/test_sim_histogram \
 	tests/unit/test_sim_schedule \
+	tests/unit/test_sim_windows \
 	tests/unit/test_sim_checker \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
@@ -81,6 +82,10 @@ tests_unit_test_sim_dialect_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_histogram_SOURCES = tests/unit/test_sim_histogram.c
 tests_unit_test_sim_histogram_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_histogram_LDADD = $(sim_unit_ldadd)
+
+tests_unit_test_sim_windows_SOURCES = tests/unit/test_sim_windows.c
+tests_unit_test_sim_windows_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_windows_LDADD = $(sim_unit_ldadd)
 
 tests_unit_test_sim_schedule_SOURCES = tests/unit/test_sim_schedule.c
 tests_unit_test_sim_schedule_CFLAGS = $(sim_unit_cflags)

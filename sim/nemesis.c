@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "scenario_payer.h"
+
 #define NM_MAX_EPISODES 6
 #define NM_ONSET_MS 1200          /* the onset: held orders are first sent in it */
 #define NM_ONSET_SPREAD_MS 1000
@@ -620,7 +622,12 @@ static int nm_episode_emit(gen_ctx *g, const nm_params *p, const nm_episode *ep,
 /* The last phases: payers pay some orders a second time at the gateway
  * (dedupe off, no other fault); the service must refund each second charge,
  * learning of it from its notification (silent: none is sent, so only the
- * statement job can find it). */
+ * statement job can find it). The second charge is a unifiedorder that
+ * charges at once (`instant_charge`, the mock's old unifiedorder): with
+ * the real prepay unifiedorder (the default since issue 22) it answered
+ * ORDERPAID, no second charge was ever made, and the invariants about
+ * second charges (second_charge_refunded, client_paid_is_final under a
+ * notification of another charge) had nothing to judge. */
 static int nm_stray_phase(gen_ctx *g, const int *strays, size_t n, int silent)
 {
     sim_mock_knobs k;
@@ -628,8 +635,8 @@ static int nm_stray_phase(gen_ctx *g, const int *strays, size_t n, int silent)
     k.dedupe = 0;
     k.notify_copies = nm_range(g, 1, 3);
     k.notify_enabled = !silent;
-    if (gen_phase(g, silent ? "second-charges-silent" : "second-charges", &k, NM_STRAY_PHASE_MS,
-                  0) < 0)
+    if (gen_payer_phase(g, silent ? "second-charges-silent" : "second-charges",
+                        "{\"instant_charge\":true}", &k, NM_STRAY_PHASE_MS) < 0)
         return -1;
     sched_set_faults(g->s, silent ? "the payer pays a second time at the gateway (dedupe off), "
                                     "no notification: only the statement shows it"

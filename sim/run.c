@@ -17,6 +17,7 @@
 #include "checker.h"
 #include "dbread.h"
 #include "dialect.h"
+#include "dev_merchant.h"
 #include "driver.h"
 #include "env.h"
 #include "history.h"
@@ -30,11 +31,11 @@
 #include "progress.h"
 #include "scenario_file.h"
 #include "scenarios.h"
+#include "service_ports.h"
 #include "settle.h"
 #include "threshold.h"
 #include "windows.h"
 
-#define DEFAULT_KEY "idempaydevkey0123456789abcdefABC"
 #define RUN_SETTLE_POLL_NS 500000000L
 
 volatile int sim_stop;
@@ -159,7 +160,8 @@ static void run_banner(const run_ctx *c)
             c->s.norders, c->s.ntasks, c->s.nphases, a->concurrency, a->duration_s);
     if (c->mask & (1u << SC_NEMESIS))
         fprintf(out, "service windows (%s): %s\n",
-                c->w.from_env ? "IDEMPAY_* environment, defaults for the rest"
+                c->w.from_env ? "IDEMPAY_* environment and configuration file, defaults for"
+                                " the rest"
                               : "the service's defaults: no IDEMPAY_* window set",
                 c->windows_text);
     if (a->scenario_file_path != NULL)
@@ -277,14 +279,12 @@ static int64_t run_phase_start(void *arg, size_t phase)
 static const char *run_notify_base(const char *target)
 {
     static char base[128];
-    long long http_port = env_int("IDEMPAY_HTTP_PORT", 18080);
     char merchant[64];
 
-    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", http_port);
+    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", service_http_port());
     if (strcmp(target, merchant) != 0)
         return target;
-    snprintf(base, sizeof(base), "http://127.0.0.1:%lld",
-             env_int("IDEMPAY_PUBLIC_PORT", http_port + 4));
+    snprintf(base, sizeof(base), "http://127.0.0.1:%lld", service_public_port());
     return base;
 }
 
@@ -302,9 +302,9 @@ static int run_start_driver(run_ctx *c)
     driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
                         .workers = a->concurrency, .gateway = c->need_gateway ? a->gateway : NULL,
                         .notify_url = notify_url,
-                        .appid = env_str("IDEMPAY_WX_APPID", "wx0000000000000000"),
-                        .mch_id = env_str("IDEMPAY_WX_MCHID", "1900000109"),
-                        .key = env_str("IDEMPAY_WX_KEY", DEFAULT_KEY), .stop = &sim_stop,
+                        .appid = env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID),
+                        .mch_id = env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID),
+                        .key = env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY), .stop = &sim_stop,
                         .profile = run_profile(c)};
     c->d = driver_new(&dc, err, sizeof(err));
     if (c->d == NULL) {
@@ -746,7 +746,7 @@ static void run_observations(run_ctx *c)
     for (size_t p = 0; c->phase_start_us != NULL && c->d != NULL && p < c->s.nphases; p++)
         c->phase_start_us[p] = driver_phase_start_us(c->d, p);
     obs->phase_start_us = c->phase_start_us;
-    obs->service_call_us = (2 * (int64_t)c->w.gateway_timeout_ms + 1000) * 1000;
+    obs->service_call_us = (int64_t)c->w.service_call_ms * 1000;
     obs->lease_us = (int64_t)c->w.lease_ms * 1000;
     if (c->refunds.list_read != NULL) {
         obs->refunds = c->refunds.ledger;

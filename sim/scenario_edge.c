@@ -12,7 +12,8 @@
  * or reloads the page (PB_RELOAD), in turn; the gateway refuses a close for
  * EDGE_CLOSE_MIN_AGE_MS after the order's creation, so the service's close
  * (after the prepay's expiry and its margin) is refused at first, and a
- * payment confirmed meanwhile must be the order's. */
+ * payment confirmed meanwhile must be the order's. The orders start within
+ * budget_ms; the phase lasts EDGE_CLOSE_TAIL_MS longer. */
 static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
     sim_mock_knobs k;
@@ -22,7 +23,7 @@ static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
     snprintf(own, sizeof(own),
              "{\"close_race_rate\":0,\"closeorder_min_age_ms\":%d,\"instant_charge\":false}",
              EDGE_CLOSE_MIN_AGE_MS);
-    if (gen_payer_phase(g, "slow-close", own, &k, budget_ms) < 0)
+    if (gen_payer_phase(g, "slow-close", own, &k, budget_ms + EDGE_CLOSE_TAIL_MS) < 0)
         return -1;
     const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
                            .min_timeout_ms = 4000, .max_timeout_ms = 8000,

@@ -18,6 +18,14 @@
  * payment across the close (confirmed by 16.4 s). */
 #define EDGE_CLOSE_MIN_AGE_MS 20000
 
+/* How long `slow-close` lasts past its last order's start, so that the
+ * gateway's 20 s rule is still the phase's when the service first closes
+ * that order (the stack's prepay 8 s + margin 2 s + up to two reconciler
+ * periods + 2 s): a phase's knobs last until the next phase, and without it
+ * the next phase's minimum age (3 s) let every close through, so no close
+ * was refused (the `close-refusal-closed` mutant survived). */
+#define EDGE_CLOSE_TAIL_MS 16000
+
 int gen_payer_edge(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 int gen_refunds(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 

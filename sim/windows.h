@@ -4,34 +4,40 @@
  * it answers.
  *
  * The service exposes no configuration endpoint and /metrics carries no
- * settings, so the windows are read from the same IDEMPAY_* environment
- * that ./stack passes to the service (lighttpd.conf copies these variables
- * into the FastCGI programs), with the service's defaults (app/config.c)
- * for the unset ones. They shape the schedule, so they are part of the
- * digest. */
+ * settings, so the windows are read the way the service reads them:
+ * common/service_windows (the same IDEMPAY_* names and defaults, through
+ * common/env: the environment over the configuration file) and the same
+ * derivations (the claim, the longest service call). ./stack passes the
+ * environment to the service (lighttpd.conf copies these variables into the
+ * FastCGI programs) and to the simulator alike. They shape the schedule, so
+ * they are part of the digest. */
 #ifndef IDEMPAY_SIM_WINDOWS_H
 #define IDEMPAY_SIM_WINDOWS_H
 
 #include <stddef.h>
 
 typedef struct {
-    long gateway_timeout_ms;   /* IDEMPAY_GATEWAY_TIMEOUT_MS, 3000: one gateway call */
-    long lease_ms;             /* IDEMPAY_LEASE_MS, 10000: a PROCESSING order's lease */
-    long reconcile_ms;         /* IDEMPAY_RECONCILE_INTERVAL_MS, 2000: reconciler period */
-    long failed_recheck_ms;    /* IDEMPAY_FAILED_RECHECK_MS, 60000: a FAILED order asked again */
-    long retry_after_s;        /* IDEMPAY_RETRY_AFTER, 1: Retry-After of 202/409/503 */
-    long statement_ms;         /* IDEMPAY_STATEMENT_INTERVAL_MS, 300000 (./stack: 30000): how
-                                  often the statement job reads the gateway's statement */
-    long claim_ms;             /* an Idempotency-Key claim's lease: max(lease, 2 x timeout + 1 s) */
+    long gateway_timeout_ms;   /* IDEMPAY_GATEWAY_TIMEOUT_MS: one gateway call */
+    long lease_ms;             /* IDEMPAY_LEASE_MS: a PROCESSING order's lease */
+    long reconcile_ms;         /* IDEMPAY_RECONCILE_INTERVAL_MS: reconciler period */
+    long failed_recheck_ms;    /* IDEMPAY_FAILED_RECHECK_MS: a FAILED order asked again */
+    long retry_after_s;        /* IDEMPAY_RETRY_AFTER: Retry-After of 202/409/503 */
+    long statement_ms;         /* IDEMPAY_STATEMENT_INTERVAL_MS (./stack: 30000): how often
+                                  the statement job reads the gateway's statement */
+    long claim_ms;             /* an Idempotency-Key claim's lease (service_windows_claim_ms) */
+    long service_call_ms;      /* the longest one payment request keeps the gateway busy
+                                  (service_windows_call_ms: 2 x timeout + 1 s) */
     long notify_retry_ms;      /* the mock's default first retry step (1000) */
-    int from_env;              /* how many of the variables were set (the rest: defaults) */
+    int from_env;              /* how many of the settings were set (the rest: defaults) */
 } sim_windows;
 
 /* The mock's limit on latency_ms and jitter_ms (gateway-mock/faults.c). */
 #define WINDOWS_MOCK_LATENCY_MAX_MS 60000L
 
-/* Reads the windows from the environment (service defaults for unset or
- * unparseable values). Never fails. */
+/* Reads the windows through common/service_windows (environment over the
+ * configuration file; a value below 1 takes the service's default, as the
+ * service would refuse to start with it). Exits with status 2 when the
+ * configuration file is broken (common/env); otherwise never fails. */
 void windows_load(sim_windows *w);
 
 /* The service defaults only (what an empty environment gives). */

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # stack_memory.sh - the configuration a stack was started with, sourced by
 # ./stack (issue 25: "a stack that remembers how it was started").
 #

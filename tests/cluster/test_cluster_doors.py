@@ -2,7 +2,7 @@
 """test_cluster_doors - the two doors on `./stack cluster` (docs/CLUSTER.md
 "The two doors", docs/SECURITY.md "Doors"); run by `./stack cluster test`
 (= ./stack test --cluster) after `cluster up`, with the environment
-cluster/cluster.sh gives it:
+cluster/cluster gives it:
 
   IDEMPAY_HTTP_PORT / IDEMPAY_PUBLIC_PORT  HAProxy's merchant and public fronts
   IDEMPAY_CLUSTER_MERCHANT_DOORS, IDEMPAY_CLUSTER_PUBLIC_DOORS  the nodes' own

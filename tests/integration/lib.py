@@ -19,6 +19,7 @@ import http.client as httpclient
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -38,9 +39,19 @@ REDIS_PORT = int(os.environ.get("IDEMPAY_REDIS_PORT", "16379"))
 SERVICE = os.environ.get("IDEMPAY_TEST_SERVICE_URL") or f"http://127.0.0.1:{HTTP_PORT}"
 NGINX_PORT = int(os.environ.get("IDEMPAY_NGINX_PORT", str(HTTP_PORT + 5)))
 MOCK = f"http://127.0.0.1:{MOCK_PORT}"
-KEY = os.environ.get("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC")
-APPID = os.environ.get("IDEMPAY_WX_APPID", "wx0000000000000000")
-MCHID = os.environ.get("IDEMPAY_WX_MCHID", "1900000109")
+
+
+def dev_merchant():
+    """The documented development merchant {"APPID", "MCHID", "KEY"}, read
+    from its one definition, common/dev_merchant.h."""
+    with open(os.path.join(ROOT, "common", "dev_merchant.h")) as f:
+        return dict(re.findall(r'#define IDEMPAY_DEV_(\w+) "([^"]*)"', f.read()))
+
+
+DEV_KEY = dev_merchant()["KEY"]
+KEY = os.environ.get("IDEMPAY_WX_KEY", DEV_KEY)
+APPID = os.environ.get("IDEMPAY_WX_APPID", dev_merchant()["APPID"])
+MCHID = os.environ.get("IDEMPAY_WX_MCHID", dev_merchant()["MCHID"])
 DB_SOCKET = os.environ.get("IDEMPAY_DB_SOCKET", os.path.join(STATE, "run", "mysqld.sock"))
 # The public door (the gateway's notifications only; docs/SECURITY.md "Doors").
 PUBLIC_PORT = int(os.environ.get("IDEMPAY_PUBLIC_PORT", str(HTTP_PORT + 4)))
@@ -510,7 +521,7 @@ def metric(name):
 
 def redis_admin_cli(*args, port=None):
     """redis-cli as the stack's Redis admin user (the default user is off:
-    ./stack's redis_acl) with args; the CompletedProcess."""
+    tools/conf/redis-acl.conf.in) with args; the CompletedProcess."""
     auth = []
     if os.environ.get("IDEMPAY_REDIS_ADMIN_PASSWORD"):
         auth = ["--user", os.environ.get("IDEMPAY_REDIS_ADMIN_USER", "idempay-admin"),
@@ -666,34 +677,61 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
+# Where run_tests records each result (tests/run-integration sets it per
+# file); taken out of the environment so that a program a test starts (a
+# ./stack command running another test file) does not write into it.
+_RESULTS_FILE = os.environ.pop("IDEMPAY_TEST_RESULTS", None)
+
+
+def _record_result(name, passed, seconds, detail):
+    """Appends one test's result to the file IDEMPAY_TEST_RESULTS named (one
+    JSON object a line: name, status pass|fail, seconds, detail): what
+    tests/run-integration turns into one JUnit testcase per test."""
+    path = _RESULTS_FILE
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"name": name, "status": "pass" if passed else "fail",
+                            "seconds": round(seconds, 3), "detail": detail}) + "\n")
+
+
 def run_tests(cleanup=None):
     """Runs the registered tests (or those named on the command line), prints
-    PASS/FAIL per test with timing, runs cleanup() after each, exits 1 when
-    any failed."""
+    PASS/FAIL per test with timing, runs cleanup() after each (a cleanup that
+    raises is printed, as before), records each result (_record_result), exits 1
+    when any failed. A name on the command line that names no test of the
+    file, or a file that registers no test, exits 2: nothing is run."""
     only = set(sys.argv[1:])
     unknown = only - {fn.__name__ for fn in _tests}
     if unknown:
-        print(f"no such test in {os.path.basename(sys.argv[0])}: {', '.join(sorted(unknown))}",
+        print(f"no such test in {os.path.basename(sys.argv[0])}: {', '.join(sorted(unknown))}"
+              f" (its tests: {', '.join(fn.__name__ for fn in _tests) or 'none'})",
               file=sys.stderr)
+        sys.exit(2)
+    if not _tests:
+        print(f"{os.path.basename(sys.argv[0])} registers no @test: nothing ran", file=sys.stderr)
         sys.exit(2)
     failed = 0
     for fn in _tests:
         if only and fn.__name__ not in only:
             continue
         t0 = time.monotonic()
+        detail = ""
         try:
             fn()
-            print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
         except Exception:  # noqa: BLE001 - any failure is reported
+            detail = traceback.format_exc()
+        seconds = time.monotonic() - t0
+        print(f"{'FAIL' if detail else 'PASS'} {fn.__name__} ({seconds:.1f}s)", flush=True)
+        if detail:
             failed += 1
-            print(f"FAIL {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
-            traceback.print_exc()
-        finally:
-            if cleanup:
-                try:
-                    cleanup()
-                except Exception:  # noqa: BLE001
-                    traceback.print_exc()
+            print(detail, end="", file=sys.stderr, flush=True)
+        _record_result(fn.__name__, not detail, seconds, detail)
+        if cleanup:
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001
+                traceback.print_exc()
     sys.exit(1 if failed else 0)
 
 

@@ -36,7 +36,7 @@ def no_key_no_start_and_the_message_names_the_setting():
 
 @test
 def the_development_key_is_refused_outside_development():
-    env = env_without("IDEMPAY_DEVELOPMENT", IDEMPAY_WX_KEY="idempaydevkey0123456789abcdefABC")
+    env = env_without("IDEMPAY_DEVELOPMENT", IDEMPAY_WX_KEY=DEV_KEY)
     for args in ([f":{HTTP_PORT + 3}"], ["--check-config"]):
         out = run(args, env)
         check(out.returncode != 0, f"{args}: accepted the development key: rc {out.returncode}")
@@ -69,7 +69,7 @@ def development_mode_starts_and_says_so():
         wait_until(lambda: os.path.exists(log) and "DEVELOPMENT MODE" in open(log).read(), 20, 0.2,
                    "the development-mode line in the log")
         check(proc.poll() is None, "the service did not keep running in development mode")
-        check("idempaydevkey" not in open(log).read(), "the key reached the log")
+        check(DEV_KEY not in open(log).read(), "the key reached the log")
     finally:
         proc.terminate()
         proc.wait(15)

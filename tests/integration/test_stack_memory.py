@@ -24,7 +24,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import *  # noqa: E402,F401,F403
 
 STACK = os.path.join(ROOT, "stack")
-KEY = os.environ.get("IDEMPAY_WX_KEY", "idempaydevkey0123456789abcdefABC")
 OWN_KEY = "stackmemoryK3y0123456789abcdefgh"
 OTHER_KEY = "someoneelsesK3y0123456789abcdefg"
 RECORD = os.path.join(STATE, "run", "stack.env")

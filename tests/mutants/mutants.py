@@ -221,7 +221,7 @@ class Stack:
             "".join(f"TRUNCATE TABLE idempay.{t};" for t in DAY_TABLES)
         subprocess.run(["mariadb", "--no-defaults", "-uroot", f"--socket={sock}", "-e", sql],
                        capture_output=True)
-        auth = []   # the stack's Redis admin user (./stack's redis_acl: the default user is off)
+        auth = []   # the stack's Redis admin user (tools/conf/redis-acl.conf.in: the default user is off)
         if self.env.get("IDEMPAY_REDIS_ADMIN_PASSWORD"):
             auth = ["--user", self.env.get("IDEMPAY_REDIS_ADMIN_USER", "idempay-admin"),
                     "--pass", self.env["IDEMPAY_REDIS_ADMIN_PASSWORD"], "--no-auth-warning"]

@@ -90,8 +90,8 @@ static void test_cpu_time(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"a variable of another process's environment", test_environ_lookup},
-        {"CPU time of a process and of the machine", test_cpu_time},
+        {"a variable is read from another process's environment", test_environ_lookup},
+        {"CPU time is read for a process and for the machine", test_cpu_time},
     };
     if (start_child() != 0) {
         stop_child();

@@ -65,10 +65,10 @@ static void test_quantiles(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"median of odd and even counts", test_median_odd_even},
+        {"the median is right for odd and even counts", test_median_odd_even},
         {"spread is (max - min) / median", test_spread},
-        {"empty set and the run limit", test_empty_and_full},
-        {"nearest-rank quantiles", test_quantiles},
+        {"an empty set gives zeros and the run limit is kept", test_empty_and_full},
+        {"quantiles are nearest-rank", test_quantiles},
     };
     return CU_SUITE_RUN("bench_stats", NULL, NULL, tests);
 }

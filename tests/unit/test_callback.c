@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "callback_verify.h"
 #include "config.h"
 #include "metrics.h"
@@ -15,7 +16,7 @@
 
 #define T_APPID "wx0000000000000000"
 #define T_MCHID "1900000109"
-#define T_KEY "idempaydevkey0123456789abcdefABC"
+#define T_KEY IDEMPAY_DEV_KEY
 
 static app_config t_cfg;
 
@@ -556,22 +557,22 @@ static void test_reply(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "valid notification, MD5", test_valid_md5 },
-        { "valid notification, HMAC-SHA256", test_valid_hmac_sha256 },
-        { "sign_type honoured", test_sign_type_honoured },
-        { "bad, tampered, missing signature", test_bad_signature },
-        { "wrong appid / mch_id", test_wrong_merchant },
-        { "return_code / result_code", test_result_codes },
-        { "total_fee, not cash_fee", test_total_fee },
-        { "required fields", test_required_fields },
-        { "sign type policy (HMAC-SHA256 configured: MD5 refused)", test_sign_type_policy },
+        { "a valid MD5 notification is accepted", test_valid_md5 },
+        { "a valid HMAC-SHA256 notification is accepted", test_valid_hmac_sha256 },
+        { "sign_type is honoured: MD5 under HMAC-SHA256 fails", test_sign_type_honoured },
+        { "a bad, tampered or missing signature is refused", test_bad_signature },
+        { "a wrong appid or mch_id is refused", test_wrong_merchant },
+        { "return_code and result_code decide the verdict", test_result_codes },
+        { "the amount is checked against total_fee, not cash_fee", test_total_fee },
+        { "a notification without a required field is refused", test_required_fields },
+        { "with HMAC-SHA256 configured an MD5 notification is refused", test_sign_type_policy },
         { "a notification is a notification (orderquery reply refused)", test_notification_shape },
-        { "malformed, truncated, DOCTYPE", test_malformed },
-        { "64 KiB body limit", test_body_limit },
-        { "bare-text values", test_bare_text_values },
-        { "order check", test_check_order },
-        { "metric per verdict", test_verdict_metrics },
-        { "WeChat reply", test_reply },
+        { "a malformed, truncated or DOCTYPE body is refused", test_malformed },
+        { "a body over 64 KiB is refused", test_body_limit },
+        { "bare-text values verify like CDATA", test_bare_text_values },
+        { "a notification must name a known order and its amount", test_check_order },
+        { "every verdict has its own metric", test_verdict_metrics },
+        { "the reply to WeChat says SUCCESS or FAIL as WeChat expects", test_reply },
     };
     return CU_SUITE_RUN("callback", suite_init, NULL, tests);
 }

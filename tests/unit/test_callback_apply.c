@@ -331,7 +331,7 @@ static void test_rollback_losing_connection_after_duplicate(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"database reachable", test_database_reachable},
+        {"the stack's MariaDB is reachable", test_database_reachable},
         {"a notification is applied once", test_applied_once},
         {"a second charge is queued for refund", test_second_charge_queued_for_refund},
         {"a charge of a closed order is refunded, never PAID", test_charge_of_closed_order_refunded},

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "caller_auth.h"
 #include "caller_sign.h"
 #include "caller_store.h"
@@ -166,9 +167,9 @@ static void test_keys(void)
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(NULL, k1), -1);
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(
         "zz0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", k1), -1);
-    CU_ASSERT_EQUAL(caller_store_derive_key("idempaydevkey0123456789abcdefABC", "shop-1",
+    CU_ASSERT_EQUAL(caller_store_derive_key(IDEMPAY_DEV_KEY, "shop-1",
                                             "00112233445566778899aabbccddeeff", k1), 0);
-    CU_ASSERT_EQUAL(caller_store_derive_key("idempaydevkey0123456789abcdefABC", "shop-2",
+    CU_ASSERT_EQUAL(caller_store_derive_key(IDEMPAY_DEV_KEY, "shop-2",
                                             "00112233445566778899aabbccddeeff", k2), 0);
     CU_ASSERT_EQUAL(caller_store_derive_key("another-merchant-key-0123456789ab", "shop-1",
                                             "00112233445566778899aabbccddeeff", k3), 0);
@@ -187,12 +188,12 @@ static void test_keys(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "a known request's signature", test_vector },
+        { "a known request signs to its known signature", test_vector },
         { "method, target, timestamp, nonce, body and key are signed", test_every_part_is_signed },
-        { "signature text: upper-case hex, one digit off", test_signature_text },
-        { "header shapes", test_shapes },
-        { "the replay window's edges", test_window },
-        { "keys: hex, derivation, client headers", test_keys },
+        { "a signature in upper-case hex or one digit off is refused", test_signature_text },
+        { "headers of the wrong shape are refused", test_shapes },
+        { "a timestamp is accepted up to the replay window's edges, not past them", test_window },
+        { "a caller key is 64 hex digits, derived per merchant key and caller", test_keys },
     };
     return CU_SUITE_RUN("caller_auth", suite_init, NULL, tests);
 }

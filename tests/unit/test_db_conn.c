@@ -181,13 +181,15 @@ static void test_error_classes(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "parameter and column letters, NULLs", test_letters_round_trip },
-        { "text cut at the buffer's end", test_text_cut_at_buffer },
-        { "'m': malloc'd text, long, NULL, empty", test_malloc_text },
-        { "unknown and too many letters", test_bad_letters },
-        { "streamed rows, stopped half-way", test_streamed_rows },
-        { "statement slots, prepare errors", test_slot_reuse_and_prepare_error },
-        { "lost-connection and retry classes", test_error_classes },
+        { "every parameter and column letter round-trips, NULLs included",
+          test_letters_round_trip },
+        { "a text column is cut at the buffer's end", test_text_cut_at_buffer },
+        { "'m' returns malloc'd text, long, NULL or empty", test_malloc_text },
+        { "an unknown letter or too many letters is refused", test_bad_letters },
+        { "rows stream and can be stopped half-way", test_streamed_rows },
+        { "statement slots are reused and a prepare error is reported",
+          test_slot_reuse_and_prepare_error },
+        { "errors are classed as lost connection or retryable", test_error_classes },
     };
     return CU_SUITE_RUN("db_conn", suite_init, suite_clean, tests);
 }

@@ -189,11 +189,11 @@ static int suite_clean(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "KEY=value syntax, comments, quotes, empty values", test_syntax },
+        { "the file's KEY=value lines, comments, quotes and empty values are read", test_syntax },
         { "the environment overrides the file", test_environment_overrides_file },
-        { "NAME_FILE secrets and their precedence", test_secret_files },
+        { "a NAME_FILE secret is read with its precedence", test_secret_files },
         { "every syntax and secret error names file and line", test_errors },
-        { "a bounded number of keys", test_too_many_keys },
+        { "a file with too many keys is refused", test_too_many_keys },
     };
     return CU_SUITE_RUN("env", suite_init, suite_clean, tests);
 }

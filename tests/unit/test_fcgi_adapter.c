@@ -284,10 +284,10 @@ static void test_outside_a_request(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "requests in, responses out", test_requests },
-        { "a body of exactly the limit", test_body_at_the_limit },
+        { "requests come in and responses go out", test_requests },
+        { "a body of exactly the limit is accepted", test_body_at_the_limit },
         { "an over-long path is cut", test_long_path_is_cut },
-        { "no fd outside a request", test_outside_a_request },
+        { "no fd is held outside a request", test_outside_a_request },
     };
     return CU_SUITE_RUN("fcgi_adapter", suite_init, suite_clean, tests);
 }

@@ -464,11 +464,11 @@ static void test_failures(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "status names", test_status_names },
-        { "methods, bodies, headers", test_post_and_headers },
-        { "keep-alive", test_keep_alive },
-        { "reply limit", test_limits },
-        { "failures", test_failures },
+        { "every status has a name, an unknown one too", test_status_names },
+        { "methods, bodies and headers are sent as given", test_post_and_headers },
+        { "requests reuse one kept-alive connection", test_keep_alive },
+        { "a reply over the limit is too_large", test_limits },
+        { "refused, reset and timed-out requests report their status", test_failures },
     };
     return CU_SUITE_RUN("http_client", suite_init, suite_clean, tests);
 }

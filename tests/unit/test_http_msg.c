@@ -209,12 +209,15 @@ static void test_content_length(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "path segments: decode, fit, malformed", test_path_decode },
-        { "query parameters: find, decode, repeat, fit", test_query_param },
-        { "extra headers up to the last byte", test_headers_fill_to_the_limit },
-        { "bodies, JSON, errors, free", test_bodies },
-        { "strict JSON objects", test_json_object },
-        { "CONTENT_LENGTH: digits only, 0 when absent, over the limit refused", test_content_length },
+        { "path segments are decoded; one that does not fit or is malformed is refused",
+          test_path_decode },
+        { "query parameters are found and decoded; a repeat or an overflow is refused",
+          test_query_param },
+        { "extra headers fill up to the last byte", test_headers_fill_to_the_limit },
+        { "bodies, JSON and error answers are built and freed", test_bodies },
+        { "only strict JSON objects are accepted", test_json_object },
+        { "CONTENT_LENGTH is digits only, 0 when absent, refused over the limit",
+          test_content_length },
     };
     return CU_SUITE_RUN("http_msg", NULL, NULL, tests);
 }

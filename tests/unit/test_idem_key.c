@@ -82,11 +82,11 @@ static void test_limits(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "known vector", test_known_vector },
-        { "same request, same print", test_same_request_same_print },
+        { "a known request gives its known fingerprint", test_known_vector },
+        { "the same request gives the same fingerprint", test_same_request_same_print },
         { "every field counts", test_every_field_counts },
-        { "amounts by value", test_amount_by_value },
-        { "limits", test_limits },
+        { "amounts count by value, not by spelling", test_amount_by_value },
+        { "the longest fields still give a full-length fingerprint", test_limits },
     };
     return CU_SUITE_RUN("idem_key", NULL, NULL, tests);
 }

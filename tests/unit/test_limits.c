@@ -145,9 +145,9 @@ int main(void)
         { "per_s requests pass, the next is limited; budgets are per class and caller",
           test_budget_counts_in_redis },
         { "a window's key expires within two seconds", test_window_key_expires },
-        { "INFO memory gives used_memory and maxmemory", test_room_parse },
+        { "INFO memory is parsed into used_memory and maxmemory", test_room_parse },
         { "the stack's Redis has room", test_room_against_redis },
-        { "per_s lines a second, the rest counted and said later", test_log_budget },
+        { "per_s lines a second are logged, the rest counted and said later", test_log_budget },
     };
     return CU_SUITE_RUN("limits", suite_init, suite_clean, tests);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dev_merchant.h"
 #include "config_report.h"
 #include "metrics.h"
 
@@ -143,7 +144,7 @@ static void test_mask(void)
 {
     char buf[64];
 
-    CU_ASSERT_STRING_EQUAL(config_report_mask("idempaydevkey0123456789abcdefABC", buf, sizeof buf),
+    CU_ASSERT_STRING_EQUAL(config_report_mask(IDEMPAY_DEV_KEY, buf, sizeof buf),
                            "<masked, 32 characters>");
     CU_ASSERT_STRING_EQUAL(config_report_mask(NULL, buf, sizeof buf), "<masked, 0 characters>");
     CU_ASSERT_PTR_NULL(strstr(buf, "idempay"));
@@ -168,9 +169,12 @@ static int suite_clean(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "every family: HELP, then TYPE, once; samples under it", test_every_family_has_help_then_type_once },
-        { "request histogram: labels, cumulative buckets, other", test_request_histogram },
-        { "gauges in flight / PROCESSING, build_info, process_*", test_gauges_and_build_info },
+        { "every family has HELP then TYPE once, its samples under it",
+          test_every_family_has_help_then_type_once },
+        { "the request histogram has its labels, cumulative buckets and other",
+          test_request_histogram },
+        { "gauges of in-flight and PROCESSING, build_info and process_* are exported",
+          test_gauges_and_build_info },
         { "counters survive a remap of the shared file", test_counters_survive_a_remap },
         { "secrets are masked in --check-config", test_mask },
     };

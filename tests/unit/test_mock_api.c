@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "api.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC",
+static const mock_creds creds = { IDEMPAY_DEV_APPID, IDEMPAY_DEV_MCHID, IDEMPAY_DEV_KEY,
                                   WX_SIGN_MD5 };
 
 /* A complete unifiedorder request. */
@@ -533,19 +534,20 @@ static void test_reply_failures(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "endpoint routing", test_endpoint_of },
-        { "MD5 request round trip", test_round_trip_md5 },
-        { "HMAC-SHA256 request round trip", test_round_trip_hmac },
-        { "bad signature is return_code FAIL", test_bad_signature },
-        { "bad XML is return_code FAIL", test_bad_xml },
-        { "each required field -> LACK_PARAMS", test_lack_params },
-        { "field rules -> PARAM_ERROR / APPID_MCHID_NOT_MATCH", test_param_errors },
-        { "orderquery and refund rules", test_query_and_refund_rules },
-        { "closeorder rules", test_closeorder_rules },
-        { "micropay and reverse rules", test_micropay_and_reverse_rules },
-        { "downloadbill rules: day, range, type", test_downloadbill_rules },
-        { "success reply signed (MD5, HMAC)", test_reply_success },
-        { "failure replies signed", test_reply_failures },
+        { "each path routes to its endpoint", test_endpoint_of },
+        { "an MD5-signed request gets a signed answer", test_round_trip_md5 },
+        { "an HMAC-SHA256-signed request gets a signed answer", test_round_trip_hmac },
+        { "a bad signature is answered return_code FAIL", test_bad_signature },
+        { "bad XML is answered return_code FAIL", test_bad_xml },
+        { "each missing required field is answered LACK_PARAMS", test_lack_params },
+        { "a broken field rule is answered PARAM_ERROR or APPID_MCHID_NOT_MATCH",
+          test_param_errors },
+        { "orderquery and refund enforce their field rules", test_query_and_refund_rules },
+        { "closeorder enforces its field rules", test_closeorder_rules },
+        { "micropay and reverse enforce their field rules", test_micropay_and_reverse_rules },
+        { "downloadbill enforces its day, range and type rules", test_downloadbill_rules },
+        { "a success reply is signed, MD5 or HMAC", test_reply_success },
+        { "failure replies are signed too", test_reply_failures },
     };
     return CU_SUITE_RUN("mock_api", NULL, NULL, tests);
 }

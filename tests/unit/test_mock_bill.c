@@ -313,16 +313,17 @@ static void test_forged_txid(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "China time: days, times, real dates only", test_parse_cst },
-        { "charge line: 27 fields, fee 0.6 % half up", test_charge_line },
-        { "refund line", test_refund_line },
-        { "statement: header, lines, summary totals, restart", test_statement_and_summary },
-        { "hard limit: a line that does not fit is refused", test_limit },
-        { "50,000 lines", test_fifty_thousand_lines },
-        { "day D ready from D+1 at the ready hour", test_day_readiness },
-        { "the range extension only behind its knob", test_range_behind_knob },
-        { "tar_type GZIP: a gzip stream of the text", test_tar_type_and_gzip },
-        { "forged line: a transaction_id the ledger has not", test_forged_txid },
+        { "China times and days parse, real dates only", test_parse_cst },
+        { "a charge line has 27 fields and a 0.6 % fee rounded half up", test_charge_line },
+        { "a refund line has the refund's fields", test_refund_line },
+        { "a statement has a header, its lines and summary totals, and can restart",
+          test_statement_and_summary },
+        { "a line that does not fit the hard limit is refused", test_limit },
+        { "a statement of 50,000 lines is written", test_fifty_thousand_lines },
+        { "day D is ready from D+1 at the ready hour", test_day_readiness },
+        { "the range extension is served only behind its knob", test_range_behind_knob },
+        { "tar_type GZIP answers a gzip stream of the text", test_tar_type_and_gzip },
+        { "a forged line carries a transaction_id the ledger has not", test_forged_txid },
     };
     return CU_SUITE_RUN("mock_bill", NULL, NULL, tests);
 }

@@ -438,18 +438,20 @@ static void test_retry_schedule(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "defaults", test_defaults },
-        { "partial merge", test_merge_partial },
+        { "the defaults inject no fault", test_defaults },
+        { "a partial config merges over the current one", test_merge_partial },
         { "per-endpoint knobs merge", test_merge_endpoints },
-        { "unknown knob / wrong type / range rejected", test_merge_rejects },
-        { "JSON round trip", test_json_round_trip },
-        { "same seed, same decisions", test_decisions_reproducible },
-        { "always five draws", test_always_five_draws },
-        { "endpoint decisions: inherit, own knobs, three draws", test_endpoint_decisions },
-        { "unifiedorder draws independent of the endpoints", test_order_draws_independent_of_endpoints },
-        { "precedence reset > error > decline > timeout", test_precedence },
-        { "state reseeds on set", test_state_reseed },
-        { "retry schedule scaling", test_retry_schedule },
+        { "an unknown knob, a wrong type or an out-of-range value is rejected",
+          test_merge_rejects },
+        { "the config round-trips through JSON", test_json_round_trip },
+        { "the same seed makes the same decisions", test_decisions_reproducible },
+        { "every decision takes five draws, whatever the knobs", test_always_five_draws },
+        { "an endpoint inherits or uses its own knobs, in three draws", test_endpoint_decisions },
+        { "unifiedorder's draws do not depend on the endpoints",
+          test_order_draws_independent_of_endpoints },
+        { "reset wins over error, error over decline, decline over timeout", test_precedence },
+        { "setting the config reseeds the state", test_state_reseed },
+        { "the retry schedule scales with notify_retry_ms", test_retry_schedule },
     };
     return CU_SUITE_RUN("mock_faults", NULL, NULL, tests);
 }

@@ -203,15 +203,15 @@ static void test_knob_ranges(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "auth_code: 18 digits, prefix 10-15", test_auth_code_rule },
-        { "test payment codes", test_test_codes },
-        { "time_expire in China time", test_parse_cst },
-        { "fingerprint ignores nonce, sign, sign_type", test_fingerprint },
-        { "clock offset from the knob", test_clock_offset },
+        { "an auth_code has 18 digits and a prefix 10-15", test_auth_code_rule },
+        { "the test payment codes decide the payment's outcome", test_test_codes },
+        { "time_expire is read in China time", test_parse_cst },
+        { "the fingerprint ignores nonce, sign and sign_type", test_fingerprint },
+        { "the clock is offset by its knob", test_clock_offset },
         { "WeChat's values are the defaults", test_wechat_defaults },
-        { "IDEMPAY_MOCK_DEFAULTS", test_site_defaults },
-        { "flows' draws, apart from unifiedorder's", test_flow_draws },
-        { "flows' knobs ranges", test_knob_ranges },
+        { "IDEMPAY_MOCK_DEFAULTS sets the knobs the mock starts with", test_site_defaults },
+        { "the flows draw apart from unifiedorder", test_flow_draws },
+        { "the flows' knobs are refused out of range", test_knob_ranges },
     };
     return CU_SUITE_RUN("mock_flows", NULL, NULL, tests);
 }

@@ -1,5 +1,5 @@
 /* test_mock_journal.c - CUnit suite for gateway-mock/journal against the
- * stack's MariaDB (as test_mock_ledger: skipped, exit 77, without one).
+ * stack's MariaDB (as test_mock_ledger: fails without one, cu_service_missing).
  * Appends entries for fresh out_trade_nos and reads them back: fields and
  * nulls, oldest first, the limit, the rule index (null when none), the knob
  * that switches appending off. */
@@ -128,14 +128,14 @@ int main(void)
     J = journal_start(&F);
     json_t *probe = J != NULL ? journal_json(J, "JUprobe000", 1, err, sizeof(err)) : NULL;
     if (probe == NULL) {
-        fprintf(stderr, "test_mock_journal: MariaDB unavailable (%s): skipped\n", err);
         mysql_library_end();
-        return 77;
+        return cu_service_missing("test_mock_journal", "MariaDB", err);
     }
     json_decref(probe);
     static const cu_test tests[] = {
-        { "a call and a delivery, read back", test_request_and_notification },
-        { "oldest first, limit, knob off", test_order_limit_and_knob },
+        { "a call and a delivery are read back", test_request_and_notification },
+        { "entries read oldest first, up to the limit, none with the knob off",
+          test_order_limit_and_knob },
     };
     return CU_SUITE_RUN("mock_journal", NULL, NULL, tests);
 }

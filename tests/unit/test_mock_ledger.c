@@ -1,9 +1,10 @@
 /* test_mock_ledger.c - CUnit suite for gateway-mock/ledger against the
  * stack's MariaDB (IDEMPAY_DB_* as ./stack exports them; the database is
- * IDEMPAY_MOCK_DB or idempay_mock). Skipped (exit 77) when MariaDB cannot be
- * reached. Uses fresh out_trade_nos and never resets, so a running mock's
+ * IDEMPAY_MOCK_DB or idempay_mock). Fails when MariaDB cannot be reached
+ * (cu_service_missing). Uses fresh out_trade_nos and never resets, so a running mock's
  * ledger is left alone apart from the test orders. */
 #include <CUnit/Basic.h>
+#include "cu_suite.h"
 #include <mysql.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -488,31 +489,31 @@ int main(void)
     L = ledger_new();
     long long probe;
     if (L == NULL || ledger_counter_get(L, &probe) != 0) {
-        fprintf(stderr, "test_mock_ledger: MariaDB unavailable (%s): skipped\n",
-                L != NULL ? ledger_error(L) : "out of memory");
+        int rc = cu_service_missing("test_mock_ledger", "MariaDB",
+                                    L != NULL ? ledger_error(L) : "out of memory");
         ledger_free(L);
         mysql_library_end();
-        return 77;
+        return rc;
     }
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite s = CU_add_suite("mock_ledger", NULL, NULL);
     if (s == NULL ||
-        CU_add_test(s, "dedupe: first charge wins, repeat ORDERPAID, other fee MISMATCH",
+        CU_add_test(s, "the first charge wins, a repeat is ORDERPAID, another fee MISMATCH",
                     test_dedupe_first_charge_wins) == NULL ||
-        CU_add_test(s, "decline recorded, later charge allowed", test_decline_then_charge) == NULL ||
-        CU_add_test(s, "NOTPAY and unknown orders", test_unpaid_and_unknown) == NULL ||
-        CU_add_test(s, "dedupe off charges every time", test_trusting_charges_every_time) == NULL ||
-        CU_add_test(s, "refunds: once per out_refund_no, limits", test_refunds) == NULL ||
-        CU_add_test(s, "16 concurrent connections, one charge",
+        CU_add_test(s, "a decline is recorded and a later charge allowed", test_decline_then_charge) == NULL ||
+        CU_add_test(s, "an unpaid order is NOTPAY and an unknown one reported unknown", test_unpaid_and_unknown) == NULL ||
+        CU_add_test(s, "with dedupe off every attempt charges", test_trusting_charges_every_time) == NULL ||
+        CU_add_test(s, "a refund is made once per out_refund_no, within its limits", test_refunds) == NULL ||
+        CU_add_test(s, "16 concurrent connections make one charge",
                     test_concurrent_duplicates_one_charge) == NULL ||
-        CU_add_test(s, "close: unseen, twice, then every attempt ORDERCLOSED",
+        CU_add_test(s, "a close holds unseen and twice, then every attempt is ORDERCLOSED",
                     test_close_unseen_then_everything_closed) == NULL ||
-        CU_add_test(s, "close after a decline or SYSTEMERROR", test_close_after_decline_or_unpaid) == NULL ||
-        CU_add_test(s, "close of a charged order: ORDERPAID", test_close_of_charged_is_paid) == NULL ||
-        CU_add_test(s, "close racing charges: never both", test_close_races_charges) == NULL ||
-        CU_add_test(s, "statement: charges and refunds by time", test_bill_lists_charges_and_refunds) == NULL ||
-        CU_add_test(s, "counter and persisted config", test_counter_and_config) == NULL) {
+        CU_add_test(s, "an order closes after a decline or SYSTEMERROR", test_close_after_decline_or_unpaid) == NULL ||
+        CU_add_test(s, "a close of a charged order is ORDERPAID", test_close_of_charged_is_paid) == NULL ||
+        CU_add_test(s, "a close racing charges never lets both win", test_close_races_charges) == NULL ||
+        CU_add_test(s, "the statement lists charges and refunds by time", test_bill_lists_charges_and_refunds) == NULL ||
+        CU_add_test(s, "the counter and the config persist", test_counter_and_config) == NULL) {
         CU_cleanup_registry();
         return 2;
     }

@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "notifier.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
-static const mock_creds creds = { "wx0000000000000000", "1900000109", "idempaydevkey0123456789abcdefABC",
+static const mock_creds creds = { IDEMPAY_DEV_APPID, IDEMPAY_DEV_MCHID, IDEMPAY_DEV_KEY,
                                   WX_SIGN_MD5 };
 
 static void sample(notifier_charge *c)
@@ -142,10 +143,10 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "notification has exactly WeChat's 16 fields, signed", test_fields_exact },
-        { "HMAC-SHA256 when configured", test_hmac_sha256 },
-        { "fees bare, text in CDATA", test_bare_fees_and_cdata },
-        { "]]> in a value survives", test_cdata_split },
-        { "merchant reply SUCCESS detection", test_reply_ok },
+        { "notifications are signed HMAC-SHA256 when configured", test_hmac_sha256 },
+        { "fees are bare and text is in CDATA", test_bare_fees_and_cdata },
+        { "a value holding ]]> survives CDATA", test_cdata_split },
+        { "only a merchant reply of SUCCESS counts as acknowledged", test_reply_ok },
     };
     return CU_SUITE_RUN("mock_notifier", NULL, NULL, tests);
 }

@@ -2,7 +2,7 @@
  * orders in mock_prepay) and flows_resolve (a due USERPAYING micropay
  * resolved through the ledger), against the stack's MariaDB (IDEMPAY_DB_*;
  * the database is IDEMPAY_MOCK_DB or idempay_mock, with
- * sql/009_mock_flows.sql applied). Skipped (exit 77) without MariaDB. Uses
+ * sql/009_mock_flows.sql applied). Fails without MariaDB (cu_service_missing). Uses
  * fresh out_trade_nos and never resets. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
@@ -164,18 +164,20 @@ int main(void)
     prepay_row none;
     if (L == NULL || ledger_counter_get(L, &probe) != 0 ||
         prepay_get(PREPAY_BY_OTN, "PPprobe", &none) != 0) {
-        fprintf(stderr, "test_mock_prepay: MariaDB unavailable (%s %s): skipped\n",
-                L != NULL ? ledger_error(L) : "out of memory", prepay_error());
+        char why[600];
+        snprintf(why, sizeof(why), "%s %s", L != NULL ? ledger_error(L) : "out of memory",
+                 prepay_error());
         ledger_free(L);
         prepay_thread_end();
         mysql_library_end();
-        return 77;
+        return cu_service_missing("test_mock_prepay", "MariaDB", why);
     }
     static const cu_test tests[] = {
-        { "insert once, find by out_trade_no, prepay_id, code token", test_insert_and_find },
-        { "states: CAS, USERPAYING, answered, paying, race", test_states },
-        { "resolve a due USERPAYING: paid once, declined, closed", test_resolve },
-        { "not due yet: still USERPAYING", test_not_due_yet },
+        { "a prepay is inserted once and found by out_trade_no, prepay_id or code token",
+          test_insert_and_find },
+        { "prepay states move by compare-and-set, also in a race", test_states },
+        { "a due USERPAYING resolves paid once, declined or closed", test_resolve },
+        { "a USERPAYING not yet due stays USERPAYING", test_not_due_yet },
     };
     int rc = CU_SUITE_RUN("mock_prepay", NULL, NULL, tests);
     ledger_free(L);

@@ -149,9 +149,11 @@ static void test_client_certificate(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "the inner document", test_inner_document },
-        { "the notification, req_info decrypts to the inner document", test_outer_document_decrypts },
-        { "client certificate: verified, CN = mch_id", test_client_certificate },
+        { "the inner document has the refund's fields", test_inner_document },
+        { "a refund notification's req_info decrypts to the inner document",
+          test_outer_document_decrypts },
+        { "a client certificate is verified and its CN must be the mch_id",
+          test_client_certificate },
     };
     return CU_SUITE_RUN("mock_refund_notify", NULL, NULL, tests);
 }

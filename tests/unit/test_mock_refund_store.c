@@ -1,6 +1,6 @@
 /* test_mock_refund_store.c - CUnit suite for gateway-mock/refund_store
  * against the stack's MariaDB (IDEMPAY_DB_*; database IDEMPAY_MOCK_DB or
- * idempay_mock). Skipped (exit 77) when MariaDB cannot be reached. Uses
+ * idempay_mock). Fails when MariaDB cannot be reached (cu_service_missing). Uses
  * fresh charges and never resets. A running mock ends due refunds too, so
  * the tests judge the end state, and that no refund is reported ended twice
  * by the settlements they run. */
@@ -189,15 +189,18 @@ int main(void)
     S = refund_store_new();
     long long probe;
     if (L == NULL || S == NULL || ledger_counter_get(L, &probe) != 0) {
-        fprintf(stderr, "test_mock_refund_store: MariaDB unavailable: skipped\n");
+        int rc = cu_service_missing("test_mock_refund_store", "MariaDB",
+                                    L != NULL ? ledger_error(L) : "out of memory");
         ledger_free(L);
         refund_store_free(S);
         mysql_library_end();
-        return 77;
+        return rc;
     }
     static const cu_test tests[] = {
-        { "accept: limits, repeats, refusals", test_accept_and_limits },
-        { "ends: SUCCESS counts, REFUNDCLOSE gives back, CHANGE keeps; find", test_ends },
+        { "a refund is accepted within limits, a repeat answered the same, others refused",
+          test_accept_and_limits },
+        { "SUCCESS counts, REFUNDCLOSE gives back, CHANGE keeps, and refunds are found",
+          test_ends },
         { "concurrent settlements end each refund once", test_concurrent_settlements_end_once },
     };
     int rc = CU_SUITE_RUN("mock_refund_store", NULL, NULL, tests);

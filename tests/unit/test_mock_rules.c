@@ -287,12 +287,12 @@ static void test_times_under_threads(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "glob over out_trade_no", test_glob },
-        { "parse: every field and the defaults", test_parse_full_and_defaults },
-        { "parse: refusals name the field", test_parse_refusals },
-        { "first match wins; times counts; spent rules pass", test_first_match_and_times },
-        { "JSON shows remaining and hits, and parses back", test_json },
-        { "times under 8 threads: exactly N uses", test_times_under_threads },
+        { "a rule's glob matches out_trade_no", test_glob },
+        { "a rule parses every field and its defaults", test_parse_full_and_defaults },
+        { "a bad rule is refused naming the field", test_parse_refusals },
+        { "the first match wins, times counts uses, spent rules pass", test_first_match_and_times },
+        { "the JSON shows remaining and hits and parses back", test_json },
+        { "under 8 threads a rule of N times is used exactly N times", test_times_under_threads },
     };
     return CU_SUITE_RUN("mock_rules", NULL, NULL, tests);
 }

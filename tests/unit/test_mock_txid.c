@@ -124,8 +124,8 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "transaction_id is 4200 + CST date + 16 digits", test_transaction_shape },
-        { "refund_id and prepay_id shapes", test_refund_and_prepay_shape },
-        { "txid_transaction_valid boundaries", test_valid_boundaries },
+        { "refund_id and prepay_id have WeChat's shapes", test_refund_and_prepay_shape },
+        { "txid_transaction_valid accepts up to its boundaries only", test_valid_boundaries },
         { "time_end is UTC+8", test_time_end },
         { "200000 ids are unique", test_unique_many },
         { "counter wrap keeps ids distinct", test_unique_wraps_counter },

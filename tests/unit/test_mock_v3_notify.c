@@ -146,10 +146,11 @@ static void test_rotation(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "payment notification: envelope and decrypted transaction", test_charge_notification },
-        { "refund notifications: event per status", test_refund_notifications },
-        { "RFC 3339 China times", test_times },
-        { "rotation: announced before it signs", test_rotation },
+        { "a payment notification has its envelope and decrypts to the transaction",
+          test_charge_notification },
+        { "a refund notification has an event per status", test_refund_notifications },
+        { "times are RFC 3339 in China time", test_times },
+        { "a rotated platform certificate is announced before it signs", test_rotation },
     };
     return CU_SUITE_RUN("mock_v3_notify", NULL, NULL, tests);
 }

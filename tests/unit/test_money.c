@@ -127,11 +127,11 @@ static void test_round_trip(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "parse_yuan valid", test_parse_yuan_valid },
-        { "parse_yuan invalid", test_parse_yuan_invalid },
-        { "parse_fen", test_parse_fen },
-        { "format", test_format },
-        { "round trip", test_round_trip },
+        { "parse_yuan accepts every valid yuan amount", test_parse_yuan_valid },
+        { "parse_yuan refuses every invalid yuan amount", test_parse_yuan_invalid },
+        { "parse_fen accepts digits up to the maximum and refuses the rest", test_parse_fen },
+        { "an amount formats as yuan with two decimals", test_format },
+        { "an amount survives format then parse", test_round_trip },
     };
     return CU_SUITE_RUN("money", NULL, NULL, tests);
 }

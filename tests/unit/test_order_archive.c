@@ -308,16 +308,17 @@ static void test_bad_arguments(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"database reachable", test_database_reachable},
+        {"the stack's MariaDB is reachable", test_database_reachable},
         {"an old PAID order moves with what it owns", test_old_paid_order_moves_with_what_it_owns},
         {"an archived order reads back", test_archived_order_reads_back},
         {"an insert of an archived order_no is refused", test_insert_of_archived_order_is_refused},
-        {"forget_trade only without a live order", test_forget_trade_only_without_live_order},
+        {"forget_trade forgets only a trade without a live order",
+          test_forget_trade_only_without_live_order},
         {"an unfinished or recent refund keeps its order", test_unfinished_or_recent_refund_keeps_order},
-        {"orders not final stay", test_not_final_orders_stay},
+        {"orders that are not final stay", test_not_final_orders_stay},
         {"a final FAILED order moves", test_final_failed_order_moves},
         {"a batch is bounded", test_batch_is_bounded},
-        {"bad arguments", test_bad_arguments},
+        {"bad arguments are refused", test_bad_arguments},
     };
     return CU_SUITE_RUN("order_archive", suite_init, suite_clean, tests);
 }

@@ -63,9 +63,9 @@ static void test_null_empty(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "lengths", test_lengths },
-        { "charset", test_charset },
-        { "null and empty", test_null_empty },
+        { "an order number is valid only within its length bounds", test_lengths },
+        { "an order number is valid only in its character set", test_charset },
+        { "a NULL, empty or huge order number is refused", test_null_empty },
     };
     return CU_SUITE_RUN("order_no", NULL, NULL, tests);
 }

@@ -73,11 +73,11 @@ static void test_out_of_range(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "names", test_names },
-        { "seed numbers", test_seed_numbers },
-        { "transition table", test_transition_table },
+        { "every state has its name, an unknown one UNKNOWN", test_names },
+        { "the states keep the seed's numbers", test_seed_numbers },
+        { "only the table's transitions are allowed", test_transition_table },
         { "PAID is terminal", test_paid_is_terminal },
-        { "out of range", test_out_of_range },
+        { "a state out of range never transitions", test_out_of_range },
     };
     return CU_SUITE_RUN("order_state", NULL, NULL, tests);
 }

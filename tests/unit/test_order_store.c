@@ -358,16 +358,17 @@ static void test_write_after_server_dropped_connection(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "database reachable", test_database_reachable },
-        { "insert and read", test_insert_and_read },
-        { "amount limits", test_amount_limits },
-        { "decline, fence and retry", test_decline_and_retry },
-        { "FAILED recheck", test_failed_recheck },
+        { "the stack's MariaDB is reachable", test_database_reachable },
+        { "an inserted order reads back", test_insert_and_read },
+        { "the largest amount and user_id are stored exactly", test_amount_limits },
+        { "a declined or fenced attempt allows a retry", test_decline_and_retry },
+        { "a FAILED order is rechecked when its recheck is due", test_failed_recheck },
         { "closed is final", test_closed_is_final },
         { "PAID is terminal", test_paid_is_terminal },
-        { "lease expiry", test_lease_expiry },
-        { "reconnect after loss", test_reconnect_after_loss },
-        { "write after the server dropped the connection", test_write_after_server_dropped_connection },
+        { "an expired lease is found by the reconciler's scan", test_lease_expiry },
+        { "the store reconnects after a lost connection", test_reconnect_after_loss },
+        { "a write succeeds after the server dropped the connection",
+          test_write_after_server_dropped_connection },
     };
     return CU_SUITE_RUN("order_store", suite_init, suite_clean, tests);
 }

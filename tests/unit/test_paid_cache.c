@@ -131,10 +131,10 @@ static void test_threads(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "put, get, miss", test_put_get },
-        { "field limits", test_limits },
+        { "a put order is got, another misses", test_put_get },
+        { "fields over their limits are not cached", test_limits },
         { "a full cache replaces, never mixes", test_full_cache_replaces },
-        { "concurrent puts and gets", test_threads },
+        { "concurrent puts and gets never mix entries", test_threads },
     };
     return CU_SUITE_RUN("paid_cache", NULL, NULL, tests);
 }

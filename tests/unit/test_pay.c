@@ -211,10 +211,10 @@ static void test_idempotency_key(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "new order 200 PAID, repeat replayed", test_new_then_repeat },
-        { "another amount or user: 422", test_mismatch },
-        { "decline 402, a later POST is declined again", test_decline_then_retry },
-        { "Idempotency-Key reused for another order: 422", test_idempotency_key },
+        { "a new order is 200 PAID and its repeat replayed", test_new_then_repeat },
+        { "a repeat with another amount or user is 422", test_mismatch },
+        { "a decline is 402 and a later POST is declined again", test_decline_then_retry },
+        { "an Idempotency-Key reused for another order is 422", test_idempotency_key },
     };
     return CU_SUITE_RUN("pay", suite_init, suite_clean, tests);
 }

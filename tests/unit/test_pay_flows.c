@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "config.h"
 #include "gateway_reply.h"
 #include "pay_prepay.h"
@@ -145,7 +146,7 @@ static gw_outcome mean(const char *xml, int which, gw_result *out)
  * both pass. */
 static void test_reply_sign_type(void)
 {
-    static const char key[] = "idempaydevkey0123456789abcdefABC";
+    static const char key[] = IDEMPAY_DEV_KEY;
     wx_msg m;
     gw_result g;
 
@@ -260,14 +261,14 @@ static void test_awaiting_body(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "trade_type, openid, auth_code", test_flow_fields },
-        { "time_expire fixed at insert", test_time_expire },
-        { "the prepay's lease", test_prepay_lease },
-        { "JSAPI paySign (WeChat's example)", test_jsapi_pay_sign },
-        { "unifiedorder, micropay, reverse replies", test_replies },
-        { "reply sign type policy (HMAC-SHA256 configured: MD5 refused)", test_reply_sign_type },
-        { "MICROPAY poll schedule", test_micropay_schedule },
-        { "AWAITING_PAYMENT body", test_awaiting_body },
+        { "trade_type, openid and auth_code are checked per flow", test_flow_fields },
+        { "time_expire is fixed at insert", test_time_expire },
+        { "a prepay's lease runs past its close", test_prepay_lease },
+        { "the JSAPI paySign matches WeChat's example", test_jsapi_pay_sign },
+        { "unifiedorder, micropay and reverse replies are understood", test_replies },
+        { "with HMAC-SHA256 configured an MD5 reply is refused", test_reply_sign_type },
+        { "MICROPAY polls on its schedule until the window ends", test_micropay_schedule },
+        { "an order awaiting payment answers its AWAITING_PAYMENT body", test_awaiting_body },
     };
     return CU_SUITE_RUN("pay_flows", NULL, NULL, tests);
 }

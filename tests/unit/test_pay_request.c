@@ -363,16 +363,16 @@ static void test_response_bodies(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "amount boundaries", test_amount_boundaries },
+        { "amounts are accepted within their bounds only", test_amount_boundaries },
         { "amount must be a JSON string", test_amount_must_be_string },
-        { "order_no rule", test_order_no_rule },
-        { "user_id rule", test_user_id_rule },
-        { "body shape", test_body_shape },
-        { "token field", test_token_field },
-        { "Idempotency-Key header", test_idempotency_key },
-        { "Content-Type", test_content_type },
-        { "request status", test_request_status },
-        { "response bodies", test_response_bodies },
+        { "an order_no must follow its rule", test_order_no_rule },
+        { "a user_id must follow its rule", test_user_id_rule },
+        { "a body of the wrong shape is refused", test_body_shape },
+        { "the token field is read or refused", test_token_field },
+        { "the Idempotency-Key header is read or refused", test_idempotency_key },
+        { "a body must be sent as application/json", test_content_type },
+        { "each parse outcome has its HTTP status", test_request_status },
+        { "answers have their documented JSON bodies", test_response_bodies },
     };
     return CU_SUITE_RUN("pay_request", NULL, NULL, tests);
 }

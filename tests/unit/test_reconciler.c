@@ -128,10 +128,12 @@ static void test_database_down_is_an_error(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "expired, never charged: closed, FAILED", test_expired_never_charged_is_closed },
-        { "expired, charged: PAID with that charge", test_expired_charged_is_paid },
+        { "an expired attempt never charged is closed and FAILED",
+          test_expired_never_charged_is_closed },
+        { "an expired attempt that charged is PAID with that charge",
+          test_expired_charged_is_paid },
         { "a live lease is left alone", test_live_lease_is_left_alone },
-        { "MariaDB unreachable: -1", test_database_down_is_an_error },
+        { "an unreachable MariaDB makes a round fail with -1", test_database_down_is_an_error },
     };
     return CU_SUITE_RUN("reconciler", suite_init, suite_clean, tests);
 }

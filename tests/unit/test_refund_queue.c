@@ -70,9 +70,9 @@ static void test_backoff(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "out_refund_no from the transaction", test_refund_no },
-        { "out_refund_no refused", test_refund_no_refused },
-        { "retry backoff", test_backoff },
+        { "out_refund_no is derived from the transaction", test_refund_no },
+        { "an out_refund_no that cannot be made is refused", test_refund_no_refused },
+        { "retries back off", test_backoff },
     };
     return CU_SUITE_RUN("refund_queue", NULL, NULL, tests);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "config.h"
 #include "config_refund.h"
 #include "gateway_refund.h"
@@ -195,7 +196,7 @@ static void test_notify_verify(void)
     memset(&cfg, 0, sizeof(cfg));
     snprintf(cfg.appid, sizeof(cfg.appid), "wx0000000000000000");
     snprintf(cfg.mch_id, sizeof(cfg.mch_id), "1900000109");
-    snprintf(cfg.key, sizeof(cfg.key), "idempaydevkey0123456789abcdefABC");
+    snprintf(cfg.key, sizeof(cfg.key), IDEMPAY_DEV_KEY);
 
     char *xml = notification(cfg.key, cfg.appid, INNER);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
@@ -262,13 +263,13 @@ static void test_config(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "submission: accepted, retried, stuck", test_submit },
-        { "result: SUCCESS, REFUNDCLOSE, CHANGE, final states stay", test_result },
-        { "amount rule: never above the charge", test_amount },
-        { "merchant out_refund_no from (order, key)", test_refund_no },
-        { "refundquery reply", test_refundquery_reply },
-        { "refund notification verification", test_notify_verify },
-        { "certificate settings refused at start", test_config },
+        { "a submission is accepted, retried or stuck", test_submit },
+        { "SUCCESS, REFUNDCLOSE and CHANGE end a refund and final states stay", test_result },
+        { "a refund is never above its charge", test_amount },
+        { "a merchant refund's out_refund_no comes from its order and key", test_refund_no },
+        { "a refundquery reply is understood", test_refundquery_reply },
+        { "a refund notification is verified before it is believed", test_notify_verify },
+        { "bad certificate settings are refused at start", test_config },
     };
     return CU_SUITE_RUN("refund_state", NULL, NULL, tests);
 }

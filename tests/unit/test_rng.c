@@ -150,13 +150,13 @@ static void test_unit_and_chance(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "splitmix64 known values", test_splitmix_known },
-        { "same seed, same sequence", test_same_seed_same_sequence },
+        { "splitmix64 gives its known values", test_splitmix_known },
+        { "the same seed gives the same sequence", test_same_seed_same_sequence },
         { "different seeds differ", test_different_seeds_differ },
-        { "known sequence", test_known_sequence },
-        { "below", test_below },
-        { "range", test_range },
-        { "unit and chance", test_unit_and_chance },
+        { "the generator gives its known sequence", test_known_sequence },
+        { "below(n) stays under n and reaches every value", test_below },
+        { "range(lo, hi) stays within and reaches both ends", test_range },
+        { "unit stays in [0, 1) and chance(p) happens at about p", test_unit_and_chance },
     };
     return CU_SUITE_RUN("rng", NULL, NULL, tests);
 }

@@ -176,9 +176,9 @@ static void test_too_large_body(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "routes, 401, 404 and 405", test_routes },
-        { "the public door: notifications only", test_public_door },
-        { "a body over the limit", test_too_large_body },
+        { "a route answers, or 401, 404 or 405", test_routes },
+        { "the public door serves notifications only", test_public_door },
+        { "a body over the limit is refused", test_too_large_body },
     };
     return CU_SUITE_RUN("router", suite_init, suite_clean, tests);
 }

@@ -158,9 +158,9 @@ static void test_segment_against_nothing(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "parse order bodies", test_parse_order },
+        { "order bodies parse into what the client saw", test_parse_order },
         { "pool runs every index once", test_pool_every_index_once },
-        { "segment against a closed port", test_segment_against_nothing },
+        { "a segment against a closed port records refusals", test_segment_against_nothing },
     };
     return CU_SUITE_RUN("sim_driver", NULL, NULL, tests);
 }

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev_merchant.h"
 #include "forge.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
-#define KEY "idempaydevkey0123456789abcdefABC"
+#define KEY IDEMPAY_DEV_KEY
 
 static const client_merchant merchant = {.appid = "wx0000000000000000", .mch_id = "1900000109",
                                          .key = KEY};
@@ -76,10 +77,10 @@ static void test_wrong_mch_is_signed(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "wrong fee: signed, with that fee", test_wrong_fee_is_signed },
-        { "HMAC-SHA256 when the schedule draws it", test_hmac_when_drawn },
+        { "a wrong-fee forgery is signed with that fee", test_wrong_fee_is_signed },
+        { "a forgery is signed HMAC-SHA256 when the schedule draws it", test_hmac_when_drawn },
         { "bad signature does not verify", test_bad_sign_fails_verification },
-        { "another mch_id, correctly signed", test_wrong_mch_is_signed },
+        { "a forgery for another mch_id is correctly signed", test_wrong_mch_is_signed },
     };
     return CU_SUITE_RUN("sim_forge", NULL, NULL, tests);
 }

@@ -117,12 +117,12 @@ static void test_sum_saturates(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "empty", test_empty },
-        { "bucket bounds", test_bucket_bounds },
-        { "quantiles of a uniform run", test_quantiles_uniform },
-        { "quantiles clamped to max", test_quantile_clamped_to_max },
-        { "merge", test_merge },
-        { "sum saturates", test_sum_saturates },
+        { "an empty histogram gives zeros", test_empty },
+        { "every value lies in its bucket, small values exactly", test_bucket_bounds },
+        { "quantiles of a uniform run are within a bucket", test_quantiles_uniform },
+        { "quantiles are clamped to the maximum", test_quantile_clamped_to_max },
+        { "merged histograms equal one of all values", test_merge },
+        { "the sum saturates instead of wrapping", test_sum_saturates },
     };
     return CU_SUITE_RUN("sim_histogram", NULL, NULL, tests);
 }

@@ -217,13 +217,13 @@ static void test_with_defaults(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "filter and map", test_filter_and_map },
-        { "empty and bad bodies", test_empty_and_bad },
-        { "config cut to the mock's knobs", test_config_filter },
-        { "ledger times", test_ledger_time },
-        { "journal text", test_journal },
-        { "refunds: the ledger's and a service's list", test_refunds },
-        { "unnamed optional knobs back to the defaults", test_with_defaults },
+        { "the ledger is filtered to this run and mapped to charges", test_filter_and_map },
+        { "empty and bad bodies are refused", test_empty_and_bad },
+        { "knobs an older mock lacks are cut from the config", test_config_filter },
+        { "ledger times parse to microseconds, others refused", test_ledger_time },
+        { "the journal reads as text in time order", test_journal },
+        { "the ledger's refunds and a service's list are read", test_refunds },
+        { "knobs a phase does not name go back to the defaults", test_with_defaults },
     };
     return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
 }

@@ -90,10 +90,10 @@ static void test_names(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "payment code", test_auth_code },
-        { "payer request body", test_request_json },
-        { "payer answers", test_reply },
-        { "names", test_names },
+        { "a payment code is a valid auth_code", test_auth_code },
+        { "the payer's request body names the prepay", test_request_json },
+        { "the payer's answers read as paid or refused", test_reply },
+        { "flows and behaviours have their names", test_names },
     };
     return CU_SUITE_RUN("sim_payer", NULL, NULL, tests);
 }

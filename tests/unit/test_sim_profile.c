@@ -409,14 +409,14 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "built-in profile is sim/profiles/idempay.json", test_builtin_is_the_file },
-        { "seed-article profile loads", test_seed_article_loads },
+        { "the seed-article profile loads", test_seed_article_loads },
         { "broken profiles are refused, naming the key", test_refuses_broken_profiles },
-        { "idempay requests", test_idempay_requests },
-        { "seed-article requests", test_seed_article_requests },
-        { "idempay answers", test_idempay_answers },
-        { "seed-article answers", test_seed_article_answers },
-        { "JSON paths and scalar text", test_paths_and_text },
-        { "scenarios a profile can run", test_runnable },
+        { "idempay requests are built from the profile", test_idempay_requests },
+        { "seed-article requests are built from the profile", test_seed_article_requests },
+        { "idempay answers are read through the profile", test_idempay_answers },
+        { "seed-article answers are read through the profile", test_seed_article_answers },
+        { "JSON paths find values and scalars read as text", test_paths_and_text },
+        { "a profile runs only the scenarios it can", test_runnable },
     };
     return CU_SUITE_RUN("sim_profile", NULL, NULL, tests);
 }

@@ -265,13 +265,13 @@ static void test_error_run(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "checker found the double charge", test_checker_found_it },
-        { "witness", test_witness },
-        { "human report", test_human },
-        { "JSON shape", test_json_shape },
-        { "JUnit shape", test_junit_shape },
-        { "XML escaping", test_xml_escape },
-        { "error run", test_error_run },
+        { "the checker finds the planted double charge", test_checker_found_it },
+        { "a witness names the invariant, the order and the seed", test_witness },
+        { "the human report says the result and the seed", test_human },
+        { "the JSON report has its documented shape", test_json_shape },
+        { "the JUnit report has its documented shape", test_junit_shape },
+        { "text in XML is escaped", test_xml_escape },
+        { "a run that could not be carried out is reported as an error", test_error_run },
     };
     return CU_SUITE_RUN("sim_report", setup, teardown, tests);
 }

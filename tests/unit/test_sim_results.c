@@ -292,11 +292,11 @@ static void test_html_data_block(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "timeline", test_timeline },
-        { "write and load a run", test_write_and_load },
+        { "the timeline counts operations per interval", test_timeline },
+        { "a written run loads back", test_write_and_load },
         { "an edited ledger is judged", test_edited_ledger_is_judged },
         { "an edited recipe is refused", test_edited_recipe_is_refused },
-        { "report.html data block", test_html_data_block },
+        { "report.html carries its data block", test_html_data_block },
     };
     return CU_SUITE_RUN("sim_results", setup, teardown, tests);
 }

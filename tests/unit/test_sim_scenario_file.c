@@ -279,9 +279,10 @@ int main(void)
 {
     static const cu_test tests[] = {
         {"a file naming scenarios is --scenario", test_plain_file_is_the_builtin},
-        {"defaults written out: same schedule", test_explicit_file_same_schedule},
+        {"a file with the defaults written out gives the same schedule",
+          test_explicit_file_same_schedule},
         {"knobs and clients reach the schedule", test_knobs_and_clients_reach_the_schedule},
-        {"shares by weight", test_shares},
+        {"phases without orders share the rest by weight", test_shares},
         {"bad files are refused naming where", test_refusals},
     };
     return CU_SUITE_RUN("sim_scenario_file", setup, teardown, tests);

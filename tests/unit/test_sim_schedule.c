@@ -294,15 +294,15 @@ static void test_crash_chaos_plan(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "same seed, same digest", test_same_seed_same_digest },
-        { "same seed, same schedule", test_same_seed_same_schedule },
-        { "every scenario present", test_every_scenario_present },
-        { "order numbers", test_order_numbers },
-        { "amount text", test_amount_text },
-        { "scenario names", test_scenario_names },
-        { "mock config JSON", test_mock_json },
-        { "nemesis aims at the windows", test_nemesis },
-        { "crash chaos plan", test_crash_chaos_plan },
+        { "the same seed gives the same digest", test_same_seed_same_digest },
+        { "the same seed gives the same schedule", test_same_seed_same_schedule },
+        { "every scenario is in the full schedule", test_every_scenario_present },
+        { "order numbers are valid and distinct", test_order_numbers },
+        { "amounts are written as yuan text", test_amount_text },
+        { "every scenario has its name and code", test_scenario_names },
+        { "the mock config is written as JSON", test_mock_json },
+        { "the nemesis aims at the windows it is given", test_nemesis },
+        { "crash chaos runs are planned every period", test_crash_chaos_plan },
     };
     return CU_SUITE_RUN("sim_schedule", NULL, NULL, tests);
 }

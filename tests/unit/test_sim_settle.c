@@ -114,9 +114,9 @@ static void test_customer_payments(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "orders still moving", test_pending },
-        { "the payer's second charge", test_payer_second_charge },
-        { "the customer's payments", test_customer_payments },
+        { "orders still moving are found", test_pending },
+        { "the payer's second charge keeps the run settling", test_payer_second_charge },
+        { "the customer's payments settle once the kept one is", test_customer_payments },
     };
     return CU_SUITE_RUN("sim_settle", setup, teardown, tests);
 }

@@ -302,11 +302,11 @@ int main(void)
 {
     static const cu_test tests[] = {
         {"the brief's examples parse", test_parse_examples},
-        {"units and spaces", test_parse_units_and_spaces},
+        {"units and spaces parse", test_parse_units_and_spaces},
         {"bad expressions are refused with a reason", test_parse_refusals},
-        {"operators", test_holds},
-        {"measured against a report", test_eval},
-        {"human, JSON and JUnit", test_renderings},
+        {"each operator holds or not", test_holds},
+        {"a threshold is measured against a report", test_eval},
+        {"thresholds render in the human, JSON and JUnit reports", test_renderings},
     };
     return CU_SUITE_RUN("sim_threshold", NULL, NULL, tests);
 }

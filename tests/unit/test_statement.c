@@ -416,12 +416,13 @@ static int suite_clean(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"parse: records, refunds, summary, BOM, LF", test_parse_records_and_summary},
-        {"parse: empty and broken statements", test_parse_empty_and_broken},
-        {"parse: bad lines set aside, the rest read", test_parse_sets_bad_lines_aside},
-        {"days: China day, ready hour, re-read days", test_days},
-        {"judge: paid, refunded, final, skipped, unmatched", test_judge},
-        {"judge: a line changes nothing without the gateway's word", test_judge_needs_confirmation},
+        {"a statement parses into records, refunds and a summary, with a BOM or LF",
+          test_parse_records_and_summary},
+        {"an empty or broken statement is refused", test_parse_empty_and_broken},
+        {"bad lines are set aside and the rest read", test_parse_sets_bad_lines_aside},
+        {"days are China days, ready at the ready hour, re-read for the re-read days", test_days},
+        {"each line is judged paid, refunded, final, skipped or unmatched", test_judge},
+        {"a line changes nothing without the gateway's word", test_judge_needs_confirmation},
     };
     return CU_SUITE_RUN("statement", suite_init, suite_clean, tests);
 }

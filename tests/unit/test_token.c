@@ -554,23 +554,33 @@ int main(void)
         return 2;
     CU_pSuite s = CU_add_suite("token", suite_init, suite_fini);
     if (s == NULL ||
-        !CU_add_test(s, "entropy >= 128 bits", test_entropy_is_enough) ||
-        !CU_add_test(s, "generate: base64url text", test_generate_format) ||
-        !CU_add_test(s, "generate: unique, every bit random", test_generate_unique_and_random) ||
-        !CU_add_test(s, "text_valid: bounds", test_text_valid_bounds) ||
-        !CU_add_test(s, "redis reachable", test_redis_is_up) ||
-        !CU_add_test(s, "issue: SET user EX ttl", test_issue_stores_user_with_ttl) ||
-        !CU_add_test(s, "consume: accept, retry, refuse", test_consume_lifecycle) ||
-        !CU_add_test(s, "consume: another user's token stays usable", test_other_users_token_stays_usable) ||
-        !CU_add_test(s, "consume: unknown, malformed, bad args", test_unknown_malformed_and_bad_args) ||
-        !CU_add_test(s, "consume: expired", test_expired_token_is_invalid) ||
-        !CU_add_test(s, "consume: NOSCRIPT reload, reconnect", test_noscript_reload_and_reconnect) ||
-        !CU_add_test(s, "connection closed by Redis: reconnect once", test_connection_closed_by_redis) ||
-        !CU_add_test(s, "race: one token, one order", test_race_same_order) ||
-        !CU_add_test(s, "race: one token, many orders", test_race_distinct_orders) ||
-        !CU_add_test(s, "redis down: unavailable, 503", test_redis_down_is_unavailable) ||
-        !CU_add_test(s, "handler: 200 token", test_handler_issues) ||
-        !CU_add_test(s, "handler: 400 bad user_id", test_handler_rejects_bad_user_id)) {
+        !CU_add_test(s, "a token has at least 128 bits of entropy", test_entropy_is_enough) ||
+        !CU_add_test(s, "a token is base64url text", test_generate_format) ||
+        !CU_add_test(s, "tokens are unique and every bit random",
+                     test_generate_unique_and_random) ||
+        !CU_add_test(s, "text_valid accepts tokens within their bounds only",
+                     test_text_valid_bounds) ||
+        !CU_add_test(s, "the stack's Redis is reachable", test_redis_is_up) ||
+        !CU_add_test(s, "issue stores the user with the ttl", test_issue_stores_user_with_ttl) ||
+        !CU_add_test(s, "consume accepts once, then retries the same order, refuses others",
+                     test_consume_lifecycle) ||
+        !CU_add_test(s, "another user's token stays usable after a refusal",
+                     test_other_users_token_stays_usable) ||
+        !CU_add_test(s, "an unknown or malformed token or bad arguments are refused",
+                     test_unknown_malformed_and_bad_args) ||
+        !CU_add_test(s, "an expired token is invalid", test_expired_token_is_invalid) ||
+        !CU_add_test(s, "consume reloads its script after NOSCRIPT and reconnects",
+                     test_noscript_reload_and_reconnect) ||
+        !CU_add_test(s, "a connection closed by Redis is reconnected once",
+                     test_connection_closed_by_redis) ||
+        !CU_add_test(s, "racing consumers of one token for one order: one wins, the rest retry",
+                     test_race_same_order) ||
+        !CU_add_test(s, "racing consumers of one token for many orders: one order wins",
+                     test_race_distinct_orders) ||
+        !CU_add_test(s, "with Redis down a token is unavailable, 503",
+                     test_redis_down_is_unavailable) ||
+        !CU_add_test(s, "the handler issues a token with 200", test_handler_issues) ||
+        !CU_add_test(s, "the handler answers 400 for a bad user_id", test_handler_rejects_bad_user_id)) {
         CU_cleanup_registry();
         return 2;
     }

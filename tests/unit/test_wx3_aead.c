@@ -111,10 +111,11 @@ static void test_base64(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "known vector (Node.js aes-256-gcm)", test_known_vector },
-        { "tampered ciphertext, tag, nonce, AAD, key refused", test_tampering_refused },
-        { "round trip, the maximum, the empty text, bad arguments", test_round_trip_and_limits },
-        { "base64", test_base64 },
+        { "a known vector decrypts as Node.js aes-256-gcm made it", test_known_vector },
+        { "a tampered ciphertext, tag, nonce, AAD or key is refused", test_tampering_refused },
+        { "texts round-trip up to the maximum, the empty one too; bad arguments are refused",
+          test_round_trip_and_limits },
+        { "base64 encodes and decodes, refusing bad input", test_base64 },
     };
     return CU_SUITE_RUN("wx3_aead", NULL, NULL, tests);
 }

@@ -188,12 +188,12 @@ int main(void)
 {
     static const cu_test tests[] = {
         { "SHA256withRSA matches openssl dgst's signature", test_known_vector },
-        { "verify: the right signature only", test_verify_and_refusals },
+        { "only the right signature verifies", test_verify_and_refusals },
         { "openssl dgst -verify accepts our signature", test_openssl_cli_verifies },
-        { "certificate serial, dates, PEM", test_cert_fields },
-        { "the signed messages", test_messages },
-        { "Authorization header grammar", test_auth_parse },
-        { "nonce", test_nonce },
+        { "a certificate's serial, dates and PEM are read", test_cert_fields },
+        { "the signed messages are built as WeChat defines them", test_messages },
+        { "the Authorization header is parsed by its grammar", test_auth_parse },
+        { "a nonce is fresh and of the right form", test_nonce },
     };
     return CU_SUITE_RUN("wx3_sign", suite_init, suite_clean, tests);
 }

@@ -97,10 +97,10 @@ static void test_limit(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "vector", test_vector },
-        { "empty and block sizes", test_empty_and_block_sizes },
-        { "wrong key and bad input", test_wrong_key_and_bad_input },
-        { "limit", test_limit },
+        { "a known plain text encrypts to its known req_info and back", test_vector },
+        { "the empty text and texts of block sizes round-trip", test_empty_and_block_sizes },
+        { "a wrong key or bad input is refused", test_wrong_key_and_bad_input },
+        { "a text over the limit is refused, at the limit it round-trips", test_limit },
     };
     return CU_SUITE_RUN("wx_refund_info", NULL, NULL, tests);
 }

@@ -232,12 +232,12 @@ static void test_nonce(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "published vectors", test_vectors },
-        { "selection and order", test_selection_and_order },
-        { "type_of", test_type_of },
-        { "sign and verify", test_sign_and_verify },
-        { "round trip through XML", test_round_trip_xml },
-        { "nonce", test_nonce },
+        { "WeChat's published vectors sign as published", test_vectors },
+        { "fields are selected and ordered by byte", test_selection_and_order },
+        { "type_of reads sign_type or the default", test_type_of },
+        { "a signed message verifies and a changed one does not", test_sign_and_verify },
+        { "a signature survives a round trip through XML", test_round_trip_xml },
+        { "a nonce is 32 random characters", test_nonce },
     };
     return CU_SUITE_RUN("wx_sign", NULL, NULL, tests);
 }

@@ -662,20 +662,20 @@ static void test_set_pairs(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        { "msg basics", test_msg_basics },
-        { "msg limits", test_msg_limits },
-        { "parse notification", test_parse_notification },
-        { "parse text forms", test_parse_text_forms },
-        { "refuse structure", test_refuse_structure },
-        { "refuse declarations and PIs", test_refuse_declarations },
-        { "refuse bytes", test_refuse_bytes },
-        { "limits", test_limits },
-        { "err buffer", test_err_buffer },
-        { "build", test_build },
-        { "notify reply", test_notify_reply },
-        { "build bare fields", test_build_bare },
-        { "set pairs, merge", test_set_pairs },
-        { "threads", test_threads },
+        { "a message sets, gets and replaces fields", test_msg_basics },
+        { "a message refuses fields over its limits", test_msg_limits },
+        { "a notification parses into its fields", test_parse_notification },
+        { "CDATA, bare text and entities parse alike", test_parse_text_forms },
+        { "a document of the wrong structure is refused", test_refuse_structure },
+        { "declarations and processing instructions are refused", test_refuse_declarations },
+        { "bad bytes are refused", test_refuse_bytes },
+        { "a document at its limits parses, over them is refused", test_limits },
+        { "the error text is cut to its buffer and terminated", test_err_buffer },
+        { "a message builds to XML that parses back", test_build },
+        { "the notification reply is built as WeChat expects", test_notify_reply },
+        { "bare fields build without CDATA", test_build_bare },
+        { "pairs set a message and merge into one", test_set_pairs },
+        { "parsing is safe from several threads", test_threads },
     };
     return CU_SUITE_RUN("wx_xml", NULL, NULL, tests);
 }
