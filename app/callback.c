@@ -3,14 +3,13 @@
  * first write claims the transaction_id (see callback.h, docs/CALLBACKS.md). */
 #include "callback.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db_conn.h"
+#include "db_retry.h"
 #include "log.h"
 #include "metrics.h"
 #include "money.h"
@@ -309,36 +308,58 @@ static cb_txn_status cb_apply_once(app_ctx *ctx, callback_notification *n, const
     return cb_not_payable(ctx, n, effect, verdict);
 }
 
-/* Short randomised pause between attempts after a deadlock. */
-static void cb_backoff(int attempt)
+/* Up to CB_TXN_ATTEMPTS tries of the whole transaction (a deadlock, a lock
+ * wait timeout, a dropped connection, or data that moved under it), with a
+ * short randomised pause before each: 2 ms * the try's number + 0..4 ms. */
+static const db_retry_policy cb_retry = {
+    .max_tries = CB_TXN_ATTEMPTS,
+    .max_lost_tries = CB_TXN_ATTEMPTS,
+    .pause_base_ms = 2,
+    .pause_step_ms = 2,
+    .pause_jitter_ms = 5,
+};
+
+typedef struct {
+    app_ctx *ctx;
+    callback_notification *n;
+    char *raw;
+    cb_effect effect;
+    callback_verdict verdict;
+} cb_try_arg;
+
+/* One try of callback_apply: cb_apply_once's CB_TXN_RETRY (already judged
+ * worth another try by cb_fail) is DB_TRY_AGAIN, CB_TXN_DOWN a failure no
+ * try cures. */
+static db_try_status cb_try(void *arg, db_try_report *r)
 {
-    struct timespec ts;
-    long ms = 2L * attempt + (long)(rand() % 5); /* jitter only; not security relevant */
-    ts.tv_sec = 0;
-    ts.tv_nsec = ms * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    cb_try_arg *a = arg;
+
+    (void)r;
+    switch (cb_apply_once(a->ctx, a->n, a->raw, &a->effect, &a->verdict)) {
+    case CB_TXN_DONE:
+        return DB_TRY_DONE;
+    case CB_TXN_RETRY:
+        return DB_TRY_AGAIN;
+    case CB_TXN_DOWN:
+        break;
     }
+    return DB_TRY_FAILED;
 }
 
 callback_verdict callback_apply(app_ctx *ctx, callback_notification *n, const char *body,
                                 size_t len)
 {
-    cb_effect effect = CB_REJECTED;
-    callback_verdict v = CB_VERDICT_OK;
-    char *raw = cb_raw_copy(body, len);
+    cb_try_arg a = { ctx, n, cb_raw_copy(body, len), CB_REJECTED, CB_VERDICT_OK };
 
-    if (raw == NULL) {
+    if (a.raw == NULL) {
         callback_set_reason(n, "out of memory");
         return CB_VERDICT_UNAVAILABLE;
     }
-    cb_txn_status s = CB_TXN_RETRY;
-    for (int attempt = 1; attempt <= CB_TXN_ATTEMPTS && s == CB_TXN_RETRY; attempt++) {
-        if (attempt > 1)
-            cb_backoff(attempt);
-        s = cb_apply_once(ctx, n, raw, &effect, &v);
-    }
-    free(raw);
-    if (s != CB_TXN_DONE) {
+    int rc = db_run(&cb_retry, cb_try, &a, NULL);
+    free(a.raw);
+    cb_effect effect = a.effect;
+    callback_verdict v = a.verdict;
+    if (rc != 0) {
         log_msg(LOG_WARN, "callback: order %s transaction %s not applied, database unavailable: %s",
                 n->order_no, n->transaction_id, ctx->err);
         callback_set_reason(n, "unavailable");

@@ -8,6 +8,7 @@
 #include "env.h"
 #include "service_ports.h"
 #include "service_windows.h"
+#include "text_copy.h"
 
 /* Fail closed (docs/SECURITY.md): without the merchant's own key the
  * service does not start; the public development key, and a gateway
@@ -172,4 +173,12 @@ int app_config_load(app_config *c)
         return -1;
     }
     return 0;
+}
+
+int app_config_copy(char *dst, size_t len, const char *name, const char *v)
+{
+    if (text_copy(dst, len, v))
+        return 0;
+    fprintf(stderr, "%s is longer than %zu characters\n", name, len > 0 ? len - 1 : 0);
+    return -1;
 }

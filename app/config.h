@@ -91,6 +91,11 @@ typedef struct {
  * out while its holder still waits on the gateway. */
 long app_config_lease_min_ms(const app_config *c);
 
+/* Copies the value v of setting name into dst[len] (text_copy). Returns 0,
+ * or -1 when it does not fit whole (a message naming the setting on
+ * stderr; dst then holds a cut copy the caller must not use). */
+int app_config_copy(char *dst, size_t len, const char *name, const char *v);
+
 /* Fills c from the environment over the configuration file (common/env;
  * the windows' defaults are common/service_windows.c's, the development
  * merchant common/dev_merchant.h's). Returns 0, or -1 when a

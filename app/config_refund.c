@@ -6,16 +6,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "env.h"
-
-static int cr_copy(char *dst, size_t len, const char *name, const char *v)
-{
-    if ((size_t)snprintf(dst, len, "%s", v) >= len) {
-        fprintf(stderr, "%s is longer than %zu characters\n", name, len - 1);
-        return -1;
-    }
-    return 0;
-}
 
 /* A named file must be readable by this process. */
 static int cr_readable(const char *name, const char *path)
@@ -39,15 +31,16 @@ int config_refund_load(refund_config *rc, const char *gateway_url, long long pub
 
     memset(rc, 0, sizeof(*rc));
     snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat/refund", public_port);
-    if (cr_copy(rc->cert, sizeof(rc->cert), "IDEMPAY_WX_CERT", env_str("IDEMPAY_WX_CERT", "")) ||
-        cr_copy(rc->cert_key, sizeof(rc->cert_key), "IDEMPAY_WX_CERT_KEY",
-                env_str("IDEMPAY_WX_CERT_KEY", "")) ||
-        cr_copy(rc->gateway_ca, sizeof(rc->gateway_ca), "IDEMPAY_GATEWAY_CA",
-                env_str("IDEMPAY_GATEWAY_CA", "")) ||
-        cr_copy(rc->secapi_url, sizeof(rc->secapi_url), "IDEMPAY_GATEWAY_SECAPI_URL",
-                env_str("IDEMPAY_GATEWAY_SECAPI_URL", gateway_url)) ||
-        cr_copy(rc->notify_url, sizeof(rc->notify_url), "IDEMPAY_REFUND_NOTIFY_URL",
-                env_str("IDEMPAY_REFUND_NOTIFY_URL", dflt)))
+    if (app_config_copy(rc->cert, sizeof(rc->cert), "IDEMPAY_WX_CERT",
+                        env_str("IDEMPAY_WX_CERT", "")) ||
+        app_config_copy(rc->cert_key, sizeof(rc->cert_key), "IDEMPAY_WX_CERT_KEY",
+                        env_str("IDEMPAY_WX_CERT_KEY", "")) ||
+        app_config_copy(rc->gateway_ca, sizeof(rc->gateway_ca), "IDEMPAY_GATEWAY_CA",
+                        env_str("IDEMPAY_GATEWAY_CA", "")) ||
+        app_config_copy(rc->secapi_url, sizeof(rc->secapi_url), "IDEMPAY_GATEWAY_SECAPI_URL",
+                        env_str("IDEMPAY_GATEWAY_SECAPI_URL", gateway_url)) ||
+        app_config_copy(rc->notify_url, sizeof(rc->notify_url), "IDEMPAY_REFUND_NOTIFY_URL",
+                        env_str("IDEMPAY_REFUND_NOTIFY_URL", dflt)))
         return -1;
     rc->query_interval_ms = env_int("IDEMPAY_REFUND_QUERY_INTERVAL_MS", 60000);
     if (!strcmp(on, "on"))

@@ -5,16 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "env.h"
-
-static int cv_copy(char *dst, size_t len, const char *name, const char *v)
-{
-    if ((size_t)snprintf(dst, len, "%s", v) >= len) {
-        fprintf(stderr, "%s is longer than %zu characters\n", name, len - 1);
-        return -1;
-    }
-    return 0;
-}
 
 const char *config_v3_api_name(wx_api api)
 {
@@ -39,16 +31,17 @@ static int cv_read(v3_config *vc, long long public_port)
         fprintf(stderr, "IDEMPAY_WX_V3_TIME_WINDOW_S must be 1..3600\n");
         return -1;
     }
-    return cv_copy(vc->cert, sizeof(vc->cert), "IDEMPAY_WX_V3_CERT",
-                   env_str("IDEMPAY_WX_V3_CERT", "")) ||
-                   cv_copy(vc->cert_key, sizeof(vc->cert_key), "IDEMPAY_WX_V3_CERT_KEY",
-                           env_str("IDEMPAY_WX_V3_CERT_KEY", env_str("IDEMPAY_WX_CERT_KEY", ""))) ||
-                   cv_copy(vc->platform_cert, sizeof(vc->platform_cert),
-                           "IDEMPAY_WX_V3_PLATFORM_CERT", env_str("IDEMPAY_WX_V3_PLATFORM_CERT", "")) ||
-                   cv_copy(vc->notify_url, sizeof(vc->notify_url), "IDEMPAY_WX_V3_NOTIFY_URL",
-                           env_str("IDEMPAY_WX_V3_NOTIFY_URL", dflt))
-               ? -1
-               : 0;
+    if (app_config_copy(vc->cert, sizeof(vc->cert), "IDEMPAY_WX_V3_CERT",
+                        env_str("IDEMPAY_WX_V3_CERT", "")) ||
+        app_config_copy(vc->cert_key, sizeof(vc->cert_key), "IDEMPAY_WX_V3_CERT_KEY",
+                        env_str("IDEMPAY_WX_V3_CERT_KEY", env_str("IDEMPAY_WX_CERT_KEY", ""))) ||
+        app_config_copy(vc->platform_cert, sizeof(vc->platform_cert),
+                        "IDEMPAY_WX_V3_PLATFORM_CERT",
+                        env_str("IDEMPAY_WX_V3_PLATFORM_CERT", "")) ||
+        app_config_copy(vc->notify_url, sizeof(vc->notify_url), "IDEMPAY_WX_V3_NOTIFY_URL",
+                        env_str("IDEMPAY_WX_V3_NOTIFY_URL", dflt)))
+        return -1;
+    return 0;
 }
 
 /* The merchant's certificate and key: both load, and the key is the

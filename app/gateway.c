@@ -8,20 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clocks.h"
 #include "gateway_v3.h"
 #include "log.h"
 #include "metrics.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
-
-static double gw_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Signs req (adding appid, mch_id, nonce_str) and POSTs it to path within
  * the gateway timeout. Returns 0 with *hr holding an HTTP answer (any
@@ -55,11 +48,11 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
         goto done;
     }
 
-    started = gw_now();
+    started = clocks_mono_s();
     metrics_gateway_begin(op);
     hs = http_client_request(ctx->gateway, "POST", url, "text/xml; charset=utf-8", xml,
                              strlen(xml), NULL, cfg->gateway_timeout_ms, hr);
-    metrics_gateway(op, gw_now() - started);
+    metrics_gateway(op, clocks_mono_s() - started);
     if (hs != HTTP_OK) {
         gateway_result_set(out, GW_UNKNOWN, http_status_name(hs), hr->error);
         goto done;

@@ -8,18 +8,10 @@
 #include <string.h>
 
 #include "money.h"
+#include "text_copy.h"
 #include "wx_sign.h"
 
 #define GW_TXID_MAX 32  /* payment_order.transaction_id is VARCHAR(32) */
-
-/* Copies src into dst[cap], cut to fit (always NUL-terminated). */
-static void gw_copy(char *dst, size_t cap, const char *src)
-{
-    size_t n = strnlen(src, cap - 1);
-
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
 
 /* true when s is non-empty printable ASCII (safe to echo in logs and JSON). */
 static bool gw_printable(const char *s)
@@ -49,9 +41,9 @@ gw_outcome gateway_result_set(gw_result *out, gw_outcome o, const char *err_code
 {
     out->outcome = o;
     if (err_code != NULL)
-        gw_copy(out->err_code, sizeof(out->err_code), err_code);
+        (void)text_copy(out->err_code, sizeof(out->err_code), err_code);
     if (message != NULL)
-        gw_copy(out->message, sizeof(out->message), message);
+        (void)text_copy(out->message, sizeof(out->message), message);
     return o;
 }
 
@@ -94,7 +86,7 @@ int gateway_reply_charge(const wx_msg *reply, gw_result *out)
                            "a charge without a usable transaction_id");
         return -1;
     }
-    gw_copy(out->transaction_id, sizeof(out->transaction_id), txid);
+    (void)text_copy(out->transaction_id, sizeof(out->transaction_id), txid);
     if (fee != NULL) {
         if (money_parse_fen(fee, &fen) != 0) {
             gateway_result_set(out, GW_UNKNOWN, "bad_total_fee",
@@ -113,7 +105,7 @@ static gw_outcome gw_take_error(const wx_msg *reply, const char *what, gw_outcom
     const char *code = wx_msg_get(reply, "err_code");
     const char *des = wx_msg_get(reply, "err_code_des");
 
-    gw_copy(out->err_code, sizeof(out->err_code), gw_printable(code) ? code : "");
+    (void)text_copy(out->err_code, sizeof(out->err_code), gw_printable(code) ? code : "");
     if (gw_printable(des))
         snprintf(out->message, sizeof(out->message), "%s: %s (%s)", what, out->err_code, des);
     else
@@ -170,7 +162,7 @@ static bool gw_take_field(const wx_msg *reply, const char *name, char *dst, size
 
     if (!gw_printable(v) || strlen(v) >= cap)
         return false;
-    gw_copy(dst, cap, v);
+    (void)text_copy(dst, cap, v);
     return true;
 }
 
@@ -235,7 +227,7 @@ gw_outcome gateway_reply_orderquery(const wx_msg *reply, const char *order_no, g
     if (echoed != NULL && strcmp(echoed, order_no) != 0)
         return gateway_result_set(out, GW_UNKNOWN, "order_mismatch",
                                   "the reply is about another out_trade_no");
-    gw_copy(out->trade_state, sizeof(out->trade_state), gw_printable(state) ? state : "");
+    (void)text_copy(out->trade_state, sizeof(out->trade_state), gw_printable(state) ? state : "");
     if (gw_is(state, "SUCCESS") || gw_is(state, "REFUND")) {
         if (gateway_reply_charge(reply, out) != 0)
             return out->outcome;
@@ -274,7 +266,7 @@ gw_outcome gateway_reply_refund(const wx_msg *reply, const char *transaction_id,
         if (txid != NULL && strcmp(txid, transaction_id) != 0)
             return gateway_result_set(out, GW_UNKNOWN, "txid_mismatch",
                                       "the reply is about another transaction");
-        gw_copy(out->transaction_id, sizeof(out->transaction_id), transaction_id);
+        (void)text_copy(out->transaction_id, sizeof(out->transaction_id), transaction_id);
         return gateway_result_set(out, GW_CHARGED, NULL, "refund accepted");
     }
     if (!gw_is(result, "FAIL"))

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <openssl/evp.h>
 
+#include "clocks.h"
 #include "gateway_refund.h"
 #include "gateway_v3_reply.h"
 #include "log.h"
@@ -25,13 +26,6 @@ typedef struct {
     size_t len;
     char serial[72], signature[700], timestamp[24], nonce[72];
 } gw3_answer;
-
-static double gw3_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- the platform certificates ------------------------------------------ */
 
@@ -125,13 +119,13 @@ static int gw3_send(app_ctx *ctx, const char *op, const char *method, const char
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not sign the v3 request");
         return -1;
     }
-    started = gw3_mono();
+    started = clocks_mono_s();
     metrics_gateway_begin(op);
     http_status hs = http_client_request(ctx->gateway, method, url,
                                          body != NULL ? "application/json" : NULL, body,
                                          body != NULL ? strlen(body) : 0, headers,
                                          ctx->cfg->gateway_timeout_ms, &hr);
-    metrics_gateway(op, gw3_mono() - started);
+    metrics_gateway(op, clocks_mono_s() - started);
     if (hs != HTTP_OK) {
         gateway_result_set(out, GW_UNKNOWN, http_status_name(hs), hr.error);
         return -1;
@@ -159,7 +153,7 @@ int gateway_v3_refresh(app_ctx *ctx, gw_result *out)
     int rc = -1;
 
     pthread_mutex_lock(&g3_lock);
-    double now = gw3_mono(), last = g3_last_refresh;
+    double now = clocks_mono_s(), last = g3_last_refresh;
     if (now - last >= GW3_REFRESH_MIN_MS / 1000.0)
         g3_last_refresh = now;
     pthread_mutex_unlock(&g3_lock);

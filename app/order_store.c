@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db_conn.h"
+#include "db_retry.h"
 #include "log.h"
 #include "money.h"
 
@@ -101,29 +102,40 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
         " WHERE order_no = ? AND status = 1 AND attempts = ? AND lease_until > NOW(3)",
 };
 
-#define ORDER_DEADLOCK_TRIES 3
+/* A deadlock or lock wait timeout: up to 3 tries; a lost connection: one
+ * reconnect. No pause (each statement is short and autocommitted). */
+static const db_retry_policy order_retry = {
+    .max_tries = 3,
+    .max_lost_tries = 2,
+};
+
+/* The failure of st (NULL: nothing was executed, the prepare or the connect
+ * failed) into *r: a lost connection is dropped, and ctx->err says why
+ * unless the failure is a deadlock or lock wait timeout. */
+static void order_try_report(app_ctx *ctx, MYSQL_STMT *st, db_try_report *r)
+{
+    if (st == NULL) {
+        r->err_no = ctx->db != NULL ? mysql_errno(ctx->db) : 0;
+        r->lost = true;
+        if (r->err_no != 0)
+            app_ctx_db_error(ctx, r->err_no);
+        return;
+    }
+    r->err_no = mysql_stmt_errno(st);
+    if (db_conn_retryable(r->err_no))
+        return;
+    snprintf(ctx->err, sizeof(ctx->err), "mariadb %u: %s", r->err_no, mysql_stmt_error(st));
+    r->lost = app_ctx_db_error(ctx, r->err_no) == 1; /* st is closed from here on */
+}
 
 bool order_store_should_retry(app_ctx *ctx, MYSQL_STMT *st, int *tries, unsigned int *err)
 {
-    unsigned int e;
+    db_try_report r = { 0, false, false };
 
     (*tries)++;
-    if (st == NULL) {
-        /* Nothing was executed: the prepare (or the connect) failed. */
-        e = ctx->db != NULL ? mysql_errno(ctx->db) : 0;
-        if (e != 0)
-            app_ctx_db_error(ctx, e);
-        *err = e;
-        return *tries < 2;
-    }
-    e = mysql_stmt_errno(st);
-    *err = e;
-    if (db_conn_retryable(e))
-        return *tries < ORDER_DEADLOCK_TRIES;
-    snprintf(ctx->err, sizeof(ctx->err), "mariadb %u: %s", e, mysql_stmt_error(st));
-    if (app_ctx_db_error(ctx, e) == 1) /* st is closed from here on */
-        return *tries < 2;
-    return false;
+    order_try_report(ctx, st, &r);
+    *err = r.err_no;
+    return db_retry_next(&order_retry, *tries, DB_TRY_FAILED, &r);
 }
 
 static MYSQL_STMT *order_stmt(app_ctx *ctx, int which)
@@ -271,31 +283,49 @@ order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long l
     return order_store_insert_owned(ctx, 0, order_no, user_id, amount_fen, lease_ms);
 }
 
+typedef struct {
+    app_ctx *ctx;
+    long long caller_id;
+    const char *order_no;
+    long long user_id;
+    const char *amount;
+    long lease_ms;
+    order_store_result result;
+} order_insert_arg;
+
+/* One try of the insert transaction for db_run. Nothing of a failed try is
+ * kept: a statement that failed inside the transaction leaves it open (rolled
+ * back here); a failed BEGIN or COMMIT or a lost connection leaves nothing
+ * open. */
+static db_try_status order_insert_try(void *arg, db_try_report *r)
+{
+    order_insert_arg *a = arg;
+    app_ctx *ctx = a->ctx;
+    MYSQL_STMT *st;
+
+    a->result = order_insert_txn(ctx, a->caller_id, a->order_no, a->user_id, a->amount,
+                                 a->lease_ms, &st);
+    if (a->result != ORDER_STORE_ERROR && a->result != ORDER_STORE_DUPLICATE)
+        return DB_TRY_DONE;
+    if (st != NULL && ctx->db != NULL && !db_conn_lost(mysql_stmt_errno(st)))
+        (void)db_exec_simple(ctx->db, "ROLLBACK");
+    if (a->result == ORDER_STORE_DUPLICATE)
+        return DB_TRY_DONE;
+    order_try_report(ctx, st, r);
+    return DB_TRY_FAILED;
+}
+
 order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
                                             const char *order_no, long long user_id,
                                             int64_t amount_fen, long lease_ms)
 {
     char amount[MONEY_STR_MAX];
-    MYSQL_STMT *st;
-    order_store_result r;
-    int tries = 0;
-    unsigned int err = 0;
+    order_insert_arg a = { ctx, caller_id, order_no, user_id, amount, lease_ms,
+                           ORDER_STORE_ERROR };
 
     money_format(amount_fen, amount);
-    for (;;) {
-        r = order_insert_txn(ctx, caller_id, order_no, user_id, amount, lease_ms, &st);
-        if (r != ORDER_STORE_ERROR && r != ORDER_STORE_DUPLICATE)
-            return r;
-        /* Nothing of a failed try is kept: a statement that failed inside
-         * the transaction leaves it open (roll it back); a failed BEGIN or
-         * COMMIT (st NULL) or a lost connection leaves nothing open. */
-        if (st != NULL && ctx->db != NULL && !db_conn_lost(mysql_stmt_errno(st)))
-            (void)db_exec_simple(ctx->db, "ROLLBACK");
-        if (r == ORDER_STORE_DUPLICATE)
-            return r;
-        if (!order_store_should_retry(ctx, st, &tries, &err))
-            break;
-    }
+    if (db_run(&order_retry, order_insert_try, &a, NULL) == 0)
+        return a.result;
     order_log_error(ctx, "insert", order_no);
     return ORDER_STORE_ERROR;
 }

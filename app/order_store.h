@@ -162,6 +162,7 @@ int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
  * failed db_stmt_exec/db_stmt_fetch on st (NULL when app_ctx_stmt failed).
  * Returns true when the statement should be run again: a deadlock or lock
  * wait timeout (up to 3 tries), or one reconnect after a lost connection
+ * (common/db_retry's db_retry_next with order_store's policy)
  * (e.g. the first use of a connection MariaDB dropped when it restarted).
  * Running a statement twice is safe for every statement of the pay modules:
  * each is a read, an insert whose second run is a recognised duplicate

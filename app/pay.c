@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocks.h"
 #include "gateway.h"
 #include "idem_key.h"
 #include "log.h"
@@ -343,7 +344,7 @@ static order_store_result pay_trade_begin(app_ctx *ctx, const pay_request *pr, p
                                           long *lease_ms)
 {
     trade_row tr;
-    const long long now = pay_prepay_now_ms();
+    const long long now = clocks_real_ms();
 
     trade_row_new(&tr, pr->flow, pr->openid, now, ctx->cfg->prepay_ttl_ms);
     switch (trade_store_insert(ctx, pr->order_no, &tr)) {

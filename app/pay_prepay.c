@@ -6,18 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clocks.h"
 #include "gateway_v3.h"
 #include "log.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
-
-long long pay_prepay_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 long pay_prepay_lease_ms(const app_config *cfg, const trade_row *tr, long long now_ms)
 {
@@ -138,7 +131,7 @@ int pay_prepay_jsapi(const app_config *cfg, const char *prepay_id, pay_jsapi *ou
 {
     char ts[24], nonce[33];
 
-    snprintf(ts, sizeof(ts), "%lld", pay_prepay_now_ms() / 1000);
+    snprintf(ts, sizeof(ts), "%lld", clocks_real_ms() / 1000);
     if (wx_nonce(nonce) != 0)
         return -1;
     if (cfg->v3.api == WX_API_V3)

@@ -67,7 +67,4 @@ void pay_prepay_iso(long long ms, char out[32]);
  * moved, else SETTLE_PENDING (nothing asked, or nothing new). */
 settle_result pay_prepay_poll(app_ctx *ctx, const char *order_no, order_row *row);
 
-/* Unix time in ms (wall clock). */
-long long pay_prepay_now_ms(void);
-
 #endif

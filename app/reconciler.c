@@ -7,13 +7,12 @@
  * orders are archived in bounded batches (order_archive.c). */
 #include "reconciler.h"
 
-#include <errno.h>
 #include <mysql.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "clocks.h"
 #include "gateway.h"
 #include "idem_key.h"
 #include "log.h"
@@ -133,14 +132,6 @@ int reconciler_run_once(app_ctx *ctx)
     return settled;
 }
 
-static void reconciler_sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 static void *reconciler_main(void *arg)
 {
     app_ctx *ctx = arg;
@@ -150,7 +141,7 @@ static void *reconciler_main(void *arg)
     mysql_thread_init();
     log_msg(LOG_INFO, "reconciler started: every %ld ms", interval);
     for (;;) {
-        reconciler_sleep_ms(interval);
+        clocks_sleep_ms(interval);
         if (reconciler_run_once(ctx) < 0) {
             if (!down)
                 log_msg(LOG_WARN, "reconciler: database unavailable: %s", ctx->err);

@@ -4,8 +4,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clocks.h"
 #include "log.h"
 
 #define REDIS_ROOM_CACHE_MS 1000
@@ -17,13 +17,6 @@ static _Thread_local struct {
 } room_cache;
 
 static atomic_int room_unbounded_logged;
-
-static long long room_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The number after "\nname:" (or at the start), or -1 when absent. */
 static int room_field(const char *info, const char *name, unsigned long long *out)
@@ -82,7 +75,7 @@ static redis_room room_ask(app_ctx *ctx, long pct)
 
 redis_room redis_room_check(app_ctx *ctx, long pct)
 {
-    long long now = room_now_ms();
+    long long now = clocks_mono_ms();
 
     if (room_cache.ctx == ctx && room_cache.last != REDIS_ROOM_UNKNOWN &&
         now - room_cache.at_ms < REDIS_ROOM_CACHE_MS)

@@ -1,14 +1,13 @@
 /* refund_api.c - the merchant refund API (see refund_api.h). */
 #include "refund_api.h"
 
-#include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db_conn.h"
+#include "db_retry.h"
 #include "log.h"
 #include "metrics.h"
 #include "money.h"
@@ -266,11 +265,32 @@ static ra_result ra_txn(app_ctx *ctx, const ra_request *r, long long *state, int
     return RA_CREATED;
 }
 
-static void ra_pause(int attempt)
+/* Up to RA_TXN_TRIES tries of the transaction while ra_fail says RA_RETRY,
+ * a pause of 2 ms * the tries done + 0..4 ms before each. */
+static const db_retry_policy ra_retry = {
+    .max_tries = RA_TXN_TRIES,
+    .max_lost_tries = RA_TXN_TRIES,
+    .pause_step_ms = 2,
+    .pause_jitter_ms = 5,
+};
+
+typedef struct {
+    app_ctx *ctx;
+    ra_request *r;
+    long long *state;
+    int64_t *left;
+    ra_result res;
+} ra_try_arg;
+
+/* One try of ra_txn for db_run: RA_RETRY (judged by ra_fail) is another
+ * try, anything else the answer. */
+static db_try_status ra_try(void *arg, db_try_report *report)
 {
-    struct timespec ts = { 0, (2L * attempt + (long)(rand() % 5)) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    ra_try_arg *a = arg;
+
+    (void)report;
+    a->res = ra_txn(a->ctx, a->r, a->state, a->left);
+    return a->res == RA_RETRY ? DB_TRY_AGAIN : DB_TRY_DONE;
 }
 
 static void ra_answer(http_response *resp, const ra_request *r, long long state, int replay)
@@ -294,7 +314,7 @@ static void ra_post(app_ctx *ctx, const http_request *req, const char *order_no,
     long long state = 0;
     int64_t left = 0;
     char msg[160], amount[MONEY_STR_MAX];
-    ra_result res = RA_RETRY;
+    ra_result res;
 
     const char *bad = ra_parse(req, order_no, &r);
     if (bad != NULL) {
@@ -303,11 +323,9 @@ static void ra_post(app_ctx *ctx, const http_request *req, const char *order_no,
         return;
     }
     r.caller_id = req->caller_id;
-    for (int i = 0; i < RA_TXN_TRIES && res == RA_RETRY; i++) {
-        if (i > 0)
-            ra_pause(i);
-        res = ra_txn(ctx, &r, &state, &left);
-    }
+    ra_try_arg t = { ctx, &r, &state, &left, RA_RETRY };
+    (void)db_run(&ra_retry, ra_try, &t, NULL);
+    res = t.res;
     switch (res) {
     case RA_CREATED:
         metrics_inc(MET_REFUND_REQUESTED);

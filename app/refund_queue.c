@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "clocks.h"
 #include "db_conn.h"
 #include "gateway_refund.h"
 #include "log.h"
@@ -284,13 +284,6 @@ int refund_queue_run_once(app_ctx *ctx)
     return claimed;
 }
 
-static void rq_sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 static void *rq_main(void *arg)
 {
     const app_config *cfg = arg;
@@ -313,12 +306,12 @@ static void *rq_main(void *arg)
             if (!was_down)
                 log_msg(LOG_WARN, "refund_queue: database unavailable: %s", ctx->err);
             was_down = 1;
-            rq_sleep_ms(REFUND_DOWN_SLEEP_MS);
+            clocks_sleep_ms(REFUND_DOWN_SLEEP_MS);
             continue;
         }
         was_down = 0;
         if (r == 0)
-            rq_sleep_ms(REFUND_POLL_MS);
+            clocks_sleep_ms(REFUND_POLL_MS);
     }
     return NULL;
 }

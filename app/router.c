@@ -12,6 +12,7 @@
 #include "callback.h"
 #include "callback_v3.h"
 #include "caller_gate.h"
+#include "clocks.h"
 #include "health.h"
 #include "log.h"
 #include "log_budget.h"
@@ -90,13 +91,6 @@ static int path_matches(const char *pattern, const char *path)
     if (pattern[n - 1] == '/')
         return !strncmp(pattern, path, n) && path[n] != '\0';
     return !strcmp(pattern, path);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Spends one unit of hit's budget for caller. Returns 1 when the request
@@ -181,7 +175,7 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     const route *hit = NULL;
     app_door door = ctx != NULL && ctx->cfg != NULL ? ctx->cfg->door : DOOR_MERCHANT;
     int path_known = 0;
-    double t0 = now_s(), dt;
+    double t0 = clocks_mono_s(), dt;
     const char *label = "other";
 
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
@@ -203,7 +197,7 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     } else {
         http_response_error(resp, 404, "not_found", "no such route");
     }
-    dt = now_s() - t0;
+    dt = clocks_mono_s() - t0;
     metrics_request(req->method, label, resp->status, dt);
     if (hit && hit->handler == health_handle_ping)
         return;   /* the benchmark baseline stays free of log I/O */

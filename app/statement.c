@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocks.h"
 #include "db_conn.h"
 #include "gateway.h"
 #include "log.h"
@@ -393,22 +394,6 @@ int statement_run_once(app_ctx *ctx, long long now_ms, statement_tally *tally)
 
 /* ---- the thread ----------------------------------------------------------- */
 
-static long long statement_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void statement_sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 static void *statement_main(void *arg)
 {
     app_ctx *ctx = arg;
@@ -425,8 +410,8 @@ static void *statement_main(void *arg)
             " again for %ld days", ctx->cfg->statement_interval_ms, ctx->cfg->statement_ready_hour,
             ctx->cfg->statement_reread_days);
     for (;;) {
-        statement_sleep_ms(poll);
-        int rc = statement_run_once(ctx, statement_now_ms(), &t);
+        clocks_sleep_ms(poll);
+        int rc = statement_run_once(ctx, clocks_real_ms(), &t);
         if (rc < 0)
             log_msg(LOG_WARN, "statement job: run failed: %s", ctx->err);
         else if (rc > 0)

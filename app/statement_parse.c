@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "text_copy.h"
 
 enum { COL_TXID = 0, COL_OUT_TRADE_NO, COL_STATE, COL_TOTAL, COL_REFUND, COL_COUNT };
 
@@ -99,16 +100,6 @@ static int bill_header(bill_span line, int idx[COL_COUNT], char *err, size_t err
     return 0;
 }
 
-/* Copies field s into buf[cap] when it fits; false otherwise. */
-static bool bill_copy(bill_span s, char *buf, size_t cap)
-{
-    if (s.len >= cap)
-        return false;
-    memcpy(buf, s.p, s.len);
-    buf[s.len] = '\0';
-    return true;
-}
-
 static bool bill_txid_valid(const char *s)
 {
     size_t n = strlen(s);
@@ -129,7 +120,7 @@ static bool bill_amount(bill_span s, long long *fen)
     char buf[MONEY_STR_MAX + 1];
     int64_t v;
 
-    if (!bill_copy(s, buf, sizeof(buf)) || money_parse_yuan(buf, &v) != 0)
+    if (!text_copy_n(buf, sizeof(buf), s.p, s.len) || money_parse_yuan(buf, &v) != 0)
         return false;
     *fen = (long long)v;
     return true;
@@ -175,11 +166,13 @@ static int bill_record_line(bill_span line, const int idx[COL_COUNT], bill_recor
     else if (!bill_span_is(f[idx[COL_STATE]], "SUCCESS"))
         return 0;
     *why = "bad transaction_id";
-    if (!bill_copy(f[idx[COL_TXID]], r->transaction_id, sizeof(r->transaction_id)) ||
+    if (!text_copy_n(r->transaction_id, sizeof(r->transaction_id), f[idx[COL_TXID]].p,
+                     f[idx[COL_TXID]].len) ||
         !bill_txid_valid(r->transaction_id))
         return -1;
     *why = "bad out_trade_no";
-    if (!bill_copy(f[idx[COL_OUT_TRADE_NO]], r->out_trade_no, sizeof(r->out_trade_no)) ||
+    if (!text_copy_n(r->out_trade_no, sizeof(r->out_trade_no), f[idx[COL_OUT_TRADE_NO]].p,
+                     f[idx[COL_OUT_TRADE_NO]].len) ||
         !order_no_valid(r->out_trade_no))
         return -1;
     *why = "bad amount";

@@ -29,6 +29,7 @@
 #include <mysql.h>
 
 #include "bench.h"
+#include "clocks.h"
 #include "db_conn.h"
 #include "dev_merchant.h"
 #include "env.h"
@@ -65,16 +66,9 @@ typedef struct {
     double p50_ms, p99_ms;
 } phase_result;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_until(double t)
 {
-    double d = t - now_s();
+    double d = t - clocks_mono_s();
     if (d > 0) {
         struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -91,18 +85,18 @@ static void *bench_worker_main(void *p)
 
     mysql_thread_init();
     sleep_until(bw->start);
-    while (now_s() < bw->end) {
+    while (clocks_mono_s() < bw->end) {
         double t0;
         if (bw->paced) {
             sleep_until(next);
             t0 = next;                 /* the intended send time */
             next += 1.0 / bw->rate;
         } else {
-            t0 = now_s();
+            t0 = clocks_mono_s();
         }
         (void)wl_request(&bw->wl, bw->w);
         if (bw->nlat < BENCH_MAX_SAMPLES)
-            bw->lat[bw->nlat++] = now_s() - t0;
+            bw->lat[bw->nlat++] = clocks_mono_s() - t0;
     }
     mysql_thread_end();
     return NULL;
@@ -113,7 +107,7 @@ static int bench_phase(bench_worker *ws, int n, wl_kind w, int paced, double rat
                        double duration, int phase_id, phase_result *out)
 {
     pthread_t tid[256];
-    double start = now_s() + 0.05, first_at = 0;
+    double start = clocks_mono_s() + 0.05, first_at = 0;
     size_t total = 0, k = 0;
     double *all;
     int started = 0;
@@ -189,7 +183,7 @@ static double bench_stack_cpu_ms(const proc_set *ps)
 #define BENCH_SETTLE_BUSY 0.10
 static double bench_settle(void)
 {
-    double start = now_s(), before, after;
+    double start = clocks_mono_s(), before, after;
     struct timespec step = {0, (long)(BENCH_SETTLE_STEP_S * 1e9)};
     proc_set ps;
 
@@ -197,14 +191,14 @@ static double bench_settle(void)
         return 0;
     proc_discover(opt.state_dir, &ps);
     before = bench_stack_cpu_ms(&ps);
-    while (now_s() - start < opt.settle_max_s) {
+    while (clocks_mono_s() - start < opt.settle_max_s) {
         nanosleep(&step, NULL);
         after = bench_stack_cpu_ms(&ps);
         if (after - before < BENCH_SETTLE_BUSY * BENCH_SETTLE_STEP_S * 1000)
             break;
         before = after;
     }
-    return now_s() - start;
+    return clocks_mono_s() - start;
 }
 
 /* ---- cost --------------------------------------------------------------- */

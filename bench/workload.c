@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "caller_sign.h"
+#include "clocks.h"
 #include "db_conn.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
@@ -89,13 +90,6 @@ static const char *const wl_sql[WL_ST_COUNT] = {
 
 /* ---- errors -------------------------------------------------------------- */
 
-static double wl_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Records an error of the current request; returns -1. */
 static int wl_fail(wl_worker *wk, const char *fmt, ...)
 {
@@ -104,7 +98,7 @@ static int wl_fail(wl_worker *wk, const char *fmt, ...)
     wk->errors++;
     if (wk->first_error_at != 0)
         return -1;
-    wk->first_error_at = wl_now();
+    wk->first_error_at = clocks_mono_s();
     va_start(ap, fmt);
     vsnprintf(wk->first_error, sizeof wk->first_error, fmt, ap);
     va_end(ap);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocks.h"
 #include "env.h"
 #include "fcgi_request.h"
 #include "log.h"
@@ -311,14 +312,6 @@ static int is_listening(int fd)
     return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for SIGTERM/SIGINT (SIGHUP reopens the log) or for every worker to
  * end on its own. Returns the stopping signal, or 0. */
 static int wait_for_stop(void)
@@ -350,7 +343,7 @@ static int wait_for_stop(void)
  * ones until the deadline. Returns the number of workers still busy. */
 static int drain(worker_arg *args, int nthreads, long drain_ms)
 {
-    long long deadline = now_ms() + drain_ms;
+    long long deadline = clocks_mono_ms() + drain_ms;
     int busy = 0;
 
     atomic_store(&adapter_stopping, 1);
@@ -367,7 +360,7 @@ static int drain(worker_arg *args, int nthreads, long drain_ms)
                 pthread_kill(args[i].tid, WAKE_SIGNAL);
         if (atomic_load(&workers_live) == 0)
             return 0;
-        if (now_ms() >= deadline)
+        if (clocks_mono_ms() >= deadline)
             break;
         nanosleep(&pause, NULL);
     }
@@ -382,17 +375,18 @@ int fcgi_adapter_run(const fcgi_app *app, int nthreads, const char *listen_spec)
     return fcgi_adapter_serve(app, nthreads, listen_spec, 0);
 }
 
-int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spec, long drain_ms)
+/* The process's signals for serving: SIGPIPE ignored; with a drain, the
+ * wake signal interrupts accept() and SIGTERM/SIGINT are left to
+ * wait_for_stop; without, SIGHUP reopens the log (unless the program set
+ * its own handler). */
+static void adapter_signals(long drain_ms)
 {
-    worker_arg *args;
-    int listen_fd = 0, sig, busy;
     struct sigaction sa;
     sigset_t wake;
 
     signal(SIGPIPE, SIG_IGN);
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    adapter_drain_ms = drain_ms;
     if (drain_ms > 0) {
         /* installed before FCGX_Init, whose own SIGTERM/SIGUSR1 handlers
          * only apply where the disposition is still the default */
@@ -410,6 +404,15 @@ int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spe
             sigaction(SIGHUP, &sa, NULL);
         }
     }
+}
+
+int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spec, long drain_ms)
+{
+    worker_arg *args;
+    int listen_fd = 0, sig, busy;
+
+    adapter_drain_ms = drain_ms;
+    adapter_signals(drain_ms);
     if (FCGX_Init() != 0)
         return -1;
     if (listen_spec) {

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "clocks.h"
+
 #define REC_HEADER 8
 #define TYPE_BEGIN 1
 #define TYPE_PARAMS 4
@@ -124,23 +126,15 @@ fcgi_screen_result fcgi_screen_params(const unsigned char *buf, size_t len)
     return FCGI_SCREEN_OK;
 }
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 fcgi_screen_result fcgi_screen_wait(int fd, unsigned char *win, long timeout_ms)
 {
-    long long deadline = mono_ms() + timeout_ms;
+    long long deadline = clocks_mono_ms() + timeout_ms;
     ssize_t have = -1;
 
     for (;;) {
         ssize_t n = recv(fd, win, FCGI_SCREEN_MAX, MSG_PEEK | MSG_DONTWAIT);
         struct pollfd p = { fd, POLLIN | POLLRDHUP, 0 };
-        long long left = deadline - mono_ms();
+        long long left = deadline - clocks_mono_ms();
 
         if (n == 0)
             return FCGI_SCREEN_CLOSED;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text_copy.h"
+
 #define HTTP_CLIENT_INITIAL_BUF 4096
 
 struct http_client {
@@ -99,10 +101,7 @@ static void http_client_copy_value(char *dst, size_t dstlen, const char *v, size
     while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' ' ||
                         v[vlen - 1] == '\t'))
         vlen--;
-    if (vlen >= dstlen)
-        vlen = dstlen - 1;
-    memcpy(dst, v, vlen);
-    dst[vlen] = '\0';
+    (void)text_copy_n(dst, dstlen, v, vlen);
 }
 
 static bool http_client_header_is(const char *line, size_t len, const char *name, size_t *vstart)

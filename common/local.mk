@@ -4,6 +4,8 @@
 noinst_LIBRARIES += common/libidempay_common.a
 common_libidempay_common_a_SOURCES = \
 	common/env.c common/env.h \
+	common/clocks.c common/clocks.h \
+	common/text_copy.c common/text_copy.h \
 	common/log.c common/log.h \
 	common/log_budget.c common/log_budget.h \
 	common/http_msg.c common/http_msg.h \
@@ -11,6 +13,7 @@ common_libidempay_common_a_SOURCES = \
 	common/fcgi_request.c common/fcgi_request.h \
 	common/fcgi_screen.c common/fcgi_screen.h \
 	common/db_conn.c common/db_conn.h \
+	common/db_retry.c common/db_retry.h \
 	common/wx_xml.c common/wx_xml.h \
 	common/wx_sign.c common/wx_sign.h \
 	common/wx_refund_info.c common/wx_refund_info.h \
@@ -45,10 +48,13 @@ common_unit_tests = \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_rng \
+	tests/unit/test_clocks \
+	tests/unit/test_text_copy \
 	tests/unit/test_http_client \
 	tests/unit/test_env \
 	tests/unit/test_service_windows \
 	tests/unit/test_db_conn \
+	tests/unit/test_db_retry \
 	tests/unit/test_http_msg \
 	tests/unit/test_fcgi_adapter
 check_PROGRAMS += $(common_unit_tests)
@@ -86,6 +92,14 @@ tests_unit_test_rng_SOURCES = tests/unit/test_rng.c
 tests_unit_test_rng_CFLAGS = $(common_unit_cflags)
 tests_unit_test_rng_LDADD = $(common_unit_ldadd)
 
+tests_unit_test_clocks_SOURCES = tests/unit/test_clocks.c
+tests_unit_test_clocks_CFLAGS = $(common_unit_cflags)
+tests_unit_test_clocks_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_text_copy_SOURCES = tests/unit/test_text_copy.c
+tests_unit_test_text_copy_CFLAGS = $(common_unit_cflags)
+tests_unit_test_text_copy_LDADD = $(common_unit_ldadd)
+
 tests_unit_test_http_client_SOURCES = tests/unit/test_http_client.c
 tests_unit_test_http_client_CFLAGS = $(common_unit_cflags)
 tests_unit_test_http_client_LDADD = $(common_unit_ldadd)
@@ -101,6 +115,10 @@ tests_unit_test_env_LDADD = $(common_unit_ldadd)
 tests_unit_test_db_conn_SOURCES = tests/unit/test_db_conn.c
 tests_unit_test_db_conn_CFLAGS = $(common_unit_cflags) $(MARIADB_CFLAGS)
 tests_unit_test_db_conn_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_db_retry_SOURCES = tests/unit/test_db_retry.c
+tests_unit_test_db_retry_CFLAGS = $(common_unit_cflags) $(MARIADB_CFLAGS)
+tests_unit_test_db_retry_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_http_msg_SOURCES = tests/unit/test_http_msg.c
 tests_unit_test_http_msg_CFLAGS = $(common_unit_cflags) $(JANSSON_CFLAGS)

@@ -60,8 +60,6 @@ void api_draw_otn(api_call *c, api_endpoint ep, const char *otn);
  * faults of the non-charging endpoints already applied): what api_handle
  * does after validation. */
 void api_run(api_call *c, api_endpoint ep);
-/* Sleeps ms milliseconds (EINTR-safe); nothing for ms <= 0. */
-void api_sleep_ms(long long ms);
 
 /* flows.c: the payment flows (docs/MOCK.md "Payment flows"). */
 /* unifiedorder with instant_charge off: a prepay order, no charge. */

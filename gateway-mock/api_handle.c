@@ -4,6 +4,7 @@
  * the reply leaves. */
 #include "api.h"
 #include "api_call.h"
+#include "clocks.h"
 #include "flows.h"
 
 #include <errno.h>
@@ -86,15 +87,6 @@ void api_fail(api_call *c, const char *err_code, const char *err_des)
 
 /* ---- faults that cut the reply --------------------------------------------- */
 
-void api_sleep_ms(long long ms)
-{
-    if (ms <= 0)
-        return;
-    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 /* A reply the client cannot complete: headers promising 4096 bytes of body,
  * 30 sent, and "Connection: close", so lighttpd ends the client's connection
  * mid-body at once (curl: "transfer closed with 4066 bytes remaining").
@@ -119,19 +111,16 @@ void api_cut(api_call *c)
 static long long api_hold(long long hold_ms, bool *client_gone)
 {
     int fd = fcgi_adapter_current_fd();
-    struct timespec t0, t1;
-    long long spent = 0;
+    long long t0 = clocks_mono_ms(), spent = 0;
 
     *client_gone = false;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        spent = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        spent = clocks_mono_ms() - t0;
         long long left = hold_ms - spent;
         if (left <= 0)
             return spent;
         if (fd < 0) {
-            api_sleep_ms(left);
+            clocks_sleep_ms(left);
             return hold_ms;
         }
         struct pollfd p = { fd, POLLIN | POLLRDHUP, 0 };
@@ -141,8 +130,7 @@ static long long api_hold(long long hold_ms, bool *client_gone)
         if (rc != 0) {
             /* The peer closed (or sent an abort): the client gave up. */
             *client_gone = true;
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            return (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+            return clocks_mono_ms() - t0;
         }
     }
 }
@@ -430,11 +418,7 @@ static void api_bill_slot(bool take)
  * The one place downloadbill reads the time. */
 static time_t api_bill_now(const faults_config *cfg)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long long ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + cfg->clock_offset_ms;
-    return (time_t)(ms / 1000);
+    return (time_t)((clocks_real_ms() + cfg->clock_offset_ms) / 1000);
 }
 
 /* What the ledger's rows are added to. */
@@ -730,7 +714,7 @@ void api_handle(mock_app *app, ledger *l, api_endpoint ep, const http_request *r
         goto done;
     }
     api_draw(&c, ep, req);
-    api_sleep_ms(c.fd.delay_ms);
+    clocks_sleep_ms(c.fd.delay_ms);
     if (!api_accept(&c, ep, req))
         goto done;
     if (ep != API_UNIFIEDORDER && ep != API_MICROPAY && api_endpoint_fault(&c, req->path))

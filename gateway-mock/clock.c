@@ -3,6 +3,8 @@
 
 #include <stdatomic.h>
 
+#include "clocks.h"
+
 static atomic_llong mock_clock_offset;
 
 void mock_clock_set_offset_ms(long long offset_ms)
@@ -32,14 +34,11 @@ void mock_clock_now_ts(struct timespec *out)
 
 long long mock_clock_now_ms(void)
 {
-    struct timespec ts;
-    mock_clock_now_ts(&ts);
-    return (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L;
+    return clocks_real_ms() + atomic_load(&mock_clock_offset);
 }
 
 time_t mock_clock_now(void)
 {
-    struct timespec ts;
-    mock_clock_now_ts(&ts);
-    return ts.tv_sec;
+    long long ms = mock_clock_now_ms();
+    return (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
 }

@@ -8,6 +8,7 @@
  * ledger_refund), so a payment and a close of one out_trade_no still race
  * on the ledger's mock_trade row. */
 #include "api_call.h"
+#include "clocks.h"
 #include "flows.h"
 
 #include <stdatomic.h>
@@ -96,9 +97,7 @@ void flows_sweep(ledger *l)
 void flows_sweep_now_and_then(ledger *l)
 {
     static atomic_llong last_ms;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    long long now = (long long)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000L;
+    long long now = clocks_mono_ms();
     long long prev = atomic_load(&last_ms);
     if (now - prev < FLOWS_SWEEP_EVERY_MS || !atomic_compare_exchange_strong(&last_ms, &prev, now))
         return;

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocks.h"
 #include "db_conn.h"
+#include "db_retry.h"
 #include "env.h"
 #include "ledger.h"
 #include "log.h"
@@ -68,14 +70,12 @@ void journal_entry_begin(journal_entry *e, bool notification)
     e->notification = notification;
     e->rule = -1;
     clock_gettime(CLOCK_REALTIME, &e->at);
-    clock_gettime(CLOCK_MONOTONIC, &e->started);
+    e->started_ms = clocks_mono_ms();
 }
 
 long long journal_elapsed_ms(const journal_entry *e)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - e->started.tv_sec) * 1000LL + (now.tv_nsec - e->started.tv_nsec) / 1000000;
+    return clocks_mono_ms() - e->started_ms;
 }
 
 /* ---- writing --------------------------------------------------------------- */
@@ -155,25 +155,45 @@ fail_db:
     return -1;
 }
 
+/* A batch whose write failed for any reason is written again, up to
+ * JOURNAL_TRIES tries, 50 ms more of a pause before each. */
+static const db_retry_policy journal_retry = {
+    .max_tries = JOURNAL_TRIES,
+    .max_lost_tries = JOURNAL_TRIES,
+    .pause_step_ms = 50,
+    .retry_any = true,
+};
+
+typedef struct {
+    journal *j;
+    const journal_entry *v;
+    size_t n;
+    char err[256];
+} journal_batch;
+
+/* One try of a batch; a lost connection is dropped (the next try opens one). */
+static db_try_status journal_try_batch(void *arg, db_try_report *r)
+{
+    journal_batch *b = arg;
+    bool lost = false;
+
+    if (journal_write_batch(b->j, b->v, b->n, &lost, b->err, sizeof(b->err)) == 0)
+        return DB_TRY_DONE;
+    if (lost)
+        db_conn_close(&b->j->wdb, b->j->wstmt, 1);
+    r->lost = lost;
+    return DB_TRY_FAILED;
+}
+
 /* Writes every entry of v in batches; entries that cannot be written after
  * JOURNAL_TRIES are dropped and logged. Caller holds write_mu. */
 static void journal_write_all(journal *j, const journal_vec *v)
 {
-    char err[256];
     for (size_t off = 0; off < v->len; off += JOURNAL_BATCH) {
         size_t n = v->len - off < JOURNAL_BATCH ? v->len - off : JOURNAL_BATCH;
-        int tries = 0;
-        bool lost = false;
-        while (journal_write_batch(j, v->v + off, n, &lost, err, sizeof(err)) != 0) {
-            if (lost)
-                db_conn_close(&j->wdb, j->wstmt, 1);
-            if (++tries >= JOURNAL_TRIES) {
-                log_msg(LOG_WARN, "journal: %zu entries dropped: %s", n, err);
-                break;
-            }
-            struct timespec ts = { 0, 50L * 1000000L * tries };
-            nanosleep(&ts, NULL);
-        }
+        journal_batch b = { j, v->v + off, n, "" };
+        if (db_run(&journal_retry, journal_try_batch, &b, NULL) != 0)
+            log_msg(LOG_WARN, "journal: %zu entries dropped: %s", b.n, b.err);
     }
 }
 

@@ -34,7 +34,7 @@
 typedef struct {
     bool notification;                  /* false: a WeChat call */
     struct timespec at;                 /* CLOCK_REALTIME: arrival / delivery start */
-    struct timespec started;            /* CLOCK_MONOTONIC, the same instant */
+    long long started_ms;               /* clocks_mono_ms() at the same instant */
     long long latency_ms;               /* until the reply / the merchant's answer */
     char out_trade_no[33];
     char transaction_id[TXID_BUF];

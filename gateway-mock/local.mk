@@ -15,7 +15,9 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/journal.c gateway-mock/journal.h \
 	gateway-mock/admin.c gateway-mock/admin.h \
 	gateway-mock/notifier.c gateway-mock/notifier.h \
-	gateway-mock/ledger.c gateway-mock/ledger.h \
+	gateway-mock/ledger.c gateway-mock/ledger.h gateway-mock/ledger_db.h \
+	gateway-mock/ledger_charge.c gateway-mock/ledger_close.c gateway-mock/ledger_refund.c \
+	gateway-mock/ledger_rows.c gateway-mock/mock_store.c gateway-mock/mock_store.h \
 	gateway-mock/faults.c gateway-mock/faults.h \
 	gateway-mock/rules.c gateway-mock/rules.h \
 	gateway-mock/txid.c gateway-mock/txid.h \

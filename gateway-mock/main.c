@@ -21,6 +21,7 @@
 #include "notifier.h"
 #include "prepay.h"
 #include "refund_flow.h"
+#include "text_copy.h"
 #include "txid.h"
 #include "v3_api.h"
 #include "v3_keys.h"
@@ -80,11 +81,31 @@ static void mock_handle(void *ctx, const http_request *req, http_response *resp)
     api_handle(&mock, l, ep, req, resp);
 }
 
-static void mock_copy(char *dst, size_t cap, const char *src, const char *what)
+static void mock_copy_setting(char *dst, size_t cap, const char *src, const char *what)
 {
-    if (strlen(src) >= cap)
+    if (!text_copy(dst, cap, src))
         log_msg(LOG_WARN, "%s is too long; truncated", what);
-    snprintf(dst, cap, "%s", src);
+}
+
+/* The merchant's appid, mch_id, key and sign type from the settings. 0, or
+ * -1 (logged) when the sign type is neither MD5 nor HMAC-SHA256. */
+static int mock_load_creds(void)
+{
+    mock_copy_setting(mock.creds.appid, sizeof(mock.creds.appid),
+                      env_str("IDEMPAY_WX_APPID", MOCK_DEFAULT_APPID), "IDEMPAY_WX_APPID");
+    mock_copy_setting(mock.creds.mch_id, sizeof(mock.creds.mch_id),
+                      env_str("IDEMPAY_WX_MCHID", MOCK_DEFAULT_MCHID), "IDEMPAY_WX_MCHID");
+    const char *key = env_str("IDEMPAY_WX_KEY", NULL);
+    if (key == NULL) {
+        log_msg(LOG_WARN, "IDEMPAY_WX_KEY is unset: using the documented development key");
+        key = MOCK_DEV_KEY;
+    }
+    mock_copy_setting(mock.creds.key, sizeof(mock.creds.key), key, "IDEMPAY_WX_KEY");
+    if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &mock.creds.sign_type) != 0) {
+        log_msg(LOG_ERROR, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256");
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -102,20 +123,8 @@ int main(int argc, char **argv)
     }
     txid_init_random();
 
-    mock_copy(mock.creds.appid, sizeof(mock.creds.appid),
-              env_str("IDEMPAY_WX_APPID", MOCK_DEFAULT_APPID), "IDEMPAY_WX_APPID");
-    mock_copy(mock.creds.mch_id, sizeof(mock.creds.mch_id),
-              env_str("IDEMPAY_WX_MCHID", MOCK_DEFAULT_MCHID), "IDEMPAY_WX_MCHID");
-    const char *key = env_str("IDEMPAY_WX_KEY", NULL);
-    if (key == NULL) {
-        log_msg(LOG_WARN, "IDEMPAY_WX_KEY is unset: using the documented development key");
-        key = MOCK_DEV_KEY;
-    }
-    mock_copy(mock.creds.key, sizeof(mock.creds.key), key, "IDEMPAY_WX_KEY");
-    if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &mock.creds.sign_type) != 0) {
-        log_msg(LOG_ERROR, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256");
+    if (mock_load_creds() != 0)
         return 1;
-    }
 
     faults_config cfg;
     char why[256];

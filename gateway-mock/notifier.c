@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clocks.h"
 #include "env.h"
 #include "http_client.h"
 #include "journal.h"
@@ -47,13 +48,6 @@ struct notifier {
     pthread_mutex_t count_mu;    /* the counter and its flush */
     long long unflushed;
 };
-
-static long long notifier_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the XML ----------------------------------------------------------- */
 
@@ -327,7 +321,7 @@ static void *notifier_worker(void *arg)
     for (;;) {
         faults_config cfg;
         faults_get(&n->app->faults, &cfg);
-        long long now = notifier_now_ms();
+        long long now = clocks_mono_ms();
         if (n->len == 0 || n->inflight >= cfg.notify_concurrency) {
             pthread_cond_wait(&n->cond, &n->mu);
             continue;
@@ -356,7 +350,7 @@ static void *notifier_worker(void *arg)
                 log_msg(LOG_WARN, "notify %s copy %d: giving up after %d attempts",
                         d.charge.transaction_id, d.copy, d.attempt);
             } else {
-                d.due_ms = notifier_now_ms() + wait;
+                d.due_ms = clocks_mono_ms() + wait;
                 if (notifier_push(n, &d) != 0)
                     log_msg(LOG_WARN, "notify %s: queue full, retry dropped", d.charge.transaction_id);
             }
@@ -435,7 +429,7 @@ static void notifier_queue(notifier *n, delivery *d)
     faults_get(&n->app->faults, &cfg);
     if (!cfg.notify_enabled || cfg.notify_copies <= 0 || c->notify_url[0] == '\0')
         return;
-    d->due_ms = notifier_now_ms() + cfg.notify_delay_ms;
+    d->due_ms = clocks_mono_ms() + cfg.notify_delay_ms;
     pthread_mutex_lock(&n->mu);
     d->generation = n->generation;
     for (long long i = 0; i < cfg.notify_copies; i++) {

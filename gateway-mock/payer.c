@@ -1,12 +1,11 @@
 /* payer.c - POST /mock/payer/pay: the customer pays a prepay order. */
 #include "payer.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
+#include "clocks.h"
 #include "flows.h"
 #include "journal.h"
 #include "log.h"
@@ -26,13 +25,6 @@ typedef struct {
     char transaction_id[TXID_BUF];
     char out_trade_no[33];
 } payer_ans;
-
-static void payer_sleep_ms(long long ms)
-{
-    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-    while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static int payer_parse(const json_t *o, payer_req *p, char *err, size_t errlen)
 {
@@ -118,7 +110,7 @@ static int payer_confirm(mock_app *app, ledger *l, const payer_req *p, const pre
     if (p->delay_ms > 0) {
         if (prepay_set_paying(row->out_trade_no, mock_clock_now_ms() + p->delay_ms) != 0)
             return -1;
-        payer_sleep_ms(p->delay_ms);
+        clocks_sleep_ms(p->delay_ms);
     }
     if (ledger_attempt(l, row->out_trade_no, row->total_fee, row->trade_type, openid, true, true,
                        &r) != 0)

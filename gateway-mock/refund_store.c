@@ -10,12 +10,9 @@
 #include <time.h>
 
 #include "db_conn.h"
-#include "env.h"
 #include "ledger.h"
-#include "log.h"
+#include "mock_store.h"
 
-#define STORE_MAX_TRIES 20
-#define STORE_ERR_LOGIC 1   /* err_no for a failure that is not MariaDB's */
 
 enum {
     S_BY_ORN,
@@ -74,35 +71,30 @@ static const char *const store_sql[S_COUNT] = {
 };
 
 struct refund_store {
-    MYSQL *db;
+    mock_store m;            /* the connection, the last error (refund_store_error) */
     MYSQL_STMT *stmt[S_COUNT];
-    unsigned int err_no;
-    bool write_sent;         /* COMMIT was sent: after a lost connection its fate is unknown */
-    char err[256];
 };
 
 refund_store *refund_store_new(void)
 {
-    return calloc(1, sizeof(refund_store));
+    refund_store *s = calloc(1, sizeof(refund_store));
+
+    if (s != NULL)
+        mock_store_init(&s->m, s->stmt, S_COUNT, "refunds");
+    return s;
 }
 
 void refund_store_free(refund_store *s)
 {
     if (s == NULL)
         return;
-    db_conn_close(&s->db, s->stmt, S_COUNT);
+    mock_store_close(&s->m);
     free(s);
 }
 
 const char *refund_store_error(const refund_store *s)
 {
-    return s->err;
-}
-
-static void store_set_err(refund_store *s, unsigned int no, const char *what, const char *msg)
-{
-    s->err_no = no;
-    snprintf(s->err, sizeof(s->err), "%s: %s (%u)", what, msg, no);
+    return s->m.err;
 }
 
 /* Executes statement sid with parameters by db_conn's letters; the
@@ -110,21 +102,21 @@ static void store_set_err(refund_store *s, unsigned int no, const char *what, co
 static MYSQL_STMT *store_exec(refund_store *s, int sid, const char *types, ...)
 {
     va_list ap;
-    MYSQL_STMT *st = db_stmt_slot(s->db, &s->stmt[sid], store_sql[sid], &s->err_no, s->err,
-                                  sizeof(s->err));
+    MYSQL_STMT *st = db_stmt_slot(s->m.db, &s->stmt[sid], store_sql[sid], &s->m.err_no, s->m.err,
+                                  sizeof(s->m.err));
     if (st == NULL)
         return NULL;
     va_start(ap, types);
     int rc = db_stmt_vexec(st, types, ap);
     va_end(ap);
     if (rc != 0) {
-        store_set_err(s, mysql_stmt_errno(st), "execute", mysql_stmt_error(st));
+        mock_store_set_err(&s->m, mysql_stmt_errno(st), "execute", mysql_stmt_error(st));
         db_stmt_done(st);
         mysql_stmt_reset(st);
         return NULL;
     }
-    s->err_no = 0;
-    s->err[0] = '\0';
+    s->m.err_no = 0;
+    s->m.err[0] = '\0';
     return st;
 }
 
@@ -132,71 +124,18 @@ static MYSQL_STMT *store_exec(refund_store *s, int sid, const char *types, ...)
 static int store_fetch_fail(refund_store *s, MYSQL_STMT *st)
 {
     unsigned int no = mysql_stmt_errno(st);
-    store_set_err(s, no != 0 ? no : STORE_ERR_LOGIC, "fetch",
+    mock_store_set_err(&s->m, no != 0 ? no : MOCK_STORE_ERR_LOGIC, "fetch",
                   no != 0 ? mysql_stmt_error(st) : "a bad binding or out of memory");
     db_stmt_done(st);
     mysql_stmt_reset(st);
     return -1;
 }
 
-static int store_sql_plain(refund_store *s, const char *sql)
+/* Runs op(s, arg) on s's connection as mock_store_run says. 0, or -1
+ * (error set). */
+static int store_run(refund_store *s, mock_store_op op, void *arg)
 {
-    if (mysql_query(s->db, sql) != 0) {
-        store_set_err(s, mysql_errno(s->db), sql, mysql_error(s->db));
-        return -1;
-    }
-    return 0;
-}
-
-static int store_commit(refund_store *s)
-{
-    s->write_sent = true;
-    if (mysql_commit(s->db) != 0) {
-        store_set_err(s, mysql_errno(s->db), "commit", mysql_error(s->db));
-        return -1;
-    }
-    return 0;
-}
-
-static void store_rollback(refund_store *s)
-{
-    if (s->db != NULL)
-        (void)mysql_rollback(s->db);
-}
-
-typedef int (*store_op)(refund_store *s, void *arg);
-
-/* Runs op, connecting first; again after a lost connection (unless a
- * COMMIT was sent) or a deadlock / lock wait timeout. */
-static int store_run(refund_store *s, store_op op, void *arg)
-{
-    for (int attempt = 0; attempt < STORE_MAX_TRIES; attempt++) {
-        if (s->db == NULL) {
-            char err[200];
-            s->db = db_conn_open_as(DB_ACCOUNT_MOCK, env_str("IDEMPAY_MOCK_DB", LEDGER_DB), err,
-                                    sizeof(err));
-            if (s->db == NULL) {
-                store_set_err(s, 2003, "connect", err);
-                return -1;
-            }
-        }
-        s->write_sent = false;
-        if (op(s, arg) == 0)
-            return 0;
-        if (db_conn_lost(s->err_no)) {
-            log_msg(LOG_WARN, "refunds: connection lost (%s); reconnecting", s->err);
-            db_conn_close(&s->db, s->stmt, S_COUNT);
-            if (s->write_sent)
-                return -1;
-            continue;
-        }
-        store_rollback(s);
-        if (!db_conn_retryable(s->err_no))
-            return -1;
-        struct timespec ts = { 0, (long)(1 + attempt) * 2000000L };
-        nanosleep(&ts, NULL);
-    }
-    return -1;
+    return mock_store_run(&s->m, op, s, arg);
 }
 
 /* The next row of a REFUND_COLS query into r: 1, 0 (no more), -1 (err set). */
@@ -274,7 +213,7 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
     if (e < 0)
         return -1;
     if (f == 0 || e == 1) {
-        store_rollback(s);
+        mock_store_rollback(&s->m);
         if (e == 1)
             *r = earlier;
         *a->outcome = f == 0 ? REFUND_UNKNOWN_CHARGE
@@ -283,7 +222,7 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
         return 0;
     }
     if (r->total_fee != q->total_fee || q->refund_fee > r->total_fee - taken || q->refuse != NULL) {
-        store_rollback(s);
+        mock_store_rollback(&s->m);
         *a->outcome = r->total_fee != q->total_fee ? REFUND_TOTAL_MISMATCH
                       : q->refuse != NULL          ? REFUND_REFUSED
                                                    : REFUND_OVER;
@@ -296,7 +235,8 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
                    r->total_fee, q->refund_fee, q->outcome, q->delay_ms * 1000,
                    q->notify_url != NULL && q->notify_url[0] != '\0' ? q->notify_url : NULL,
                    (long long)(q->api_version == 3 ? 3 : 2)) == NULL ||
-        store_exec(s, S_PENDING_ADD, "ls", q->refund_fee, txid) == NULL || store_commit(s) != 0)
+        store_exec(s, S_PENDING_ADD, "ls", q->refund_fee, txid) == NULL ||
+        mock_store_commit(&s->m) != 0)
         return -1;
     *a->outcome = REFUND_ACCEPTED;
     return 0;
@@ -324,24 +264,25 @@ static int store_accept_try(refund_store *s, accept_arg *a)
         *a->outcome = REFUND_UNKNOWN_CHARGE;
         return f;
     }
-    if (store_sql_plain(s, "START TRANSACTION") != 0)
+    if (mock_store_begin(&s->m) != 0)
         return -1;
     if (store_accept_locked(s, a, txid) == 0)
         return 0;
-    if (s->err_no != 1062 || s->write_sent)
+    if (s->m.err_no != 1062 || s->m.write_sent)
         return -1;
-    store_rollback(s);
+    mock_store_rollback(&s->m);
     return 1;
 }
 
-static int store_accept_op(refund_store *s, void *arg)
+static int store_accept_op(void *owner, void *arg)
 {
-    for (int round = 0; round < STORE_MAX_TRIES; round++) {
+    refund_store *s = owner;
+    for (int round = 0; round < MOCK_STORE_TRIES; round++) {
         int rc = store_accept_try(s, arg);
         if (rc <= 0)
             return rc;
     }
-    store_set_err(s, STORE_ERR_LOGIC, "refund", "the refund kept changing");
+    mock_store_set_err(&s->m, MOCK_STORE_ERR_LOGIC, "refund", "the refund kept changing");
     return -1;
 }
 
@@ -361,14 +302,15 @@ typedef struct {
     bool ended;              /* this call ended it */
 } end_arg;
 
-static int store_end_op(refund_store *s, void *arg)
+static int store_end_op(void *owner, void *arg)
 {
+    refund_store *s = owner;
     end_arg *a = arg;
     long long taken = 0, fee = 0;
     char otn[33];
 
     a->ended = false;
-    if (store_sql_plain(s, "START TRANSACTION") != 0)
+    if (mock_store_begin(&s->m) != 0)
         return -1;
     MYSQL_STMT *st = store_exec(s, S_CHARGE_LOCK, "s", a->transaction_id);
     if (st == NULL)
@@ -380,7 +322,7 @@ static int store_end_op(refund_store *s, void *arg)
     if (st == NULL)
         return -1;
     if (mysql_stmt_affected_rows(st) != 1) {
-        store_rollback(s);   /* another thread ended it */
+        mock_store_rollback(&s->m);   /* another thread ended it */
         return 0;
     }
     if (store_get(s, a->out_refund_no, a->rec) != 1)
@@ -390,7 +332,7 @@ static int store_end_op(refund_store *s, void *arg)
         st = store_exec(s, S_CHARGE_SUCCESS, "lls", r->refund_fee, r->refund_fee, r->transaction_id);
     else if (strcmp(r->status, "REFUNDCLOSE") == 0)
         st = store_exec(s, S_CHARGE_RELEASE, "ls", r->refund_fee, r->transaction_id);
-    if (st == NULL || store_commit(s) != 0)
+    if (st == NULL || mock_store_commit(&s->m) != 0)
         return -1;
     a->ended = true;
     return 0;
@@ -402,8 +344,9 @@ typedef struct {
     char (*keys)[2][65];
 } due_arg;
 
-static int store_due_op(refund_store *s, void *arg)
+static int store_due_op(void *owner, void *arg)
 {
+    refund_store *s = owner;
     due_arg *a = arg;
     MYSQL_STMT *st = store_exec(s, S_DUE, "l", (long long)a->max);
     int f = 0;
@@ -429,7 +372,7 @@ int refund_store_settle(refund_store *s, int max,
 
     d.keys = calloc((size_t)d.max, sizeof(*d.keys));
     if (d.keys == NULL) {
-        store_set_err(s, STORE_ERR_LOGIC, "settle", "out of memory");
+        mock_store_set_err(&s->m, MOCK_STORE_ERR_LOGIC, "settle", "out of memory");
         return -1;
     }
     if (store_run(s, store_due_op, &d) != 0) {
@@ -472,8 +415,9 @@ static json_t *store_record_json(const refund_record *r)
                      "ended_at", r->ended_at);
 }
 
-static int store_find_op(refund_store *s, void *arg)
+static int store_find_op(void *owner, void *arg)
 {
+    refund_store *s = owner;
     find_arg *a = arg;
     refund_record r;
     int f;
@@ -488,7 +432,7 @@ static int store_find_op(refund_store *s, void *arg)
         if (a->rows != NULL) {
             if (json_array_append_new(a->rows, store_record_json(&r)) != 0) {
                 db_stmt_done(st);
-                store_set_err(s, STORE_ERR_LOGIC, "list", "out of memory");
+                mock_store_set_err(&s->m, MOCK_STORE_ERR_LOGIC, "list", "out of memory");
                 return -1;
             }
         } else if (a->n < a->cap) {

@@ -2,6 +2,7 @@
  * every call that arrives), check the merchant's signature, run the v2
  * flow, sign and send the reply; and /v3/certificates. */
 #include "v3_api.h"
+#include "clocks.h"
 #include "v3_call.h"
 
 #include <stdio.h>
@@ -274,7 +275,7 @@ static void v3_serve(v3_call *vc, api_endpoint ep)
     api_copy(vc->c.je.out_trade_no, sizeof(vc->c.je.out_trade_no), otn);   /* for the journal */
     if (ep != API_NONE) {
         api_draw_otn(&vc->c, ep, otn);
-        api_sleep_ms(vc->c.fd.delay_ms);
+        clocks_sleep_ms(vc->c.fd.delay_ms);
     }
     if (!parsed || !v3_authorized(vc))
         return;

@@ -4,6 +4,7 @@
  * never judged (they are counted in `unreadable`). */
 #include "checker.h"
 #include "checker_int.h"
+#include "clocks.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -850,14 +851,6 @@ static void (*const chk_invariants[INV_COUNT])(chk_ctx *) = {
     chk_refund_names_a_charge,    chk_refund_made_once,
 };
 
-/* The monotonic clock in seconds (how long each invariant took, for JUnit). */
-static double chk_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *out)
 {
     chk_ctx c;
@@ -876,9 +869,9 @@ int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *
     chk_stats_fill(&c);
     chk_money_stats(&c);
     for (int i = 0; i < INV_COUNT; i++) {
-        double t0 = chk_seconds();
+        double t0 = clocks_mono_s();
         chk_invariants[i](&c);
-        out->check_s[i] = chk_seconds() - t0;
+        out->check_s[i] = clocks_mono_s() - t0;
     }
 done:
     chk_index_free(&c.ops);

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "args.h"
+#include "clocks.h"
 #include "profile.h"
 #include "report.h"
 #include "results.h"
@@ -95,8 +95,7 @@ static int sim_run_once(sim_args *a, int argc, char **argv)
  * one does not pass or the time is up. */
 static int sim_soak(sim_args *a, int argc, char **argv)
 {
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clocks_mono_s();
     for (int n = 1;; n++) {
         if (n > 1) { /* the first run keeps the parsed (or given) seed and prefix */
             a->seed = args_entropy() >> 1;
@@ -105,8 +104,7 @@ static int sim_soak(sim_args *a, int argc, char **argv)
         fprintf(a->human, "soak: run %d, seed %llu\n", n, (unsigned long long)a->seed);
         fflush(a->human);
         int rc = sim_run_once(a, argc, argv);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double min = (double)(now.tv_sec - t0.tv_sec) / 60.0;
+        double min = (clocks_mono_s() - t0) / 60.0;
         if (rc != 0 || sim_stop) {
             fprintf(a->human, "soak: run %d (seed %llu) %s after %.1f min\n", n,
                     (unsigned long long)a->seed,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "http_client.h"
+#include "text_copy.h"
 
 #define MOCK_ATTEMPTS 5
 
@@ -213,11 +214,6 @@ int64_t mock_admin_time_us(const char *iso)
     return (int64_t)timegm(&tm) * 1000000 + us;
 }
 
-static void mock_copy(char *dst, size_t len, const char *src)
-{
-    snprintf(dst, len, "%s", src ? src : "");
-}
-
 int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
                             const char *prefix, sim_charge **out, size_t *n,
                             long long *notifications, char *err, size_t errlen)
@@ -251,9 +247,9 @@ int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
         if (otn == NULL || strncmp(otn, prefix, plen) != 0)
             continue;
         sim_charge *x = &v[k++];
-        mock_copy(x->out_trade_no, sizeof(x->out_trade_no), otn);
-        mock_copy(x->transaction_id, sizeof(x->transaction_id),
-                  json_string_value(json_object_get(c, "transaction_id")));
+        (void)text_copy(x->out_trade_no, sizeof(x->out_trade_no), otn);
+        (void)text_copy(x->transaction_id, sizeof(x->transaction_id),
+                        json_string_value(json_object_get(c, "transaction_id")));
         json_t *fee = json_object_get(c, "total_fee");
         if (json_is_integer(fee))
             x->total_fee = (int64_t)json_integer_value(fee);
@@ -268,7 +264,7 @@ int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
         x->refunded_fee = json_is_integer(rf) ? (int64_t)json_integer_value(rf) : -1;
         json_t *at = json_object_get(c, "charged_at");
         if (json_is_string(at))
-            mock_copy(x->charged_at, sizeof(x->charged_at), json_string_value(at));
+            (void)text_copy(x->charged_at, sizeof(x->charged_at), json_string_value(at));
         else if (json_is_number(at))
             snprintf(x->charged_at, sizeof(x->charged_at), "%.3f", json_number_value(at));
         x->order = sched_order_lookup(s, prefix, otn);

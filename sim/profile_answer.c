@@ -10,19 +10,7 @@
 #include <string.h>
 
 #include "money.h"
-
-/* Copies s into out (len bytes), cutting at a UTF-8 character boundary. */
-static void pans_copy(char *out, size_t len, const char *s)
-{
-    size_t n = strlen(s);
-    if (n >= len) {
-        n = len - 1;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(out, s, n);
-    out[n] = '\0';
-}
+#include "text_copy.h"
 
 /* The field f of the answer as text ("" when absent or not a scalar). */
 static int pans_text(const profile_endpoint *ep, json_t *j, int f, char *out, size_t len)
@@ -32,7 +20,7 @@ static int pans_text(const profile_endpoint *ep, json_t *j, int f, char *out, si
     out[0] = '\0';
     if (v == NULL || profile_scalar_text(v, buf, sizeof(buf)) < 0)
         return -1;
-    pans_copy(out, len, buf);
+    (void)text_copy(out, len, buf);
     return 0;
 }
 
@@ -117,7 +105,7 @@ static int pans_code(const sim_profile *p, profile_op op, long http_code, json_t
         r = pans_rule(p->rules, p->nrules, http_code, code, has_code);
     if (r != NULL) {
         if (r->error[0])
-            pans_copy(out->error, sizeof(out->error), r->error);
+            (void)text_copy(out->error, sizeof(out->error), r->error);
         return r->means;
     }
     if ((op != PROF_OP_PAY && op != PROF_OP_READ) || http_code < 200 || http_code > 299)
@@ -148,7 +136,7 @@ void profile_answer_read(const sim_profile *p, profile_op op, long http_code, co
     if (len > 0) {
         j = json_loadb(body, len, 0, NULL);
         if (j == NULL)
-            pans_copy(out->error, sizeof(out->error), "unparseable body");
+            (void)text_copy(out->error, sizeof(out->error), "unparseable body");
         else
             pans_fields(p, &p->ep[op], j, out);
     }
@@ -173,7 +161,7 @@ int profile_answer_row(const profile_answer *a, sim_row *row)
     row->status = a->status;
     row->user_id = a->user_id;
     row->amount_fen = a->amount_fen;
-    pans_copy(row->transaction_id, sizeof(row->transaction_id), a->txn);
-    pans_copy(row->updated_at, sizeof(row->updated_at), a->updated_at);
+    (void)text_copy(row->transaction_id, sizeof(row->transaction_id), a->txn);
+    (void)text_copy(row->updated_at, sizeof(row->updated_at), a->updated_at);
     return 1;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clocks.h"
+
 #define PROGRESS_POLL_NS 500000000L
 
 struct progress {
@@ -22,19 +24,12 @@ struct progress {
     double t0;
 };
 
-static double progress_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* One report: "[3/9 double-click/fast] tasks 120/800  ok 100 fail 3 unknown 17  412 req/s". */
 static void progress_print(progress *p, size_t ph, const char *lead, const char *tail)
 {
     driver_progress_t pr;
     driver_progress(p->d, &pr);
-    double now = progress_now(), dt = now - p->last_at;
+    double now = clocks_mono_s(), dt = now - p->last_at;
     uint64_t ops = pr.outcome[OUT_OK] + pr.outcome[OUT_FAIL] + pr.outcome[OUT_UNKNOWN];
     const sched_phase *sp = &p->s->phases[ph];
     fprintf(p->out, "%s+%.1f s [%zu/%zu %s/%s] tasks %llu/%llu  ok %llu fail %llu unknown %llu"
@@ -66,7 +61,7 @@ static void *progress_main(void *arg)
         size_t ph = progress_current(p);
         if (p->tty) {
             progress_print(p, ph, "\r\033[K", "");
-        } else if (ph != shown || progress_now() - logged >= PROGRESS_LOG_EVERY_S) {
+        } else if (ph != shown || clocks_mono_s() - logged >= PROGRESS_LOG_EVERY_S) {
             progress_print(p, ph, "progress: ", "\n");
             shown = ph;
             logged = p->last_at;
@@ -91,7 +86,7 @@ progress *progress_start(driver *d, const sim_schedule *s, FILE *out, int tty)
     p->s = s;
     p->out = out;
     p->tty = tty;
-    p->t0 = p->last_at = progress_now();
+    p->t0 = p->last_at = clocks_mono_s();
     atomic_init(&p->phase, 0);
     atomic_init(&p->stop, 0);
     if (pthread_create(&p->thread, NULL, progress_main, p) != 0) {

@@ -33,8 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clocks.h"
 #include "db_conn.h"
 #include "env.h"
 
@@ -69,13 +69,6 @@ static void usage(FILE *f)
             "databases), the mock's (IDEMPAY_MOCK_DB_USER) and the simulator's\n"
             "(IDEMPAY_SIM_DB_USER: SELECT on idempay.payment_order). See docs/DEPLOY.md.\n",
             IDEMPAY_SQL_DIR, MIGRATE_LOCK);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Runs sql (one or more statements), discarding result sets. Returns 0, or
@@ -491,7 +484,7 @@ static int migrate_apply(MYSQL *db, const char *path, const char *version)
         fprintf(stderr, "idempay-migrate: cannot read %s: %s\n", path, strerror(errno));
         return 1;
     }
-    double t0 = now_s();
+    double t0 = clocks_mono_s();
     if (run_sql(db, text, version) != 0) {
         free(text);
         fprintf(stderr, "idempay-migrate: %s failed; nothing after it was applied\n", version);
@@ -502,7 +495,7 @@ static int migrate_apply(MYSQL *db, const char *path, const char *version)
              version);
     if (run_sql(db, sql, "record") != 0)
         return 1;
-    printf("idempay-migrate: applied %s (%.0f ms)\n", version, (now_s() - t0) * 1e3);
+    printf("idempay-migrate: applied %s (%.0f ms)\n", version, (clocks_mono_s() - t0) * 1e3);
     return 0;
 }
 
