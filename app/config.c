@@ -60,17 +60,12 @@ long app_config_lease_min_ms(const app_config *c)
     return service_windows_lease_min_ms(c->gateway_timeout_ms);
 }
 
-int app_config_load(app_config *c)
+/* The merchant, the gateway's URLs and the Redis account (strings). -1
+ * with the reason on stderr. */
+static int config_read_merchant(app_config *c, const char *state, long long public_port)
 {
-    const char *mode = env_str("IDEMPAY_TOKEN_MODE", "optional");
-    const char *state = env_str("IDEMPAY_STATE_DIR", ".stack");
-    long long mock_port = service_mock_port();
-    long long public_port = service_public_port();
-    const char *door = env_str("IDEMPAY_DOOR", "merchant");
-    service_windows w;
     char dflt[256];
 
-    memset(c, 0, sizeof *c);
     snprintf(c->appid, sizeof c->appid, "%s", env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
     snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
     c->development = env_int("IDEMPAY_DEVELOPMENT", 0) == 1;
@@ -79,18 +74,35 @@ int app_config_load(app_config *c)
         fprintf(stderr, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256\n");
         return -1;
     }
-    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", mock_port);
+    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", service_mock_port());
     snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
     snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", public_port);
     snprintf(c->notify_url, sizeof c->notify_url, "%s", env_str("IDEMPAY_NOTIFY_URL", dflt));
-    c->gateway_connect_timeout_ms = env_int("IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", 1000);
+    snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
+    snprintf(c->redis_user, sizeof c->redis_user, "%s", env_str("IDEMPAY_REDIS_USER", ""));
+    snprintf(c->redis_password, sizeof c->redis_password, "%s",
+             env_str("IDEMPAY_REDIS_PASSWORD", ""));
+    snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
+    snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
+    return 0;
+}
+
+/* The numbers: the service windows (common/service_windows), the flows'
+ * times, the statement's schedule, TTLs, threads and Redis. Checked by
+ * config_check_numbers. */
+static void config_read_numbers(app_config *c)
+{
+    service_windows w;
+
     service_windows_load(&w);
+    c->gateway_connect_timeout_ms = env_int("IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", 1000);
     c->gateway_timeout_ms = w.gateway_timeout_ms;
     c->lease_ms = w.lease_ms;
     c->reconcile_interval_ms = w.reconcile_interval_ms;
     c->failed_recheck_ms = w.failed_recheck_ms;
     c->statement_interval_ms = w.statement_interval_ms;
     c->retry_after_s = w.retry_after_s;
+    c->prepay_ttl_ms = w.prepay_ttl_ms;
     c->statement_ready_hour = env_int("IDEMPAY_STATEMENT_READY_HOUR", 10);
     c->statement_reread_days = env_int("IDEMPAY_STATEMENT_REREAD_DAYS", 3);
     c->token_ttl_s = env_int("IDEMPAY_TOKEN_TTL", 900);
@@ -98,15 +110,8 @@ int app_config_load(app_config *c)
     c->threads = (int)env_int("IDEMPAY_THREADS", 32);
     c->gateway_max_inflight = (int)env_int("IDEMPAY_GATEWAY_MAX_INFLIGHT",
                                            c->threads > 5 ? c->threads - 4 : 1);
-    snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
     c->redis_port = (int)env_int("IDEMPAY_REDIS_PORT", 16379);
     c->redis_timeout_ms = env_int("IDEMPAY_REDIS_TIMEOUT_MS", 1000);
-    snprintf(c->redis_user, sizeof c->redis_user, "%s", env_str("IDEMPAY_REDIS_USER", ""));
-    snprintf(c->redis_password, sizeof c->redis_password, "%s",
-             env_str("IDEMPAY_REDIS_PASSWORD", ""));
-    snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
-    snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
-    c->prepay_ttl_ms = w.prepay_ttl_ms;
     c->close_min_age_ms = env_int("IDEMPAY_CLOSE_MIN_AGE_MS", 300000);
     c->close_margin_ms = env_int("IDEMPAY_CLOSE_MARGIN_MS", 10000);
     c->query_min_interval_ms = env_int("IDEMPAY_QUERY_MIN_INTERVAL_MS", 2000);
@@ -114,36 +119,12 @@ int app_config_load(app_config *c)
     c->micropay_window_ms = env_int("IDEMPAY_MICROPAY_WINDOW_MS", 30000);
     c->reverse_min_wait_ms = env_int("IDEMPAY_REVERSE_MIN_WAIT_MS", 15000);
     c->auth_window_s = env_int("IDEMPAY_AUTH_WINDOW_S", 300);
+}
 
-    if (!strcmp(mode, "off"))
-        c->token_mode = TOKEN_MODE_OFF;
-    else if (!strcmp(mode, "optional"))
-        c->token_mode = TOKEN_MODE_OPTIONAL;
-    else if (!strcmp(mode, "required"))
-        c->token_mode = TOKEN_MODE_REQUIRED;
-    else {
-        fprintf(stderr, "IDEMPAY_TOKEN_MODE must be off, optional or required\n");
-        return -1;
-    }
-    if (config_door(c, door, c->auth_window_s) != 0)
-        return -1;
-    if (config_check_secrets(c, env_str("IDEMPAY_WX_KEY", NULL) != NULL) != 0)
-        return -1;
-    if (config_refund_load(&c->refund, c->gateway_url, public_port) != 0)
-        return -1;
-    if (config_limits_load(&c->limits) != 0)
-        return -1;
-    if (config_v3_load(&c->v3, public_port) != 0)
-        return -1;
-    if (c->redis_user[0] != '\0' && c->redis_password[0] == '\0') {
-        fprintf(stderr, "IDEMPAY_REDIS_USER is set without IDEMPAY_REDIS_PASSWORD"
-                        " (or IDEMPAY_REDIS_PASSWORD_FILE)\n");
-        return -1;
-    }
-    if (strlen(c->key) != 32) {
-        fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
-        return -1;
-    }
+/* The numbers' ranges, and the lease against the gateway timeout. -1 with
+ * the reason on stderr. */
+static int config_check_numbers(const app_config *c)
+{
     if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 || c->gateway_timeout_ms < 1 ||
         c->token_ttl_s < 1 || c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 ||
         c->failed_recheck_ms < 1 || c->statement_interval_ms < 100) {
@@ -173,6 +154,54 @@ int app_config_load(app_config *c)
         return -1;
     }
     return 0;
+}
+
+/* IDEMPAY_TOKEN_MODE into c->token_mode. -1 with the reason on stderr. */
+static int config_token_mode(app_config *c, const char *mode)
+{
+    if (!strcmp(mode, "off"))
+        c->token_mode = TOKEN_MODE_OFF;
+    else if (!strcmp(mode, "optional"))
+        c->token_mode = TOKEN_MODE_OPTIONAL;
+    else if (!strcmp(mode, "required"))
+        c->token_mode = TOKEN_MODE_REQUIRED;
+    else {
+        fprintf(stderr, "IDEMPAY_TOKEN_MODE must be off, optional or required\n");
+        return -1;
+    }
+    return 0;
+}
+
+int app_config_load(app_config *c)
+{
+    long long public_port = service_public_port();
+
+    memset(c, 0, sizeof *c);
+    if (config_read_merchant(c, env_str("IDEMPAY_STATE_DIR", ".stack"), public_port) != 0)
+        return -1;
+    config_read_numbers(c);
+    if (config_token_mode(c, env_str("IDEMPAY_TOKEN_MODE", "optional")) != 0)
+        return -1;
+    if (config_door(c, env_str("IDEMPAY_DOOR", "merchant"), c->auth_window_s) != 0)
+        return -1;
+    if (config_check_secrets(c, env_str("IDEMPAY_WX_KEY", NULL) != NULL) != 0)
+        return -1;
+    if (config_refund_load(&c->refund, c->gateway_url, public_port) != 0)
+        return -1;
+    if (config_limits_load(&c->limits) != 0)
+        return -1;
+    if (config_v3_load(&c->v3, public_port) != 0)
+        return -1;
+    if (c->redis_user[0] != '\0' && c->redis_password[0] == '\0') {
+        fprintf(stderr, "IDEMPAY_REDIS_USER is set without IDEMPAY_REDIS_PASSWORD"
+                        " (or IDEMPAY_REDIS_PASSWORD_FILE)\n");
+        return -1;
+    }
+    if (strlen(c->key) != 32) {
+        fprintf(stderr, "IDEMPAY_WX_KEY must be 32 characters\n");
+        return -1;
+    }
+    return config_check_numbers(c);
 }
 
 int app_config_copy(char *dst, size_t len, const char *name, const char *v)

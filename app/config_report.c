@@ -79,17 +79,12 @@ static int known(const char *key)
     return 0;
 }
 
-int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err)
+/* The merchant, the gateway and the service windows. */
+static void report_merchant(const app_config *c, long drain_ms, FILE *out)
 {
     static const char *const modes[] = { "off", "optional", "required" };
-    const char *path = env_config_path();
-    db_conn_params db;
     char masked[64];
-    int warnings = 0;
 
-    db_conn_params_get(&db);
-    fprintf(out, "# idempay-fcgi effective configuration (config file: %s)\n",
-            path ? path : "none");
     line_s(out, "IDEMPAY_WX_APPID", c->appid);
     line_s(out, "IDEMPAY_WX_MCHID", c->mch_id);
     line_s(out, "IDEMPAY_WX_KEY", config_report_mask(c->key, masked, sizeof masked));
@@ -118,6 +113,15 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_l(out, "IDEMPAY_IDEMPOTENCY_TTL", c->idempotency_ttl_s);
     line_l(out, "IDEMPAY_THREADS", c->threads);
     line_l(out, "IDEMPAY_SHUTDOWN_TIMEOUT_MS", drain_ms);
+}
+
+/* MariaDB, Redis, metrics and logs. */
+static void report_stores(const app_config *c, FILE *out)
+{
+    db_conn_params db;
+    char masked[64];
+
+    db_conn_params_get(&db);
     line_s(out, "IDEMPAY_DB_SOCKET", db.socket ? db.socket : "");
     line_s(out, "IDEMPAY_DB_HOST", db.host);
     line_l(out, "IDEMPAY_DB_PORT", db.port);
@@ -136,6 +140,13 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));
     line_s(out, "IDEMPAY_SOCKET_MODE", env_str("IDEMPAY_SOCKET_MODE", "0600"));
+}
+
+/* APIv3, refunds and the per-caller limits. */
+static void report_v3_refunds_limits(const app_config *c, FILE *out)
+{
+    char masked[64];
+
     line_s(out, "IDEMPAY_WX_API", config_v3_api_name(c->v3.api));
     if (c->v3.api == WX_API_V3) {
         line_s(out, "IDEMPAY_WX_V3_CERT", c->v3.cert);
@@ -157,6 +168,12 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
     line_l(out, "IDEMPAY_TOKEN_ROOM_PCT", c->limits.token_room_pct);
     line_l(out, "IDEMPAY_LOG_REJECTS_PER_S", c->limits.log_rejects_per_s);
     line_l(out, "IDEMPAY_ORDER_RETENTION_DAYS", c->limits.order_retention_days);
+}
+
+/* The warnings on err; returns how many. */
+static int report_warnings(const app_config *c, long drain_ms, const char *path, FILE *err)
+{
+    int warnings = 0;
 
     for (size_t i = 0; env_config_key(i); i++)
         if (!known(env_config_key(i))) {
@@ -195,4 +212,16 @@ int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err
         warnings++;
     }
     return warnings;
+}
+
+int config_report_print(const app_config *c, long drain_ms, FILE *out, FILE *err)
+{
+    const char *path = env_config_path();
+
+    fprintf(out, "# idempay-fcgi effective configuration (config file: %s)\n",
+            path ? path : "none");
+    report_merchant(c, drain_ms, out);
+    report_stores(c, out);
+    report_v3_refunds_limits(c, out);
+    return report_warnings(c, drain_ms, path, err);
 }
