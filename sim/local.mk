@@ -26,9 +26,11 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/pool.c sim/pool.h \
 	sim/client.c sim/client.h \
 	sim/forge.c sim/forge.h \
+	sim/forge_v3.c sim/forge_v3.h \
 	sim/payer.c sim/payer.h \
 	sim/client_payer.c sim/client_payer.h \
 	sim/scenario_payer.c sim/scenario_payer.h \
+	sim/scenario_v3.c sim/scenario_v3.h \
 	sim/driver.c sim/driver.h \
 	sim/readback.c sim/readback.h \
 	sim/mock_admin.c sim/mock_admin.h \
