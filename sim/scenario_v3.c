@@ -11,8 +11,8 @@
  * Phase `v3-rotated` (v3_platform_rotation 2: the mock's second key signs,
  * its certificate new to the service): more customers who pay once, whose
  * notifications the service accepts only after fetching /v3/certificates
- * again, and the same forgeries signed with the second key, from 2 s into
- * the phase (V3_ROTATED_DELAY_MS).
+ * again, and the same forgeries signed with the second key.
+ * In both, the forgeries start 2 s into the phase (V3_FORGE_DELAY_MS).
  * forged_callback_no_effect judges the targets (none may end PAID or
  * exist); the customers' payments are judged like every other's. */
 #include "scenario_v3.h"
@@ -21,11 +21,14 @@
 #include "scenario_payer.h"
 
 #define V3_KINDS (FORGE_KIND_COUNT - FORGE_V3_STALE)
-/* The rotated phase's forgeries wait this long: the service fetches the
- * certificates at most once a second a process (GW3_REFRESH_MIN_MS), so a
- * forgery signed with the new key just after the rotation could be refused
- * for its serial before the AEAD check it is meant for. */
-#define V3_ROTATED_DELAY_MS 2000u
+/* The forgeries of a phase wait this long after its start, while its
+ * customers' orders make the service fetch the platform certificates (at
+ * start, and after the rotation): it fetches them at most once a second a
+ * process (GW3_REFRESH_MIN_MS), so a forgery sent at once, after a
+ * wrong-serial one, could be refused for its serial before the check it
+ * is meant for. The two phases last at least V3_PHASE_MIN_MS. */
+#define V3_FORGE_DELAY_MS 2000u
+#define V3_PHASE_MIN_MS 4000u
 
 static const gen_client v3_declined_client = {
     .min_attempts = 1, .max_attempts = 1, .min_timeout_ms = 8000, .max_timeout_ms = 10000,
@@ -77,7 +80,8 @@ int gen_v3_attacks(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bud
     (void)plan;
     size_t ndecl = orders / 4 > 2 ? orders / 4 : 2, nnever = orders / 8 > 1 ? orders / 8 : 1;
     size_t npay = orders > ndecl + nnever + 4 ? orders - ndecl - nnever : 4;
-    uint32_t b = budget_ms / 3;
+    uint32_t b = budget_ms / 3, bf = b > V3_PHASE_MIN_MS ? b : V3_PHASE_MIN_MS;
+    uint32_t br = budget_ms - 2 * b > V3_PHASE_MIN_MS ? budget_ms - 2 * b : V3_PHASE_MIN_MS;
     unsigned kind = (unsigned)rng_below(&g->rng, V3_KINDS);
     const gen_orders_spec declined = {.client = &v3_declined_client,
                                       .order_flags = ORD_DECLINE | ORD_FORGE_TARGET,
@@ -100,14 +104,16 @@ int gen_v3_attacks(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bud
     static const char forge_own[] = "{\"instant_charge\":false,\"v3_platform_rotation\":0}";
     static const char rotated_own[] = "{\"instant_charge\":false,\"v3_platform_rotation\":2}";
     scenarios_mock_defaults(&k);
-    if (gen_payer_phase(g, "v3-forge", forge_own, &k, b) < 0 || v3_payers(g, npay / 2, b) < 0 ||
-        v3_forgeries(g, first, ndecl + nnever, 0, &kind, 0, b) < 0)
+    if (gen_payer_phase(g, "v3-forge", forge_own, &k, bf) < 0 ||
+        v3_payers(g, npay / 2, bf) < 0 ||
+        v3_forgeries(g, first, ndecl + nnever, 0, &kind, V3_FORGE_DELAY_MS,
+                     bf - V3_FORGE_DELAY_MS) < 0)
         return -1;
     scenarios_mock_defaults(&k);
-    if (gen_payer_phase(g, "v3-rotated", rotated_own, &k, budget_ms - 2 * b) < 0 ||
-        v3_payers(g, npay - npay / 2, budget_ms - 2 * b) < 0 ||
-        v3_forgeries(g, first, ndecl + nnever, 1, &kind, V3_ROTATED_DELAY_MS,
-                     budget_ms - 2 * b) < 0)
+    if (gen_payer_phase(g, "v3-rotated", rotated_own, &k, br) < 0 ||
+        v3_payers(g, npay - npay / 2, br) < 0 ||
+        v3_forgeries(g, first, ndecl + nnever, 1, &kind, V3_FORGE_DELAY_MS,
+                     br - V3_FORGE_DELAY_MS) < 0)
         return -1;
     return 0;
 }
