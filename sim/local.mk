@@ -64,6 +64,7 @@ sim_unit_tests = \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
 	tests/unit/test_sim_forge \
+	tests/unit/test_sim_forge_v3 \
 	tests/unit/test_sim_payer \
 	tests/unit/test_sim_settle \
 	tests/unit/test_sim_results \
@@ -107,6 +108,9 @@ tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_forge_SOURCES = tests/unit/test_sim_forge.c
 tests_unit_test_sim_forge_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_forge_LDADD = $(sim_unit_ldadd)
+tests_unit_test_sim_forge_v3_SOURCES = tests/unit/test_sim_forge_v3.c
+tests_unit_test_sim_forge_v3_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_forge_v3_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_payer_SOURCES = tests/unit/test_sim_payer.c
 tests_unit_test_sim_payer_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_payer_LDADD = $(sim_unit_ldadd)
