@@ -117,7 +117,7 @@ static int run_schedule(run_ctx *c)
         fprintf(out, "skipped: %s\n", v3note);
     if (c->mask == 0) {
         fprintf(stderr, "idempay-sim: nothing to run through the target profile %s: %s\n",
-                run_profile(c)->name, c->skipped);
+                run_profile(c)->name, c->skipped[0] ? c->skipped : v3note);
         return 2;
     }
     windows_load(&c->w);
