@@ -29,14 +29,13 @@ int wl_v3_load(char *err, size_t errlen)
 
     if (wl3.loaded)
         return 0;
-    if (cert == NULL || key == NULL || wx3_cert_load(cert, &wl3.cert) != 0) {
+    if (wx3_pair_load(cert, key, &wl3.cert, &wl3.key) != 0) {
         snprintf(err, errlen, "the v3 rows: IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY are unset "
                               "or unreadable");
         return -1;
     }
-    if (wx3_key_load(key, &wl3.key) != 0 || apikey == NULL || strlen(apikey) != WX3_AEAD_KEY_LEN) {
-        snprintf(err, errlen, "the v3 rows: the platform key or IDEMPAY_WX_APIV3_KEY (32 "
-                              "characters) is missing");
+    if (apikey == NULL || strlen(apikey) != WX3_AEAD_KEY_LEN) {
+        snprintf(err, errlen, "the v3 rows: IDEMPAY_WX_APIV3_KEY (32 characters) is missing");
         wl_v3_free();
         return -1;
     }
@@ -56,8 +55,7 @@ void wl_v3_free(void)
 void wl_v3_msg_free(wl_v3_msg *m)
 {
     free(m->body);
-    for (int i = 0; i < 5; i++)
-        free(m->headers[i]);
+    wx3_lines_free(m->headers);
     memset(m, 0, sizeof *m);
 }
 
@@ -95,15 +93,6 @@ done:
     return body;
 }
 
-static char *wl3_header(const char *name, const char *value)
-{
-    size_t len = strlen(name) + strlen(value) + 3;
-    char *line = malloc(len);
-    if (line != NULL)
-        snprintf(line, len, "%s: %s", name, value);
-    return line;
-}
-
 int wl_v3_notification(const char *appid, const char *mchid, const char *order_no,
                        const char *txid, long fee, wl_v3_msg *out)
 {
@@ -119,11 +108,7 @@ int wl_v3_notification(const char *appid, const char *mchid, const char *order_n
         (msg = wx3_response_message(ts, nonce, out->body, strlen(out->body), &mlen)) == NULL ||
         wx3_sign(wl3.key, msg, mlen, &sig) != 0)
         goto done;
-    out->headers[0] = wl3_header("Wechatpay-Serial", wl3.cert.serial);
-    out->headers[1] = wl3_header("Wechatpay-Signature", sig);
-    out->headers[2] = wl3_header("Wechatpay-Timestamp", ts);
-    out->headers[3] = wl3_header("Wechatpay-Nonce", nonce);
-    rc = out->headers[0] && out->headers[1] && out->headers[2] && out->headers[3] ? 0 : -1;
+    rc = wx3_signed_lines(wl3.cert.serial, sig, ts, nonce, out->headers);
 done:
     free(msg);
     free(sig);

@@ -24,18 +24,6 @@ struct forge_v3_keys {
     char apiv3_key[WX3_AEAD_KEY_LEN + 1];
 };
 
-/* One platform pair into slot i: 0, or -1 (unset or unreadable). */
-static int fv3_pair(forge_v3_keys *k, int i, const char *cert, const char *key)
-{
-    if (cert == NULL || key == NULL || wx3_cert_load(cert, &k->cert[i]) != 0)
-        return -1;
-    if (wx3_key_load(key, &k->key[i]) != 0) {
-        wx3_cert_free(&k->cert[i]);
-        return -1;
-    }
-    return 0;
-}
-
 forge_v3_keys *forge_v3_load(char *why, size_t whylen)
 {
     const char *apikey = env_str("IDEMPAY_WX_APIV3_KEY", NULL);
@@ -45,8 +33,9 @@ forge_v3_keys *forge_v3_load(char *why, size_t whylen)
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
-    if (fv3_pair(k, 0, env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT", NULL),
-                 env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY", NULL)) != 0) {
+    if (wx3_pair_load(env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT", NULL),
+                      env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY", NULL), &k->cert[0],
+                      &k->key[0]) != 0) {
         snprintf(why, whylen, "IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY (the platform's key, "
                               "to sign like it) are unset or unreadable");
         goto fail;
@@ -57,8 +46,9 @@ forge_v3_keys *forge_v3_load(char *why, size_t whylen)
         goto fail;
     }
     snprintf(k->apiv3_key, sizeof(k->apiv3_key), "%s", apikey);
-    k->pairs = fv3_pair(k, 1, env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT", NULL),
-                        env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY", NULL)) == 0 ? 2 : 1;
+    k->pairs = wx3_pair_load(env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT", NULL),
+                             env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY", NULL), &k->cert[1],
+                             &k->key[1]) == 0 ? 2 : 1;
     k->window_s = env_int("IDEMPAY_WX_V3_TIME_WINDOW_S", FV3_DEFAULT_WINDOW_S);
     return k;
 fail:
@@ -83,8 +73,7 @@ void forge_v3_msg_free(forge_v3_msg *m)
     if (m == NULL)
         return;
     free(m->body);
-    for (int i = 0; i < 5; i++)
-        free(m->headers[i]);
+    wx3_lines_free(m->headers);
     memset(m, 0, sizeof(*m));
 }
 
@@ -152,16 +141,6 @@ static char *fv3_envelope(const char *ct, const char *nonce, const char *when)
     return s;
 }
 
-/* "Name: value" (malloc'd), or NULL. */
-static char *fv3_header(const char *name, const char *value)
-{
-    size_t len = strlen(name) + strlen(value) + 3;
-    char *line = malloc(len);
-    if (line != NULL)
-        snprintf(line, len, "%s: %s", name, value);
-    return line;
-}
-
 /* The Wechatpay-* headers of signed (the body the signature covers) into
  * out->headers, as t's kind wants them. 0 or -1. */
 static int fv3_sign_headers(const forge_v3_keys *k, const sched_task *t, const char *signed_body,
@@ -186,15 +165,9 @@ static int fv3_sign_headers(const forge_v3_keys *k, const sched_task *t, const c
     char *msg = wx3_response_message(tsbuf, nonce, signed_body, strlen(signed_body), &mlen);
     int rc = msg != NULL ? wx3_sign(k->key[pair], msg, mlen, &sig) : -1;
     free(msg);
-    if (rc == 0) {
-        out->headers[0] = fv3_header("Wechatpay-Serial", serial);
-        out->headers[1] = fv3_header("Wechatpay-Signature", sig);
-        out->headers[2] = fv3_header("Wechatpay-Timestamp", tsbuf);
-        out->headers[3] = fv3_header("Wechatpay-Nonce",
-                                     t->forge == FORGE_V3_NEW_NONCE ? sent_nonce : nonce);
-        for (int i = 0; i < 4; i++)
-            rc = out->headers[i] == NULL ? -1 : rc;
-    }
+    if (rc == 0)
+        rc = wx3_signed_lines(serial, sig, tsbuf,
+                              t->forge == FORGE_V3_NEW_NONCE ? sent_nonce : nonce, out->headers);
     free(sig);
     return rc;
 }
