@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client_payer.h"
+#include "env.h"
 #include "client_refund.h"
 #include "forge.h"
 #include "forge_v3.h"
@@ -20,6 +21,7 @@ struct driver {
     driver_config cfg;
     client_world world;
     forge_v3_keys *v3;          /* the platform's material (cfg.v3_forgeries), or NULL */
+    char notify_url_v3[600];    /* where the v3 forgeries go (driver.h) */
     sim_pool *pool;
     sim_client *clients;       /* one per worker */
     int nclients;
@@ -58,7 +60,12 @@ static int driver_setup(driver *d, const driver_config *cfg)
     w->stop = cfg->stop;
     w->merchant = (client_merchant){.appid = cfg->appid, .mch_id = cfg->mch_id, .key = cfg->key,
                                     .gateway = cfg->gateway, .notify_url = cfg->notify_url,
-                                    .notify_url_v3 = cfg->notify_url_v3};
+                                    .notify_url_v3 = d->notify_url_v3};
+    snprintf(d->notify_url_v3, sizeof(d->notify_url_v3), "%s",
+             env_str("IDEMPAY_WX_V3_NOTIFY_URL", ""));
+    if (d->notify_url_v3[0] == '\0')
+        snprintf(d->notify_url_v3, sizeof(d->notify_url_v3), "%s/v3",
+                 cfg->notify_url != NULL ? cfg->notify_url : "");
     d->phase_start_us = malloc((s->nphases ? s->nphases : 1) * sizeof(int64_t));
     d->task_phase = malloc((s->ntasks ? s->ntasks : 1) * sizeof(size_t));
     if (d->phase_start_us == NULL || d->task_phase == NULL)

@@ -294,7 +294,7 @@ static const char *run_notify_base(const char *target)
 static int run_start_driver(run_ctx *c)
 {
     const sim_args *a = c->a;
-    static char notify_url[512], notify_url_v3[520];
+    static char notify_url[512];
     char err[512];
     snprintf(notify_url, sizeof(notify_url), "%s",
              env_str("IDEMPAY_NOTIFY_URL", ""));
@@ -302,13 +302,9 @@ static int run_start_driver(run_ctx *c)
         snprintf(notify_url, sizeof(notify_url), "%s%s", run_notify_base(a->target),
                  profile_has(run_profile(c), PROF_FEAT_CALLBACKS)
                      ? run_profile(c)->ep[PROF_OP_CALLBACK].path : "/api/pay/callback/wechat");
-    snprintf(notify_url_v3, sizeof(notify_url_v3), "%s",
-             env_str("IDEMPAY_WX_V3_NOTIFY_URL", ""));
-    if (notify_url_v3[0] == '\0')
-        snprintf(notify_url_v3, sizeof(notify_url_v3), "%s/v3", notify_url);
     driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
                         .workers = a->concurrency, .gateway = c->need_gateway ? a->gateway : NULL,
-                        .notify_url = notify_url, .notify_url_v3 = notify_url_v3,
+                        .notify_url = notify_url,
                         .v3_forgeries = (c->mask & (1u << SC_V3_ATTACKS)) != 0,
                         .appid = env_str("IDEMPAY_WX_APPID", "wx0000000000000000"),
                         .mch_id = env_str("IDEMPAY_WX_MCHID", "1900000109"),
