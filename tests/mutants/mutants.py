@@ -10,6 +10,10 @@ A mutant file is one mutant:
     description: one line: the bug it plants
     kills: invariant[,invariant]      (optional: the invariants expected to catch it)
     ci: SIM-ARGS                      (optional: a short run that kills it, for CI)
+    args: SIM-ARGS                    (optional: the mutant's own run, always, instead of
+                                       the default scenarios; e.g. --gateway v3 ...)
+    service: NAME=VALUE[ NAME=VALUE]  (optional: the mutated stack's service started with
+                                       these settings, e.g. IDEMPAY_WX_API=v3)
     file: app/pay.c
     <<<< find
     exact text, matched exactly once in the file
@@ -67,7 +71,8 @@ class MutantError(Exception):
 def parse_mutant(path):
     """The mutant at path: {name, description, kills, ci, hunks: [(file, find, replace)]}."""
     name = os.path.basename(path)[: -len(".mutant")]
-    m = {"name": name, "path": path, "description": "", "kills": [], "ci": None, "hunks": []}
+    m = {"name": name, "path": path, "description": "", "kills": [], "ci": None, "args": "",
+         "service": {}, "hunks": []}
     lines = open(path, encoding="utf-8").read().split("\n")
     i, file = 0, None
     while i < len(lines):
@@ -78,6 +83,13 @@ def parse_mutant(path):
             m["kills"] = [k.strip() for k in line.split(":", 1)[1].split(",") if k.strip()]
         elif line.startswith("ci:"):
             m["ci"] = line.split(":", 1)[1].strip()
+        elif line.startswith("args:"):
+            m["args"] = line.split(":", 1)[1].strip()
+        elif line.startswith("service:"):
+            for kv in line.split(":", 1)[1].split():
+                if "=" not in kv:
+                    raise MutantError(f"{name}: 'service:' wants NAME=VALUE, not {kv}")
+                m["service"][kv.split("=", 1)[0]] = kv.split("=", 1)[1]
         elif line.startswith("file:"):
             file = line.split(":", 1)[1].strip()
         elif line == "<<<< find":
@@ -367,6 +379,8 @@ def main():
             print(f"  {e}")
             worst = 2
             continue
+        saved_env = {k: stack.env.get(k) for k in m["service"]}
+        stack.env.update(m["service"])
         try:
             err = stack.restart()
             build_s = time.time() - t0
@@ -374,10 +388,15 @@ def main():
                 print_row(m["name"], "ERROR", err, build_s, 0)
                 worst = 2
                 continue
-            extra = (m["ci"] if a.ci else "") + " " + a.sim_args
+            extra = (m["ci"] if a.ci else "") + " " + m["args"] + " " + a.sim_args
             rc, invs, error, sim_s, tpath = run_sim(stack, a.sim, a.seed, extra.strip(), out_dir, m["name"])
         finally:
             restore(src, originals)
+            for k, v in saved_env.items():
+                if v is None:
+                    stack.env.pop(k, None)
+                else:
+                    stack.env[k] = v
         result, by = verdict(rc, invs, error)
         print_row(m["name"], result, by, build_s, sim_s)
         if result == "survived":
