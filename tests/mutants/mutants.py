@@ -57,7 +57,19 @@ DERIVED_VARS = ("IDEMPAY_NGINX_PORT", "IDEMPAY_BIN_DIR", "IDEMPAY_CLUSTER_PORT_B
                 "IDEMPAY_MOCK_TLS_PORT", "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL",
                 "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
                 # the doors: the public port and the development caller's secret (per state dir)
-                "IDEMPAY_PUBLIC_PORT", "IDEMPAY_NGINX_PUBLIC_PORT", "IDEMPAY_CALLER_SECRET_FILE")
+                "IDEMPAY_PUBLIC_PORT", "IDEMPAY_NGINX_PUBLIC_PORT", "IDEMPAY_CALLER_SECRET_FILE",
+                # APIv3's material (./stack makes it per state dir; V3_FILES gives the
+                # simulator the mutant stack's own)
+                "IDEMPAY_WX_V3_CERT", "IDEMPAY_WX_V3_NOTIFY_URL", "IDEMPAY_WX_APIV3_KEY_FILE",
+                "IDEMPAY_MOCK_V3_PLATFORM_CERT", "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY",
+                "IDEMPAY_MOCK_V3_PLATFORM2_CERT", "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY")
+# The simulator's APIv3 material (v3-attacks signs like the platform): the
+# files ./stack made under the mutant stack's tls/.
+V3_FILES = {"IDEMPAY_MOCK_V3_PLATFORM_CERT": "wechatpay_platform1_cert.pem",
+            "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY": "wechatpay_platform1_key.pem",
+            "IDEMPAY_MOCK_V3_PLATFORM2_CERT": "wechatpay_platform2_cert.pem",
+            "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY": "wechatpay_platform2_key.pem",
+            "IDEMPAY_WX_APIV3_KEY_FILE": "apiv3.key"}
 DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
 # The statement job's per-day progress (sql/013); emptied last, so that a tree
 # without them still gets everything above.
@@ -192,6 +204,12 @@ class Stack:
         for var, dflt in zip(PORT_VARS, PORT_DEFAULTS):
             self.env[var] = str(int(os.environ.get(var, dflt)) + offset)
         self.env["IDEMPAY_DB_SOCKET"] = os.path.join(state, "run", "mysqld.sock")
+        # APIv3's certificate paths named, not just dropped: a record of an
+        # older runner's up (tools/stack_memory.sh) may hold the parent's
+        self.env["IDEMPAY_WX_V3_CERT"] = os.path.join(state, "tls", "apiclient_cert.pem")
+        for var, name in V3_FILES.items():
+            if var != "IDEMPAY_WX_APIV3_KEY_FILE":
+                self.env[var] = os.path.join(state, "tls", name)
         # the mutant stack's development caller (its ./stack up writes the secret)
         self.env["IDEMPAY_CALLER_SECRET_FILE"] = os.path.join(state, "caller.secret")
         self.log = os.path.join(state, "mutants.log")
@@ -258,9 +276,14 @@ def run_sim(stack, sim, seed, extra, out_dir, name):
     if not any(m.startswith("--scenario") for m in more):
         args += ["--scenario", DEFAULT_SCENARIOS]
     args += more
+    env = dict(stack.env)
+    for var, name in V3_FILES.items():
+        path = os.path.join(stack.state, "tls", name)
+        if os.path.exists(path) and "IDEMPAY_WX_APIV3_KEY" not in env:
+            env[var] = path
     t0 = time.time()
     with open(tpath, "w") as out:
-        rc = subprocess.run(args, env=stack.env, stdout=out, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(args, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
     secs = time.time() - t0
     invs, error = [], None
     try:
