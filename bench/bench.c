@@ -383,6 +383,7 @@ static int bench_round_order(int round, wl_kind out[WL_COUNT])
         {WL_REPEAT, WL_PING, WL_TOKEN},   /* both against ping */
         {WL_RAWPAY, WL_PAY, WL_COUNT},
         {WL_RAWCB, WL_CALLBACK, WL_COUNT},
+        {WL_RAWCB_V3, WL_CALLBACK_V3, WL_COUNT},
         {WL_RAWPREPAY, WL_PREPAY, WL_COUNT},
         {WL_RAWDB, WL_COUNT, WL_COUNT},
     };
@@ -402,8 +403,8 @@ static bool bench_selected(wl_kind w)
 {
     char tag[40];
 
-    if (opt.only[0] == '\0')
-        return true;
+    if (opt.only[0] == '\0') /* the v3 rows need the service speaking v3: named only */
+        return w != WL_CALLBACK_V3 && w != WL_RAWCB_V3;
     snprintf(tag, sizeof tag, ",%s,", wl_name(w));
     return strstr(opt.only, tag) != NULL;
 }
@@ -416,6 +417,8 @@ static void usage(void)
             "                     [--target URL] [--gateway URL] [--state-dir DIR] [--pool N]\n"
             "                     [--pids \"PID ...\"]\n"
             "  workloads: ping pay_fresh pay_repeat callback token rawdb rawpay rawcallback\n"
+            "             prepay rawprepay; callback_v3 rawcallback_v3 (only when named: the\n"
+            "             service speaking APIv3, IDEMPAY_WX_API=v3)\n"
             "  exit status: 0 every row measured; 1 a row had errors (not measured); 2 no run\n");
 }
 
@@ -604,7 +607,7 @@ static int bench_round(bench_worker *ws, MYSQL *db, bench_result *res, const boo
 /* Every notification that was answered SUCCESS must have paid its order. */
 static void bench_check_pools(MYSQL *db, bench_result *res, const bool selected[WL_COUNT])
 {
-    static const wl_kind pooled[] = {WL_CALLBACK, WL_RAWCB};
+    static const wl_kind pooled[] = {WL_CALLBACK, WL_RAWCB, WL_CALLBACK_V3, WL_RAWCB_V3};
     for (size_t i = 0; i < sizeof pooled / sizeof pooled[0]; i++) {
         wl_kind w = pooled[i];
         long used = wl_pool_used(w), paid;

@@ -17,6 +17,7 @@
 #include "clocks.h"
 #include "db_conn.h"
 #include "wx_sign.h"
+#include "workload_v3.h"
 #include "wx_xml.h"
 
 #define WL_REPEAT_ORDERS 256
@@ -27,8 +28,16 @@
 
 static const wl_config *wl_cfg;
 
-/* notification pools: orders handed out so far (WL_CALLBACK, WL_RAWCB) */
-static atomic_long wl_pool_next[2];
+/* notification pools: orders handed out so far (WL_CALLBACK, WL_RAWCB,
+ * WL_CALLBACK_V3, WL_RAWCB_V3), and their order-number prefixes */
+#define WL_POOLS 4
+static atomic_long wl_pool_next[WL_POOLS];
+static const char *const wl_pool_prefix[WL_POOLS] = {"CB", "RC", "C3", "R3"};
+
+static int wl_pool_index(wl_kind w)
+{
+    return w == WL_CALLBACK ? 0 : w == WL_RAWCB ? 1 : w == WL_CALLBACK_V3 ? 2 : 3;
+}
 
 static const struct {
     const char *name;
@@ -45,6 +54,8 @@ static const struct {
     [WL_RAWCB] = {"rawcallback", "raw callback pipeline", WL_RAWCB},
     [WL_PREPAY] = {"prepay", "POST /api/pay NATIVE (prepay)", WL_RAWPREPAY},
     [WL_RAWPREPAY] = {"rawprepay", "raw prepay pipeline", WL_RAWPREPAY},
+    [WL_CALLBACK_V3] = {"callback_v3", "POST callback v3 (verified)", WL_RAWCB_V3},
+    [WL_RAWCB_V3] = {"rawcallback_v3", "raw v3 callback pipeline", WL_RAWCB_V3},
 };
 
 const char *wl_name(wl_kind w) { return wl_table[w].name; }
@@ -230,19 +241,19 @@ static int wl_prepay(wl_worker *wk, const char *order_no, long user)
  * is used up (an error: the pool was sized for a slower service). */
 static int wl_pool_take(wl_worker *wk, wl_kind w, char *order_no, size_t cap, long *n)
 {
-    int p = w == WL_CALLBACK ? 0 : 1;
+    int p = wl_pool_index(w);
 
     *n = atomic_fetch_add(&wl_pool_next[p], 1);
     if (*n >= wl_cfg->pool_orders)
         return wl_fail(wk, "the pool of %ld orders for %s is used up (raise the pool)",
                        wl_cfg->pool_orders, wl_name(w));
-    snprintf(order_no, cap, "%s%s_%ld", w == WL_CALLBACK ? "CB" : "RC", wl_cfg->run, *n);
+    snprintf(order_no, cap, "%s%s_%ld", wl_pool_prefix[p], wl_cfg->run, *n);
     return 0;
 }
 
 long wl_pool_used(wl_kind w)
 {
-    long n = atomic_load(&wl_pool_next[w == WL_CALLBACK ? 0 : 1]);
+    long n = atomic_load(&wl_pool_next[wl_pool_index(w)]);
     return n < wl_cfg->pool_orders ? n : wl_cfg->pool_orders;
 }
 
@@ -445,28 +456,20 @@ static int wl_rawprepay(wl_worker *wk)
     return 0;
 }
 
-/* A notification's transaction (app/callback.c, success path): START
- * TRANSACTION, the record INSERT ... SELECT that checks order and amount,
- * the CAS, COMMIT; the same raw XML stored. */
-static int wl_rawcallback(wl_worker *wk)
+/* A notification's transaction for order_no paid by txid (app/callback.c,
+ * success path): START TRANSACTION, the record INSERT ... SELECT that
+ * checks order and amount, the CAS, COMMIT; raw (the notification) stored. */
+static int wl_rawcallback_tx(wl_worker *wk, const char *order_no, const char *txid,
+                             const char *raw)
 {
-    char order_no[48], txid[40];
     MYSQL_STMT *ins = wk->st[WL_ST_CB_INS], *cas = wk->st[WL_ST_CB_CAS];
-    char *xml;
-    long n;
     int rc = -1;
 
-    if (wl_pool_take(wk, WL_RAWCB, order_no, sizeof order_no, &n) != 0)
-        return -1;
-    snprintf(txid, sizeof txid, "42%sR%012ld", wl_cfg->run, n);
-    xml = wl_notification(order_no, txid);
-    if (xml == NULL)
-        return wl_fail(wk, "could not build a notification");
     if (db_exec_simple(wk->db, "START TRANSACTION") != 0) {
         wl_fail(wk, "rawcallback START TRANSACTION: %s", mysql_error(wk->db));
         goto done;
     }
-    if (db_stmt_exec(ins, "slssl", txid, (long long)WL_FEE, xml, order_no, (long long)WL_FEE) != 0) {
+    if (db_stmt_exec(ins, "slssl", txid, (long long)WL_FEE, raw, order_no, (long long)WL_FEE) != 0) {
         wl_db_fail(wk, "rawcallback record INSERT", ins);
         goto rollback;
     }
@@ -491,7 +494,63 @@ static int wl_rawcallback(wl_worker *wk)
 rollback:
     (void)db_exec_simple(wk->db, "ROLLBACK");
 done:
+    return rc;
+}
+
+/* rawcallback: a signed v2 notification of a pool order, its transaction. */
+static int wl_rawcallback(wl_worker *wk)
+{
+    char order_no[48], txid[40];
+    char *xml;
+    long n;
+
+    if (wl_pool_take(wk, WL_RAWCB, order_no, sizeof order_no, &n) != 0)
+        return -1;
+    snprintf(txid, sizeof txid, "42%sR%012ld", wl_cfg->run, n);
+    xml = wl_notification(order_no, txid);
+    if (xml == NULL)
+        return wl_fail(wk, "could not build a notification");
+    int rc = wl_rawcallback_tx(wk, order_no, txid, xml);
     free(xml);
+    return rc;
+}
+
+/* An APIv3 notification of a pool order posted to the service's v3 URL,
+ * answered 204 (applied). */
+static int wl_callback_v3(wl_worker *wk)
+{
+    char order_no[48], txid[40], url[320], why[WL_ERROR_MAX];
+    long n;
+
+    if (wl_pool_take(wk, WL_CALLBACK_V3, order_no, sizeof order_no, &n) != 0)
+        return -1;
+    snprintf(txid, sizeof txid, "42%sV%012ld", wl_cfg->run, n);
+    snprintf(url, sizeof url, "%s/api/pay/callback/wechat/v3", wl_cfg->public_base);
+    if (wl_v3_post(wk->http, url, wl_cfg->appid, wl_cfg->mchid, order_no, txid, WL_FEE, why,
+                   sizeof why) != 0)
+        return wl_fail(wk, "%s", why);
+    return 0;
+}
+
+/* The same notification's signature verified and resource decrypted, then
+ * rawcallback's transaction (the decrypted resource stored). */
+static int wl_rawcallback_v3(wl_worker *wk)
+{
+    char order_no[48], txid[40];
+    char *plain = NULL;
+    wl_v3_msg m;
+    long n;
+    int rc;
+
+    if (wl_pool_take(wk, WL_RAWCB_V3, order_no, sizeof order_no, &n) != 0)
+        return -1;
+    snprintf(txid, sizeof txid, "42%sW%012ld", wl_cfg->run, n);
+    if (wl_v3_notification(wl_cfg->appid, wl_cfg->mchid, order_no, txid, WL_FEE, &m) != 0)
+        return wl_fail(wk, "could not build a v3 notification");
+    rc = wl_v3_verify_decrypt(&m, &plain) != 0 ? wl_fail(wk, "rawcallback_v3: verify/decrypt failed")
+                                               : wl_rawcallback_tx(wk, order_no, txid, plain);
+    wl_v3_msg_free(&m);
+    free(plain);
     return rc;
 }
 
@@ -536,6 +595,12 @@ int wl_request(wl_worker *wk, wl_kind w)
         break;
     case WL_RAWPREPAY:
         rc = wl_rawprepay(wk);
+        break;
+    case WL_CALLBACK_V3:
+        rc = wl_callback_v3(wk);
+        break;
+    case WL_RAWCB_V3:
+        rc = wl_rawcallback_v3(wk);
         break;
     default:
         rc = wl_fail(wk, "unknown workload");
@@ -632,8 +697,8 @@ int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_
     wl_worker wk;
     char e[256];
 
-    atomic_store(&wl_pool_next[0], 0);
-    atomic_store(&wl_pool_next[1], 0);
+    for (int p = 0; p < WL_POOLS; p++)
+        atomic_store(&wl_pool_next[p], 0);
     if (wl_mock_setup(err, errlen) != 0)
         return -1;
     /* every worker prepares rawdb's statements, whatever is selected: its
@@ -646,6 +711,16 @@ int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_
         return -1;
     if (selected[WL_RAWCB] && wl_pool_setup(db, "RC", err, errlen) != 0)
         return -1;
+    if ((selected[WL_CALLBACK_V3] || selected[WL_RAWCB_V3]) && wl_v3_load(err, errlen) != 0)
+        return -1;
+    if ((selected[WL_CALLBACK_V3] && wl_pool_setup(db, "C3", err, errlen) != 0) ||
+        (selected[WL_RAWCB_V3] && wl_pool_setup(db, "R3", err, errlen) != 0))
+        return -1;
+    if (selected[WL_CALLBACK_V3]) {
+        char url[320];
+        snprintf(url, sizeof url, "%s/api/pay/callback/wechat/v3", wl_cfg->public_base);
+        wl_v3_warm(url, wl_cfg->appid, wl_cfg->mchid, wl_cfg->run);
+    }
     if (!selected[WL_REPEAT])
         return 0;
     /* orders paid once, for the repeat workload */
@@ -673,10 +748,11 @@ int wl_fixtures_teardown(MYSQL *db)
     /* the notification pools, and the prepay rows (BN, RN: open NATIVE
      * orders no customer will pay, which the reconciler would close one by
      * one at the gateway for minutes after the bench) */
-    static const char *const prefixes[] = {"CB", "RC", "BN", "RN"};
+    static const char *const prefixes[] = {"BN", "RN", "CB", "RC", "C3", "R3"};
 
     if (wl_cfg == NULL)
         return 0;
+    wl_v3_free();
     if (wl_mock_admin("POST", "/mock/reset", NULL, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         problems++;
@@ -687,7 +763,7 @@ int wl_fixtures_teardown(MYSQL *db)
         snprintf(q, sizeof q, "DELETE FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 1",
                  prefixes[i], wl_cfg->run);
         int rc = wl_sql_simple(db, q, err, sizeof err);
-        if (rc == 0 && i >= 2) {
+        if (rc == 0 && i < 2) {
             snprintf(q, sizeof q, "DELETE FROM payment_trade WHERE order_no LIKE '%s%s\\_%%'",
                      prefixes[i], wl_cfg->run);
             rc = wl_sql_simple(db, q, err, sizeof err);
@@ -708,7 +784,7 @@ long wl_pool_paid(MYSQL *db, wl_kind w)
     long n = -1;
 
     snprintf(q, sizeof q, "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 2",
-             w == WL_CALLBACK ? "CB" : "RC", wl_cfg->run);
+             wl_pool_prefix[wl_pool_index(w)], wl_cfg->run);
     if (mysql_query(db, q) != 0 || (res = mysql_store_result(db)) == NULL)
         return -1;
     if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)

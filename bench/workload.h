@@ -13,6 +13,9 @@
  *   rawprepay    a NATIVE order's prepay: the service's order and trade
  *                INSERTs, the same signed unifiedorder through the mock's
  *                front (reply verified, code_url read), the prepay UPDATE
+ *   rawcallback_v3  an APIv3 notification's SHA256withRSA signature verified
+ *                and its AEAD_AES_256_GCM resource decrypted (workload_v3.h),
+ *                then rawcallback's transaction
  * Every request either succeeds exactly as expected (status, body) or is an
  * error: a workload with any error measured something else. */
 #ifndef IDEMPAY_BENCH_WORKLOAD_H
@@ -35,6 +38,8 @@ typedef enum {
     WL_RAWCB,
     WL_PREPAY,
     WL_RAWPREPAY,
+    WL_CALLBACK_V3,  /* APIv3 notification -> PAID (the service speaking v3; workload_v3.h) */
+    WL_RAWCB_V3,     /* its signature verified, its resource decrypted, rawcallback's statements */
     WL_COUNT
 } wl_kind;
 
@@ -107,7 +112,8 @@ int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_
  * problems (printed on stderr). */
 int wl_fixtures_teardown(MYSQL *db);
 
-/* Notifications of the pool of w (WL_CALLBACK, WL_RAWCB) that made their
+/* Notifications of the pool of w (WL_CALLBACK, WL_RAWCB, WL_CALLBACK_V3,
+ * WL_RAWCB_V3) that made their
  * order PAID, counted in the database; -1 on error. */
 long wl_pool_paid(MYSQL *db, wl_kind w);
 /* Orders the pool of w handed out so far. */

@@ -260,3 +260,44 @@ int wx3_nonce(char *out, size_t cap, size_t len)
     out[len] = '\0';
     return 0;
 }
+
+int wx3_pair_load(const char *cert_path, const char *key_path, wx3_cert *cert, EVP_PKEY **key)
+{
+    *key = NULL;
+    if (cert_path == NULL || key_path == NULL || wx3_cert_load(cert_path, cert) != 0)
+        return -1;
+    if (wx3_key_load(key_path, key) != 0) {
+        wx3_cert_free(cert);
+        *key = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int wx3_signed_lines(const char *serial, const char *signature, const char *timestamp,
+                     const char *nonce, char *lines[5])
+{
+    static const char *const name[4] = {"Wechatpay-Serial", "Wechatpay-Signature",
+                                        "Wechatpay-Timestamp", "Wechatpay-Nonce"};
+    const char *value[4] = {serial, signature, timestamp, nonce};
+    int rc = 0;
+    for (int i = 0; i < 4; i++) {
+        size_t len = strlen(name[i]) + strlen(value[i]) + 3;
+        if ((lines[i] = malloc(len)) != NULL)
+            snprintf(lines[i], len, "%s: %s", name[i], value[i]);
+        else
+            rc = -1;
+    }
+    lines[4] = NULL;
+    if (rc != 0)
+        wx3_lines_free(lines);
+    return rc;
+}
+
+void wx3_lines_free(char *lines[5])
+{
+    for (int i = 0; i < 5; i++) {
+        free(lines[i]);
+        lines[i] = NULL;
+    }
+}

@@ -44,6 +44,17 @@ int wx3_cert_load(const char *path, wx3_cert *out);
 int wx3_cert_parse(const char *pem, size_t len, wx3_cert *out);
 /* Frees c->pub (c may be NULL or zeroed). */
 void wx3_cert_free(wx3_cert *c);
+/* A certificate and its private key (PEM files; either path may be NULL,
+ * which fails) into *cert and *key. 0, or -1 with nothing kept. */
+int wx3_pair_load(const char *cert_path, const char *key_path, wx3_cert *cert, EVP_PKEY **key);
+
+/* The four header lines of a signed reply or notification,
+ * "Wechatpay-Serial: ...", "-Signature", "-Timestamp", "-Nonce", malloc'd
+ * into lines[0..3], lines[4] NULL (http_client's header list). 0, or -1
+ * (OOM) with every line freed and NULL. Release with wx3_lines_free. */
+int wx3_signed_lines(const char *serial, const char *signature, const char *timestamp,
+                     const char *nonce, char *lines[5]);
+void wx3_lines_free(char *lines[5]);
 
 /* The base64 SHA256withRSA signature of msg[0..len) with key: a malloc'd
  * NUL-terminated string in *out (caller frees). */

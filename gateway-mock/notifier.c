@@ -240,27 +240,15 @@ static char *notifier_body(notifier *n, const delivery *d, char *lines[5])
         free(json);
         return NULL;
     }
-    const char *name[4] = { "Wechatpay-Serial", "Wechatpay-Signature", "Wechatpay-Timestamp",
-                            "Wechatpay-Nonce" };
-    const char *value[4] = { sig.serial, sig.signature, sig.timestamp, sig.nonce };
-    for (int i = 0; i < 4; i++) {
-        size_t len = strlen(name[i]) + strlen(value[i]) + 3;
-        if ((lines[i] = malloc(len)) != NULL)
-            snprintf(lines[i], len, "%s: %s", name[i], value[i]);
-    }
+    int rc = wx3_signed_lines(sig.serial, sig.signature, sig.timestamp, sig.nonce, lines);
     v3_signed_free(&sig);
-    if (lines[0] == NULL || lines[1] == NULL || lines[2] == NULL || lines[3] == NULL) {
+    if (rc != 0) {
         free(json);
         return NULL;
     }
     return json;
 }
 
-static void notifier_lines_free(char *lines[5])
-{
-    for (int i = 0; i < 5; i++)
-        free(lines[i]);
-}
 
 /* POSTs one notification; true when the merchant acknowledged it. */
 static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
@@ -272,7 +260,7 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
 
     char *xml = notifier_body(n, d, lines);
     if (xml == NULL) {
-        notifier_lines_free(lines);
+        wx3_lines_free(lines);
         return false;
     }
 
@@ -283,7 +271,7 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
     pthread_mutex_unlock(&n->mu);
     if (!current) {
         free(xml);
-        notifier_lines_free(lines);
+        wx3_lines_free(lines);
         return true;
     }
     pthread_mutex_lock(&n->count_mu);
@@ -303,7 +291,7 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
             d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,
             ok ? "" : " not acknowledged");
     free(xml);
-    notifier_lines_free(lines);
+    wx3_lines_free(lines);
     return ok;
 }
 

@@ -12,13 +12,7 @@
 /* One platform pair (cert and key paths) into slot i; 0 or -1. */
 static int keys_platform(v3_keys *k, int i, const char *cert, const char *key)
 {
-    if (cert == NULL || key == NULL || wx3_cert_load(cert, &k->platform[i]) != 0)
-        return -1;
-    if (wx3_key_load(key, &k->platform_key[i]) != 0) {
-        wx3_cert_free(&k->platform[i]);
-        return -1;
-    }
-    return 0;
+    return wx3_pair_load(cert, key, &k->platform[i], &k->platform_key[i]);
 }
 
 v3_keys *v3_keys_load(char *why, size_t whylen)

@@ -78,7 +78,9 @@ static const sim_option args_table[] = {
      "payer (the real flows' customer, not in all),\n"
      "payer-edge (payments across a refused close, reloads,\n"
      "USERPAYING; not in all), refunds (merchant refunds with\n"
-     "the gateway's refund faults; not in all)"},
+     "the gateway's refund faults; not in all), v3-attacks\n"
+     "(forged APIv3 notifications and the platform key rotated\n"
+     "mid-run; --gateway v3 only, not in all)"},
     {"orders", "N", OPT_SIZE, F(orders), 1, 1000000, 0, NO_FIELD,
      "--orders needs a number from 1 to 1000000",
      "orders across the scenarios (default " ARGS_STR(DEFAULT_ORDERS) ")"},

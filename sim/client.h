@@ -57,6 +57,8 @@ typedef struct {
     const char *appid, *mch_id, *key;  /* key: never printed */
     const char *gateway;               /* the mock gateway, NULL: no second charges */
     const char *notify_url;            /* the service's notification URL */
+    const char *notify_url_v3;         /* its APIv3 notification URL (v3-attacks) */
+    const struct forge_v3_keys *v3;    /* the platform's material (forge_v3.h), NULL: none */
 } client_merchant;
 
 /* The run as every client sees it. */

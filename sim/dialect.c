@@ -70,3 +70,15 @@ int dialect_check(const char *gateway, const sim_schedule *s, const char *prefix
     http_client_free(h);
     return rc;
 }
+
+unsigned dialect_runnable(unsigned mask, int dialect, char *note, size_t notelen)
+{
+    unsigned bit = 1u << SC_V3_ATTACKS;
+    if (notelen > 0)
+        note[0] = '\0';
+    if (!(mask & bit) || dialect == 3)
+        return mask;
+    snprintf(note, notelen, "%s (APIv3 notifications: needs --gateway v3)",
+             sched_scenario_name(SC_V3_ATTACKS));
+    return mask & ~bit;
+}

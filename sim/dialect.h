@@ -24,6 +24,11 @@
 int dialect_check(const char *gateway, const sim_schedule *s, const char *prefix, int dialect,
                   FILE *out);
 
+/* mask without the scenarios that speak APIv3 themselves (v3-attacks: it
+ * posts v3 notifications) unless dialect is 3; when one is dropped, note
+ * says which and why (else note is ""). */
+unsigned dialect_runnable(unsigned mask, int dialect, char *note, size_t notelen);
+
 /* The prepay endpoints of one journal body ({"requests":[...]}): counts of
  * v3 (v3_native, v3_jsapi) and v2 (unifiedorder) calls added to *v3 and *v2.
  * 0, or -1 when body is not a journal. Pure (unit-tested). */

@@ -11,13 +11,17 @@
 #include <string.h>
 
 #include "client_payer.h"
+#include "env.h"
 #include "client_refund.h"
 #include "forge.h"
+#include "forge_v3.h"
 #include "pool.h"
 
 struct driver {
     driver_config cfg;
     client_world world;
+    forge_v3_keys *v3;          /* the platform's material (cfg.v3_forgeries), or NULL */
+    char notify_url_v3[600];    /* where the v3 forgeries go (driver.h) */
     sim_pool *pool;
     sim_client *clients;       /* one per worker */
     int nclients;
@@ -55,7 +59,13 @@ static int driver_setup(driver *d, const driver_config *cfg)
     w->prefix = cfg->prefix;
     w->stop = cfg->stop;
     w->merchant = (client_merchant){.appid = cfg->appid, .mch_id = cfg->mch_id, .key = cfg->key,
-                                    .gateway = cfg->gateway, .notify_url = cfg->notify_url};
+                                    .gateway = cfg->gateway, .notify_url = cfg->notify_url,
+                                    .notify_url_v3 = d->notify_url_v3};
+    snprintf(d->notify_url_v3, sizeof(d->notify_url_v3), "%s",
+             env_str("IDEMPAY_WX_V3_NOTIFY_URL", ""));
+    if (d->notify_url_v3[0] == '\0')
+        snprintf(d->notify_url_v3, sizeof(d->notify_url_v3), "%s/v3",
+                 cfg->notify_url != NULL ? cfg->notify_url : "");
     d->phase_start_us = malloc((s->nphases ? s->nphases : 1) * sizeof(int64_t));
     d->task_phase = malloc((s->ntasks ? s->ntasks : 1) * sizeof(size_t));
     if (d->phase_start_us == NULL || d->task_phase == NULL)
@@ -95,6 +105,14 @@ driver *driver_new(const driver_config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    if (cfg->v3_forgeries) {
+        char why[256];
+        if ((d->v3 = forge_v3_load(why, sizeof(why))) == NULL) {
+            snprintf(err, errlen, "v3-attacks: %s", why);
+            goto fail;
+        }
+        d->world.merchant.v3 = d->v3;
+    }
     d->pool = pool_new(d->nclients, err, errlen);
     if (d->pool == NULL)
         goto fail;
@@ -116,6 +134,7 @@ void driver_free(driver *d)
     free(d->phase_start_us);
     free(d->task_phase);
     client_world_free(&d->world);
+    forge_v3_free(d->v3);
     pthread_mutex_destroy(&d->ready_mu);
     pthread_cond_destroy(&d->ready_cv);
     free(d);

@@ -29,6 +29,10 @@ typedef struct {
     int workers;               /* threads (--concurrency) */
     const char *gateway;       /* the mock gateway (the payer's second charges), no slash */
     const char *notify_url;    /* the service's notification URL, for those charges */
+    int v3_forgeries;          /* the schedule has APIv3 forgeries: the driver loads the
+                                  platform's material for them (forge_v3_load), and
+                                  driver_new fails without it; they go to
+                                  IDEMPAY_WX_V3_NOTIFY_URL, else notify_url + "/v3" */
     const char *appid, *mch_id, *key; /* merchant credentials (forged callbacks, charges) */
     volatile int *stop;        /* set (e.g. by SIGINT) to skip the remaining tasks */
     const sim_profile *profile; /* how to speak to the target: every request is built and

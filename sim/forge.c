@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "forge_v3.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
@@ -135,18 +136,50 @@ static void forge_callback_reply(const http_reply *rep, sim_op *op)
     wx_msg_free(&r);
 }
 
-/* POSTs xml (NULL: could not be built) to url and records it in op. */
+/* POSTs body (NULL: could not be built) of type (NULL: XML) with headers
+ * (NULL or as http_client_request) to url and records it in op. */
+static void forge_post(sim_client *c, const char *url, const char *type, const char *body,
+                       const char *const *headers, long timeout_ms, sim_op *op, http_reply *rep,
+                       http_status *hs)
+{
+    *hs = HTTP_ERR_OTHER;
+    if (body == NULL) {
+        client_copy_str(op->error, sizeof(op->error), "could not build the message");
+        return;
+    }
+    *hs = http_client_request(c->http, "POST", url, type != NULL ? type : "text/xml", body,
+                              strlen(body), headers, timeout_ms, rep);
+    client_op_transport(op, *hs, rep);
+}
+
 static void forge_send(sim_client *c, const char *url, char *xml, long timeout_ms, sim_op *op,
                        http_reply *rep, http_status *hs)
 {
-    *hs = HTTP_ERR_OTHER;
-    if (xml == NULL) {
-        client_copy_str(op->error, sizeof(op->error), "could not build XML");
+    forge_post(c, url, NULL, xml, NULL, timeout_ms, op, rep, hs);
+}
+
+/* t's APIv3 notification (forge_v3.h) POSTed to the service's v3 URL; a
+ * 200/204 acknowledged it (v3's success), a 4xx refused it. */
+static void forge_v3_send(sim_client *c, const sched_task *t, const char *no, const char *txn,
+                          int64_t fee, long timeout_ms, sim_op *op)
+{
+    const client_merchant *m = &c->world->merchant;
+    forge_v3_msg msg;
+    http_reply rep;
+    http_status hs;
+    int built = forge_v3_build(m->v3, t, m->appid, m->mch_id, no, txn, fee, &msg) == 0;
+    forge_post(c, m->notify_url_v3, "application/json", built ? msg.body : NULL,
+               (const char *const *)msg.headers, timeout_ms, op, &rep, &hs);
+    forge_v3_msg_free(&msg);
+    if (hs != HTTP_OK)
         return;
+    if (rep.code == 200 || rep.code == 204) {
+        op->flags |= OPF_CALLBACK_SUCCESS;
+        op->outcome = OUT_OK;
+    } else if (rep.code >= 400 && rep.code < 500) {
+        op->outcome = OUT_FAIL;
+        client_copy_str(op->error, sizeof(op->error), rep.body_len > 0 ? rep.body : "refused");
     }
-    *hs = http_client_request(c->http, "POST", url, "text/xml", xml, strlen(xml), NULL,
-                              timeout_ms, rep);
-    client_op_transport(op, *hs, rep);
 }
 
 void forge_task_callback(sim_client *c, const sched_task *t, long task)
@@ -155,13 +188,14 @@ void forge_task_callback(sim_client *c, const sched_task *t, long task)
     const sched_order *target = &w->sched->orders[t->order];
     char no[64], txn[SIM_TXN_MAX], url[CLIENT_URL_MAX];
     client_policy pol;
-    if (!profile_has(w->profile, PROF_FEAT_CALLBACKS) || !forge_target_ok(w, t) ||
-        forge_pick_txn(c, t, task, txn) < 0)
+    int v3 = sched_forge_is_v3(t->forge);
+    if (!profile_has(w->profile, PROF_FEAT_CALLBACKS) || (v3 && w->merchant.v3 == NULL) ||
+        !forge_target_ok(w, t) || forge_pick_txn(c, t, task, txn) < 0)
         return;
     client_policy_of(t, &pol);
     sched_order_no(w->sched, w->prefix, (size_t)t->order, no, sizeof(no));
     int64_t fee = t->forge == FORGE_WRONG_FEE ? t->variant_fen : target->amount_fen;
-    char *xml = forge_notification_xml(&w->merchant, t, no, txn, fee);
+    char *xml = v3 ? NULL : forge_notification_xml(&w->merchant, t, no, txn, fee);
     sim_op op;
     http_reply rep;
     http_status hs;
@@ -170,6 +204,11 @@ void forge_task_callback(sim_client *c, const sched_task *t, long task)
     op.amount_fen = fee;
     op.attempt = 1;
     client_copy_str(op.txn, sizeof(op.txn), txn);
+    if (v3) {
+        forge_v3_send(c, t, no, txn, fee, pol.timeout_ms, &op);
+        client_op_end(c, &op, 1);
+        return;
+    }
     /* to the service's notification URL (idempay's public door, run.c), where
      * the gateway's own notifications go; the target's path without one */
     if (w->merchant.notify_url != NULL && w->merchant.notify_url[0] != '\0')

@@ -4,7 +4,9 @@
  *  - forged payment notifications posted to the service (TASK_FORGE): bad
  *    signature, wrong total_fee (correctly signed), a real transaction id of
  *    another order, another mch_id, or an order never submitted; signed with
- *    MD5 or HMAC-SHA256 as the schedule drew;
+ *    MD5 or HMAC-SHA256 as the schedule drew; or, for a FORGE_V3_* kind, an
+ *    APIv3 notification with one defect (forge_v3.h) posted as JSON to the
+ *    service's v3 URL (not sent without the platform's material);
  *  - the payer's own second charge of an order straight at the gateway
  *    (TASK_STRAY), only once a client has seen the order PAID.
  * A declined target is forged against only when its client saw the decline

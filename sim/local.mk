@@ -26,9 +26,11 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/pool.c sim/pool.h \
 	sim/client.c sim/client.h \
 	sim/forge.c sim/forge.h \
+	sim/forge_v3.c sim/forge_v3.h \
 	sim/payer.c sim/payer.h \
 	sim/client_payer.c sim/client_payer.h \
 	sim/scenario_payer.c sim/scenario_payer.h \
+	sim/scenario_v3.c sim/scenario_v3.h \
 	sim/driver.c sim/driver.h \
 	sim/readback.c sim/readback.h \
 	sim/mock_admin.c sim/mock_admin.h \
@@ -63,6 +65,7 @@ sim_unit_tests = \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
 	tests/unit/test_sim_forge \
+	tests/unit/test_sim_forge_v3 \
 	tests/unit/test_sim_payer \
 	tests/unit/test_sim_settle \
 	tests/unit/test_sim_results \
@@ -110,6 +113,9 @@ tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_forge_SOURCES = tests/unit/test_sim_forge.c
 tests_unit_test_sim_forge_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_forge_LDADD = $(sim_unit_ldadd)
+tests_unit_test_sim_forge_v3_SOURCES = tests/unit/test_sim_forge_v3.c
+tests_unit_test_sim_forge_v3_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_forge_v3_LDADD = $(sim_unit_ldadd)
 tests_unit_test_sim_payer_SOURCES = tests/unit/test_sim_payer.c
 tests_unit_test_sim_payer_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_payer_LDADD = $(sim_unit_ldadd)

@@ -728,8 +728,6 @@ static void report_history_exact(json_t *j, const sim_op *op)
 
 int report_history(const sim_report *r, const char *path)
 {
-    static const char *const fk[FORGE_KIND_COUNT] = {"bad-sign", "wrong-fee", "replayed-txn",
-                                                     "unknown-order", "wrong-mch"};
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
     if (f == NULL)
         return -1;
@@ -759,7 +757,7 @@ int report_history(const sim_report *r, const char *path)
         if (op->idem)
             json_object_set_new(j, "idempotency_key", json_integer(op->idem));
         if (op->kind == OP_CALLBACK)
-            json_object_set_new(j, "forged", json_string(op->forge < FORGE_KIND_COUNT ? fk[op->forge] : "?"));
+            json_object_set_new(j, "forged", json_string(sched_forge_name(op->forge)));
         if (op->txn[0])
             json_object_set_new(j, "transaction_id", json_string(op->txn));
         if (op->error[0])

@@ -104,7 +104,7 @@ static int run_schedule(run_ctx *c)
 {
     const sim_args *a = c->a;
     FILE *out = run_out(a);
-    char err[512] = "";
+    char err[512] = "", v3note[96];
     if (a->scenario_file != NULL) {
         c->mask = scenario_file_mask(a->scenario_file);
     } else if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err,
@@ -113,9 +113,12 @@ static int run_schedule(run_ctx *c)
         return 2;
     }
     c->mask = profile_runnable(run_profile(c), c->mask, c->skipped, sizeof(c->skipped));
+    c->mask = dialect_runnable(c->mask, a->dialect, v3note, sizeof(v3note));
+    if (v3note[0])
+        fprintf(out, "skipped: %s\n", v3note);
     if (c->mask == 0) {
         fprintf(stderr, "idempay-sim: nothing to run through the target profile %s: %s\n",
-                run_profile(c)->name, c->skipped);
+                run_profile(c)->name, c->skipped[0] ? c->skipped : v3note);
         return 2;
     }
     windows_load(&c->w);
@@ -302,6 +305,7 @@ static int run_start_driver(run_ctx *c)
     driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
                         .workers = a->concurrency, .gateway = c->need_gateway ? a->gateway : NULL,
                         .notify_url = notify_url,
+                        .v3_forgeries = (c->mask & (1u << SC_V3_ATTACKS)) != 0,
                         .appid = env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID),
                         .mch_id = env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID),
                         .key = env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY), .stop = &sim_stop,

@@ -14,6 +14,7 @@
 #include "rng.h"
 #include "scenario_edge.h"
 #include "scenario_payer.h"
+#include "scenario_v3.h"
 
 /* Weights of the scenarios in a mix: orders and time are shared by weight. */
 static const unsigned sc_weight[SC_COUNT] = {
@@ -22,6 +23,7 @@ static const unsigned sc_weight[SC_COUNT] = {
     [SC_GATEWAY_CHAOS] = 17, [SC_CRASH] = 10,         [SC_NEMESIS] = 8,
     [SC_PING] = 10,                                   [SC_PAYER] = 10,
     [SC_PAYER_EDGE] = 8,                              [SC_REFUNDS] = 8,
+    [SC_V3_ATTACKS] = 6,
 };
 
 unsigned scenarios_weight(int scenario)
@@ -34,7 +36,7 @@ unsigned scenarios_all_mask(int chaos)
     unsigned m = 0;
     for (int i = 0; i < SC_COUNT; i++)
         if (i != SC_PING && i != SC_PAYER && i != SC_PAYER_EDGE && i != SC_REFUNDS &&
-            (i != SC_CRASH || chaos))
+            i != SC_V3_ATTACKS && (i != SC_CRASH || chaos))
             m |= 1u << i;
     return m;
 }
@@ -66,7 +68,7 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
                          "--scenario: unknown scenario '%s' (known: all, double-click, "
                          "retry-storm, callback-storm, token-replay, forged-callback, "
                          "order-mismatch, gateway-chaos, crash, nemesis, ping, payer, "
-                         "payer-edge, refunds)",
+                         "payer-edge, refunds, v3-attacks)",
                          name);
                 return -1;
             }
@@ -874,7 +876,7 @@ static const sc_generator sc_generators[SC_COUNT] = {
     [SC_GATEWAY_CHAOS] = gen_gateway_chaos,     [SC_CRASH] = gen_crash,
     [SC_NEMESIS] = gen_nemesis,                 [SC_PING] = gen_ping,
     [SC_PAYER] = gen_payer,                     [SC_PAYER_EDGE] = gen_payer_edge,
-    [SC_REFUNDS] = gen_refunds,
+    [SC_REFUNDS] = gen_refunds,                 [SC_V3_ATTACKS] = gen_v3_attacks,
 };
 
 /* The flags that shape the schedule (and, with the nemesis, the windows

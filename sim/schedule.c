@@ -12,10 +12,15 @@
 static const char *const sched_names[SC_COUNT] = {
     "double-click", "retry-storm", "callback-storm", "token-replay", "forged-callback",
     "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping", "payer",
-    "payer-edge", "refunds",
+    "payer-edge", "refunds", "v3-attacks",
 };
 static const char *const sched_codes[SC_COUNT] = {
-    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py", "pe", "rf",
+    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py", "pe", "rf", "v3",
+};
+static const char *const sched_forge_names[FORGE_KIND_COUNT] = {
+    "bad-sign", "wrong-fee", "replayed-txn", "unknown-order", "wrong-mch",
+    "v3-stale", "v3-new-nonce", "v3-wrong-serial", "v3-ciphertext", "v3-ciphertext-signed",
+    "v3-tag", "v3-tag-signed",
 };
 static const char *const sched_chaos_names[CHAOS_ACTION_COUNT] = {
     "kill-worker", "restart-redis", "restart-mock", "restart-mariadb", "pause-worker",
@@ -38,6 +43,16 @@ int sched_scenario_parse(const char *name)
         if (strcmp(name, sched_names[i]) == 0)
             return i;
     return -1;
+}
+
+const char *sched_forge_name(int kind)
+{
+    return kind >= 0 && kind < FORGE_KIND_COUNT ? sched_forge_names[kind] : "?";
+}
+
+int sched_forge_is_v3(int kind)
+{
+    return kind >= FORGE_V3_STALE && kind < FORGE_KIND_COUNT;
 }
 
 void sched_init(sim_schedule *s, uint64_t seed)

@@ -33,6 +33,8 @@ typedef enum {
                       payment codes that stay USERPAYING (after payer: same reason) */
     SC_REFUNDS,    /* merchant refunds: twice, concurrent, partial and full, with the
                       mock's refund faults */
+    SC_V3_ATTACKS, /* APIv3 notifications that must change nothing, and the platform key
+                      rotated mid-run (scenario_v3.h; --gateway v3 only) */
     SC_COUNT
 } sim_scenario;
 
@@ -89,6 +91,14 @@ typedef enum {
     FORGE_REPLAY_TXN,    /* properly signed, a real transaction_id of another order */
     FORGE_UNKNOWN_ORDER, /* properly signed, an order the service never saw */
     FORGE_WRONG_MCH,     /* properly signed, another mch_id */
+    /* APIv3 (forge_v3.h): a paid TRANSACTION.SUCCESS of the order, one defect each */
+    FORGE_V3_STALE,      /* signed like the platform, Wechatpay-Timestamp outside the window */
+    FORGE_V3_NEW_NONCE,  /* signed like the platform, replayed with another Wechatpay-Nonce */
+    FORGE_V3_WRONG_SERIAL, /* signed like the platform, Wechatpay-Serial of no certificate */
+    FORGE_V3_CIPHERTEXT, /* a ciphertext byte changed after signing */
+    FORGE_V3_CIPHERTEXT_SIGNED, /* a ciphertext byte changed, then signed: only AEAD refuses */
+    FORGE_V3_TAG,        /* a GCM tag byte changed after signing */
+    FORGE_V3_TAG_SIGNED, /* a GCM tag byte changed, then signed: only AEAD refuses */
     FORGE_KIND_COUNT
 } sched_forge_kind;
 
@@ -109,7 +119,8 @@ typedef struct {
     uint8_t behaviour;     /* the nemesis' client behaviour (nemesis_behaviour_name), 0 none */
     int32_t order;         /* index into orders (-1: none) */
     int32_t token;         /* token slot for TOK_SLOT, else -1 */
-    int32_t aux_order;     /* FORGE_REPLAY_TXN: the order whose transaction is replayed */
+    int32_t aux_order;     /* FORGE_REPLAY_TXN: the order whose transaction is replayed;
+                              FORGE_V3_*: the platform key that signs (0, 1: the second) */
     int64_t variant_user;  /* MISMATCH: the other user */
     int64_t variant_fen;   /* MISMATCH: the other amount; FORGE_WRONG_FEE: the fee sent */
     uint32_t start_ms;     /* release time from the phase start */
@@ -180,6 +191,10 @@ typedef struct {
 const char *sched_scenario_name(int scenario);
 const char *sched_scenario_code(int scenario);
 int sched_scenario_parse(const char *name);
+/* A forgery kind's name ("bad-sign", ..., "v3-tag-signed"; "?" unknown). */
+const char *sched_forge_name(int kind);
+/* Whether kind is one of APIv3's (FORGE_V3_*). */
+int sched_forge_is_v3(int kind);
 
 /* An empty schedule for seed. Never fails. */
 void sched_init(sim_schedule *s, uint64_t seed);

@@ -46,9 +46,7 @@ static void witness_op_line(const sim_report *r, FILE *f, const sim_op *op)
     if (op->kind == OP_TOKEN && op->token >= 0)
         fprintf(f, " slot=#%d", op->token);
     if (op->kind == OP_CALLBACK) {
-        static const char *const fk[FORGE_KIND_COUNT] = {"bad-sign", "wrong-fee", "replayed-txn",
-                                                         "unknown-order", "wrong-mch"};
-        fprintf(f, " forged=%s", op->forge < FORGE_KIND_COUNT ? fk[op->forge] : "?");
+        fprintf(f, " forged=%s", sched_forge_name(op->forge));
         if (op->txn[0])
             fprintf(f, " txn=%s", op->txn);
     }

@@ -2,7 +2,9 @@
 started with its own merchant key it signs with that key (read from the
 running service, not from the caller's environment) and every row is
 measured; with a wrong key on purpose the callback row is "not measured",
-says why, and the bench exits non-zero.
+says why, and the bench exits non-zero; the APIv3 notification row
+(callback_v3, the service switched to v3 for it) is measured beside v2's
+against its raw baseline.
 
 Short phases (1 s); what is checked is honesty, not speed.
 Run alone: python3 tests/integration/test_bench.py [test_name ...]
@@ -120,6 +122,26 @@ def a_wrong_key_voids_the_callback_row_and_fails_the_run():
     verdicts = {t["workload"]: t["verdict"] for t in report["targets"]}
     check(verdicts.get("callback") == "not measured", f"callback target: {verdicts}")
     check("not measured" in text and "invalid sign" in text, f"the table does not say why:\n{text}")
+
+
+@test
+def the_v3_notification_row_is_measured_beside_v2s():
+    # ./stack bench names the v3 pair: the service speaks APIv3 for that run
+    # (its v2 notification route still answers) and v2 again afterwards
+    rc, text, report = bench(["--only", "callback,rawcallback,callback_v3,rawcallback_v3"], {})
+    check(rc == 0, f"bench exited {rc}; output:\n{text}")
+    check("WeChat Pay v3" in text and "WeChat Pay v2" in text,
+          f"the service was not switched to v3 and back:\n{text}")
+    r = rows(report)
+    for w in ("callback", "rawcallback", "callback_v3", "rawcallback_v3"):
+        check(r[w]["measured"] and r[w]["errors"] == 0, f"{w} not measured: {r[w]}")
+    check(r["callback_v3"]["baseline"] == "rawcallback_v3" and r["callback_v3"]["ratio"] is not None,
+          f"callback_v3: {r['callback_v3']}")
+    stmts = r["rawcallback_v3"]["mariadb_per_request"]["Questions"]["median"]
+    check(stmts is not None and stmts >= 4, f"raw v3 callback: {stmts} statements per request")
+    check("POST callback v3 (verified)" in text and "raw v3 callback pipeline" in text,
+          f"no v3 rows in the table:\n{text}")
+    wait_healthy()
 
 
 run_tests()

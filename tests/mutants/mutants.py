@@ -10,6 +10,10 @@ A mutant file is one mutant:
     description: one line: the bug it plants
     kills: invariant[,invariant]      (optional: the invariants expected to catch it)
     ci: SIM-ARGS                      (optional: a short run that kills it, for CI)
+    args: SIM-ARGS                    (optional: the mutant's own run, always, instead of
+                                       the default scenarios; e.g. --gateway v3 ...)
+    service: NAME=VALUE[ NAME=VALUE]  (optional: the mutated stack's service started with
+                                       these settings, e.g. IDEMPAY_WX_API=v3)
     file: app/pay.c
     <<<< find
     exact text, matched exactly once in the file
@@ -53,7 +57,19 @@ DERIVED_VARS = ("IDEMPAY_NGINX_PORT", "IDEMPAY_BIN_DIR", "IDEMPAY_CLUSTER_PORT_B
                 "IDEMPAY_MOCK_TLS_PORT", "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL",
                 "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
                 # the doors: the public port and the development caller's secret (per state dir)
-                "IDEMPAY_PUBLIC_PORT", "IDEMPAY_NGINX_PUBLIC_PORT", "IDEMPAY_CALLER_SECRET_FILE")
+                "IDEMPAY_PUBLIC_PORT", "IDEMPAY_NGINX_PUBLIC_PORT", "IDEMPAY_CALLER_SECRET_FILE",
+                # APIv3's material (./stack makes it per state dir; V3_FILES gives the
+                # simulator the mutant stack's own)
+                "IDEMPAY_WX_V3_CERT", "IDEMPAY_WX_V3_NOTIFY_URL", "IDEMPAY_WX_APIV3_KEY_FILE",
+                "IDEMPAY_MOCK_V3_PLATFORM_CERT", "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY",
+                "IDEMPAY_MOCK_V3_PLATFORM2_CERT", "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY")
+# The simulator's APIv3 material (v3-attacks signs like the platform): the
+# files ./stack made under the mutant stack's tls/.
+V3_FILES = {"IDEMPAY_MOCK_V3_PLATFORM_CERT": "wechatpay_platform1_cert.pem",
+            "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY": "wechatpay_platform1_key.pem",
+            "IDEMPAY_MOCK_V3_PLATFORM2_CERT": "wechatpay_platform2_cert.pem",
+            "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY": "wechatpay_platform2_key.pem",
+            "IDEMPAY_WX_APIV3_KEY_FILE": "apiv3.key"}
 DATA_TABLES = ("payment_order", "payment_idempotent", "payment_callback_record", "payment_refund")
 # The statement job's per-day progress (sql/013); emptied last, so that a tree
 # without them still gets everything above.
@@ -67,7 +83,8 @@ class MutantError(Exception):
 def parse_mutant(path):
     """The mutant at path: {name, description, kills, ci, hunks: [(file, find, replace)]}."""
     name = os.path.basename(path)[: -len(".mutant")]
-    m = {"name": name, "path": path, "description": "", "kills": [], "ci": None, "hunks": []}
+    m = {"name": name, "path": path, "description": "", "kills": [], "ci": None, "args": "",
+         "service": {}, "hunks": []}
     lines = open(path, encoding="utf-8").read().split("\n")
     i, file = 0, None
     while i < len(lines):
@@ -78,6 +95,13 @@ def parse_mutant(path):
             m["kills"] = [k.strip() for k in line.split(":", 1)[1].split(",") if k.strip()]
         elif line.startswith("ci:"):
             m["ci"] = line.split(":", 1)[1].strip()
+        elif line.startswith("args:"):
+            m["args"] = line.split(":", 1)[1].strip()
+        elif line.startswith("service:"):
+            for kv in line.split(":", 1)[1].split():
+                if "=" not in kv:
+                    raise MutantError(f"{name}: 'service:' wants NAME=VALUE, not {kv}")
+                m["service"][kv.split("=", 1)[0]] = kv.split("=", 1)[1]
         elif line.startswith("file:"):
             file = line.split(":", 1)[1].strip()
         elif line == "<<<< find":
@@ -180,6 +204,12 @@ class Stack:
         for var, dflt in zip(PORT_VARS, PORT_DEFAULTS):
             self.env[var] = str(int(os.environ.get(var, dflt)) + offset)
         self.env["IDEMPAY_DB_SOCKET"] = os.path.join(state, "run", "mysqld.sock")
+        # APIv3's certificate paths named, not just dropped: a record of an
+        # older runner's up (tools/stack_memory.sh) may hold the parent's
+        self.env["IDEMPAY_WX_V3_CERT"] = os.path.join(state, "tls", "apiclient_cert.pem")
+        for var, name in V3_FILES.items():
+            if var != "IDEMPAY_WX_APIV3_KEY_FILE":
+                self.env[var] = os.path.join(state, "tls", name)
         # the mutant stack's development caller (its ./stack up writes the secret)
         self.env["IDEMPAY_CALLER_SECRET_FILE"] = os.path.join(state, "caller.secret")
         self.log = os.path.join(state, "mutants.log")
@@ -246,9 +276,14 @@ def run_sim(stack, sim, seed, extra, out_dir, name):
     if not any(m.startswith("--scenario") for m in more):
         args += ["--scenario", DEFAULT_SCENARIOS]
     args += more
+    env = dict(stack.env)
+    for var, name in V3_FILES.items():
+        path = os.path.join(stack.state, "tls", name)
+        if os.path.exists(path) and "IDEMPAY_WX_APIV3_KEY" not in env:
+            env[var] = path
     t0 = time.time()
     with open(tpath, "w") as out:
-        rc = subprocess.run(args, env=stack.env, stdout=out, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(args, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
     secs = time.time() - t0
     invs, error = [], None
     try:
@@ -367,6 +402,8 @@ def main():
             print(f"  {e}")
             worst = 2
             continue
+        saved_env = {k: stack.env.get(k) for k in m["service"]}
+        stack.env.update(m["service"])
         try:
             err = stack.restart()
             build_s = time.time() - t0
@@ -374,10 +411,15 @@ def main():
                 print_row(m["name"], "ERROR", err, build_s, 0)
                 worst = 2
                 continue
-            extra = (m["ci"] if a.ci else "") + " " + a.sim_args
+            extra = (m["ci"] if a.ci else "") + " " + m["args"] + " " + a.sim_args
             rc, invs, error, sim_s, tpath = run_sim(stack, a.sim, a.seed, extra.strip(), out_dir, m["name"])
         finally:
             restore(src, originals)
+            for k, v in saved_env.items():
+                if v is None:
+                    stack.env.pop(k, None)
+                else:
+                    stack.env[k] = v
         result, by = verdict(rc, invs, error)
         print_row(m["name"], result, by, build_s, sim_s)
         if result == "survived":

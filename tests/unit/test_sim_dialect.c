@@ -46,9 +46,24 @@ static void test_gateway_names_a_dialect_or_the_mock(void)
     CU_ASSERT_EQUAL(args_parse(3, bad, &a), ARGS_BAD);
 }
 
+static void test_v3_attacks_only_with_v3(void)
+{
+    char note[128];
+    unsigned v3 = 1u << SC_V3_ATTACKS, dc = 1u << SC_DOUBLE_CLICK;
+
+    CU_ASSERT_EQUAL(dialect_runnable(dc | v3, 3, note, sizeof(note)), dc | v3);
+    CU_ASSERT_STRING_EQUAL(note, "");
+    CU_ASSERT_EQUAL(dialect_runnable(dc | v3, 2, note, sizeof(note)), dc);
+    CU_ASSERT_PTR_NOT_NULL(strstr(note, "v3-attacks"));
+    CU_ASSERT_EQUAL(dialect_runnable(dc | v3, 0, note, sizeof(note)), dc);  /* not named */
+    CU_ASSERT_EQUAL(dialect_runnable(dc, 2, note, sizeof(note)), dc);
+    CU_ASSERT_STRING_EQUAL(note, "");
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
+        {"v3-attacks runs only against v3", test_v3_attacks_only_with_v3},
         {"prepay calls are counted by dialect", test_prepay_calls_are_counted_by_dialect},
         {"a body that is not a journal is refused", test_a_body_that_is_not_a_journal_is_refused},
         {"--gateway names a dialect or the mock", test_gateway_names_a_dialect_or_the_mock},

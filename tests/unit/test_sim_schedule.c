@@ -86,7 +86,7 @@ static void test_every_scenario_present(void)
     sched_count_orders(&s, counts);
     for (int sc = 0; sc < SC_COUNT; sc++) {
         if (sc == SC_CRASH || sc == SC_PING || sc == SC_PAYER || sc == SC_PAYER_EDGE ||
-            sc == SC_REFUNDS) { /* not in all */
+            sc == SC_REFUNDS || sc == SC_V3_ATTACKS) { /* not in all */
             CU_ASSERT_EQUAL(counts[sc], 0);
         } else {
             CU_ASSERT(counts[sc] >= 4);
@@ -291,9 +291,39 @@ static void test_crash_chaos_plan(void)
     sched_free(&s);
 }
 
+/* v3-attacks: every FORGE_V3_* kind against declined or never-submitted
+ * targets, signed with the first platform key before the rotation and the
+ * second after it; the rotation is the last phase's mock config. */
+static void test_v3_attacks(void)
+{
+    sim_schedule s;
+    int seen[FORGE_KIND_COUNT] = {0};
+    CU_ASSERT_EQUAL_FATAL(build(&s, 7, 1u << SC_V3_ATTACKS, 40, 6, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(s.nphases, 3);
+    CU_ASSERT(s.phases[0].exclusive);
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.phases[0].mock_config, "\"v3_platform_rotation\":0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.phases[2].mock_config, "\"v3_platform_rotation\":2"));
+    for (size_t p = 0; p < s.nphases; p++)
+        for (size_t t = s.phases[p].first_task; t < s.phases[p].first_task + s.phases[p].ntasks; t++) {
+            const sched_task *k = &s.tasks[t];
+            if (k->kind != TASK_FORGE)
+                continue;
+            CU_ASSERT(sched_forge_is_v3(k->forge));
+            CU_ASSERT_EQUAL(k->aux_order, p == 2 ? 1 : 0);
+            CU_ASSERT(s.orders[k->order].flags & ORD_FORGE_TARGET);
+            seen[k->forge]++;
+        }
+    for (int f = 0; f < FORGE_KIND_COUNT; f++)
+        CU_ASSERT_EQUAL(seen[f] > 0, sched_forge_is_v3(f));
+    CU_ASSERT_STRING_EQUAL(sched_forge_name(FORGE_V3_TAG_SIGNED), "v3-tag-signed");
+    CU_ASSERT_STRING_EQUAL(sched_forge_name(FORGE_KIND_COUNT), "?");
+    sched_free(&s);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
+        { "v3-attacks draws every v3 forgery and rotates the platform key", test_v3_attacks },
         { "the same seed gives the same digest", test_same_seed_same_digest },
         { "the same seed gives the same schedule", test_same_seed_same_schedule },
         { "every scenario is in the full schedule", test_every_scenario_present },

@@ -184,9 +184,37 @@ static void test_nonce(void)
     CU_ASSERT_EQUAL(wx3_nonce(small, sizeof(small), 4), -1);
 }
 
+/* wx3_pair_load: both files or nothing; wx3_signed_lines: the four
+ * Wechatpay-* lines in http_client's form, NULL-terminated. */
+static void test_pair_and_signed_lines(void)
+{
+    wx3_cert c;
+    EVP_PKEY *k = NULL;
+    char *lines[5];
+
+    CU_ASSERT_EQUAL_FATAL(wx3_pair_load(cert_path, key_path, &c, &k), 0);
+    CU_ASSERT_PTR_NOT_NULL(k);
+    CU_ASSERT(strlen(c.serial) > 0);
+    EVP_PKEY_free(k);
+    wx3_cert_free(&c);
+    CU_ASSERT_EQUAL(wx3_pair_load(cert_path, NULL, &c, &k), -1);
+    CU_ASSERT_PTR_NULL(k);
+    CU_ASSERT_EQUAL(wx3_pair_load(cert_path, "/nonexistent/key.pem", &c, &k), -1);
+    CU_ASSERT_PTR_NULL(k);
+    CU_ASSERT_EQUAL_FATAL(wx3_signed_lines("5157F0", "c2ln", "1554208460", "N0nce", lines), 0);
+    CU_ASSERT_STRING_EQUAL(lines[0], "Wechatpay-Serial: 5157F0");
+    CU_ASSERT_STRING_EQUAL(lines[1], "Wechatpay-Signature: c2ln");
+    CU_ASSERT_STRING_EQUAL(lines[2], "Wechatpay-Timestamp: 1554208460");
+    CU_ASSERT_STRING_EQUAL(lines[3], "Wechatpay-Nonce: N0nce");
+    CU_ASSERT_PTR_NULL(lines[4]);
+    wx3_lines_free(lines);
+    CU_ASSERT_PTR_NULL(lines[0]);
+}
+
 int main(void)
 {
     static const cu_test tests[] = {
+        { "a certificate and key pair; the signed header lines", test_pair_and_signed_lines },
         { "SHA256withRSA matches openssl dgst's signature", test_known_vector },
         { "only the right signature verifies", test_verify_and_refusals },
         { "openssl dgst -verify accepts our signature", test_openssl_cli_verifies },
