@@ -17,7 +17,8 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/scenarios.c sim/scenarios.h \
 	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
-	sim/checker.c sim/checker_money.c sim/checker_refund.c sim/checker.h sim/checker_int.h \
+	sim/checker.c sim/checker_charges.c sim/checker_clients.c sim/checker_answers.c \
+	sim/checker_money.c sim/checker_refund.c sim/checker.h sim/checker_int.h \
 	sim/refund_obs.c sim/refund_obs.h \
 	sim/client_refund.c sim/client_refund.h \
 	sim/scenario_edge.c sim/scenario_edge.h \
