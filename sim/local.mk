@@ -14,7 +14,8 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/schedule.c sim/schedule.h \
 	sim/windows.c sim/windows.h \
 	sim/gen.c sim/gen.h \
-	sim/scenarios.c sim/scenarios.h \
+	sim/scenarios.c sim/scenarios.h sim/scenario_table.h \
+	sim/scenario_clicks.c sim/scenario_misuse.c sim/scenario_faults.c \
 	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
 	sim/checker.c sim/checker_charges.c sim/checker_clients.c sim/checker_answers.c \

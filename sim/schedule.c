@@ -9,14 +9,12 @@
 
 #include "money.h"
 
-static const char *const sched_names[SC_COUNT] = {
-    "double-click", "retry-storm", "callback-storm", "token-replay", "forged-callback",
-    "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping", "payer",
-    "payer-edge", "refunds",
-};
-static const char *const sched_codes[SC_COUNT] = {
-    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py", "pe", "rf",
-};
+#define SCHED_SCENARIO_NAME(id, name, code, weight, generate, flags) [SC_##id] = name,
+#define SCHED_SCENARIO_CODE(id, name, code, weight, generate, flags) [SC_##id] = code,
+static const char *const sched_names[SC_COUNT] = {SIM_SCENARIOS(SCHED_SCENARIO_NAME)};
+static const char *const sched_codes[SC_COUNT] = {SIM_SCENARIOS(SCHED_SCENARIO_CODE)};
+#undef SCHED_SCENARIO_NAME
+#undef SCHED_SCENARIO_CODE
 static const char *const sched_chaos_names[CHAOS_ACTION_COUNT] = {
     "kill-worker", "restart-redis", "restart-mock", "restart-mariadb", "pause-worker",
 };

@@ -15,26 +15,12 @@
 #include <stdio.h>
 
 #include "rng.h"
+#include "scenario_table.h"
 
-typedef enum {
-    SC_DOUBLE_CLICK = 0,
-    SC_RETRY_STORM,
-    SC_CALLBACK_STORM,
-    SC_TOKEN_REPLAY,
-    SC_FORGED_CALLBACK,
-    SC_ORDER_MISMATCH,
-    SC_GATEWAY_CHAOS,
-    SC_CRASH,
-    SC_NEMESIS,
-    SC_PING,
-    SC_PAYER,      /* the real flows' customer (after ping: the masks of the others keep
-                      their bits) */
-    SC_PAYER_EDGE, /* the real flows' edges: payments across a refused close, reloads,
-                      payment codes that stay USERPAYING (after payer: same reason) */
-    SC_REFUNDS,    /* merchant refunds: twice, concurrent, partial and full, with the
-                      mock's refund faults */
-    SC_COUNT
-} sim_scenario;
+/* The scenarios, in contract order (scenario_table.h has one row each). */
+#define SCHED_SCENARIO_ENUM(id, name, code, weight, generate, flags) SC_##id,
+typedef enum { SIM_SCENARIOS(SCHED_SCENARIO_ENUM) SC_COUNT } sim_scenario;
+#undef SCHED_SCENARIO_ENUM
 
 /* Amount text styles: the same value written two ways ("12.30" / "12.3"). */
 typedef enum { AMT_FIXED2 = 0, AMT_SHORT = 1 } sched_amount_style;
@@ -175,8 +161,10 @@ typedef struct {
     size_t nchaos, cap_chaos;
 } sim_schedule;
 
-/* Scenario names as the command line spells them ("double-click", ...),
- * their two-letter order-number codes, and the reverse lookup (-1 unknown). */
+/* Scenario names as the command line spells them ("double-click", ...;
+ * "unattributed" out of range), their two-letter order-number codes ("zz"
+ * out of range), and the reverse lookup (-1 unknown): their rows of
+ * SIM_SCENARIOS. */
 const char *sched_scenario_name(int scenario);
 const char *sched_scenario_code(int scenario);
 int sched_scenario_parse(const char *name);
