@@ -32,7 +32,7 @@
 #include "scenario_file.h"
 #include "scenarios.h"
 #include "service_ports.h"
-#include "settle.h"
+#include "pending.h"
 #include "threshold.h"
 #include "windows.h"
 
@@ -490,7 +490,7 @@ static int run_settle_wait(run_ctx *c)
         readback_orders(c->d, c->pending, n, c->api_rows);
         if (run_read_ledger(c) < 0)
             return -1;
-        n = settle_pending(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
+        n = pending_orders(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
                            c->pending);
         /* the refund scenarios: the statement job reads the (forged) bill once */
         int64_t least = run_wants_refunds(c) ? ((int64_t)c->w.statement_ms + 3000) * 1000 : 0;
