@@ -23,6 +23,7 @@ common_libidempay_common_a_SOURCES = \
 	common/caller_sign.c common/caller_sign.h \
 	common/service_windows.c common/service_windows.h \
 	common/service_ports.c common/service_ports.h \
+	common/wx_endpoint.c common/wx_endpoint.h \
 	common/dev_merchant.h
 common_libidempay_common_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) \
 	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wx_endpoint.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
@@ -262,7 +263,7 @@ void forge_task_second_charge(sim_client *c, const sched_task *t, long task)
     client_op_begin(c, &op, OP_STRAY, o->scenario, t->order, task);
     op.amount_fen = o->amount_fen;
     op.attempt = 1;
-    snprintf(url, sizeof(url), "%s/pay/unifiedorder", w->merchant.gateway);
+    snprintf(url, sizeof(url), "%s%s", w->merchant.gateway, wx_endpoint_path(WX_EP_UNIFIEDORDER));
     int built = xml != NULL;
     forge_send(c, url, xml, pol.timeout_ms, &op, &rep, &hs);
     free(xml);

@@ -15,6 +15,7 @@
 
 #include "gen.h"
 #include "rng.h"
+#include "wx_endpoint.h"
 
 /* A scenario's descriptor: its row of SIM_SCENARIOS (scenario_table.h). */
 typedef struct {
@@ -109,13 +110,17 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
     return 0;
 }
 
-static const char *const sc_endpoint_names[EP_COUNT] = {
-    "orderquery", "closeorder", "refund", "downloadbill",
+/* The endpoints a phase sets the faults of, in common/wx_endpoint's names. */
+static const wx_endpoint sc_endpoint_wx[EP_COUNT] = {
+    [EP_ORDERQUERY] = WX_EP_ORDERQUERY,
+    [EP_CLOSEORDER] = WX_EP_CLOSEORDER,
+    [EP_REFUND] = WX_EP_REFUND,
+    [EP_DOWNLOADBILL] = WX_EP_DOWNLOADBILL,
 };
 
 const char *scenarios_endpoint_name(int ep)
 {
-    return (ep >= 0 && ep < EP_COUNT) ? sc_endpoint_names[ep] : "?";
+    return (ep >= 0 && ep < EP_COUNT) ? wx_endpoint_name(sc_endpoint_wx[ep]) : "?";
 }
 
 void scenarios_mock_defaults(sim_mock_knobs *k)
@@ -148,7 +153,7 @@ static json_t *sc_endpoints_json(const sim_mock_knobs *k)
         json_t *o = json_pack("{s:o,s:o,s:f,s:f}", "latency_ms", sc_ms_json(f->latency_ms),
                               "jitter_ms", sc_ms_json(f->jitter_ms), "error_rate", f->error_rate,
                               "reset_rate", f->reset_rate);
-        if (o == NULL || json_object_set_new(eps, sc_endpoint_names[e], o) != 0) {
+        if (o == NULL || json_object_set_new(eps, scenarios_endpoint_name(e), o) != 0) {
             json_decref(eps);
             return NULL;
         }
