@@ -45,6 +45,7 @@ common_unit_tests = \
 	tests/unit/test_wx3_aead \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
+	tests/unit/test_wx_endpoint \
 	tests/unit/test_rng \
 	tests/unit/test_http_client \
 	tests/unit/test_env \
@@ -80,6 +81,9 @@ tests_unit_test_money_CFLAGS = $(common_unit_cflags)
 tests_unit_test_money_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_order_no_SOURCES = tests/unit/test_order_no.c
+tests_unit_test_wx_endpoint_SOURCES = tests/unit/test_wx_endpoint.c
+tests_unit_test_wx_endpoint_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx_endpoint_LDADD = $(common_unit_ldadd)
 tests_unit_test_order_no_CFLAGS = $(common_unit_cflags)
 tests_unit_test_order_no_LDADD = $(common_unit_ldadd)
 
