@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "service_ports.h"
 #include "wx_endpoint.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
@@ -272,4 +273,16 @@ void forge_task_second_charge(sim_client *c, const sched_task *t, long task)
     else if (hs == HTTP_OK)
         forge_charge_reply(&rep, &op);
     client_op_end(c, &op, 1);
+}
+
+const char *forge_notify_base(const char *target)
+{
+    static char base[128];
+    char merchant[64];
+
+    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", service_http_port());
+    if (strcmp(target, merchant) != 0)
+        return target;
+    snprintf(base, sizeof(base), "http://127.0.0.1:%lld", service_public_port());
+    return base;
 }

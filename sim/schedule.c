@@ -389,3 +389,15 @@ void sched_count_orders(const sim_schedule *s, size_t counts[SC_COUNT])
         if (s->orders[i].scenario < SC_COUNT)
             counts[s->orders[i].scenario]++;
 }
+
+void sched_chaos_of(const sim_schedule *s, size_t first, size_t last, const sched_chaos **ev,
+                    size_t *n)
+{
+    size_t i = 0;
+    while (i < s->nchaos && s->chaos[i].phase < first)
+        i++;
+    *ev = s->chaos + i;
+    *n = 0;
+    while (i + *n < s->nchaos && s->chaos[i + *n].phase < last)
+        (*n)++;
+}

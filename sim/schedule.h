@@ -192,6 +192,10 @@ int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
 /* Plans a run of the chaos command with action at_ms after the current
  * phase starts. Returns 0, or -1 (OOM, or no phase begun). */
 int sched_add_chaos(sim_schedule *s, sched_chaos_action action, uint32_t at_ms);
+/* The planned chaos runs of phases [first, last) (s->chaos is in phase
+ * order): *n of them from *ev (*n 0 when none). */
+void sched_chaos_of(const sim_schedule *s, size_t first, size_t last, const sched_chaos **ev,
+                    size_t *n);
 /* The action's word ("kill-worker" ...), "?" when out of range. */
 const char *sched_chaos_name(int action);
 
