@@ -105,11 +105,14 @@ static void gw_log(const char *op, const char *order_no, const gw_result *out)
             names[out->outcome], out->err_code, out->message);
 }
 
-/* One call: req (built by the caller; NULL when building it failed) is
- * exchanged at path and its trusted reply read by `meaning`. Frees req. */
-static gw_outcome gw_call(app_ctx *ctx, const char *op, const char *path, wx_msg *req,
-                          int built, const char *subject, gw_meaning meaning, gw_result *out)
+/* One call of endpoint ep (common/wx_endpoint: its name in the log and the
+ * metrics, its path): req (built by the caller; NULL when building it
+ * failed) is exchanged at its path and its trusted reply read by `meaning`.
+ * Frees req. */
+static gw_outcome gw_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built,
+                          const char *subject, gw_meaning meaning, gw_result *out)
 {
+    const char *op = wx_endpoint_name(ep), *path = wx_endpoint_path(ep);
     wx_msg reply;
 
     wx_msg_init(&reply);
@@ -174,7 +177,7 @@ gw_outcome gateway_unifiedorder(app_ctx *ctx, const gw_prepay_req *p, gw_result 
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gw_call(ctx, "unifiedorder", "/pay/unifiedorder", &req, built, p->order_no,
+    return gw_call(ctx, WX_EP_UNIFIEDORDER, &req, built, p->order_no,
                    native ? gw_mean_prepay_native : gw_mean_prepay, out);
 }
 
@@ -193,7 +196,7 @@ gw_outcome gateway_micropay(app_ctx *ctx, const char *order_no, long long total_
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gw_call(ctx, "micropay", "/pay/micropay", &req, built, order_no, gw_mean_micropay,
+    return gw_call(ctx, WX_EP_MICROPAY, &req, built, order_no, gw_mean_micropay,
                    out);
 }
 
@@ -204,7 +207,7 @@ gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out)
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = wx_msg_set(&req, "out_trade_no", order_no) == 0;
-    return gw_call(ctx, "reverse", "/secapi/pay/reverse", &req, built, order_no, gw_mean_reverse,
+    return gw_call(ctx, WX_EP_REVERSE, &req, built, order_no, gw_mean_reverse,
                    out);
 }
 
@@ -217,7 +220,7 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = wx_msg_set(&req, "out_trade_no", order_no) == 0;
-    return gw_call(ctx, "orderquery", "/pay/orderquery", &req, built, order_no,
+    return gw_call(ctx, WX_EP_ORDERQUERY, &req, built, order_no,
                    gateway_reply_orderquery, out);
 }
 
@@ -235,7 +238,7 @@ gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    gw_call(ctx, "orderquery", "/pay/orderquery", &req, built, order_no, gateway_reply_orderquery,
+    gw_call(ctx, WX_EP_ORDERQUERY, &req, built, order_no, gateway_reply_orderquery,
             out);
     if (out->outcome == GW_CHARGED && strcmp(out->transaction_id, transaction_id) != 0)
         gateway_result_set(out, GW_UNKNOWN, "charge_mismatch",
@@ -252,16 +255,16 @@ gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = wx_msg_set(&req, "out_trade_no", order_no) == 0;
-    gw_call(ctx, "closeorder", "/pay/closeorder", &req, built, order_no, gw_mean_closeorder, out);
+    gw_call(ctx, WX_EP_CLOSEORDER, &req, built, order_no, gw_mean_closeorder, out);
     if (out->outcome == GW_UNKNOWN && out->http_code == 404)
         gateway_result_set(out, GW_UNSUPPORTED, "http_404", "the gateway has no closeorder");
     return out->outcome;
 }
 
-gw_outcome gateway_call(app_ctx *ctx, const char *op, const char *path, wx_msg *req, int built,
+gw_outcome gateway_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built,
                         const char *subject, gw_meaning meaning, gw_result *out)
 {
-    return gw_call(ctx, op, path, req, built, subject, meaning, out);
+    return gw_call(ctx, ep, req, built, subject, meaning, out);
 }
 
 /* A downloadbill answer that is XML: "No Bill Exist" (0), "Bill Creating"
@@ -302,7 +305,8 @@ int gateway_downloadbill(app_ctx *ctx, const char *bill_date, char **text, size_
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the request");
         goto done;
     }
-    if (gw_post(ctx, "downloadbill", "/pay/downloadbill", &req, &hr, out) != 0)
+    if (gw_post(ctx, wx_endpoint_name(WX_EP_DOWNLOADBILL), wx_endpoint_path(WX_EP_DOWNLOADBILL), &req,
+                &hr, out) != 0)
         goto done;
     if (hr.code != 200) {
         snprintf(out->err_code, sizeof(out->err_code), "http_%ld", hr.code);

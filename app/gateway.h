@@ -12,6 +12,7 @@
 
 #include "app_ctx.h"
 #include "gateway_reply.h"
+#include "wx_endpoint.h"
 
 /* What a unifiedorder of a prepay flow sends: the same values on every
  * call of one order (time_expire included, fixed when the order was
@@ -78,12 +79,13 @@ gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out
  * refund the call is about); fills out and returns its outcome. */
 typedef gw_outcome (*gw_meaning)(const wx_msg *reply, const char *subject, gw_result *out);
 
-/* One signed call of path ("/pay/...", or "/secapi/..." at
- * IDEMPAY_GATEWAY_SECAPI_URL) with the merchant fields added to req; the
- * reply is checked (gateway_reply_trusted) and read by meaning. built = 0
- * when the caller could not fill req (GW_UNKNOWN, nothing sent). Frees req;
- * logs the outcome under op. For the endpoint modules (gateway_refund.c). */
-gw_outcome gateway_call(app_ctx *ctx, const char *op, const char *path, wx_msg *req, int built,
+/* One signed call of endpoint ep (common/wx_endpoint: its path, "/pay/..."
+ * or "/secapi/..." at IDEMPAY_GATEWAY_SECAPI_URL) with the merchant fields
+ * added to req; the reply is checked (gateway_reply_trusted) and read by
+ * meaning. built = 0 when the caller could not fill req (GW_UNKNOWN, nothing
+ * sent). Frees req; logs the outcome under the endpoint's name. For the
+ * endpoint modules (gateway_refund.c). */
+gw_outcome gateway_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built,
                         const char *subject, gw_meaning meaning, gw_result *out);
 
 /* downloadbill: the gateway's statement (bill_type ALL) of the whole

@@ -50,7 +50,7 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gateway_call(ctx, "refund", "/secapi/pay/refund", &req, built, transaction_id,
+    return gateway_call(ctx, WX_EP_REFUND, &req, built, transaction_id,
                         gr_mean_refund, out);
 }
 
@@ -96,6 +96,6 @@ gw_outcome gateway_refundquery(app_ctx *ctx, const char *out_refund_no, gw_resul
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = wx_msg_set(&req, "out_refund_no", out_refund_no) == 0;
-    return gateway_call(ctx, "refundquery", "/pay/refundquery", &req, built, out_refund_no,
+    return gateway_call(ctx, WX_EP_REFUNDQUERY, &req, built, out_refund_no,
                         gateway_reply_refundquery, out);
 }

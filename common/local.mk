@@ -26,6 +26,7 @@ common_libidempay_common_a_SOURCES = \
 	common/caller_sign.c common/caller_sign.h \
 	common/service_windows.c common/service_windows.h \
 	common/service_ports.c common/service_ports.h \
+	common/wx_endpoint.c common/wx_endpoint.h \
 	common/dev_merchant.h
 common_libidempay_common_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) \
 	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
@@ -47,6 +48,7 @@ common_unit_tests = \
 	tests/unit/test_wx3_aead \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
+	tests/unit/test_wx_endpoint \
 	tests/unit/test_rng \
 	tests/unit/test_clocks \
 	tests/unit/test_text_copy \
@@ -85,6 +87,9 @@ tests_unit_test_money_CFLAGS = $(common_unit_cflags)
 tests_unit_test_money_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_order_no_SOURCES = tests/unit/test_order_no.c
+tests_unit_test_wx_endpoint_SOURCES = tests/unit/test_wx_endpoint.c
+tests_unit_test_wx_endpoint_CFLAGS = $(common_unit_cflags)
+tests_unit_test_wx_endpoint_LDADD = $(common_unit_ldadd)
 tests_unit_test_order_no_CFLAGS = $(common_unit_cflags)
 tests_unit_test_order_no_LDADD = $(common_unit_ldadd)
 

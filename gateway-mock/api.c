@@ -20,34 +20,13 @@
 
 api_endpoint api_endpoint_of(const char *path)
 {
-    if (strcmp(path, "/pay/unifiedorder") == 0)
-        return API_UNIFIEDORDER;
-    if (strcmp(path, "/pay/orderquery") == 0)
-        return API_ORDERQUERY;
-    if (strcmp(path, "/secapi/pay/refund") == 0)
-        return API_REFUND;
-    if (strcmp(path, "/pay/closeorder") == 0)
-        return API_CLOSEORDER;
-    if (strcmp(path, "/pay/downloadbill") == 0)
-        return API_DOWNLOADBILL;
-    if (strcmp(path, "/pay/micropay") == 0)
-        return API_MICROPAY;
-    if (strcmp(path, "/secapi/pay/reverse") == 0)
-        return API_REVERSE;
-    if (strcmp(path, "/pay/refundquery") == 0)
-        return API_REFUNDQUERY;
-    return API_NONE;
+    int ep = wx_endpoint_of_path(path);
+    return ep < 0 ? API_NONE : (api_endpoint)ep;
 }
 
 const char *api_endpoint_name(api_endpoint ep)
 {
-    static const char *const names[] = {
-        [API_UNIFIEDORDER] = "unifiedorder", [API_ORDERQUERY] = "orderquery",
-        [API_REFUND] = "refund",             [API_CLOSEORDER] = "closeorder",
-        [API_DOWNLOADBILL] = "downloadbill", [API_MICROPAY] = "micropay",
-        [API_REVERSE] = "reverse",           [API_REFUNDQUERY] = "refundquery",
-    };
-    return (unsigned)ep < API_NONE ? names[ep] : "none";
+    return wx_endpoint_name((int)ep);
 }
 
 /* ---- validation ---------------------------------------------------------- */

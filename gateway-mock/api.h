@@ -28,19 +28,21 @@
 #include "http_msg.h"
 #include "ledger.h"
 #include "mock.h"
+#include "wx_endpoint.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
+/* The v2 endpoints the mock serves: common/wx_endpoint's list. */
 typedef enum {
-    API_UNIFIEDORDER = 0,
-    API_ORDERQUERY,
-    API_REFUND,
-    API_CLOSEORDER,
-    API_DOWNLOADBILL,
-    API_MICROPAY,       /* /pay/micropay */
-    API_REVERSE,        /* /secapi/pay/reverse */
-    API_REFUNDQUERY,
-    API_NONE
+    API_UNIFIEDORDER = WX_EP_UNIFIEDORDER,
+    API_ORDERQUERY = WX_EP_ORDERQUERY,
+    API_REFUND = WX_EP_REFUND,
+    API_CLOSEORDER = WX_EP_CLOSEORDER,
+    API_DOWNLOADBILL = WX_EP_DOWNLOADBILL,
+    API_MICROPAY = WX_EP_MICROPAY,
+    API_REVERSE = WX_EP_REVERSE,
+    API_REFUNDQUERY = WX_EP_REFUNDQUERY,
+    API_NONE = WX_EP_COUNT
 } api_endpoint;
 
 /* The endpoint a path names, or API_NONE. */

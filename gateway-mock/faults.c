@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "env.h"
+#include "wx_endpoint.h"
 
 typedef enum { KNOB_INT, KNOB_RATE, KNOB_BOOL } knob_type;
 
@@ -76,17 +77,28 @@ static const knob faults_ep_knobs[] = {
 };
 #define FAULTS_NEPKNOBS (sizeof(faults_ep_knobs) / sizeof(faults_ep_knobs[0]))
 
-static const char *const faults_ep_names[FAULTS_EP_COUNT] = {
-    [FAULTS_EP_ORDERQUERY] = "orderquery",
-    [FAULTS_EP_CLOSEORDER] = "closeorder",
-    [FAULTS_EP_REFUND] = "refund",
-    [FAULTS_EP_DOWNLOADBILL] = "downloadbill",
-    [FAULTS_EP_REVERSE] = "reverse",
+/* The endpoints with knobs of their own, in common/wx_endpoint's names. */
+static const wx_endpoint faults_ep_wx[FAULTS_EP_COUNT] = {
+    [FAULTS_EP_ORDERQUERY] = WX_EP_ORDERQUERY,
+    [FAULTS_EP_CLOSEORDER] = WX_EP_CLOSEORDER,
+    [FAULTS_EP_REFUND] = WX_EP_REFUND,
+    [FAULTS_EP_DOWNLOADBILL] = WX_EP_DOWNLOADBILL,
+    [FAULTS_EP_REVERSE] = WX_EP_REVERSE,
 };
 
 const char *faults_endpoint_name(faults_endpoint ep)
 {
-    return (unsigned)ep < FAULTS_EP_COUNT ? faults_ep_names[ep] : "?";
+    return (unsigned)ep < FAULTS_EP_COUNT ? wx_endpoint_name(faults_ep_wx[ep]) : "?";
+}
+
+/* "orderquery, closeorder, ...": the endpoints with knobs, into out. */
+static void faults_endpoint_list(char *out, size_t outlen)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < FAULTS_EP_COUNT && used < outlen; i++)
+        used += (size_t)snprintf(out + used, outlen - used, "%s%s", i ? ", " : "",
+                                 faults_endpoint_name((faults_endpoint)i));
 }
 
 static const char *const faults_kind_names[] = {
@@ -208,19 +220,19 @@ static int faults_merge_endpoints(const json_t *obj, faults_config *next, char *
     const char *name, *key;
     json_t *eobj, *val;
 
+    char known[96];
+    faults_endpoint_list(known, sizeof(known));
     if (!json_is_object(obj)) {
-        snprintf(err, errlen, "endpoints must be an object of endpoint names "
-                              "(orderquery, closeorder, refund, downloadbill, reverse)");
+        snprintf(err, errlen, "endpoints must be an object of endpoint names (%s)", known);
         return -1;
     }
     json_object_foreach((json_t *)obj, name, eobj) {
         int ep = -1;
         for (int i = 0; i < FAULTS_EP_COUNT; i++)
-            if (strcmp(faults_ep_names[i], name) == 0)
+            if (strcmp(faults_endpoint_name((faults_endpoint)i), name) == 0)
                 ep = i;
         if (ep < 0) {
-            snprintf(err, errlen, "unknown endpoint \"%.32s\" in endpoints "
-                                  "(orderquery, closeorder, refund, downloadbill, reverse)", name);
+            snprintf(err, errlen, "unknown endpoint \"%.32s\" in endpoints (%s)", name, known);
             return -1;
         }
         faults_endpoint_config *e = &next->endpoints[ep];
@@ -329,7 +341,7 @@ json_t *faults_config_to_json(const faults_config *cfg)
         goto fail;
     for (int i = 0; i < FAULTS_EP_COUNT; i++) {
         json_t *e = json_object();
-        if (e == NULL || json_object_set_new(eps, faults_ep_names[i], e) != 0 ||
+        if (e == NULL || json_object_set_new(eps, faults_endpoint_name((faults_endpoint)i), e) != 0 ||
             faults_knobs_json(e, faults_ep_knobs, FAULTS_NEPKNOBS,
                               (const char *)&cfg->endpoints[i], true) != 0)
             goto fail;

@@ -12,52 +12,110 @@
 #include "history.h"
 #include "schedule.h"
 
-typedef enum {
-    INV_NO_DOUBLE_CHARGE = 0,      /* <= 1 ledger charge per out_trade_no (refunded or not) */
-    INV_CHARGE_HAS_PAID_ORDER,     /* every charge: the order is PAID with the same amount */
-    INV_PAID_HAS_CHARGE,           /* every PAID order: a charge with its transaction_id */
-    INV_CLIENT_PAID_IS_FINAL,      /* every 200 PAID a client saw is PAID (same txn) at the end */
-    INV_TOKEN_SINGLE_ORDER,        /* a token is accepted for at most one order, of its own
-                                      user, before it expires; unknown tokens never */
-    INV_FORGED_CALLBACK_NO_EFFECT, /* orders named by forged callbacks are unchanged */
-    INV_MISMATCH_NO_EFFECT,        /* another amount/user for an order is refused; rows keep
-                                      the user and amount the order was created with */
-    INV_ALL_SETTLED,               /* no order left PROCESSING */
-    /* What the service says, judged against the ledger's charge times: */
-    INV_NO_402_AFTER_CHARGE,       /* a 402 ("nothing was charged") is never answered once a
-                                      charge of the order exists */
-    INV_NO_PAID_AFTER_402,         /* after a 402 the order turns PAID only by a charge made
-                                      for a request sent after it */
-    INV_NO_FAILED_READ_AFTER_CHARGE, /* no order read shows FAILED once a charge exists */
-    INV_PAID_ANSWER_HAS_CHARGE,    /* every PAID a client was told names a charge the gateway
-                                      had made by then */
-    INV_REFUSAL_NO_EFFECT,         /* 403/409/422 change nothing: every charge has a request
-                                      the service took; an order only refused does not exist */
-    INV_SECOND_CHARGE_REFUNDED,    /* a second charge the payer made at the gateway is refunded */
-    INV_CLOSED_AFTER_DOUBT,        /* 402 payment_closed only after a request of the order was
-                                      left in doubt (no answer, 5xx, or its own attempt's 202)
-                                      at least a lease (obs->lease_us) before */
-    /* Every customer payment and its refunds (the real flows, docs/FLOWS.md): */
-    INV_PAYMENT_KEPT_OR_REFUNDED,  /* every charge is its order's kept charge or refunded */
-    INV_ONE_KEPT_CHARGE,           /* no order keeps two charges (unrefunded) */
-    INV_CLOSED_CLIENT_NOT_CHARGED, /* a client told 402 / read FAILED, with no later request of
-                                      the order, never ends with a kept charge */
-    INV_REFUND_WITHIN_CHARGE,      /* no refund exceeds its charge, none is made twice */
-    /* The real flows' edges and the merchant's refunds (issue 22; checker_refund.c): */
-    INV_NO_CHARGE_AFTER_CLOSE,     /* once the service said an order is closed (402
-                                      payment_closed; a FAILED read of a payer(-edge) order)
-                                      the gateway makes no charge of it */
-    INV_REFUND_RESULT_REPORTED,    /* every refund the gateway accepted is listed by the
-                                      service with the gateway's result: SUCCESS only when it
-                                      succeeded, REFUNDCLOSE / CHANGE reported as such */
-    INV_REFUND_NAMES_A_CHARGE,     /* the service refunds only charges the gateway made: no
-                                      more duplicate-charge refunds than second charges */
-    INV_REFUND_MADE_ONCE,          /* one Idempotency-Key, one refund (every answer names
-                                      the same refund_no); every refund of the merchant at the
-                                      gateway is one the service answered; the refunds that
-                                      took money stay within the charge */
-    INV_COUNT
-} sim_invariant;
+/* The invariants, in contract order (the order of the report's columns,
+ * its JSON and JUnit): one row each,
+ *     X(ID, name, short, text)
+ * ID gives the enum constant INV_<ID>; name is the contract name
+ * ("no_double_charge") and names the check, chk_<name>(chk_ctx *), in one of
+ * the checker_*.c files (checker_int.h declares it from this row); short is
+ * the report table's column head (at most 9 characters); text the
+ * one-line description the report and its JSON print. Adding an invariant
+ * is one row here plus its check (docs/SIMULATOR.md, "Adding an
+ * invariant"); appending keeps the numbers of the others. */
+#define CHECKER_INVARIANTS(X)                                                                   \
+    /* <= 1 ledger charge per out_trade_no (refunded or not) */                                 \
+    X(NO_DOUBLE_CHARGE, no_double_charge, "no-dbl",                                             \
+      "no order charged twice by the gateway (a refunded second charge still counts)")          \
+    /* every charge: the order is PAID with the same amount */                                  \
+    X(CHARGE_HAS_PAID_ORDER, charge_has_paid_order, "chg>paid",                                 \
+      "every ledger charge has a PAID order of the same amount")                                \
+    /* every PAID order: a charge with its transaction_id */                                    \
+    X(PAID_HAS_CHARGE, paid_has_charge, "paid>chg",                                             \
+      "every PAID order has a ledger charge with its transaction_id")                           \
+    /* every 200 PAID a client saw is PAID (same txn) at the end */                             \
+    X(CLIENT_PAID_IS_FINAL, client_paid_is_final, "client",                                     \
+      "every 200 PAID a client saw is PAID, with the same transaction_id, at the end")          \
+    /* a token is accepted for at most one order, of its own user, before it expires; unknown   \
+     * tokens never */                                                                          \
+    X(TOKEN_SINGLE_ORDER, token_single_order, "token",                                          \
+      "every token accepted for at most one order, only of its own user, never unknown or expired")\
+    /* orders named by forged callbacks are unchanged */                                        \
+    X(FORGED_CALLBACK_NO_EFFECT, forged_callback_no_effect, "forged",                           \
+      "forged callbacks change nothing")                                                        \
+    /* another amount/user for an order is refused; rows keep the user and amount the order     \
+     * was created with */                                                                      \
+    X(MISMATCH_NO_EFFECT, mismatch_no_effect, "mismatch",                                       \
+      "requests with another amount or user for an existing order are refused and change nothing")\
+    /* no order left PROCESSING */                                                              \
+    X(ALL_SETTLED, all_settled, "settled",                                                      \
+      "no order left PROCESSING after the settle period")                                       \
+    /* what the service says, judged against the ledger's charge times: a 402 ("nothing was     \
+     * charged") is never answered once a charge of the order exists */                         \
+    X(NO_402_AFTER_CHARGE, no_402_after_charge, "402-lie",                                      \
+      "no 402 (\"nothing was charged\") answered once a charge of the order existed")           \
+    /* after a 402 the order turns PAID only by a charge made for a request sent after it */    \
+    X(NO_PAID_AFTER_402, no_paid_after_402, "402-paid",                                         \
+      "after a 402 the order turns PAID only by a charge for a request sent after it")          \
+    /* no order read shows FAILED once a charge exists */                                       \
+    X(NO_FAILED_READ_AFTER_CHARGE, no_failed_read_after_charge, "fail-rd",                      \
+      "no order read showed FAILED once a charge of the order existed")                         \
+    /* every PAID a client was told names a charge the gateway had made by then */              \
+    X(PAID_ANSWER_HAS_CHARGE, paid_answer_has_charge, "paid-ans",                               \
+      "every PAID a client was told names a charge the gateway had already made")               \
+    /* 403/409/422 change nothing: every charge has a request the service took; an order only   \
+     * refused does not exist */                                                                \
+    X(REFUSAL_NO_EFFECT, refusal_no_effect, "refusal",                                          \
+      "403/409/422 change nothing: every charge has a request the service took; an order only " \
+      "refused does not exist")                                                                 \
+    /* a second charge the payer made at the gateway is refunded */                             \
+    X(SECOND_CHARGE_REFUNDED, second_charge_refunded, "2nd-rfd",                                \
+      "a second charge the payer made at the gateway is refunded by the end")                   \
+    /* 402 payment_closed only after a request of the order was left in doubt (no answer,       \
+     * 5xx, or its own attempt's 202) at least a lease (obs->lease_us) before */                \
+    X(CLOSED_AFTER_DOUBT, closed_after_doubt, "closed",                                         \
+      "402 payment_closed only once a request of the order was left in doubt (no answer, 5xx, or "\
+      "its own attempt's 202)")                                                                 \
+    /* every customer payment and its refunds (the real flows, docs/FLOWS.md;                   \
+     * checker_money.c): every charge is its order's kept charge or refunded */                 \
+    X(PAYMENT_KEPT_OR_REFUNDED, payment_kept_or_refunded, "kept|rfd",                           \
+      "every customer payment (the service's, the payer's) ends as its order's one kept charge or "\
+      "refunded")                                                                               \
+    /* no order keeps two charges (unrefunded) */                                               \
+    X(ONE_KEPT_CHARGE, one_kept_charge, "one-kept",                                             \
+      "no order keeps two charges")                                                             \
+    /* a client told 402 / read FAILED, with no later request of the order, never ends with a   \
+     * kept charge */                                                                           \
+    X(CLOSED_CLIENT_NOT_CHARGED, closed_client_not_charged, "told-no",                          \
+      "a client told 402 (closed, declined) or that read FAILED, with no later request of the " \
+      "order, never ends with a kept charge")                                                   \
+    /* no refund exceeds its charge, none is made twice */                                      \
+    X(REFUND_WITHIN_CHARGE, refund_within_charge, "refund<=",                                   \
+      "no refund exceeds its charge, and no charge is refunded twice")                          \
+    /* the real flows' edges and the merchant's refunds (issue 22; checker_refund.c): once      \
+     * the service said an order is closed (402 payment_closed; a FAILED read of a              \
+     * payer(-edge) order) the gateway makes no charge of it */                                 \
+    X(NO_CHARGE_AFTER_CLOSE, no_charge_after_close, "closed$",                                  \
+      "once the service said an order is closed (402 payment_closed, or a FAILED read of a real "\
+      "flows' customer), the gateway makes no charge of it")                                    \
+    /* every refund the gateway accepted is listed by the service with the gateway's result:    \
+     * SUCCESS only when it succeeded, REFUNDCLOSE / CHANGE reported as such */                 \
+    X(REFUND_RESULT_REPORTED, refund_result_reported, "rfd-rep",                                \
+      "every refund the gateway accepted ends SUCCESS in the service only when it succeeded, and "\
+      "REFUNDCLOSE / CHANGE are reported as such")                                              \
+    /* the service refunds only charges the gateway made: no more duplicate-charge refunds      \
+     * than second charges */                                                                   \
+    X(REFUND_NAMES_A_CHARGE, refund_names_a_charge, "rfd-chg",                                  \
+      "the service refunds only charges the gateway made")                                      \
+    /* one Idempotency-Key, one refund (every answer names the same refund_no); every refund    \
+     * of the merchant at the gateway is one the service answered; the refunds that took        \
+     * money stay within the charge */                                                          \
+    X(REFUND_MADE_ONCE, refund_made_once, "rfd-once",                                           \
+      "one Idempotency-Key makes one refund; every merchant refund at the gateway is one the "  \
+      "service answered; the refunds that took money stay within the charge")                   \
+
+#define CHECKER_INVARIANT_ENUM(id, name, short, text) INV_##id,
+typedef enum { CHECKER_INVARIANTS(CHECKER_INVARIANT_ENUM) INV_COUNT } sim_invariant;
+#undef CHECKER_INVARIANT_ENUM
 
 /* Times compared across the simulator and the ledger allow for the two
  * clocks' reading (one machine, but the ledger takes its time just before
@@ -109,8 +167,11 @@ typedef struct {
     double check_s[INV_COUNT];             /* seconds spent judging each invariant */
 } chk_result;
 
-/* Contract names ("no_double_charge" ...) and one-line descriptions. */
+/* An invariant's contract name ("no_double_charge" ...), its report column
+ * head ("no-dbl") and its one-line description: its row of
+ * CHECKER_INVARIANTS; "?" for a number out of range. */
 const char *checker_invariant_name(int inv);
+const char *checker_invariant_short(int inv);
 const char *checker_invariant_text(int inv);
 
 /* Judges obs against s. Fills *out (initialised here; free with

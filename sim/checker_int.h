@@ -1,4 +1,6 @@
-/* checker_int - what the checker's files share (checker.c, checker_money.c):
+/* checker_int - what the checker's files share (checker.c and the checks in
+ * checker_charges.c, checker_clients.c, checker_answers.c, checker_money.c,
+ * checker_refund.c):
  * the per-order indexes, the context of one run of the checker and the
  * helpers every invariant uses. Internal to the checker. */
 #ifndef IDEMPAY_SIM_CHECKER_INT_H
@@ -37,12 +39,15 @@ double chk_s(int64_t us);
  * after it was sent when its client got no answer). */
 int64_t chk_op_busy_until(const chk_ctx *c, const sim_op *p);
 
+/* The checks, one per row of CHECKER_INVARIANTS: chk_<name> judges the
+ * invariant of that name, recording each violation with chk_violate; sets
+ * c->oom when it runs out of memory. */
+#define CHK_DECLARE_CHECK(id, name, short, text) void chk_##name(chk_ctx *c);
+CHECKER_INVARIANTS(CHK_DECLARE_CHECK)
+#undef CHK_DECLARE_CHECK
+
 /* ---- checker_money.c: every customer payment, its refunds ---- */
 
-void chk_payment_kept_or_refunded(chk_ctx *c);
-void chk_one_kept_charge(chk_ctx *c);
-void chk_closed_client_not_charged(chk_ctx *c);
-void chk_refund_within_charge(chk_ctx *c);
 /* Marks the customer's own payments through the payer (OP_PAYER) that are
  * not the order's kept charge as the payer's (c->stray): like a second
  * charge of the nemesis' payer, they are not the service's doing and must
@@ -50,12 +55,5 @@ void chk_refund_within_charge(chk_ctx *c);
 void chk_mark_payer_payments(chk_ctx *c);
 /* The payer's payments and the refunds, per scenario (chk_stats). */
 void chk_money_stats(chk_ctx *c);
-
-/* ---- checker_refund.c: closes that hold, the merchant's refunds ---- */
-
-void chk_no_charge_after_close(chk_ctx *c);
-void chk_refund_result_reported(chk_ctx *c);
-void chk_refund_names_a_charge(chk_ctx *c);
-void chk_refund_made_once(chk_ctx *c);
 
 #endif

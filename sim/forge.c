@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "forge_v3.h"
+#include "service_ports.h"
+#include "wx_endpoint.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
@@ -301,7 +303,7 @@ void forge_task_second_charge(sim_client *c, const sched_task *t, long task)
     client_op_begin(c, &op, OP_STRAY, o->scenario, t->order, task);
     op.amount_fen = o->amount_fen;
     op.attempt = 1;
-    snprintf(url, sizeof(url), "%s/pay/unifiedorder", w->merchant.gateway);
+    snprintf(url, sizeof(url), "%s%s", w->merchant.gateway, wx_endpoint_path(WX_EP_UNIFIEDORDER));
     int built = xml != NULL;
     forge_send(c, url, xml, pol.timeout_ms, &op, &rep, &hs);
     free(xml);
@@ -310,4 +312,16 @@ void forge_task_second_charge(sim_client *c, const sched_task *t, long task)
     else if (hs == HTTP_OK)
         forge_charge_reply(&rep, &op);
     client_op_end(c, &op, 1);
+}
+
+const char *forge_notify_base(const char *target)
+{
+    static char base[128];
+    char merchant[64];
+
+    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", service_http_port());
+    if (strcmp(target, merchant) != 0)
+        return target;
+    snprintf(base, sizeof(base), "http://127.0.0.1:%lld", service_public_port());
+    return base;
 }

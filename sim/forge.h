@@ -18,6 +18,14 @@
 #include "client.h"
 
 /* Builds, signs and posts t's forged notification (or nothing, see above). */
+/* Where forged notifications go when IDEMPAY_NOTIFY_URL is unset: the
+ * stack's public door (IDEMPAY_PUBLIC_PORT, default IDEMPAY_HTTP_PORT + 4)
+ * when target is the stack's merchant door (idempay serves notifications
+ * on the public door only: docs/SECURITY.md), else target itself (another
+ * service, e.g. the seed fixture). Returns target or a static buffer (not
+ * thread-safe: called once, before the traffic). */
+const char *forge_notify_base(const char *target);
+
 void forge_task_callback(sim_client *c, const sched_task *t, long task);
 /* Makes the payer's second charge of t's order at the gateway (see above). */
 void forge_task_second_charge(sim_client *c, const sched_task *t, long task);

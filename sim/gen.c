@@ -81,6 +81,26 @@ uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms)
     return n ? (uint32_t)((uint64_t)budget_ms * i / n) : 0;
 }
 
+size_t gen_part(size_t total, int parts, int part)
+{
+    return total / (size_t)parts + ((size_t)part < total % (size_t)parts);
+}
+
+uint32_t gen_part_budget(uint32_t budget_ms, size_t n, size_t orders)
+{
+    return (uint32_t)((uint64_t)budget_ms * n / (orders ? orders : 1));
+}
+
+int gen_two_parts(gen_ctx *g, size_t orders, uint32_t budget_ms, gen_part_fn first,
+                  gen_part_fn second)
+{
+    size_t third = orders / 3;
+    uint32_t b1 = budget_ms * 2 / 3;
+    if (first(g, orders - third, b1) < 0)
+        return -1;
+    return second(g, third, budget_ms - b1);
+}
+
 gen_client gen_client_apply(const gen_client *c, const gen_client_override *o)
 {
     gen_client e = *c;

@@ -14,7 +14,7 @@
 #include "scenarios.h"
 #include "schedule.h"
 
-typedef struct {
+typedef struct gen_ctx {
     sim_schedule *s;
     rng_t rng;
     int scenario;
@@ -43,6 +43,18 @@ sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start
 int gen_token(gen_ctx *g, int64_t user);
 /* Release time of group i of n spread over budget (0 when no pacing). */
 uint32_t gen_spread(size_t i, size_t n, uint32_t budget_ms);
+/* The orders of part `part` of `parts` phases sharing total: total / parts,
+ * plus one for each of the first total % parts parts. */
+size_t gen_part(size_t total, int parts, int part);
+/* The budget of a phase of n of a generator's orders: budget_ms * n / orders
+ * (orders 0 counts as 1). */
+uint32_t gen_part_budget(uint32_t budget_ms, size_t n, size_t orders);
+/* A part of a generator: n orders over budget_ms. 0 or -1 (err set). */
+typedef int (*gen_part_fn)(gen_ctx *g, size_t n, uint32_t budget_ms);
+/* A generator of two parts: first with orders - orders / 3 of the orders
+ * over two thirds of budget_ms, then second with the rest. 0 or -1. */
+int gen_two_parts(gen_ctx *g, size_t orders, uint32_t budget_ms, gen_part_fn first,
+                  gen_part_fn second);
 
 /* A client paying one order: optional token and Idempotency-Key. */
 typedef struct {

@@ -14,10 +14,12 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/schedule.c sim/schedule.h \
 	sim/windows.c sim/windows.h \
 	sim/gen.c sim/gen.h \
-	sim/scenarios.c sim/scenarios.h \
+	sim/scenarios.c sim/scenarios.h sim/scenario_table.h \
+	sim/scenario_clicks.c sim/scenario_misuse.c sim/scenario_faults.c \
 	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
-	sim/checker.c sim/checker_money.c sim/checker_refund.c sim/checker.h sim/checker_int.h \
+	sim/checker.c sim/checker_charges.c sim/checker_clients.c sim/checker_answers.c \
+	sim/checker_money.c sim/checker_refund.c sim/checker.h sim/checker_int.h \
 	sim/refund_obs.c sim/refund_obs.h \
 	sim/client_refund.c sim/client_refund.h \
 	sim/scenario_edge.c sim/scenario_edge.h \
@@ -36,7 +38,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/mock_admin.c sim/mock_admin.h \
 	sim/dbread.c sim/dbread.h \
 	sim/chaos.c sim/chaos.h \
-	sim/settle.c sim/settle.h \
+	sim/pending.c sim/pending.h \
 	sim/profile.c sim/profile_request.c sim/profile_answer.c sim/profile.h \
 	sim/run.c sim/run.h \
 	sim/saved_run.c sim/saved_run_meta.c sim/saved_run_load.c sim/saved_history.c \
@@ -67,7 +69,7 @@ sim_unit_tests = \
 	tests/unit/test_sim_forge \
 	tests/unit/test_sim_forge_v3 \
 	tests/unit/test_sim_payer \
-	tests/unit/test_sim_settle \
+	tests/unit/test_sim_pending \
 	tests/unit/test_sim_results \
 	tests/unit/test_sim_profile \
 	tests/unit/test_sim_threshold \
@@ -120,9 +122,9 @@ tests_unit_test_sim_payer_SOURCES = tests/unit/test_sim_payer.c
 tests_unit_test_sim_payer_CFLAGS = $(sim_unit_cflags)
 tests_unit_test_sim_payer_LDADD = $(sim_unit_ldadd)
 
-tests_unit_test_sim_settle_SOURCES = tests/unit/test_sim_settle.c
-tests_unit_test_sim_settle_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_settle_LDADD = $(sim_unit_ldadd)
+tests_unit_test_sim_pending_SOURCES = tests/unit/test_sim_pending.c
+tests_unit_test_sim_pending_CFLAGS = $(sim_unit_cflags)
+tests_unit_test_sim_pending_LDADD = $(sim_unit_ldadd)
 
 tests_unit_test_sim_results_SOURCES = tests/unit/test_sim_results.c
 tests_unit_test_sim_results_CFLAGS = $(sim_unit_cflags)

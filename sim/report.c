@@ -12,13 +12,6 @@
 #include "threshold.h"
 #include "witness.h"
 
-static const char *const inv_short[INV_COUNT] = {
-    "no-dbl", "chg>paid", "paid>chg", "client", "token", "forged", "mismatch", "settled",
-    "402-lie", "402-paid", "fail-rd", "paid-ans", "refusal", "2nd-rfd", "closed",
-    "kept|rfd", "one-kept", "told-no", "refund<=", "closed$", "rfd-rep", "rfd-chg",
-    "rfd-once",
-};
-
 void report_init(sim_report *r)
 {
     memset(r, 0, sizeof(*r));
@@ -221,7 +214,7 @@ static void report_invariant_table(const sim_report *r, const chk_result *c, FIL
 {
     fprintf(out, "\n%-16s", "invariants");
     for (int i = 0; i < INV_COUNT; i++)
-        fprintf(out, " %-9s", inv_short[i]);
+        fprintf(out, " %-9s", checker_invariant_short(i));
     fprintf(out, "\n");
     for (int sc = 0; sc <= SC_COUNT; sc++) {
         if (!c->ran[sc])
@@ -235,7 +228,7 @@ static void report_invariant_table(const sim_report *r, const chk_result *c, FIL
     }
     fprintf(out, "  (");
     for (int i = 0; i < INV_COUNT; i++)
-        fprintf(out, "%s%s = %s", i ? "; " : "", inv_short[i], checker_invariant_name(i));
+        fprintf(out, "%s%s = %s", i ? "; " : "", checker_invariant_short(i), checker_invariant_name(i));
     fprintf(out, ")\n");
 }
 

@@ -17,6 +17,7 @@
 #include "checker.h"
 #include "dbread.h"
 #include "dialect.h"
+#include "forge.h"
 #include "dev_merchant.h"
 #include "driver.h"
 #include "env.h"
@@ -31,8 +32,7 @@
 #include "progress.h"
 #include "scenario_file.h"
 #include "scenarios.h"
-#include "service_ports.h"
-#include "settle.h"
+#include "pending.h"
 #include "threshold.h"
 #include "windows.h"
 
@@ -274,23 +274,6 @@ static int64_t run_phase_start(void *arg, size_t phase)
 
 /* ---- traffic ---- */
 
-/* Where forged notifications go when IDEMPAY_NOTIFY_URL is unset: the
- * stack's public door (IDEMPAY_PUBLIC_PORT, default IDEMPAY_HTTP_PORT + 4)
- * when target is the stack's merchant door (idempay serves notifications
- * on the public door only: docs/SECURITY.md), else target itself (another
- * service, e.g. the seed fixture). */
-static const char *run_notify_base(const char *target)
-{
-    static char base[128];
-    char merchant[64];
-
-    snprintf(merchant, sizeof(merchant), "http://127.0.0.1:%lld", service_http_port());
-    if (strcmp(target, merchant) != 0)
-        return target;
-    snprintf(base, sizeof(base), "http://127.0.0.1:%lld", service_public_port());
-    return base;
-}
-
 static int run_start_driver(run_ctx *c)
 {
     const sim_args *a = c->a;
@@ -299,7 +282,7 @@ static int run_start_driver(run_ctx *c)
     snprintf(notify_url, sizeof(notify_url), "%s",
              env_str("IDEMPAY_NOTIFY_URL", ""));
     if (notify_url[0] == '\0')
-        snprintf(notify_url, sizeof(notify_url), "%s%s", run_notify_base(a->target),
+        snprintf(notify_url, sizeof(notify_url), "%s%s", forge_notify_base(a->target),
                  profile_has(run_profile(c), PROF_FEAT_CALLBACKS)
                      ? run_profile(c)->ep[PROF_OP_CALLBACK].path : "/api/pay/callback/wechat");
     driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
@@ -327,19 +310,6 @@ static int run_start_driver(run_ctx *c)
     return 0;
 }
 
-/* The planned chaos runs of phases [first, last): *n of them from *ev. */
-static void run_chaos_of(const sim_schedule *s, size_t first, size_t last,
-                         const sched_chaos **ev, size_t *n)
-{
-    size_t i = 0;
-    while (i < s->nchaos && s->chaos[i].phase < first)
-        i++;
-    *ev = s->chaos + i;
-    *n = 0;
-    while (i + *n < s->nchaos && s->chaos[i + *n].phase < last)
-        (*n)++;
-}
-
 static void run_traffic(run_ctx *c)
 {
     const sim_schedule *s = &c->s;
@@ -352,7 +322,7 @@ static void run_traffic(run_ctx *c)
             last++;
         const sched_chaos *ev;
         size_t nev;
-        run_chaos_of(s, p, last, &ev, &nev);
+        sched_chaos_of(s, p, last, &ev, &nev);
         if (c->ch != NULL && nev > 0)
             chaos_start(c->ch, ev, nev, run_phase_start, c->d);
         driver_run_segment(c->d, p, last, run_on_phase, c);
@@ -500,7 +470,7 @@ static int run_settle_wait(run_ctx *c)
         readback_orders(c->d, c->pending, n, c->api_rows);
         if (run_read_ledger(c) < 0)
             return -1;
-        n = settle_pending(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
+        n = pending_orders(s, c->api_rows, c->charges, c->ncharges, c->strays, c->nstrays,
                            c->pending);
         /* the refund scenarios: the statement job reads the (forged) bill once */
         int64_t least = run_wants_refunds(c) ? ((int64_t)c->w.statement_ms + 3000) * 1000 : 0;

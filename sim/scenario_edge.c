@@ -59,12 +59,7 @@ static int pe_userpaying(gen_ctx *g, size_t n, uint32_t budget_ms)
 
 int gen_payer_edge(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    (void)plan;
-    size_t micro = orders / 3;
-    uint32_t b1 = budget_ms * 2 / 3;
-    if (pe_slow_close(g, orders - micro, b1) < 0)
-        return -1;
-    return pe_userpaying(g, micro, budget_ms - b1);
+    return gen_two_parts(g, orders, budget_ms, pe_slow_close, pe_userpaying);
 }
 
 /* One order's refund tasks: copy 0 pays, a second copy for the plans that

@@ -26,7 +26,7 @@
  * was refused (the `close-refusal-closed` mutant survived). */
 #define EDGE_CLOSE_TAIL_MS 16000
 
-int gen_payer_edge(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
-int gen_refunds(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
+/* The generators gen_payer_edge and gen_refunds are declared by their rows
+ * of scenario_table.h (scenarios.h). */
 
 #endif

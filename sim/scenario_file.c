@@ -459,25 +459,25 @@ static void sf_shares(const sim_scenario_file *f, const sim_plan *plan, size_t *
         const sf_phase *p = &f->phase[i];
         unsigned w = scenarios_weight(p->scenario);
         fixed += p->orders;
-        if (p->orders == 0 && p->scenario != SC_PING) {
+        if (p->orders == 0 && !(scenarios_flags(p->scenario) & SCF_NO_ORDERS)) {
             osum += w;
             last = i;
         }
-        wsum += p->duration_s < 0 && p->scenario != SC_NEMESIS ? w : 0;
+        wsum += p->duration_s < 0 && !(scenarios_flags(p->scenario) & SCF_OWN_LENGTH) ? w : 0;
     }
     size_t pool = plan->orders > fixed ? plan->orders - fixed : 0;
     for (size_t i = 0; i < f->nphases; i++) {
         const sf_phase *p = &f->phase[i];
         unsigned w = scenarios_weight(p->scenario);
         orders[i] = p->orders;
-        if (p->orders == 0 && p->scenario != SC_PING) {
+        if (p->orders == 0 && !(scenarios_flags(p->scenario) & SCF_NO_ORDERS)) {
             orders[i] = i == last ? (pool > given ? pool - given : 0) : pool * w / osum;
             given += orders[i];
         }
         uint32_t budget_ms = p->duration_s >= 0 ? (uint32_t)(p->duration_s * 1000.0)
                              : wsum ? (uint32_t)(plan->duration_s * 1000.0 * w / wsum) : 0;
         /* a quarter of a ms over, so that scenarios_build truncates it back to budget_ms */
-        duration_s[i] = p->scenario == SC_NEMESIS && p->duration_s < 0
+        duration_s[i] = (scenarios_flags(p->scenario) & SCF_OWN_LENGTH) && p->duration_s < 0
                             ? plan->duration_s
                             : ((double)budget_ms + 0.25) / 1000.0;
     }
@@ -547,9 +547,10 @@ int scenario_file_build(const sim_scenario_file *f, const sim_plan *plan, sim_sc
     size_t orders[SCENARIO_FILE_PHASES_MAX];
     double duration_s[SCENARIO_FILE_PHASES_MAX];
     for (size_t i = 0; i < f->nphases; i++)
-        if (f->phase[i].scenario == SC_CRASH && !plan->chaos) {
-            snprintf(err, errlen, "--scenario-file %s: phases[%zu]: crash needs --chaos-cmd CMD "
-                     "(it kills service processes while requests are in flight)", f->path, i);
+        if ((scenarios_flags(f->phase[i].scenario) & SCF_NEEDS_CHAOS) && !plan->chaos) {
+            snprintf(err, errlen, "--scenario-file %s: phases[%zu]: %s needs --chaos-cmd CMD "
+                     "(it kills service processes while requests are in flight)", f->path, i,
+                     sched_scenario_name(f->phase[i].scenario));
             return -1;
         }
     if (f->plain) { /* the --scenario list it names: the same schedule and digest */

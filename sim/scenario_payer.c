@@ -111,10 +111,5 @@ static int py_micropay(gen_ctx *g, size_t n, uint32_t budget_ms)
 
 int gen_payer(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    (void)plan;
-    size_t micro = orders / 3;
-    uint32_t b1 = budget_ms * 2 / 3;
-    if (py_prepay(g, orders - micro, b1) < 0)
-        return -1;
-    return py_micropay(g, micro, budget_ms - b1);
+    return gen_two_parts(g, orders, budget_ms, py_prepay, py_micropay);
 }

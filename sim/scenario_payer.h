@@ -20,7 +20,7 @@ int gen_payer_phase(gen_ctx *g, const char *label, const char *own, sim_mock_kno
 sched_task *gen_prepay_payer_task(gen_ctx *g, const gen_client *cl, size_t i, size_t n,
                                   uint32_t budget_ms);
 
-/* Appends the scenario's phases, orders and tasks. 0 or -1 (err set). */
-int gen_payer(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
+/* The generator gen_payer is declared by its row of scenario_table.h
+ * (scenarios.h). */
 
 #endif

@@ -17,6 +17,8 @@
  * exist); the customers' payments are judged like every other's. */
 #include "scenario_v3.h"
 
+#include "scenarios.h"
+
 #include "payer.h"
 #include "scenario_payer.h"
 

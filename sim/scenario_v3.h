@@ -8,7 +8,8 @@
 
 #include "gen.h"
 
-/* Appends the scenario's phases, orders and tasks. 0 or -1 (err set). */
-int gen_v3_attacks(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
+/* gen_v3_attacks, the generator, is declared from its row of
+ * scenario_table.h (scenarios.h): it appends the scenario's phases, orders
+ * and tasks; 0 or -1 (err set). */
 
 #endif

@@ -1,7 +1,8 @@
-/* scenarios - the contract's scenarios as schedule generators. Each scenario
- * is one function with its own parameter struct; it draws from its own PRNG
- * (derived from the run seed and the scenario), appends its phases (each with
- * a mock gateway config), orders, tokens and client tasks to the schedule. */
+/* scenarios - the contract's scenarios as schedule generators, one row each
+ * in scenario_table.h. Each scenario is one generator function; it draws
+ * from its own PRNG (derived from the run seed and the scenario), appends
+ * its phases (each with a mock gateway config), orders, tokens and client
+ * tasks to the schedule. */
 #ifndef IDEMPAY_SIM_SCENARIOS_H
 #define IDEMPAY_SIM_SCENARIOS_H
 
@@ -24,16 +25,34 @@ typedef struct {
                                                  to every generator's clients (NULL: none) */
 } sim_plan;
 
-/* A scenario's weight in a mix: its share of the orders (ping: none) and
- * of the duration (nemesis: none, its length follows the windows). */
-unsigned scenarios_weight(int scenario);
+/* A generator: appends its scenario's phases, orders, tokens and tasks for
+ * its share of the plan (orders, and budget_ms of traffic, 0: no pacing) to
+ * g's schedule, drawing only from g's PRNG. 0, or -1 with a message in
+ * g->err (out of memory, too many orders); what it added stays (the caller
+ * frees the schedule). */
+typedef struct gen_ctx gen_ctx;
+typedef int (*sc_generator)(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 
-/* The mask of "all": every scenario but ping, and crash only with chaos. */
+/* Every generator of SIM_SCENARIOS, declared from its row. */
+#define SC_DECLARE_GENERATOR(id, name, code, weight, generate, flags) \
+    int generate(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
+SIM_SCENARIOS(SC_DECLARE_GENERATOR)
+#undef SC_DECLARE_GENERATOR
+
+/* A scenario's weight in a mix: its share of the orders (SCF_NO_ORDERS:
+ * none) and of the duration (SCF_OWN_LENGTH: none); 0 out of range. */
+unsigned scenarios_weight(int scenario);
+/* A scenario's SCF_* flags; 0 out of range. */
+unsigned scenarios_flags(int scenario);
+
+/* The mask of "all": every SCF_IN_ALL scenario, those that need a chaos
+ * command only with one. */
 unsigned scenarios_all_mask(int chaos);
 
-/* Parses "double-click,retry-storm" / "all" into *mask. crash without a
- * chaos command, unknown names and empty lists are errors: returns -1 with a
- * message in err. */
+/* Parses "double-click,retry-storm" / "all" into *mask. A scenario that
+ * needs a chaos command (crash) without one, unknown names (the message
+ * lists the known) and empty lists are errors: returns -1 with a message in
+ * err. */
 int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size_t errlen);
 
 /* Generates the schedule for plan into s (initialised with the seed).

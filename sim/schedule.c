@@ -9,14 +9,12 @@
 
 #include "money.h"
 
-static const char *const sched_names[SC_COUNT] = {
-    "double-click", "retry-storm", "callback-storm", "token-replay", "forged-callback",
-    "order-mismatch", "gateway-chaos", "crash", "nemesis", "ping", "payer",
-    "payer-edge", "refunds", "v3-attacks",
-};
-static const char *const sched_codes[SC_COUNT] = {
-    "dc", "rs", "cs", "tr", "fc", "om", "gc", "cr", "nm", "pg", "py", "pe", "rf", "v3",
-};
+#define SCHED_SCENARIO_NAME(id, name, code, weight, generate, flags) [SC_##id] = name,
+#define SCHED_SCENARIO_CODE(id, name, code, weight, generate, flags) [SC_##id] = code,
+static const char *const sched_names[SC_COUNT] = {SIM_SCENARIOS(SCHED_SCENARIO_NAME)};
+static const char *const sched_codes[SC_COUNT] = {SIM_SCENARIOS(SCHED_SCENARIO_CODE)};
+#undef SCHED_SCENARIO_NAME
+#undef SCHED_SCENARIO_CODE
 static const char *const sched_forge_names[FORGE_KIND_COUNT] = {
     "bad-sign", "wrong-fee", "replayed-txn", "unknown-order", "wrong-mch",
     "v3-stale", "v3-new-nonce", "v3-wrong-serial", "v3-ciphertext", "v3-ciphertext-signed",
@@ -405,4 +403,16 @@ void sched_count_orders(const sim_schedule *s, size_t counts[SC_COUNT])
     for (size_t i = 0; i < s->norders; i++)
         if (s->orders[i].scenario < SC_COUNT)
             counts[s->orders[i].scenario]++;
+}
+
+void sched_chaos_of(const sim_schedule *s, size_t first, size_t last, const sched_chaos **ev,
+                    size_t *n)
+{
+    size_t i = 0;
+    while (i < s->nchaos && s->chaos[i].phase < first)
+        i++;
+    *ev = s->chaos + i;
+    *n = 0;
+    while (i + *n < s->nchaos && s->chaos[i + *n].phase < last)
+        (*n)++;
 }

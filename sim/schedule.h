@@ -15,28 +15,12 @@
 #include <stdio.h>
 
 #include "rng.h"
+#include "scenario_table.h"
 
-typedef enum {
-    SC_DOUBLE_CLICK = 0,
-    SC_RETRY_STORM,
-    SC_CALLBACK_STORM,
-    SC_TOKEN_REPLAY,
-    SC_FORGED_CALLBACK,
-    SC_ORDER_MISMATCH,
-    SC_GATEWAY_CHAOS,
-    SC_CRASH,
-    SC_NEMESIS,
-    SC_PING,
-    SC_PAYER,      /* the real flows' customer (after ping: the masks of the others keep
-                      their bits) */
-    SC_PAYER_EDGE, /* the real flows' edges: payments across a refused close, reloads,
-                      payment codes that stay USERPAYING (after payer: same reason) */
-    SC_REFUNDS,    /* merchant refunds: twice, concurrent, partial and full, with the
-                      mock's refund faults */
-    SC_V3_ATTACKS, /* APIv3 notifications that must change nothing, and the platform key
-                      rotated mid-run (scenario_v3.h; --gateway v3 only) */
-    SC_COUNT
-} sim_scenario;
+/* The scenarios, in contract order (scenario_table.h has one row each). */
+#define SCHED_SCENARIO_ENUM(id, name, code, weight, generate, flags) SC_##id,
+typedef enum { SIM_SCENARIOS(SCHED_SCENARIO_ENUM) SC_COUNT } sim_scenario;
+#undef SCHED_SCENARIO_ENUM
 
 /* Amount text styles: the same value written two ways ("12.30" / "12.3"). */
 typedef enum { AMT_FIXED2 = 0, AMT_SHORT = 1 } sched_amount_style;
@@ -186,8 +170,10 @@ typedef struct {
     size_t nchaos, cap_chaos;
 } sim_schedule;
 
-/* Scenario names as the command line spells them ("double-click", ...),
- * their two-letter order-number codes, and the reverse lookup (-1 unknown). */
+/* Scenario names as the command line spells them ("double-click", ...;
+ * "unattributed" out of range), their two-letter order-number codes ("zz"
+ * out of range), and the reverse lookup (-1 unknown): their rows of
+ * SIM_SCENARIOS. */
 const char *sched_scenario_name(int scenario);
 const char *sched_scenario_code(int scenario);
 int sched_scenario_parse(const char *name);
@@ -219,6 +205,10 @@ int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
 /* Plans a run of the chaos command with action at_ms after the current
  * phase starts. Returns 0, or -1 (OOM, or no phase begun). */
 int sched_add_chaos(sim_schedule *s, sched_chaos_action action, uint32_t at_ms);
+/* The planned chaos runs of phases [first, last) (s->chaos is in phase
+ * order): *n of them from *ev (*n 0 when none). */
+void sched_chaos_of(const sim_schedule *s, size_t first, size_t last, const sched_chaos **ev,
+                    size_t *n);
 /* The action's word ("kill-worker" ...), "?" when out of range. */
 const char *sched_chaos_name(int action);
 

@@ -1,4 +1,4 @@
-/* test_sim_settle.c - CUnit suite for settle_pending: which orders the
+/* test_sim_pending.c - CUnit suite for pending_orders: which orders the
  * simulator still waits for after the traffic. */
 #include <CUnit/Basic.h>
 #include "cu_suite.h"
@@ -6,7 +6,7 @@
 
 #include "rng.h"
 #include "schedule.h"
-#include "settle.h"
+#include "pending.h"
 
 #define PFX "t0000002"
 
@@ -58,14 +58,14 @@ static void test_pending(void)
     row(3, OST_FAILED, NULL);
     charge(0, 0, "T0", 0);
     charge(1, 2, "T2", 0);
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 2, NULL, 0, out), 2);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 2, NULL, 0, out), 2);
     CU_ASSERT_EQUAL(out[0], 1);
     CU_ASSERT_EQUAL(out[1], 2);
     /* A PAID order whose charge is not in the ledger yet. */
     row(2, OST_FAILED, NULL);
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 1, NULL, 0, out), 1);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 1, NULL, 0, out), 1);
     row(1, OST_PAID, "T1");
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 1, NULL, 0, out), 1);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 1, NULL, 0, out), 1);
     CU_ASSERT_EQUAL(out[0], 1);
 }
 
@@ -81,13 +81,13 @@ static void test_payer_second_charge(void)
     charge(1, 1, "T1", 0);
     charge(2, 0, "S0", 0);
     /* The payer's second charge of order 0 is not refunded yet: wait. */
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 1, out), 1);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 3, strays, 1, out), 1);
     CU_ASSERT_EQUAL(out[0], 0);
     CH[2].refunded = 1;
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 1, out), 0);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 3, strays, 1, out), 0);
     /* Unread and unreadable rows are waited for too. */
     ROWS[3].state = ROW_ERROR;
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 1, out), 1);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 3, strays, 1, out), 1);
     CU_ASSERT_EQUAL(out[0], 3);
 }
 
@@ -105,10 +105,10 @@ static void test_customer_payments(void)
     charge(0, 0, "P0", 0);
     charge(1, 1, "T1", 0);
     charge(2, 2, "P2", 0);
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 2, out), 1);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 3, strays, 2, out), 1);
     CU_ASSERT_EQUAL(out[0], 2);
     CH[2].refunded = 1;
-    CU_ASSERT_EQUAL(settle_pending(&S, ROWS, CH, 3, strays, 2, out), 0);
+    CU_ASSERT_EQUAL(pending_orders(&S, ROWS, CH, 3, strays, 2, out), 0);
 }
 
 int main(void)

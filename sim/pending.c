@@ -1,5 +1,5 @@
-/* settle.c - the orders the simulator still waits for (see settle.h). */
-#include "settle.h"
+/* pending.c - the orders the simulator still waits for (see pending.h). */
+#include "pending.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@ static int settle_is_stray(const char *txn, const char *const *strays, size_t n)
     return 0;
 }
 
-size_t settle_pending(const sim_schedule *s, const sim_row *rows, const sim_charge *ch,
+size_t pending_orders(const sim_schedule *s, const sim_row *rows, const sim_charge *ch,
                       size_t nch, const char *const *strays, size_t nstrays, size_t *out)
 {
     size_t n = 0;
