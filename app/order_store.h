@@ -45,6 +45,14 @@ typedef struct {
     char updated_at[ORDER_TIME_MAX];
 } order_row;
 
+/* A retryable FAILED order whose recheck is to come: its last attempt could
+ * not be fenced and may still charge, so no new attempt starts and readers
+ * are shown PROCESSING until the recheck (docs/FENCE.md, step 3 (b)). */
+static inline bool order_row_awaits_recheck(const order_row *row)
+{
+    return row->status == ORDER_FAILED && row->final_reason == ORDER_RETRYABLE && row->lease_set;
+}
+
 typedef enum {
     ORDER_STORE_OK = 0,     /* read a row / won the CAS / inserted */
     ORDER_STORE_MISS,       /* no such row / lost the CAS */

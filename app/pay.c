@@ -509,7 +509,7 @@ static bool pay_act_on(app_ctx *ctx, const pay_request *pr, order_row *row, pay_
             pay_closed(a, row, true);
             return true;
         }
-        if (row->lease_set) {
+        if (order_row_awaits_recheck(row)) {
             /* FAILED without a fence (docs/FENCE.md): its last attempt may
              * still charge until the recheck says; no new attempt before. */
             pay_processing(a, row->order_no, true);

@@ -22,7 +22,7 @@
  * stored state. */
 static const char *pay_status_shown(const order_row *row)
 {
-    if (row->status == ORDER_FAILED && row->final_reason == ORDER_RETRYABLE && row->lease_set)
+    if (order_row_awaits_recheck(row))
         return order_state_name(ORDER_PROCESSING);
     return order_state_name(row->status);
 }
