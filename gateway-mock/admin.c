@@ -5,6 +5,7 @@
  * none. */
 #include "admin.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,16 +78,32 @@ static void admin_ledger(mock_app *app, ledger *l, const http_request *req, http
     http_response_json(resp, 200, o);
 }
 
-/* GET /mock/requests[?out_trade_no=X][&limit=N] */
+/* A prefix= value: 1..JOURNAL_PREFIX_MAX letters and digits. */
+static bool admin_prefix_valid(const char *p)
+{
+    size_t n = strlen(p);
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)p[i]))
+            return false;
+    return n >= 1 && n <= JOURNAL_PREFIX_MAX;
+}
+
+/* GET /mock/requests[?out_trade_no=X | ?prefix=P][&limit=N] */
 static void admin_requests(mock_app *app, const http_request *req, http_response *resp)
 {
-    char otn[64], lim[24], err[256];
+    char otn[64], prefix[64], lim[24], err[256];
     long long limit = JOURNAL_DEFAULT_LIMIT;
 
     int q = http_query_param(req->query, "out_trade_no", otn, sizeof(otn));
     if (q == -2 || (q == 0 && !order_no_valid(otn))) {
         http_response_error(resp, 400, "invalid_request",
                             "out_trade_no must be 6-32 characters of [0-9A-Za-z_|*-]");
+        return;
+    }
+    int qp = http_query_param(req->query, "prefix", prefix, sizeof(prefix));
+    if (qp == -2 || (qp == 0 && (!admin_prefix_valid(prefix) || q == 0))) {
+        http_response_error(resp, 400, "invalid_request",
+                            "prefix must be 1-32 letters and digits, without out_trade_no");
         return;
     }
     int ql = http_query_param(req->query, "limit", lim, sizeof(lim));
@@ -104,7 +121,8 @@ static void admin_requests(mock_app *app, const http_request *req, http_response
         http_response_error(resp, 503, "unavailable", "this mock keeps no journal");
         return;
     }
-    json_t *o = journal_json(app->journal, q == 0 ? otn : NULL, limit, err, sizeof(err));
+    journal_filter fl = {.out_trade_no = q == 0 ? otn : NULL, .prefix = qp == 0 ? prefix : NULL};
+    json_t *o = journal_json(app->journal, &fl, limit, err, sizeof(err));
     if (o == NULL) {
         log_msg(LOG_ERROR, "admin: journal unavailable: %s", err);
         http_response_header(resp, "Retry-After", "1");

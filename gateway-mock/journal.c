@@ -31,10 +31,12 @@ static const char journal_insert_sql[] =
     "http_status, error, latency_ms, rule FROM (SELECT * FROM mock_journal "
 #define JOURNAL_NEWEST " ORDER BY seq DESC LIMIT ?) AS newest ORDER BY seq"
 
-enum { R_ALL, R_OTN, R_COUNT };
+enum { R_ALL, R_OTN, R_PREFIX, R_COUNT };
 static const char *const journal_read_sql[R_COUNT] = {
     [R_ALL] = JOURNAL_COLS "WHERE kind = ?" JOURNAL_NEWEST,
     [R_OTN] = JOURNAL_COLS "WHERE kind = ? AND out_trade_no = ?" JOURNAL_NEWEST,
+    /* the pattern is the prefix (letters and digits only) and '%' */
+    [R_PREFIX] = JOURNAL_COLS "WHERE kind = ? AND out_trade_no LIKE ?" JOURNAL_NEWEST,
 };
 
 typedef struct {
@@ -404,11 +406,20 @@ static json_t *journal_row_json(const journal_row *r, bool notification)
 
 /* The newest limit entries of one kind, oldest first, into a new array at
  * *out. 0, or -1 with err set (*lost: replace the connection). */
-static int journal_read_kind(journal *j, bool notification, const char *otn, long long limit,
-                             json_t **out, bool *lost, char *err, size_t errlen)
+static int journal_read_kind(journal *j, bool notification, const journal_filter *fl,
+                             long long limit, json_t **out, bool *lost, char *err, size_t errlen)
 {
     unsigned int no = 0;
-    int sid = otn != NULL ? R_OTN : R_ALL;
+    char pattern[JOURNAL_PREFIX_MAX + 2];
+    const char *otn = fl->out_trade_no;
+    int sid = R_ALL;
+    if (fl->out_trade_no != NULL) {
+        sid = R_OTN;
+    } else if (fl->prefix != NULL) {
+        sid = R_PREFIX;
+        snprintf(pattern, sizeof pattern, "%s%%", fl->prefix);
+        otn = pattern;
+    }
     const char *kind = notification ? "notification" : "request";
     journal_row r;
     int f, rc;
@@ -420,7 +431,7 @@ static int journal_read_kind(journal *j, bool notification, const char *otn, lon
         *lost = db_conn_lost(no);
         return -1;
     }
-    rc = otn != NULL ? db_stmt_exec(st, "ssl", kind, otn, limit) : db_stmt_exec(st, "sl", kind, limit);
+    rc = sid != R_ALL ? db_stmt_exec(st, "ssl", kind, otn, limit) : db_stmt_exec(st, "sl", kind, limit);
     json_t *a = json_array();
     if (rc != 0 || a == NULL)
         goto fail;
@@ -442,7 +453,7 @@ fail:
     return -1;
 }
 
-json_t *journal_json(journal *j, const char *out_trade_no, long long limit, char *err,
+json_t *journal_json(journal *j, const journal_filter *filter, long long limit, char *err,
                      size_t errlen)
 {
     json_t *req = NULL, *ntf = NULL, *o = NULL;
@@ -453,8 +464,8 @@ json_t *journal_json(journal *j, const char *out_trade_no, long long limit, char
         if (j->rdb == NULL &&
             (j->rdb = db_conn_open_as(DB_ACCOUNT_MOCK, journal_db(), err, errlen)) == NULL)
             break;
-        if (journal_read_kind(j, false, out_trade_no, limit, &req, &lost, err, errlen) == 0 &&
-            journal_read_kind(j, true, out_trade_no, limit, &ntf, &lost, err, errlen) == 0) {
+        if (journal_read_kind(j, false, filter, limit, &req, &lost, err, errlen) == 0 &&
+            journal_read_kind(j, true, filter, limit, &ntf, &lost, err, errlen) == 0) {
             o = json_pack("{s:o, s:o}", "requests", req, "notifications", ntf);
             if (o == NULL)
                 snprintf(err, errlen, "out of memory");

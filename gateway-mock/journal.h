@@ -72,10 +72,19 @@ void journal_append(journal *j, const journal_entry *e, bool wait);
 void journal_reset_begin(journal *j);
 void journal_reset_end(journal *j);
 
+/* Which entries a read returns: one out_trade_no's, those whose
+ * out_trade_no starts with prefix (1..JOURNAL_PREFIX_MAX letters and digits:
+ * no LIKE wildcard; the caller checks), or (both NULL) every entry. */
+#define JOURNAL_PREFIX_MAX 32
+typedef struct {
+    const char *out_trade_no;
+    const char *prefix;
+} journal_filter;
+
 /* {"requests":[...],"notifications":[...]}: the newest limit entries of each
- * kind (only out_trade_no's when non-NULL), oldest first. Returns a new
- * object, or NULL when MariaDB failed (reason in err) or on OOM. */
-json_t *journal_json(journal *j, const char *out_trade_no, long long limit, char *err,
+ * kind that filter keeps, oldest first. Returns a new object, or NULL when
+ * MariaDB failed (reason in err) or on OOM. */
+json_t *journal_json(journal *j, const journal_filter *filter, long long limit, char *err,
                      size_t errlen);
 
 /* Clears *e (rule -1) and stamps it now (at, started). */

@@ -112,6 +112,12 @@
     X(REFUND_MADE_ONCE, refund_made_once, "rfd-once",                                           \
       "one Idempotency-Key makes one refund; every merchant refund at the gateway is one the "  \
       "service answered; the refunds that took money stay within the charge")                   \
+    /* the lease covers the service's own calls (checker_fence.c): no closeorder / reverse of   \
+     * an out_trade_no arrives while its payment call is still at the gateway, less than the    \
+     * gateway timeout after it arrived (the mock's journal) */                                 \
+    X(NO_FENCE_WITHIN_CALL, no_fence_within_call, "fence<T",                                    \
+      "no close or reverse of an attempt reaches the gateway while the service still waits for " \
+      "that attempt's own payment call (within its gateway timeout)")                           \
 
 #define CHECKER_INVARIANT_ENUM(id, name, short, text) INV_##id,
 typedef enum { CHECKER_INVARIANTS(CHECKER_INVARIANT_ENUM) INV_COUNT } sim_invariant;

@@ -27,6 +27,8 @@ struct driver {
     int nclients;
     sim_client phaser;         /* the phase thread's own client (tokens) */
     int64_t *phase_start_us;   /* per phase, -1 until it starts */
+    atomic_size_t *phase_began; /* per phase, its tasks past their release */
+    atomic_int_fast64_t *phase_lag_us; /* per phase, the latest task's release lag */
     size_t *task_phase;        /* task index -> phase */
     long phase_ready;          /* the latest phase whose tasks may run (under ready_mu) */
     pthread_mutex_t ready_mu;
@@ -68,7 +70,10 @@ static int driver_setup(driver *d, const driver_config *cfg)
                  cfg->notify_url != NULL ? cfg->notify_url : "");
     d->phase_start_us = malloc((s->nphases ? s->nphases : 1) * sizeof(int64_t));
     d->task_phase = malloc((s->ntasks ? s->ntasks : 1) * sizeof(size_t));
-    if (d->phase_start_us == NULL || d->task_phase == NULL)
+    d->phase_began = calloc(s->nphases ? s->nphases : 1, sizeof(atomic_size_t));
+    d->phase_lag_us = calloc(s->nphases ? s->nphases : 1, sizeof(atomic_int_fast64_t));
+    if (d->phase_start_us == NULL || d->task_phase == NULL || d->phase_began == NULL ||
+        d->phase_lag_us == NULL)
         return -1;
     for (size_t p = 0; p < s->nphases; p++) {
         d->phase_start_us[p] = -1;
@@ -133,6 +138,8 @@ void driver_free(driver *d)
     client_free(&d->phaser);
     free(d->phase_start_us);
     free(d->task_phase);
+    free(d->phase_began);
+    free(d->phase_lag_us);
     client_world_free(&d->world);
     forge_v3_free(d->v3);
     pthread_mutex_destroy(&d->ready_mu);
@@ -211,6 +218,16 @@ static void driver_set_ready(driver *d, long p)
     pthread_mutex_unlock(&d->ready_mu);
 }
 
+/* A task of phase p is past its release, lag_us after it: counted, and the
+ * phase's latest lag kept (driver_phase_outlast). */
+static void driver_note_began(driver *d, size_t p, int64_t lag_us)
+{
+    int_fast64_t seen = atomic_load(&d->phase_lag_us[p]);
+    while (lag_us > seen && !atomic_compare_exchange_weak(&d->phase_lag_us[p], &seen, lag_us))
+        ;
+    atomic_fetch_add(&d->phase_began[p], 1);
+}
+
 /* Task i of the segment, on client c: waits for its phase and release. */
 static void driver_run_task(sim_client *c, size_t i, void *arg)
 {
@@ -221,7 +238,9 @@ static void driver_run_task(sim_client *c, size_t i, void *arg)
     size_t phase = d->task_phase[ti];
     driver_wait_phase(d, phase);
     if (!client_stopped(&d->world)) {
-        client_sleep_until_us(&d->world, d->phase_start_us[phase] + (int64_t)t->start_ms * 1000);
+        int64_t release_us = d->phase_start_us[phase] + (int64_t)t->start_ms * 1000;
+        client_sleep_until_us(&d->world, release_us);
+        driver_note_began(d, phase, driver_now_us(d) - release_us);
         rng_seed(&c->rng, t->jitter_seed);
         switch (t->kind) {
         case TASK_PAY:
@@ -252,14 +271,36 @@ static void driver_run_task(sim_client *c, size_t i, void *arg)
         default:
             break;
         }
+    } else {
+        driver_note_began(d, phase, 0);
     }
     atomic_fetch_add(&d->tasks_done, 1);
 }
 
 /* ---- the phase thread ---- */
 
+/* Waits out phase p's budget; for a phase marked outlast, also until every
+ * one of its tasks has begun, and as long again as the latest began after
+ * its release: its mock config (its faults, its rules) then covers each of
+ * its tasks for the time its schedule planned, even when busy workers start
+ * some late (slow-close: a customer task 14 s late behind long customer
+ * tasks would otherwise meet the next phase's rules). Tasks are taken in
+ * order, so every task of p begins without any later phase being ready. */
+static void driver_phase_outlast(driver *d, size_t p)
+{
+    const sched_phase *ph = &d->cfg.sched->phases[p];
+    client_world *w = &d->world;
+    int64_t end_us = d->phase_start_us[p] + (int64_t)ph->budget_ms * 1000;
+    client_sleep_until_us(w, end_us);
+    if (!ph->outlast)
+        return;
+    while (!client_stopped(w) && atomic_load(&d->phase_began[p]) < ph->ntasks)
+        client_sleep_ms(w, 10);
+    client_sleep_until_us(w, end_us + (int64_t)atomic_load(&d->phase_lag_us[p]));
+}
+
 /* Issues each phase's tokens, applies its config, marks it ready, then
- * waits out its budget before the next one. */
+ * waits out its budget (driver_phase_outlast) before the next one. */
 static void *driver_phaser_main(void *arg)
 {
     driver *d = arg;
@@ -271,8 +312,7 @@ static void *driver_phaser_main(void *arg)
             for (size_t k = ph->first_token; k < ph->first_token + ph->ntokens && !client_stopped(w); k++)
                 client_issue_token(&d->phaser, k);
             if (p > d->seg_first)
-                client_sleep_until_us(w, d->phase_start_us[p - 1] +
-                                             (int64_t)s->phases[p - 1].budget_ms * 1000);
+                driver_phase_outlast(d, p - 1);
             if (!client_stopped(w) && d->on_phase != NULL && d->on_phase(d->on_phase_arg, p) < 0)
                 w->aborted = 1;
         }

@@ -95,6 +95,17 @@ typedef struct {
     int64_t at_us;         /* charged_at on the run's clock (sim_op times; INT64_MIN unknown) */
 } sim_charge;
 
+/* A payment call or a fence of one of the run's out_trade_no as the mock's
+ * journal saw it (gateway_calls.h). */
+typedef struct {
+    char out_trade_no[48];
+    long order;            /* schedule order index, -1 unknown */
+    uint8_t fence;         /* GWCALL_FENCE (closeorder, reverse) or GWCALL_PAY */
+    char endpoint[16];     /* the journal's name ("unifiedorder", "v3_close" ...) */
+    int64_t at_us;         /* its arrival on the run's clock */
+    int64_t latency_us;    /* arrival to reply (to the hold, for a withheld reply) */
+} sim_gwcall;
+
 /* A refund: of the mock's ledger (`refunds`: out_refund_no, its charge, refund_fee,
  * status), or one the service lists for an order (GET /api/pay/orders/{no}/refunds:
  * refund_no, kind, amount, status). */
@@ -153,6 +164,10 @@ typedef struct {
     const sim_refund *listed;      /* the refunds the service listed, order by order */
     size_t nlisted;
     const uint8_t *list_read;      /* per schedule order: 1 when its list was read */
+    /* The service's payment calls and fences (the mock's journal): NULL when not read. */
+    const sim_gwcall *calls;
+    size_t ncalls;
+    int64_t gateway_timeout_us;    /* the service's gateway timeout (0: unknown) */
 } sim_observations;
 
 /* An empty history. */

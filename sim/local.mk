@@ -19,7 +19,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/nemesis.c sim/nemesis.h \
 	sim/history.c sim/history.h \
 	sim/checker.c sim/checker_charges.c sim/checker_clients.c sim/checker_answers.c \
-	sim/checker_money.c sim/checker_refund.c sim/checker.h sim/checker_int.h \
+	sim/checker_money.c sim/checker_refund.c sim/checker_fence.c sim/checker.h sim/checker_int.h \
 	sim/refund_obs.c sim/refund_obs.h \
 	sim/client_refund.c sim/client_refund.h \
 	sim/scenario_edge.c sim/scenario_edge.h \
@@ -35,7 +35,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/scenario_v3.c sim/scenario_v3.h \
 	sim/driver.c sim/driver.h \
 	sim/readback.c sim/readback.h \
-	sim/mock_admin.c sim/mock_admin.h \
+	sim/mock_admin.c sim/mock_admin.h sim/gateway_calls.c sim/gateway_calls.h \
 	sim/dbread.c sim/dbread.h \
 	sim/chaos.c sim/chaos.h \
 	sim/pending.c sim/pending.h \

@@ -27,6 +27,7 @@
 #include "profile.h"
 #include "readback.h"
 #include "refund_obs.h"
+#include "gateway_calls.h"
 #include "report.h"
 #include "results.h"
 #include "progress.h"
@@ -76,6 +77,9 @@ typedef struct {
     char skipped[384];          /* scenarios the target profile cannot run, with why */
     int phase_failed;
     refund_obs refunds;         /* the ledger's refunds and the service's lists (run_refunds) */
+    sim_gwcall *calls;          /* the service's payment calls and fences (the mock's journal) */
+    size_t ncalls;
+    int calls_read;             /* 1 when the journal was read */
 } run_ctx;
 
 /* Whether the run reads refunds (scenarios refunds, payer-edge, against
@@ -642,6 +646,7 @@ static void run_free(run_ctx *c)
     free(c->pending);
     free(c->phase_s);
     free(c->charges);
+    free(c->calls);
     free(c->strays);
     for (size_t i = 0; c->journal != NULL && i < c->s.norders; i++)
         free(c->journal[i]);
@@ -701,6 +706,26 @@ static void run_traffic_all(run_ctx *c)
     c->rep.total_s = (double)driver_now_us(c->d) / 1e6;
 }
 
+/* The service's payment calls and fences from the mock's journal
+ * (no_fence_within_call), for idempay's own profile (the windows are its).
+ * 0, or -1 (errbuf set); a mock without the journal's prefix= is no error:
+ * the invariant has nothing to judge. */
+static int run_read_calls(run_ctx *c)
+{
+    if (strcmp(run_profile(c)->name, profile_builtin()->name) != 0)
+        return 0;
+    char err[512];
+    int rc = gateway_calls_read(c->a->gateway, &c->s, c->a->prefix,
+                                driver_origin_epoch_us(c->d), &c->calls, &c->ncalls, err,
+                                sizeof(err));
+    if (rc < 0) {
+        snprintf(c->errbuf, sizeof(c->errbuf), "cannot read the mock's journal: %s", err);
+        return -1;
+    }
+    c->calls_read = rc == 0;
+    return 0;
+}
+
 /* Heal, settle and the final reads (sets c->error when one fails). */
 static void run_settle_all(run_ctx *c)
 {
@@ -709,7 +734,7 @@ static void run_settle_all(run_ctx *c)
         return;
     }
     run_heal(c);
-    if (run_settle(c) < 0 || (c->a->db && run_read_db(c) < 0))
+    if (run_settle(c) < 0 || (c->a->db && run_read_db(c) < 0) || run_read_calls(c) < 0)
         c->error = c->errbuf;
     c->rep.total_s = (double)driver_now_us(c->d) / 1e6;
 }
@@ -728,6 +753,11 @@ static void run_observations(run_ctx *c)
     obs->phase_start_us = c->phase_start_us;
     obs->service_call_us = (int64_t)c->w.service_call_ms * 1000;
     obs->lease_us = (int64_t)c->w.lease_ms * 1000;
+    if (c->calls_read) {
+        obs->calls = c->calls;
+        obs->ncalls = c->ncalls;
+        obs->gateway_timeout_us = (int64_t)c->w.gateway_timeout_ms * 1000;
+    }
     if (c->refunds.list_read != NULL) {
         obs->refunds = c->refunds.ledger;
         obs->nrefunds = c->refunds.nledger;

@@ -158,6 +158,25 @@ static void sr_refunds(json_t *j, const sim_report *r)
     json_object_set_new(j, "lists_read", read);
 }
 
+/* The service's payment calls and fences the checker judged (the mock's
+ * journal), when they were read: {"timeout_us", "calls": [...]}. */
+static void sr_calls(json_t *j, const sim_report *r)
+{
+    const sim_observations *o = r->obs;
+    if (j == NULL || o == NULL || o->calls == NULL)
+        return;
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < o->ncalls; i++) {
+        const sim_gwcall *x = &o->calls[i];
+        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I}", "out_trade_no", x->out_trade_no,
+                                           "endpoint", x->endpoint, "at_us", (json_int_t)x->at_us,
+                                           "latency_us", (json_int_t)x->latency_us));
+    }
+    json_object_set_new(j, "gateway_calls",
+                        json_pack("{s:I,s:o}", "timeout_us", (json_int_t)o->gateway_timeout_us,
+                                  "calls", a));
+}
+
 static int sr_write_ledger(const char *dir, const sim_report *r, char *err, size_t errlen)
 {
     const sim_observations *o = r->obs;
@@ -177,6 +196,7 @@ static int sr_write_ledger(const char *dir, const sim_report *r, char *err, size
                                                          ? json_integer(r->notifications_sent)
                                                          : json_null());
     sr_refunds(j, r);
+    sr_calls(j, r);
     return saved_run_dump(dir, SAVED_LEDGER, j, err, errlen);
 }
 

@@ -64,6 +64,9 @@ typedef struct {
     size_t ncharges;
     sim_refund *refunds, *listed;      /* the refunds judged (NULL: none were read) */
     size_t nrefunds, nlisted;
+    sim_gwcall *calls;                 /* the payment calls and fences judged (NULL: not read) */
+    size_t ncalls;
+    int64_t gateway_timeout_us;
     uint8_t *list_read;
     sim_row *api_rows, *db_rows;       /* db_rows NULL: not read (no --db) */
     int64_t *phase_start_us;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway_calls.h"
 #include "mock_admin.h"
 #include "saved_run_format.h"
 #include "scenario_file.h"
@@ -156,6 +157,34 @@ static int sl_refunds(json_t *j, saved_run *out)
     return 0;
 }
 
+/* The payment calls and fences ledger.json kept ("gateway_calls"). 0 or -1
+ * (OOM). */
+static int sl_calls(json_t *j, saved_run *out)
+{
+    json_t *g = json_object_get(j, "gateway_calls"), *a = json_object_get(g, "calls"), *x;
+    size_t i;
+    if (!json_is_array(a))
+        return 0;
+    out->calls = calloc(json_array_size(a) + 1, sizeof(*out->calls));
+    if (out->calls == NULL)
+        return -1;
+    out->gateway_timeout_us = json_integer_value(json_object_get(g, "timeout_us"));
+    json_array_foreach(a, i, x) {
+        sim_gwcall *c = &out->calls[out->ncalls];
+        snprintf(c->out_trade_no, sizeof(c->out_trade_no), "%s", sl_str(x, "out_trade_no"));
+        snprintf(c->endpoint, sizeof(c->endpoint), "%s", sl_str(x, "endpoint"));
+        int kind = gateway_calls_kind(c->endpoint);
+        if (kind < 0)
+            continue;
+        c->fence = (uint8_t)kind;
+        c->order = sched_order_lookup(&out->sched, out->prefix, c->out_trade_no);
+        c->at_us = json_integer_value(json_object_get(x, "at_us"));
+        c->latency_us = json_integer_value(json_object_get(x, "latency_us"));
+        out->ncalls++;
+    }
+    return 0;
+}
+
 static int sl_ledger(const char *dir, saved_run *out, int64_t origin, char *err, size_t errlen)
 {
     json_t *j = sl_read(dir, SAVED_LEDGER, err, errlen), *a = json_object_get(j, "charges"), *v;
@@ -182,7 +211,7 @@ static int sl_ledger(const char *dir, saved_run *out, int64_t origin, char *err,
         c->epoch_us = mock_admin_time_us(c->charged_at);
     }
     history_charge_times(out->charges, out->ncharges, origin);
-    int rc = sl_refunds(j, out);
+    int rc = sl_refunds(j, out) < 0 || sl_calls(j, out) < 0 ? -1 : 0;
     json_decref(j);
     if (rc < 0)
         snprintf(err, errlen, "%s: out of memory", SAVED_LEDGER);
@@ -281,6 +310,9 @@ static void sl_wire(saved_run *out)
     o->listed = out->listed;
     o->nlisted = out->nlisted;
     o->list_read = out->list_read;
+    o->calls = out->calls;
+    o->ncalls = out->ncalls;
+    o->gateway_timeout_us = out->gateway_timeout_us;
     r->seed = out->sched.seed;
     r->digest = out->digest;
     r->prefix = out->prefix;
@@ -339,6 +371,7 @@ void saved_run_free(saved_run *r)
     free(r->charges);
     free(r->refunds);
     free(r->listed);
+    free(r->calls);
     free(r->list_read);
     free(r->api_rows);
     free(r->db_rows);

@@ -25,6 +25,7 @@ static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
              EDGE_CLOSE_MIN_AGE_MS);
     if (gen_payer_phase(g, "slow-close", own, &k, budget_ms + EDGE_CLOSE_TAIL_MS) < 0)
         return -1;
+    g->s->phases[g->s->nphases - 1].outlast = 1; /* the min age covers every order's close */
     const gen_client cl = {.idem_share = 0.5, .min_attempts = 3, .max_attempts = 6,
                            .min_timeout_ms = 4000, .max_timeout_ms = 8000,
                            .min_backoff_ms = 100, .max_backoff_ms = 300,
@@ -50,6 +51,10 @@ static int pe_userpaying(gen_ctx *g, size_t n, uint32_t budget_ms)
     if (gen_payer_phase(g, "userpaying", "{\"userpaying_pay_rate\":0.7,\"userpaying_rate\":1}",
                         &k, budget_ms) < 0)
         return -1;
+    /* its USERPAYING covers every order, also those begun late (in the
+     * default run its 0.6 s gave way to refunds' config before its orders,
+     * behind the slow-close customers, had begun: none was USERPAYING) */
+    g->s->phases[g->s->nphases - 1].outlast = 1;
     const gen_client cl = {.idem_share = 0.5, .poll_share = 0.5, .min_attempts = 3,
                            .max_attempts = 8, .min_timeout_ms = 300, .max_timeout_ms = 1500,
                            .min_backoff_ms = 200, .max_backoff_ms = 600, .patience_ms = 15000};

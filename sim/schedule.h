@@ -133,6 +133,12 @@ typedef struct {
     uint32_t budget_ms;    /* intended length (releases are spread over it) */
     size_t first_token, ntokens;
     size_t first_task, ntasks;
+    /* The next phase's mock config waits until every task of this one has
+     * begun, and its budget is stretched by the latest task's lateness (the
+     * driver): for a phase whose rules must cover each of its tasks for the
+     * time planned (slow-close). Set by the generator; not part of the
+     * printed schedule (a run's timing, not its plan). */
+    uint8_t outlast;
 } sched_phase;
 
 /* Chaos actions: the last word given to the --chaos-cmd command (./stack

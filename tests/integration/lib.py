@@ -484,11 +484,14 @@ def statement_due_now():
     return seq
 
 
-def mock_requests(order_no=None, limit=None, base=None):
-    """The mock's journal: {"requests": [...], "notifications": [...]}, oldest first."""
+def mock_requests(order_no=None, limit=None, base=None, prefix=None):
+    """The mock's journal: {"requests": [...], "notifications": [...]}, oldest first
+    (one order's, or those of the orders whose number starts with prefix)."""
     q = []
     if order_no is not None:
         q.append("out_trade_no=" + urllib.parse.quote(order_no, safe=""))
+    if prefix is not None:
+        q.append("prefix=" + urllib.parse.quote(prefix, safe=""))
     if limit is not None:
         q.append(f"limit={limit}")
     r = http("GET", (base or MOCK) + "/mock/requests" + ("?" + "&".join(q) if q else ""), timeout=30)

@@ -942,7 +942,14 @@ def journal_lists_calls_faults_and_notification_answers():
         check({e["out_trade_no"] for e in everything["requests"]} == {otn, other}, "unfiltered")
         check(len(mock_requests(limit=1)["requests"]) == 1, "limit")
         check(mock_requests(limit=1)["requests"][0]["out_trade_no"] == other, "newest last")
-        for bad in ("limit=0", "limit=x", "out_trade_no=a%20b"):
+        # prefix=: every out_trade_no that starts with it (a run's orders)
+        common = os.path.commonprefix([otn, other])
+        byprefix = mock_requests(prefix=common)
+        check({e["out_trade_no"] for e in byprefix["requests"]} == {otn, other}, f"prefix {common}")
+        only = mock_requests(prefix=otn)
+        check({e["out_trade_no"] for e in only["requests"]} == {otn}, "prefix of one order")
+        for bad in ("limit=0", "limit=x", "out_trade_no=a%20b", "prefix=a_b", "prefix=a%25",
+                    "prefix=" + "a" * 33, f"prefix=JRN&out_trade_no={otn}"):
             check(http("GET", f"{MOCK}/mock/requests?{bad}").status == 400, bad)
     finally:
         m.close()

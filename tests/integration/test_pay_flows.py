@@ -95,7 +95,7 @@ def native_paid_at_the_instant_of_the_close_is_refunded():
     a = native(no).json()
     out = {}
     t = threading.Thread(target=lambda: out.update(p=mock_payer_pay(
-        code_url=a["code_url"], delay_ms=int(TTL_S * 1000) + 30000, timeout=90).json()))
+        code_url=a["code_url"], delay_ms=int(TTL_S * 1000) + 12000, timeout=90).json()))
     t.start()
     wait_until(lambda: get_order(no).json()["status"] in ("PAID", "FAILED"), timeout=40,
                what="closed (or paid by the payment the close let through)")

@@ -22,7 +22,7 @@ INVARIANTS = ["no_double_charge", "charge_has_paid_order", "paid_has_charge",
               "second_charge_refunded", "closed_after_doubt", "payment_kept_or_refunded",
               "one_kept_charge", "closed_client_not_charged", "refund_within_charge",
               "no_charge_after_close", "refund_result_reported", "refund_names_a_charge",
-              "refund_made_once"]
+              "refund_made_once", "no_fence_within_call"]
 
 
 def sim_binary():

@@ -27,7 +27,8 @@ static const char *otn(const char *name, char buf[33])
 static json_t *read_back(const char *o, long long limit)
 {
     char err[256];
-    json_t *j = journal_json(J, o, limit, err, sizeof(err));
+    journal_filter fl = {.out_trade_no = o};
+    json_t *j = journal_json(J, &fl, limit, err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL(j);
     return j;
 }
@@ -116,6 +117,33 @@ static void test_order_limit_and_knob(void)
     json_decref(j);
 }
 
+static void test_prefix(void)
+{
+    char a[33], b[33], prefix[40], err[256];
+    journal_entry e;
+    otn("pfxA1", a);
+    otn("pfxB1", b);
+    const char *names[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        journal_entry_begin(&e, false);
+        snprintf(e.endpoint, sizeof(e.endpoint), "closeorder");
+        snprintf(e.out_trade_no, sizeof(e.out_trade_no), "%s", names[i]);
+        journal_append(J, &e, i == 1);
+    }
+    /* "JU<tag>pfxA" keeps a only; "JU<tag>pfx", the common part, both */
+    snprintf(prefix, sizeof(prefix), "%.*s", (int)(strlen(a) - 1), a);
+    journal_filter fl = {.prefix = prefix};
+    json_t *j = journal_json(J, &fl, 100, err, sizeof(err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "requests")), 1);
+    json_decref(j);
+    prefix[strlen(prefix) - 1] = '\0';
+    j = journal_json(J, &fl, 100, err, sizeof(err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "requests")), 2);
+    json_decref(j);
+}
+
 int main(void)
 {
     faults_config cfg;
@@ -126,7 +154,8 @@ int main(void)
     faults_config_defaults(&cfg);
     faults_init(&F, &cfg);
     J = journal_start(&F);
-    json_t *probe = J != NULL ? journal_json(J, "JUprobe000", 1, err, sizeof(err)) : NULL;
+    journal_filter pf = {.out_trade_no = "JUprobe000"};
+    json_t *probe = J != NULL ? journal_json(J, &pf, 1, err, sizeof(err)) : NULL;
     if (probe == NULL) {
         mysql_library_end();
         return cu_service_missing("test_mock_journal", "MariaDB", err);
@@ -136,6 +165,7 @@ int main(void)
         { "a call and a delivery are read back", test_request_and_notification },
         { "entries read oldest first, up to the limit, none with the knob off",
           test_order_limit_and_knob },
+        { "a prefix reads the entries of every out_trade_no that starts with it", test_prefix },
     };
     return CU_SUITE_RUN("mock_journal", NULL, NULL, tests);
 }

@@ -552,6 +552,60 @@ static void test_second_charge_refunded(void)
     checker_result_free(&r);
 }
 
+static void gwcall(sim_gwcall *c, int order, const char *endpoint, int fence, double at_ms,
+                   double latency_ms)
+{
+    memset(c, 0, sizeof(*c));
+    sched_order_no(&S, PFX, (size_t)order, c->out_trade_no, sizeof(c->out_trade_no));
+    snprintf(c->endpoint, sizeof(c->endpoint), "%s", endpoint);
+    c->order = order;
+    c->fence = (uint8_t)fence;
+    c->at_us = (int64_t)(at_ms * 1000);
+    c->latency_us = (int64_t)(latency_ms * 1000);
+}
+
+static size_t fence_violations(const sim_gwcall *calls, size_t n, int64_t timeout_us)
+{
+    chk_result r;
+    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
+                          .api_rows = API, .prefix = PFX, .seed = 1234, .calls = calls,
+                          .ncalls = n, .gateway_timeout_us = timeout_us};
+    CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
+    size_t v = count_inv(&r, INV_NO_FENCE_WITHIN_CALL);
+    checker_result_free(&r);
+    return v;
+}
+
+static void test_no_fence_within_call(void)
+{
+    sim_gwcall c[4];
+    clean_world();
+    /* Order 1's unifiedorder is held 2.6 s at the gateway; a closeorder of it
+     * arrives 2 s after it: the service fenced its own call (timeout 3 s). */
+    gwcall(&c[0], 1, "unifiedorder", 0, 1000, 2600);
+    gwcall(&c[1], 1, "closeorder", 1, 3000, 5);
+    CU_ASSERT_EQUAL(fence_violations(c, 2, 3000000), 1);
+    /* Not judged without the journal or the timeout. */
+    CU_ASSERT_EQUAL(fence_violations(NULL, 0, 3000000), 0);
+    CU_ASSERT_EQUAL(fence_violations(c, 2, 0), 0);
+    /* The call was answered before the close: over, fine. */
+    gwcall(&c[0], 1, "unifiedorder", 0, 1000, 1500);
+    CU_ASSERT_EQUAL(fence_violations(c, 2, 3000000), 0);
+    /* Still held, but the service gave up on it (10 s later, past the
+     * timeout: the lease's takeover): the fence it needs. */
+    gwcall(&c[0], 1, "micropay", 0, 1000, 15000);
+    gwcall(&c[1], 1, "reverse", 1, 11000, 5);
+    CU_ASSERT_EQUAL(fence_violations(c, 2, 3000000), 0);
+    /* Another order's close, and a close before the call, are not it. */
+    gwcall(&c[0], 1, "micropay", 0, 1000, 15000);
+    gwcall(&c[1], 2, "reverse", 1, 1500, 5);
+    gwcall(&c[2], 1, "v3_close", 1, 900, 5);
+    CU_ASSERT_EQUAL(fence_violations(c, 3, 3000000), 0);
+    /* v3's close of a held v3 prepay, 1 s after it: fails. */
+    gwcall(&c[3], 1, "v3_close", 1, 2000, 5);
+    CU_ASSERT_EQUAL(fence_violations(c, 4, 3000000), 1);
+}
+
 static void test_closed_after_doubt(void)
 {
     chk_result r;
@@ -918,6 +972,7 @@ int main(void)
         { "the payer's second charge must be refunded", test_second_charge_refunded },
         { "a wrong order_mismatch refusal fails", test_mismatch_wrong_refusal },
         { "an order closed without doubt fails", test_closed_after_doubt },
+        { "a fence while the service waits for its own call fails", test_no_fence_within_call },
         { "every payment is kept or refunded", test_payment_kept_or_refunded },
         { "an order keeps one charge", test_one_kept_charge },
         { "a client told 402 keeps no charge", test_closed_client_not_charged },

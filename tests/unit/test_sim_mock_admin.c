@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway_calls.h"
 #include "mock_admin.h"
 #include "refund_obs.h"
 #include "rng.h"
@@ -153,6 +154,42 @@ static void test_journal(void)
     CU_ASSERT_EQUAL(mock_admin_format_journal("[]", 2, 0, &text), -1);
 }
 
+/* The journal's payment calls and fences of this run (gateway_calls). */
+static void test_gateway_calls(void)
+{
+    char no0[64], body[2048], err[256];
+    sim_gwcall *v = NULL;
+    size_t n = 0;
+    sched_order_no(&S, "pA", 0, no0, sizeof(no0));
+    snprintf(body, sizeof(body),
+             "{\"requests\":["
+             "{\"time\":\"1970-01-01T00:00:11.500000Z\",\"endpoint\":\"micropay\","
+             "\"out_trade_no\":\"%s\",\"latency_ms\":2600},"
+             "{\"time\":\"1970-01-01T00:00:13.000000Z\",\"endpoint\":\"reverse\","
+             "\"out_trade_no\":\"%s\",\"latency_ms\":4},"
+             "{\"time\":\"1970-01-01T00:00:13.000000Z\",\"endpoint\":\"orderquery\","
+             "\"out_trade_no\":\"%s\",\"latency_ms\":4},"
+             "{\"time\":\"1970-01-01T00:00:13.000000Z\",\"endpoint\":\"closeorder\","
+             "\"out_trade_no\":\"otherRun0001\",\"latency_ms\":4},"
+             "{\"time\":\"not a time\",\"endpoint\":\"closeorder\","
+             "\"out_trade_no\":\"%s\",\"latency_ms\":4}],\"notifications\":[]}",
+             no0, no0, no0, no0);
+    CU_ASSERT_EQUAL_FATAL(gateway_calls_parse(body, strlen(body), &S, "pA", 10000000, &v, &n, err,
+                                              sizeof(err)), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2); /* not: orderquery, another run's, an unreadable time */
+    CU_ASSERT_EQUAL(v[0].fence, GWCALL_PAY);
+    CU_ASSERT_EQUAL(v[0].order, 0);
+    CU_ASSERT_EQUAL(v[0].at_us, 1500000);
+    CU_ASSERT_EQUAL(v[0].latency_us, 2600000);
+    CU_ASSERT_EQUAL(v[1].fence, GWCALL_FENCE);
+    CU_ASSERT_STRING_EQUAL(v[1].endpoint, "reverse");
+    free(v);
+    CU_ASSERT_EQUAL(gateway_calls_parse("[]", 2, &S, "pA", 0, &v, &n, err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(gateway_calls_kind("v3_native"), GWCALL_PAY);
+    CU_ASSERT_EQUAL(gateway_calls_kind("v3_close"), GWCALL_FENCE);
+    CU_ASSERT_EQUAL(gateway_calls_kind("payer"), -1);
+}
+
 /* The ledger's refunds of this run, and a service's refund list. */
 static void test_refunds(void)
 {
@@ -223,6 +260,7 @@ int main(void)
         { "ledger times parse to microseconds, others refused", test_ledger_time },
         { "the journal reads as text in time order", test_journal },
         { "the ledger's refunds and a service's list are read", test_refunds },
+        { "the journal's payment calls and fences of this run are read", test_gateway_calls },
         { "knobs a phase does not name go back to the defaults", test_with_defaults },
     };
     return CU_SUITE_RUN("sim_mock_admin", setup, teardown, tests);
