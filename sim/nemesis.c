@@ -314,7 +314,7 @@ static void nm_describe_after(const nm_episode *ep, char *out, size_t len)
     const sim_endpoint_faults *rf = &ep->ep[EP_REFUND];
     snprintf(out, len,
              "reset %.0f%%, SYSTEMERROR %.0f%%, decline %.0f%%, charged+reply withheld %.0f%% "
-             "for %.1f s; orderquery %ld+%ld ms err %.0f%% reset %.0f%%; closeorder %ld+%ld ms "
+             "for %.1f s; orderquery %lld+%lld ms err %.0f%% reset %.0f%%; closeorder %lld+%lld ms "
              "err %.0f%% reset %.0f%%; refund err %.0f%%; dedupe %s; %s",
              ep->reset * 100, ep->error * 100, ep->decline * 100, ep->tac * 100,
              ep->tac_hold_ms / 1000.0, oq->latency_ms, oq->jitter_ms, oq->error_rate * 100,
@@ -374,7 +374,7 @@ static int nm_after_phase(gen_ctx *g, const nm_episode *ep, int e)
     k.error_rate = ep->error;
     k.decline_rate = ep->decline;
     k.timeout_after_charge_rate = ep->tac;
-    memcpy(k.endpoints, ep->ep, sizeof(k.endpoints));
+    memcpy(k.endpoints, ep->ep, sizeof(ep->ep)); /* EP_COUNT of them: not reverse */
     snprintf(label, sizeof(label), "e%d-aftermath", e + 1);
     if (gen_phase(g, label, &k, ep->after_ms, 0) < 0)
         return -1;
