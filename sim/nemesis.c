@@ -119,7 +119,7 @@ static int nm_hold_range(const sim_windows *w, int hold, long *lo, long *hi)
     case NM_HOLD_SPREAD: a = 0; b = L + 3.5 * I; break;
     default: a = L + R + 1.5 * I; b = L + R + 3.0 * I; break;
     }
-    if (b > (double)WINDOWS_MOCK_LATENCY_MAX_MS)
+    if (b > (double)MOCK_MAX_LATENCY_MS)
         return -1;
     *lo = (long)a;
     *hi = (long)b;
@@ -154,10 +154,12 @@ static void nm_draw_nets(gen_ctx *g, const nm_params *p, nm_episode *ep)
     const sim_windows *w = &p->w;
     ep->dedupe = ep->lease_aimed ? 0 : rng_chance(&g->rng, 0.5);
     ep->notify = ep->nets_off ? NM_NOTIFY_DROPPED : (int)rng_below(&g->rng, NM_NOTIFY_COUNT);
-    ep->notify_copies = 1;
-    ep->notify_concurrency = 8;
-    ep->notify_delay_ms = 0;
-    ep->notify_retry_ms = 1000;
+    mock_config d; /* the mock's notifications unless the draw changes them */
+    mock_config_defaults(&d);
+    ep->notify_copies = (long)d.notify_copies;
+    ep->notify_concurrency = (long)d.notify_concurrency;
+    ep->notify_delay_ms = (long)d.notify_delay_ms;
+    ep->notify_retry_ms = (long)d.notify_retry_ms;
     switch (ep->notify) {
     case NM_NOTIFY_DELAYED:
         ep->notify_delay_ms = rng_chance(&g->rng, 0.5)
