@@ -27,6 +27,7 @@ common_libidempay_common_a_SOURCES = \
 	common/service_windows.c common/service_windows.h \
 	common/service_ports.c common/service_ports.h \
 	common/wx_endpoint.c common/wx_endpoint.h \
+	common/mock_knobs.c common/mock_knobs.h \
 	common/dev_merchant.h
 common_libidempay_common_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) \
 	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
@@ -49,6 +50,7 @@ common_unit_tests = \
 	tests/unit/test_money \
 	tests/unit/test_order_no \
 	tests/unit/test_wx_endpoint \
+	tests/unit/test_mock_knobs \
 	tests/unit/test_rng \
 	tests/unit/test_clocks \
 	tests/unit/test_text_copy \
@@ -92,6 +94,10 @@ tests_unit_test_wx_endpoint_CFLAGS = $(common_unit_cflags)
 tests_unit_test_wx_endpoint_LDADD = $(common_unit_ldadd)
 tests_unit_test_order_no_CFLAGS = $(common_unit_cflags)
 tests_unit_test_order_no_LDADD = $(common_unit_ldadd)
+
+tests_unit_test_mock_knobs_SOURCES = tests/unit/test_mock_knobs.c
+tests_unit_test_mock_knobs_CFLAGS = $(common_unit_cflags) $(JANSSON_CFLAGS)
+tests_unit_test_mock_knobs_LDADD = $(common_unit_ldadd)
 
 tests_unit_test_rng_SOURCES = tests/unit/test_rng.c
 tests_unit_test_rng_CFLAGS = $(common_unit_cflags)

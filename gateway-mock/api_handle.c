@@ -561,10 +561,10 @@ static void api_peek_otn(const http_request *req, char out[33])
 void api_draw_otn(api_call *c, api_endpoint ep, const char *otn)
 {
     static const faults_endpoint map[] = {
-        [API_ORDERQUERY] = FAULTS_EP_ORDERQUERY, [API_CLOSEORDER] = FAULTS_EP_CLOSEORDER,
-        [API_REFUND] = FAULTS_EP_REFUND,         [API_DOWNLOADBILL] = FAULTS_EP_DOWNLOADBILL,
-        [API_REVERSE] = FAULTS_EP_REVERSE,
-        [API_REFUNDQUERY] = FAULTS_EP_REFUND,    /* refundquery shares refund's knobs */
+        [API_ORDERQUERY] = MOCK_EP_ORDERQUERY, [API_CLOSEORDER] = MOCK_EP_CLOSEORDER,
+        [API_REFUND] = MOCK_EP_REFUND,         [API_DOWNLOADBILL] = MOCK_EP_DOWNLOADBILL,
+        [API_REVERSE] = MOCK_EP_REVERSE,
+        [API_REFUNDQUERY] = MOCK_EP_REFUND,    /* refundquery shares refund's knobs */
     };
     rules_decision rd;
 

@@ -395,7 +395,7 @@ notifier *notifier_start(mock_app *app)
     pthread_attr_init(&ta);
     pthread_attr_setstacksize(&ta, NOTIFIER_STACK);
     pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    for (int i = 0; i < FAULTS_MAX_NOTIFY_CONCURRENCY + 1; i++) {
+    for (int i = 0; i < MOCK_MAX_NOTIFY_CONCURRENCY + 1; i++) {
         pthread_t t;
         void *(*fn)(void *) = i == 0 ? notifier_flusher : notifier_worker;
         int rc = pthread_create(&t, &ta, fn, n);

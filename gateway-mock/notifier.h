@@ -34,7 +34,7 @@ typedef struct {
     int api_version;              /* 2: the v2 XML notification; 3: APIv3's (v3_notify.h) */
 } notifier_charge;
 
-/* Starts the delivery threads (FAULTS_MAX_NOTIFY_CONCURRENCY of them) and
+/* Starts the delivery threads (MOCK_MAX_NOTIFY_CONCURRENCY of them) and
  * the counter flusher. app must outlive the notifier. NULL on failure. */
 notifier *notifier_start(mock_app *app);
 

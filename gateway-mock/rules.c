@@ -115,7 +115,7 @@ static int rules_parse_fault(const json_t *f, rule *r, const char *where, char *
                  faults_kind_name(r->kind));
         return -1;
     }
-    if (rules_int(f, "latency_ms", 0, FAULTS_MAX_LATENCY_MS, &r->latency_ms, at, err, errlen) != 0 ||
+    if (rules_int(f, "latency_ms", 0, MOCK_MAX_LATENCY_MS, &r->latency_ms, at, err, errlen) != 0 ||
         rules_int(f, "hold_ms", 0, RULES_MAX_HOLD_MS, &r->hold_ms, at, err, errlen) != 0)
         return -1;
     if (r->hold_ms != RULES_KEEP && r->kind != FAULT_TIMEOUT_AFTER_CHARGE) {

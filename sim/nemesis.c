@@ -119,7 +119,7 @@ static int nm_hold_range(const sim_windows *w, int hold, long *lo, long *hi)
     case NM_HOLD_SPREAD: a = 0; b = L + 3.5 * I; break;
     default: a = L + R + 1.5 * I; b = L + R + 3.0 * I; break;
     }
-    if (b > (double)WINDOWS_MOCK_LATENCY_MAX_MS)
+    if (b > (double)MOCK_MAX_LATENCY_MS)
         return -1;
     *lo = (long)a;
     *hi = (long)b;
@@ -154,10 +154,12 @@ static void nm_draw_nets(gen_ctx *g, const nm_params *p, nm_episode *ep)
     const sim_windows *w = &p->w;
     ep->dedupe = ep->lease_aimed ? 0 : rng_chance(&g->rng, 0.5);
     ep->notify = ep->nets_off ? NM_NOTIFY_DROPPED : (int)rng_below(&g->rng, NM_NOTIFY_COUNT);
-    ep->notify_copies = 1;
-    ep->notify_concurrency = 8;
-    ep->notify_delay_ms = 0;
-    ep->notify_retry_ms = 1000;
+    mock_config d; /* the mock's notifications unless the draw changes them */
+    mock_config_defaults(&d);
+    ep->notify_copies = (long)d.notify_copies;
+    ep->notify_concurrency = (long)d.notify_concurrency;
+    ep->notify_delay_ms = (long)d.notify_delay_ms;
+    ep->notify_retry_ms = (long)d.notify_retry_ms;
     switch (ep->notify) {
     case NM_NOTIFY_DELAYED:
         ep->notify_delay_ms = rng_chance(&g->rng, 0.5)
@@ -314,7 +316,7 @@ static void nm_describe_after(const nm_episode *ep, char *out, size_t len)
     const sim_endpoint_faults *rf = &ep->ep[EP_REFUND];
     snprintf(out, len,
              "reset %.0f%%, SYSTEMERROR %.0f%%, decline %.0f%%, charged+reply withheld %.0f%% "
-             "for %.1f s; orderquery %ld+%ld ms err %.0f%% reset %.0f%%; closeorder %ld+%ld ms "
+             "for %.1f s; orderquery %lld+%lld ms err %.0f%% reset %.0f%%; closeorder %lld+%lld ms "
              "err %.0f%% reset %.0f%%; refund err %.0f%%; dedupe %s; %s",
              ep->reset * 100, ep->error * 100, ep->decline * 100, ep->tac * 100,
              ep->tac_hold_ms / 1000.0, oq->latency_ms, oq->jitter_ms, oq->error_rate * 100,
@@ -374,7 +376,7 @@ static int nm_after_phase(gen_ctx *g, const nm_episode *ep, int e)
     k.error_rate = ep->error;
     k.decline_rate = ep->decline;
     k.timeout_after_charge_rate = ep->tac;
-    memcpy(k.endpoints, ep->ep, sizeof(k.endpoints));
+    memcpy(k.endpoints, ep->ep, sizeof(ep->ep)); /* EP_COUNT of them: not reverse */
     snprintf(label, sizeof(label), "e%d-aftermath", e + 1);
     if (gen_phase(g, label, &k, ep->after_ms, 0) < 0)
         return -1;

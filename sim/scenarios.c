@@ -6,7 +6,7 @@
  * scenario to a run does not change another's draws (only the order
  * indices in the numbers). Times are in ms from the start of the phase; a
  * phase's releases are spread over its budget. Also the mock knobs every
- * phase sends, as JSON. */
+ * phase sends, as JSON (common/mock_knobs' table). */
 #include "scenarios.h"
 
 #include <jansson.h>
@@ -15,7 +15,6 @@
 
 #include "gen.h"
 #include "rng.h"
-#include "wx_endpoint.h"
 
 /* A scenario's descriptor: its row of SIM_SCENARIOS (scenario_table.h). */
 typedef struct {
@@ -110,77 +109,9 @@ int scenarios_parse(const char *list, int chaos, unsigned *mask, char *err, size
     return 0;
 }
 
-/* The endpoints a phase sets the faults of, in common/wx_endpoint's names. */
-static const wx_endpoint sc_endpoint_wx[EP_COUNT] = {
-    [EP_ORDERQUERY] = WX_EP_ORDERQUERY,
-    [EP_CLOSEORDER] = WX_EP_CLOSEORDER,
-    [EP_REFUND] = WX_EP_REFUND,
-    [EP_DOWNLOADBILL] = WX_EP_DOWNLOADBILL,
-};
-
-const char *scenarios_endpoint_name(int ep)
-{
-    return (ep >= 0 && ep < EP_COUNT) ? wx_endpoint_name(sc_endpoint_wx[ep]) : "?";
-}
-
 void scenarios_mock_defaults(sim_mock_knobs *k)
 {
-    memset(k, 0, sizeof(*k));
-    k->dedupe = 1;
-    k->notify_copies = 1;
-    k->notify_concurrency = 8;
-    k->notify_delay_ms = 0;
-    k->notify_retry_ms = 1000;
-    k->notify_enabled = 1;
-    k->hold_max_ms = 30000;
-    k->closeorder_enabled = 1;
-    for (int e = 0; e < EP_COUNT; e++)
-        k->endpoints[e].latency_ms = k->endpoints[e].jitter_ms = -1;
-    k->seed = 1;
-}
-
-static json_t *sc_ms_json(long ms)
-{
-    return ms < 0 ? json_null() : json_integer(ms);
-}
-
-/* "endpoints": {"orderquery": {...}, ...}: every endpoint, every knob. */
-static json_t *sc_endpoints_json(const sim_mock_knobs *k)
-{
-    json_t *eps = json_object();
-    for (int e = 0; eps != NULL && e < EP_COUNT; e++) {
-        const sim_endpoint_faults *f = &k->endpoints[e];
-        json_t *o = json_pack("{s:o,s:o,s:f,s:f}", "latency_ms", sc_ms_json(f->latency_ms),
-                              "jitter_ms", sc_ms_json(f->jitter_ms), "error_rate", f->error_rate,
-                              "reset_rate", f->reset_rate);
-        if (o == NULL || json_object_set_new(eps, scenarios_endpoint_name(e), o) != 0) {
-            json_decref(eps);
-            return NULL;
-        }
-    }
-    return eps;
-}
-
-static json_t *sc_knobs_json(const sim_mock_knobs *k)
-{
-    json_t *o = json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:b,s:I,s:I,s:I,s:I,s:b,s:I,s:b,s:I}",
-                          "latency_ms", (json_int_t)k->latency_ms, "jitter_ms",
-                          (json_int_t)k->jitter_ms, "error_rate", k->error_rate, "decline_rate",
-                          k->decline_rate, "timeout_after_charge_rate",
-                          k->timeout_after_charge_rate, "reset_rate", k->reset_rate, "dedupe",
-                          k->dedupe != 0, "notify_copies", (json_int_t)k->notify_copies,
-                          "notify_concurrency", (json_int_t)k->notify_concurrency,
-                          "notify_delay_ms", (json_int_t)k->notify_delay_ms, "notify_retry_ms",
-                          (json_int_t)k->notify_retry_ms, "notify_enabled",
-                          k->notify_enabled != 0, "hold_max_ms", (json_int_t)k->hold_max_ms,
-                          "closeorder_enabled", k->closeorder_enabled != 0, "seed",
-                          (json_int_t)k->seed);
-    json_t *eps = o != NULL ? sc_endpoints_json(k) : NULL;
-    if (eps == NULL || json_object_set_new(o, "endpoints", eps) != 0) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    mock_config_defaults(k);
 }
 
 int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out, size_t outlen,
@@ -189,7 +120,7 @@ int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out
     int rc = -1;
     char *text = NULL;
     json_t *ov = NULL;
-    json_t *o = sc_knobs_json(k);
+    json_t *o = mock_config_json(k, MOCK_KNOB_PHASE);
     if (o == NULL) {
         snprintf(err, errlen, "out of memory");
         goto done;

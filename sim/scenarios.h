@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mock_knobs.h"
 #include "schedule.h"
 #include "windows.h"
 
@@ -64,41 +65,45 @@ int scenarios_build(sim_schedule *s, const sim_plan *plan, char *err, size_t err
  * windows it aims at) as the digest's parameters line, into out. */
 void scenarios_params(const sim_plan *plan, char *out, size_t outlen);
 
-/* Faults of one of the mock's other endpoints ("endpoints" in its config). */
-typedef enum { EP_ORDERQUERY = 0, EP_CLOSEORDER, EP_REFUND, EP_DOWNLOADBILL, EP_COUNT } sim_endpoint;
+/* The mock's endpoints a phase sets the faults of ("endpoints" in its
+ * config): common/mock_knobs' first four, those mock_endpoint_in_phase names
+ * (reverse, the fifth, keeps the mock's defaults). */
+typedef enum {
+    EP_ORDERQUERY = MOCK_EP_ORDERQUERY,
+    EP_CLOSEORDER = MOCK_EP_CLOSEORDER,
+    EP_REFUND = MOCK_EP_REFUND,
+    EP_DOWNLOADBILL = MOCK_EP_DOWNLOADBILL,
+    EP_COUNT
+} sim_endpoint;
 
-typedef struct {
-    long latency_ms, jitter_ms;   /* < 0: inherit the top-level latency and jitter (null) */
-    double error_rate, reset_rate;
-} sim_endpoint_faults;
+/* One endpoint's faults: latency_ms / jitter_ms < 0 inherit the top-level
+ * latency and jitter (null in the config). */
+typedef mock_endpoint_config sim_endpoint_faults;
 
-/* The mock knobs of one phase. The top-level latency and fault rates are
- * unifiedorder's (today's mock also delays its other endpoints by them);
- * endpoints[] are the per-endpoint faults and closeorder_enabled the close,
- * which only a mock that knows them applies (mock_admin strips them for an
- * older mock). */
-typedef struct {
-    long latency_ms, jitter_ms;
-    double error_rate, decline_rate, timeout_after_charge_rate, reset_rate;
-    int dedupe;
-    long notify_copies, notify_concurrency, notify_delay_ms, notify_retry_ms;
-    int notify_enabled;
-    long hold_max_ms;
-    int closeorder_enabled;
-    sim_endpoint_faults endpoints[EP_COUNT];
-    long long seed;
-} sim_mock_knobs;
+/* The mock knobs of one phase: the mock's own config (common/mock_knobs).
+ * A phase writes the knobs the table flags MOCK_KNOB_PHASE (unifiedorder's
+ * latency and fault rates, which today's mock also applies to its other
+ * endpoints, dedupe, the notifications, hold_max_ms, closeorder_enabled,
+ * seed) and endpoints[0..EP_COUNT); the close switch, notify_enabled,
+ * hold_max_ms and the endpoints only a mock that knows them applies
+ * (mock_admin strips them for an older mock). */
+typedef mock_config sim_mock_knobs;
 
-/* The endpoint names as the mock's config spells them ("orderquery" ...). */
-const char *scenarios_endpoint_name(int ep);
-
-/* The mock's defaults (no faults, dedupe on, one notification copy,
- * notifications on, replies withheld at most 30 s, close on). */
+/* The table's defaults (common/mock_knobs: no faults, dedupe on, one
+ * notification copy, concurrency 8, retry step 1 s, notifications on,
+ * replies withheld at most 30 s, close on, seed 1, every endpoint
+ * inheriting). They were the simulator's own defaults for every knob a phase
+ * writes before the table existed, so no digest changed. The mock's site
+ * defaults (the environment's refund delay, IDEMPAY_MOCK_DEFAULTS) are not
+ * read: a phase names every knob it writes, and those it does not write go
+ * back to the running mock's own defaults (mock_admin_with_defaults). */
 void scenarios_mock_defaults(sim_mock_knobs *k);
-/* The knobs as a compact JSON object (every knob, so a phase never inherits
- * the previous phase's) with override (a JSON object text, or NULL) merged
- * over them. Returns 0, or -1 (override not a JSON object, or the result
- * does not fit outlen) with a message in err. */
+/* The knobs a phase writes (every one, so a phase never inherits the
+ * previous phase's) as a compact JSON object with sorted keys and rates of 6
+ * significant digits, with override (a JSON object text, or NULL) merged
+ * over them: the text is part of the schedule digest. Returns 0, or -1
+ * (override not a JSON object, or the result does not fit outlen) with a
+ * message in err. */
 int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out, size_t outlen,
                         char *err, size_t errlen);
 

@@ -1,16 +1,18 @@
 /* windows.c - the service's windows as the service reads them (see
- * windows.h): common/service_windows, never a second copy of its defaults. */
+ * windows.h): common/service_windows, never a second copy of its defaults
+ * (nor of the mock's retry step: common/mock_knobs). */
 #include "windows.h"
 
 #include <stdio.h>
 
+#include "mock_knobs.h"
 #include "service_windows.h"
 
 static void windows_derive(sim_windows *w)
 {
     w->claim_ms = service_windows_claim_ms(w->lease_ms, w->gateway_timeout_ms);
     w->service_call_ms = service_windows_call_ms(w->gateway_timeout_ms);
-    w->notify_retry_ms = 1000;
+    w->notify_retry_ms = (long)mock_knob_of("notify_retry_ms")->dflt;
 }
 
 /* v when it is a usable window (>= 1), else the service's default dflt. */

@@ -27,12 +27,9 @@ typedef struct {
     long claim_ms;             /* an Idempotency-Key claim's lease (service_windows_claim_ms) */
     long service_call_ms;      /* the longest one payment request keeps the gateway busy
                                   (service_windows_call_ms: 2 x timeout + 1 s) */
-    long notify_retry_ms;      /* the mock's default first retry step (1000) */
+    long notify_retry_ms;      /* the mock's default first retry step (common/mock_knobs) */
     int from_env;              /* how many of the settings were set (the rest: defaults) */
 } sim_windows;
-
-/* The mock's limit on latency_ms and jitter_ms (gateway-mock/faults.c). */
-#define WINDOWS_MOCK_LATENCY_MAX_MS 60000L
 
 /* Reads the windows through common/service_windows (environment over the
  * configuration file; a value below 1 takes the service's default, as the

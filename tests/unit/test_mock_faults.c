@@ -37,7 +37,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(c.notify_retry_ms, 1000);
     CU_ASSERT_TRUE(c.notify_enabled);
     CU_ASSERT_EQUAL(c.hold_max_ms, 30000);
-    CU_ASSERT_EQUAL(c.seed, FAULTS_DEFAULT_SEED);
+    CU_ASSERT_EQUAL(c.seed, MOCK_DEFAULT_SEED);
     CU_ASSERT_EQUAL(c.bill_ready_hour, 10);   /* WeChat: fetch day D after D+1 10:00 */
     CU_ASSERT_FALSE(c.bill_range_enabled);
     CU_ASSERT_FALSE(c.bill_forge);
@@ -64,16 +64,16 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(c2.refund_delay_ms, 1200000);
     unsetenv("IDEMPAY_MOCK_REFUND_DELAY_MS");
     unsetenv("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT");
-    for (int i = 0; i < FAULTS_EP_COUNT; i++) {
-        CU_ASSERT_EQUAL(c.endpoints[i].latency_ms, FAULTS_INHERIT);
-        CU_ASSERT_EQUAL(c.endpoints[i].jitter_ms, FAULTS_INHERIT);
+    for (int i = 0; i < MOCK_EP_COUNT; i++) {
+        CU_ASSERT_EQUAL(c.endpoints[i].latency_ms, MOCK_INHERIT);
+        CU_ASSERT_EQUAL(c.endpoints[i].jitter_ms, MOCK_INHERIT);
         CU_ASSERT_DOUBLE_EQUAL(c.endpoints[i].error_rate, 0.0, 0.0);
         CU_ASSERT_DOUBLE_EQUAL(c.endpoints[i].reset_rate, 0.0, 0.0);
     }
-    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_ORDERQUERY), "orderquery");
-    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_CLOSEORDER), "closeorder");
-    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_REFUND), "refund");
-    CU_ASSERT_STRING_EQUAL(faults_endpoint_name(FAULTS_EP_DOWNLOADBILL), "downloadbill");
+    CU_ASSERT_STRING_EQUAL(mock_endpoint_name(MOCK_EP_ORDERQUERY), "orderquery");
+    CU_ASSERT_STRING_EQUAL(mock_endpoint_name(MOCK_EP_CLOSEORDER), "closeorder");
+    CU_ASSERT_STRING_EQUAL(mock_endpoint_name(MOCK_EP_REFUND), "refund");
+    CU_ASSERT_STRING_EQUAL(mock_endpoint_name(MOCK_EP_DOWNLOADBILL), "downloadbill");
 }
 
 static void test_merge_endpoints(void)
@@ -85,16 +85,16 @@ static void test_merge_endpoints(void)
                                       "\"downloadbill\": {\"latency_ms\": 250, \"jitter_ms\": 5}}, "
                                       "\"closeorder_enabled\": false, \"journal\": false}",
                                &out, NULL, err, sizeof(err)), 0);
-    const faults_endpoint_config *oq = &out.endpoints[FAULTS_EP_ORDERQUERY];
-    const faults_endpoint_config *db = &out.endpoints[FAULTS_EP_DOWNLOADBILL];
+    const faults_endpoint_config *oq = &out.endpoints[MOCK_EP_ORDERQUERY];
+    const faults_endpoint_config *db = &out.endpoints[MOCK_EP_DOWNLOADBILL];
     CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 1.0, 0.0);
-    CU_ASSERT_EQUAL(oq->latency_ms, FAULTS_INHERIT);      /* not named: still inherited */
+    CU_ASSERT_EQUAL(oq->latency_ms, MOCK_INHERIT);      /* not named: still inherited */
     CU_ASSERT_EQUAL(db->latency_ms, 250);
     CU_ASSERT_EQUAL(db->jitter_ms, 5);
     CU_ASSERT_DOUBLE_EQUAL(db->reset_rate, 0.0, 0.0);
     CU_ASSERT_FALSE(out.closeorder_enabled);
     CU_ASSERT_FALSE(out.journal);
-    CU_ASSERT_EQUAL(out.endpoints[FAULTS_EP_REFUND].latency_ms, FAULTS_INHERIT);
+    CU_ASSERT_EQUAL(out.endpoints[MOCK_EP_REFUND].latency_ms, MOCK_INHERIT);
     CU_ASSERT_EQUAL(out.latency_ms, 0);                   /* the top level is unifiedorder's */
     CU_ASSERT_DOUBLE_EQUAL(out.error_rate, 0.0, 0.0);
     /* A later merge keeps what it does not name; null latency inherits again;
@@ -102,7 +102,7 @@ static void test_merge_endpoints(void)
     CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {\"downloadbill\": {\"latency_ms\": null}, "
                                      "\"orderquery\": {\"reset_rate\": 0.5}}}",
                                &out, NULL, err, sizeof(err)), 0);
-    CU_ASSERT_EQUAL(db->latency_ms, FAULTS_INHERIT);
+    CU_ASSERT_EQUAL(db->latency_ms, MOCK_INHERIT);
     CU_ASSERT_EQUAL(db->jitter_ms, 5);
     CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 1.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(oq->reset_rate, 0.5, 0.0);
@@ -110,7 +110,7 @@ static void test_merge_endpoints(void)
                                sizeof(err)), 0);
     CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 0.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(oq->reset_rate, 0.0, 0.0);
-    CU_ASSERT_EQUAL(oq->latency_ms, FAULTS_INHERIT);
+    CU_ASSERT_EQUAL(oq->latency_ms, MOCK_INHERIT);
     CU_ASSERT_EQUAL(db->jitter_ms, 5);
     CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {}}", &out, NULL, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(db->jitter_ms, 5);
@@ -213,11 +213,11 @@ static void test_json_round_trip(void)
     a.seed = 9007199254740993LL;
     a.closeorder_enabled = false;
     a.journal = false;
-    a.endpoints[FAULTS_EP_ORDERQUERY].error_rate = 0.25;
-    a.endpoints[FAULTS_EP_CLOSEORDER].reset_rate = 1.0;
-    a.endpoints[FAULTS_EP_REFUND].latency_ms = 0;
-    a.endpoints[FAULTS_EP_DOWNLOADBILL].latency_ms = 60000;
-    a.endpoints[FAULTS_EP_DOWNLOADBILL].jitter_ms = 3;
+    a.endpoints[MOCK_EP_ORDERQUERY].error_rate = 0.25;
+    a.endpoints[MOCK_EP_CLOSEORDER].reset_rate = 1.0;
+    a.endpoints[MOCK_EP_REFUND].latency_ms = 0;
+    a.endpoints[MOCK_EP_DOWNLOADBILL].latency_ms = 60000;
+    a.endpoints[MOCK_EP_DOWNLOADBILL].jitter_ms = 3;
     char *text = faults_config_dump(&a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"error_rate\":0.1,"));  /* printed short */
@@ -300,33 +300,33 @@ static void test_endpoint_decisions(void)
     rng_seed(&r, 7);
     rng_seed(&ref, 7);
     /* Inherited latency, no faults; always three draws. */
-    faults_decide_endpoint(&r, &c, FAULTS_EP_ORDERQUERY, &d);
+    faults_decide_endpoint(&r, &c, MOCK_EP_ORDERQUERY, &d);
     CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
     CU_ASSERT_EQUAL(d.delay_ms, 40);
     for (int i = 0; i < 3; i++)
         rng_next(&ref);
     CU_ASSERT_EQUAL(memcmp(&r, &ref, sizeof(ref)), 0);
     /* Its own latency (0 is a value, not "inherit"); reset wins over error. */
-    c.endpoints[FAULTS_EP_CLOSEORDER].latency_ms = 0;
-    c.endpoints[FAULTS_EP_CLOSEORDER].error_rate = 1.0;
-    c.endpoints[FAULTS_EP_CLOSEORDER].reset_rate = 1.0;
-    faults_decide_endpoint(&r, &c, FAULTS_EP_CLOSEORDER, &d);
+    c.endpoints[MOCK_EP_CLOSEORDER].latency_ms = 0;
+    c.endpoints[MOCK_EP_CLOSEORDER].error_rate = 1.0;
+    c.endpoints[MOCK_EP_CLOSEORDER].reset_rate = 1.0;
+    faults_decide_endpoint(&r, &c, MOCK_EP_CLOSEORDER, &d);
     CU_ASSERT_EQUAL(d.kind, FAULT_RESET);
     CU_ASSERT_EQUAL(d.delay_ms, 0);
-    c.endpoints[FAULTS_EP_CLOSEORDER].reset_rate = 0.0;
-    faults_decide_endpoint(&r, &c, FAULTS_EP_CLOSEORDER, &d);
+    c.endpoints[MOCK_EP_CLOSEORDER].reset_rate = 0.0;
+    faults_decide_endpoint(&r, &c, MOCK_EP_CLOSEORDER, &d);
     CU_ASSERT_EQUAL(d.kind, FAULT_ERROR);
     for (int i = 0; i < 6; i++)
         rng_next(&ref);
     CU_ASSERT_EQUAL(memcmp(&r, &ref, sizeof(ref)), 0);
     /* The other endpoints are untouched by closeorder's knobs; jitter bounds. */
-    c.endpoints[FAULTS_EP_REFUND].latency_ms = 10;
-    c.endpoints[FAULTS_EP_REFUND].jitter_ms = 5;
+    c.endpoints[MOCK_EP_REFUND].latency_ms = 10;
+    c.endpoints[MOCK_EP_REFUND].jitter_ms = 5;
     for (int i = 0; i < 200; i++) {
-        faults_decide_endpoint(&r, &c, FAULTS_EP_REFUND, &d);
+        faults_decide_endpoint(&r, &c, MOCK_EP_REFUND, &d);
         CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
         CU_ASSERT_TRUE(d.delay_ms >= 10 && d.delay_ms <= 15);
-        faults_decide_endpoint(&r, &c, FAULTS_EP_DOWNLOADBILL, &d);
+        faults_decide_endpoint(&r, &c, MOCK_EP_DOWNLOADBILL, &d);
         CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
         CU_ASSERT_EQUAL(d.delay_ms, 40);
     }
@@ -344,7 +344,7 @@ static void test_order_draws_independent_of_endpoints(void)
     plain.jitter_ms = 20;
     plain.seed = 4242;
     busy = plain;
-    for (int i = 0; i < FAULTS_EP_COUNT; i++) {
+    for (int i = 0; i < MOCK_EP_COUNT; i++) {
         busy.endpoints[i].error_rate = 0.5;
         busy.endpoints[i].reset_rate = 0.25;
         busy.endpoints[i].jitter_ms = 9;
@@ -355,7 +355,7 @@ static void test_order_draws_independent_of_endpoints(void)
         fault_decision x, y, z;
         faults_draw_order(&a, &x);
         for (int k = 0; k < i % 4; k++)
-            faults_draw_endpoint(&b, (faults_endpoint)(k % FAULTS_EP_COUNT), &z);
+            faults_draw_endpoint(&b, (faults_endpoint)(k % MOCK_EP_COUNT), &z);
         faults_draw_order(&b, &y);
         CU_ASSERT_EQUAL(x.kind, y.kind);
         CU_ASSERT_EQUAL(x.delay_ms, y.delay_ms);
@@ -392,7 +392,7 @@ static void test_state_reseed(void)
     faults_init(&st, &c);
     for (int i = 0; i < 50; i++) {
         faults_draw_order(&st, &first[i]);
-        { fault_decision x; faults_draw_endpoint(&st, FAULTS_EP_ORDERQUERY, &x); }  /* other endpoints do not disturb the sequence */
+        { fault_decision x; faults_draw_endpoint(&st, MOCK_EP_ORDERQUERY, &x); }  /* other endpoints do not disturb the sequence */
     }
     faults_set(&st, &c, 1);
     for (int i = 0; i < 50; i++)

@@ -203,6 +203,24 @@ static void test_mock_json(void)
     CU_ASSERT_EQUAL(scenarios_mock_json(&k, NULL, out, 20, err, sizeof(err)), -1);
 }
 
+/* The generators set endpoints[0..EP_COUNT): the ones the table writes. */
+static void test_phase_endpoints_are_the_tables(void)
+{
+    sim_mock_knobs k;
+    char out[SCHED_MOCK_CONFIG_MAX], err[256];
+    for (int e = 0; e < EP_COUNT; e++)
+        CU_ASSERT_TRUE(mock_endpoint_in_phase(e));
+    for (int e = EP_COUNT; e < MOCK_EP_COUNT; e++)
+        CU_ASSERT_FALSE(mock_endpoint_in_phase(e));
+    scenarios_mock_defaults(&k);
+    k.endpoints[MOCK_EP_REVERSE].error_rate = 0.5;  /* not a phase's: not written */
+    k.journal = false;
+    CU_ASSERT_EQUAL(scenarios_mock_json(&k, NULL, out, sizeof(out), err, sizeof(err)), 0);
+    CU_ASSERT_PTR_NULL(strstr(out, "reverse"));
+    CU_ASSERT_PTR_NULL(strstr(out, "journal"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"downloadbill\":{"));
+}
+
 /* A top-level integer knob of a phase's mock config. */
 static long long knob(const sched_phase *ph, const char *name)
 {
@@ -331,6 +349,8 @@ int main(void)
         { "amounts are written as yuan text", test_amount_text },
         { "every scenario has its name and code", test_scenario_names },
         { "the mock config is written as JSON", test_mock_json },
+        { "a phase writes the endpoints and knobs the table flags, no others",
+          test_phase_endpoints_are_the_tables },
         { "the nemesis aims at the windows it is given", test_nemesis },
         { "crash chaos runs are planned every period", test_crash_chaos_plan },
     };
