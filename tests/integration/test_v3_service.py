@@ -307,7 +307,7 @@ def the_simulators_prepay_scenarios_hold_against_the_v3_service():
     sim = os.path.join(bin_dir(), "sim", "idempay-sim")
     with v3_service() as (base, door):
         args = [sim, "--target", base, "--gateway", "v3", "--scenario", "payer,payer-edge",
-                "--orders", "120", "--duration", "8", "--seed", "24", "--no-out", "--quiet"]
+                "--orders", "60", "--duration", "4", "--seed", "24", "--no-out", "--quiet"]
         env = dict(os.environ, IDEMPAY_NOTIFY_URL=door + "/api/pay/callback/wechat")
         out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
         check(out.returncode == 0 and "dialect: v3" in out.stdout,
