@@ -39,8 +39,8 @@ def the_ci_mutants_are_killed():
                          capture_output=True, text=True, timeout=1500)
     print(out.stdout)
     check(out.returncode == 0, f"mutants --ci exit {out.returncode}:\n{out.stdout}{out.stderr}")
-    rows = [line for line in out.stdout.splitlines() if " killed " in line]
-    check(len(rows) >= 4, f"fewer than 4 CI mutants killed:\n{out.stdout}")
+    rows = [line for line in out.stdout.splitlines() if line.split()[1:2] == ["killed"]]
+    check(len(rows) >= 2, f"fewer than 2 CI mutants killed:\n{out.stdout}")
 
 
 run_tests()
