@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """test_fuzz - the short fuzzing run of ./stack test: `make fuzz
-FUZZ_SECONDS=5` in the build the stack runs (lib.bin_dir()). Each libFuzzer
+FUZZ_SECONDS=3` in the build the stack runs (lib.bin_dir()). Each libFuzzer
 harness (notification, pay request, amount, gateway reply, statement, refund
 info and notification, the FastCGI edge, APIv3 replies and notifications)
 first replays its
-saved crashes (fuzz/regressions/<harness>/), then fuzzes for 5 s from its
+saved crashes (fuzz/regressions/<harness>/), then fuzzes for 3 s from its
 seed corpus (the long sessions: docs/FUZZING.md); the run must succeed, every harness must report executed units,
 and every saved regression must have been replayed. See docs/FUZZING.md."""
 import os
@@ -18,7 +18,7 @@ from lib import ROOT, bin_dir, check, run_tests, test  # noqa: E402
 
 HARNESSES = ["fuzz_notify", "fuzz_pay_request", "fuzz_amount", "fuzz_gateway_reply",
              "fuzz_statement", "fuzz_refund_info", "fuzz_refund_notify", "fuzz_fcgi", "fuzz_v3"]
-SECONDS_EACH = 5
+SECONDS_EACH = 3
 STAT = re.compile(r"^(fuzz_\w+)\s+stat::number_of_executed_units:\s*(\d+)"
                   r".*?(\d+) regressions replayed")
 
