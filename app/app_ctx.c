@@ -13,7 +13,7 @@
 
 app_ctx *app_ctx_new(const app_config *cfg, int thread_index)
 {
-    app_ctx *c = calloc(1, sizeof *c);
+    app_ctx *c = calloc(1, sizeof(*c));
 
     if (!c)
         return NULL;
@@ -52,7 +52,7 @@ int app_ctx_db(app_ctx *c)
     if (c->db)
         return 0;
     c->db = db_conn_open_as(c->db_account, c->db_name != NULL ? c->db_name : "idempay", c->err,
-                            sizeof c->err);
+                            sizeof(c->err));
     if (!c->db)
         return -1;
     c->db_generation++;
@@ -68,7 +68,7 @@ MYSQL_STMT *app_ctx_stmt(app_ctx *c, int id, const char *sql)
         return NULL;
     if (app_ctx_db(c) != 0)
         return NULL;
-    st = db_stmt_slot(c->db, &c->stmt[id], sql, &e, c->err, sizeof c->err);
+    st = db_stmt_slot(c->db, &c->stmt[id], sql, &e, c->err, sizeof(c->err));
     if (st == NULL)
         app_ctx_db_error(c, e);
     return st;
@@ -79,7 +79,8 @@ int app_ctx_db_error(app_ctx *c, unsigned int mysql_errno)
     if (!db_conn_lost(mysql_errno))
         return 0;
     if (c->db)
-        log_msg(LOG_WARN, "mariadb connection lost (errno %u); reconnecting on next use", mysql_errno);
+        log_msg(LOG_WARN, "mariadb connection lost (errno %u); reconnecting on next use",
+                mysql_errno);
     db_close(c);
     return 1;
 }
@@ -120,7 +121,8 @@ static int redis_auth(redisContext *r, const app_config *cfg, char *err, size_t 
             rep = redisCommand(r, "AUTH %s", cfg->redis_password);
         ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
         if (!ok) {
-            int n = snprintf(err, errlen, "redis AUTH as %.64s refused (check IDEMPAY_REDIS_USER and"
+            int n = snprintf(err, errlen,
+                             "redis AUTH as %.64s refused (check IDEMPAY_REDIS_USER and"
                              " IDEMPAY_REDIS_PASSWORD): ",
                              cfg->redis_user[0] ? cfg->redis_user : "default");
             if (n > 0 && (size_t)n < errlen)
@@ -131,7 +133,8 @@ static int redis_auth(redisContext *r, const app_config *cfg, char *err, size_t 
         rep = redisCommand(r, "PING");
         ok = rep != NULL && rep->type != REDIS_REPLY_ERROR;
         if (!ok)
-            snprintf(err, errlen, "redis refuses the connection without a password (%.60s): set"
+            snprintf(err, errlen,
+                     "redis refuses the connection without a password (%.60s): set"
                      " IDEMPAY_REDIS_USER and IDEMPAY_REDIS_PASSWORD (or _FILE)",
                      rep != NULL ? rep->str : r->errstr);
     }
@@ -178,7 +181,8 @@ static int redis_sentinel_primary(const char *list, const char *master, unsigned
             continue;
         r = redisCommand(s, "SENTINEL get-master-addr-by-name %s", master);
         if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-            r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
+            r->element[0]->type == REDIS_REPLY_STRING &&
+            r->element[1]->type == REDIS_REPLY_STRING) {
             snprintf(host, hostlen, "%s", r->element[0]->str);
             *port = atoi(r->element[1]->str);
             freeReplyObject(r);
@@ -199,7 +203,8 @@ static int redis_is_primary(redisContext *r)
 {
     redisReply *rep = redisCommand(r, "ROLE");
     int ok = rep != NULL && rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
-             rep->element[0]->type == REDIS_REPLY_STRING && strcmp(rep->element[0]->str, "master") == 0;
+             rep->element[0]->type == REDIS_REPLY_STRING &&
+             strcmp(rep->element[0]->str, "master") == 0;
 
     if (rep)
         freeReplyObject(rep);
@@ -218,36 +223,36 @@ int app_ctx_redis(app_ctx *c)
     tv.tv_sec = c->cfg->redis_timeout_ms / 1000;
     tv.tv_usec = (c->cfg->redis_timeout_ms % 1000) * 1000;
     if (sentinels == NULL) {
-        snprintf(host, sizeof host, "%s", c->cfg->redis_host);
+        snprintf(host, sizeof(host), "%s", c->cfg->redis_host);
         port = c->cfg->redis_port;
     } else if (redis_sentinel_primary(sentinels, env_str("IDEMPAY_REDIS_MASTER", "idempay"),
-                                      (unsigned)c->thread_index, tv, host, sizeof host, &port,
-                                      c->err, sizeof c->err) != 0) {
+                                      (unsigned)c->thread_index, tv, host, sizeof(host), &port,
+                                      c->err, sizeof(c->err)) != 0) {
         return -1;
     }
-    c->redis = redis_open(host, port, tv, c->err, sizeof c->err);
+    c->redis = redis_open(host, port, tv, c->err, sizeof(c->err));
     if (!c->redis)
         return -1;
-    if (redis_auth(c->redis, c->cfg, c->err, sizeof c->err) != 0) {
+    if (redis_auth(c->redis, c->cfg, c->err, sizeof(c->err)) != 0) {
         log_msg(LOG_ERROR, "%s", c->err);
         redisFree(c->redis);
         c->redis = NULL;
         return -1;
     }
     if (sentinels != NULL) {
-        char addr[sizeof c->redis_primary];
+        char addr[sizeof(c->redis_primary)];
         if (!redis_is_primary(c->redis)) {
-            snprintf(c->err, sizeof c->err,
+            snprintf(c->err, sizeof(c->err),
                      "redis %s:%d is not the primary (yet): a failover is under way", host, port);
             redisFree(c->redis);
             c->redis = NULL;
             return -1;
         }
-        snprintf(addr, sizeof addr, "%s:%d", host, port);
+        snprintf(addr, sizeof(addr), "%s:%d", host, port);
         if (c->redis_primary[0] != '\0' && strcmp(addr, c->redis_primary) != 0)
-            log_msg(LOG_WARN, "redis: the Sentinels moved the primary from %s to %s", c->redis_primary,
-                    addr);
-        snprintf(c->redis_primary, sizeof c->redis_primary, "%s", addr);
+            log_msg(LOG_WARN, "redis: the Sentinels moved the primary from %s to %s",
+                    c->redis_primary, addr);
+        snprintf(c->redis_primary, sizeof(c->redis_primary), "%s", addr);
     }
     c->redis_generation++;
     return 0;
@@ -256,7 +261,7 @@ int app_ctx_redis(app_ctx *c)
 void app_ctx_redis_lost(app_ctx *c)
 {
     if (c->redis) {
-        snprintf(c->err, sizeof c->err, "redis: %s", c->redis->err ? c->redis->errstr : "error");
+        snprintf(c->err, sizeof(c->err), "redis: %s", c->redis->err ? c->redis->errstr : "error");
         redisFree(c->redis);
     }
     c->redis = NULL;

@@ -30,18 +30,18 @@ enum {
 typedef struct app_ctx {
     const app_config *cfg;
     int thread_index;
-    MYSQL *db;                  /* NULL while down */
-    MYSQL_STMT *stmt[STMT_MAX]; /* prepared lazily, closed with the connection */
-    unsigned long db_generation;/* bumped at each (re)connect */
-    redisContext *redis;        /* NULL while down */
+    MYSQL *db;                      /* NULL while down */
+    MYSQL_STMT *stmt[STMT_MAX];     /* prepared lazily, closed with the connection */
+    unsigned long db_generation;    /* bumped at each (re)connect */
+    redisContext *redis;            /* NULL while down */
     unsigned long redis_generation; /* bumped at each (re)connect: re-load scripts */
-    char redis_primary[80];     /* "host:port" of the primary last found through Sentinel */
-    http_client *gateway;       /* reused keep-alive handle */
-    const char *db_name;        /* the MariaDB database; NULL: "idempay" (the seed
-                                   fixture sets "idempay_seed" after app_ctx_new) */
-    db_account db_account;      /* whose account: DB_ACCOUNT_SERVICE (0) unless the seed
-                                   fixture sets another after app_ctx_new */
-    char err[256];              /* last dependency error, for logs */
+    char redis_primary[80];         /* "host:port" of the primary last found through Sentinel */
+    http_client *gateway;           /* reused keep-alive handle */
+    const char *db_name;            /* the MariaDB database; NULL: "idempay" (the seed
+                                       fixture sets "idempay_seed" after app_ctx_new) */
+    db_account db_account;          /* whose account: DB_ACCOUNT_SERVICE (0) unless the seed
+                                       fixture sets another after app_ctx_new */
+    char err[256];                  /* last dependency error, for logs */
 } app_ctx;
 
 /* A context for one thread; connections are not opened yet. NULL on OOM. */

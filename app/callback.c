@@ -16,7 +16,7 @@
 #include "order_state.h"
 #include "refund_queue.h"
 
-#define CB_TXN_ATTEMPTS 5   /* tries of the whole transaction on deadlock / lock wait */
+#define CB_TXN_ATTEMPTS 5 /* tries of the whole transaction on deadlock / lock wait */
 
 /* ---- applying (one MariaDB transaction) -------------------------------- */
 
@@ -29,8 +29,7 @@ enum {
     CB_STMT_RECORD_ORDER
 };
 
-static const char SQL_ORDER_AMOUNT[] =
-    "SELECT amount FROM payment_order WHERE order_no = ?";
+static const char SQL_ORDER_AMOUNT[] = "SELECT amount FROM payment_order WHERE order_no = ?";
 /* The first write of the transaction claims the transaction_id: the unique
  * key on third_party_no serialises concurrent copies of one notification
  * (the seed's select-then-insert race is gone: there is no select before
@@ -45,9 +44,9 @@ static const char SQL_RECORD_INSERT[] =
 /* A CAS, not the seed's unconditional status update: only ORDER_PENDING (0),
  * ORDER_PROCESSING (1) and a retryable ORDER_FAILED (3) become ORDER_PAID
  * (2); a PAID order is never rewritten, so another transaction_id can never
- * replace the one it has, and a closed order (final_reason) is never paid. FORCE INDEX: the row is found by its unique order_no; without
- * the hint the range optimizer also sizes the three status ranges of
- * idx_status_lease on every call (measured in docs/PERFORMANCE.md). */
+ * replace the one it has, and a closed order (final_reason) is never paid. FORCE INDEX: the row is
+ * found by its unique order_no; without the hint the range optimizer also sizes the three status
+ * ranges of idx_status_lease on every call (measured in docs/PERFORMANCE.md). */
 static const char SQL_ORDER_CAS[] =
     "UPDATE payment_order FORCE INDEX (uk_order_no) SET status = 2, transaction_id = ?, lease_until = NULL "
     "WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0";
@@ -59,12 +58,12 @@ static const char SQL_RECORD_ORDER[] =
     "SELECT order_no FROM payment_callback_record WHERE third_party_no = ?";
 
 typedef enum {
-    CB_APPLIED = 0,        /* this notification made the order PAID */
-    CB_ALREADY_APPLIED,    /* seen before, or the order is PAID with this transaction */
-    CB_DOUBLE_CHARGE,      /* second charge of a PAID order: recorded, refund queued now */
-    CB_DOUBLE_CHARGE_KNOWN,/* second charge whose refund someone else had queued */
-    CB_STRAY_CHARGE,       /* charge of a closed order: recorded, refund queued now */
-    CB_REJECTED            /* a check against the database failed: verdict says which */
+    CB_APPLIED = 0,         /* this notification made the order PAID */
+    CB_ALREADY_APPLIED,     /* seen before, or the order is PAID with this transaction */
+    CB_DOUBLE_CHARGE,       /* second charge of a PAID order: recorded, refund queued now */
+    CB_DOUBLE_CHARGE_KNOWN, /* second charge whose refund someone else had queued */
+    CB_STRAY_CHARGE,        /* charge of a closed order: recorded, refund queued now */
+    CB_REJECTED             /* a check against the database failed: verdict says which */
 } cb_effect;
 
 typedef enum { CB_TXN_DONE = 0, CB_TXN_RETRY, CB_TXN_DOWN } cb_txn_status;
@@ -144,8 +143,8 @@ static cb_txn_status cb_check_order(app_ctx *ctx, callback_notification *n,
  * transaction_id before. Rolls back, makes sure that record is about this
  * order, and changes nothing. The rollback may lose the connection, which
  * closes every prepared statement: statements are fetched after it. */
-static cb_txn_status cb_recorded_before(app_ctx *ctx, callback_notification *n,
-                                        cb_effect *effect, callback_verdict *verdict)
+static cb_txn_status cb_recorded_before(app_ctx *ctx, callback_notification *n, cb_effect *effect,
+                                        callback_verdict *verdict)
 {
     char rec_order[ORDER_NO_MAX + 8] = "";
     MYSQL_STMT *rec;
@@ -232,9 +231,8 @@ static cb_txn_status cb_not_payable(app_ctx *ctx, callback_notification *n, cb_e
         return cb_fail(ctx, cb_errno(ctx, NULL));
     log_msg(LOG_ERROR, "%s: order %s %s %s; charge %s (%lld fen) %s",
             paid ? "double charge detected" : "charge of a closed order", n->order_no,
-            paid ? "is PAID by transaction" : "can no longer be paid", paid_txn,
-            n->transaction_id, n->total_fee,
-            q == 1 ? "queued for refund" : "was already queued for refund");
+            paid ? "is PAID by transaction" : "can no longer be paid", paid_txn, n->transaction_id,
+            n->total_fee, q == 1 ? "queued for refund" : "was already queued for refund");
     if (q == 1)
         metrics_inc(MET_REFUND_QUEUED);
     *effect = q != 1 ? CB_DOUBLE_CHARGE_KNOWN : paid ? CB_DOUBLE_CHARGE : CB_STRAY_CHARGE;

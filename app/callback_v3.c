@@ -17,8 +17,8 @@
  * signer's serial is new to us. 0 or -1 (n says why). */
 static int cb3_verify(app_ctx *ctx, const http_request *req, cb3_notification *n)
 {
-    const wx3_signed_headers h = {req->wx_serial, req->wx_signature, req->wx_timestamp,
-                                  req->wx_nonce};
+    const wx3_signed_headers h = { req->wx_serial, req->wx_signature, req->wx_timestamp,
+                                   req->wx_nonce };
     wx3_trust *t = gateway_v3_platform(ctx->cfg);
     gw_result ignored;
 
@@ -28,8 +28,8 @@ static int cb3_verify(app_ctx *ctx, const http_request *req, cb3_notification *n
         gateway_result_init(&ignored);
         if (gateway_v3_refresh(ctx, &ignored) == 0) {
             callback_v3_free(n);
-            rc = callback_v3_verify(ctx->cfg, t, &h, req->body, req->body_len,
-                                    req->body_too_large, time(NULL), n);
+            rc = callback_v3_verify(ctx->cfg, t, &h, req->body, req->body_len, req->body_too_large,
+                                    time(NULL), n);
         }
     }
     return rc;

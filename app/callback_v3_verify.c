@@ -88,10 +88,12 @@ static int cb3_refund(const app_config *cfg, json_t *r, const char *event, cb3_n
     if (cb3_str(r, "mchid") == NULL || strcmp(cb3_str(r, "mchid"), cfg->mch_id) != 0)
         return cb3_refuse(out, CB_VERDICT_MERCHANT, 400, "mchid is not ours");
     if (!cb3_id(orn, 64) || !cb3_id(txn, 32) || (id != NULL && !cb3_id(id, 32)))
-        return cb3_refuse(out, CB_VERDICT_MALFORMED, 400, "invalid out_refund_no, transaction_id "
-                                                          "or refund_id");
+        return cb3_refuse(out, CB_VERDICT_MALFORMED, 400,
+                          "invalid out_refund_no, transaction_id "
+                          "or refund_id");
     if (v2 == NULL || strcmp(status, "PROCESSING") == 0 || strcmp(event + 7, status) != 0)
-        return cb3_refuse(out, CB_VERDICT_MALFORMED, 400, "refund_status does not match event_type");
+        return cb3_refuse(out, CB_VERDICT_MALFORMED, 400,
+                          "refund_status does not match event_type");
     if ((n->refund_fee = cb3_fen(r, "refund")) < 0)
         return cb3_refuse(out, CB_VERDICT_MALFORMED, 400, "missing or invalid amount.refund");
     snprintf(n->out_refund_no, sizeof(n->out_refund_no), "%s", orn);
@@ -137,7 +139,7 @@ int callback_v3_verify(const app_config *cfg, wx3_trust *t, const wx3_signed_hea
     if (!json_is_object(env) || event == NULL || cb3_str(env, "id") == NULL)
         cb3_refuse(out, CB_VERDICT_MALFORMED, 400, "not a notification envelope");
     else if (cb3_decrypt(cfg, env, out) != 0)
-        ;   /* out says why */
+        ; /* out says why */
     else if ((res = json_loadb(out->plain, out->plain_len, JSON_REJECT_DUPLICATES, NULL)) == NULL ||
              !json_is_object(res))
         cb3_refuse(out, CB_VERDICT_MALFORMED, 400, "the resource is not a JSON object");
@@ -168,7 +170,8 @@ void callback_v3_reply(http_response *resp, int status, const char *msg)
         http_response_set(resp, 204, "application/json", "", 0);
         return;
     }
-    if (http_response_json(resp, status, json_pack("{s:s, s:s}", "code", "FAIL", "message",
-                                                   msg != NULL ? msg : "")) != 0)
+    if (http_response_json(resp, status,
+                           json_pack("{s:s, s:s}", "code", "FAIL", "message",
+                                     msg != NULL ? msg : "")) != 0)
         http_response_set(resp, status, "application/json", "{\"code\":\"FAIL\"}", 15);
 }

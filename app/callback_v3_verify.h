@@ -25,13 +25,13 @@ typedef enum { CB3_PAYMENT = 0, CB3_REFUND } cb3_kind;
 
 typedef struct {
     cb3_kind kind;
-    callback_notification pay;      /* kind CB3_PAYMENT */
-    refund_notification refund;     /* kind CB3_REFUND (refund_status in v2's words) */
-    wx3_trust_verdict trust;        /* the signature check's verdict */
-    callback_verdict verdict;       /* CB_VERDICT_OK, or why it was refused */
-    int status;                     /* the HTTP status to answer a refusal with (400, 401) */
+    callback_notification pay;  /* kind CB3_PAYMENT */
+    refund_notification refund; /* kind CB3_REFUND (refund_status in v2's words) */
+    wx3_trust_verdict trust;    /* the signature check's verdict */
+    callback_verdict verdict;   /* CB_VERDICT_OK, or why it was refused */
+    int status;                 /* the HTTP status to answer a refusal with (400, 401) */
     char reason[CALLBACK_REASON_MAX];
-    char *plain;                    /* the decrypted resource (malloc'd; callback_v3_free) */
+    char *plain; /* the decrypted resource (malloc'd; callback_v3_free) */
     size_t plain_len;
 } cb3_notification;
 

@@ -43,9 +43,9 @@ static int cb_equal(const char *a, const char *b)
  * docs/CALLBACKS.md). is_subscribe is left out: copies of the table differ
  * on it, and it proves nothing about the charge. */
 static const char *const cb_required_fields[] = {
-    "return_code", "result_code", "appid", "mch_id", "nonce_str", "sign", "openid",
-    "trade_type", "bank_type", "total_fee", "cash_fee", "transaction_id", "out_trade_no",
-    "time_end",
+    "return_code", "result_code",    "appid",        "mch_id",    "nonce_str",
+    "sign",        "openid",         "trade_type",   "bank_type", "total_fee",
+    "cash_fee",    "transaction_id", "out_trade_no", "time_end",
 };
 
 /* Fields of other signed messages that a payment notification never carries:
@@ -54,8 +54,8 @@ static const char *const cb_required_fields[] = {
  * out_refund_no, refund_fee, refund_count), the refund notification
  * (req_info). */
 static const char *const cb_foreign_fields[] = {
-    "trade_state", "trade_state_desc", "prepay_id", "code_url", "recall", "refund_id",
-    "out_refund_no", "refund_fee", "refund_count", "req_info",
+    "trade_state", "trade_state_desc", "prepay_id",  "code_url",     "recall",
+    "refund_id",   "out_refund_no",    "refund_fee", "refund_count", "req_info",
 };
 
 static int cb_digits(const char *s, size_t min, size_t max)
@@ -172,8 +172,8 @@ static callback_verdict cb_read_fields(const wx_msg *m, callback_notification *o
     return CB_VERDICT_OK;
 }
 
-callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
-                                 int too_large, callback_notification *out)
+callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len, int too_large,
+                                 callback_notification *out)
 {
     wx_msg m;
     char err[CALLBACK_REASON_MAX];
@@ -229,34 +229,45 @@ callback_verdict callback_check_order(callback_notification *n, int found, const
 int callback_verdict_metric(callback_verdict v)
 {
     switch (v) {
-    case CB_VERDICT_OK: return -1;
-    case CB_VERDICT_MALFORMED: return MET_CB_FAIL_MALFORMED;
-    case CB_VERDICT_RESULT: return MET_CB_FAIL_RESULT;
-    case CB_VERDICT_MERCHANT: return MET_CB_FAIL_MERCHANT;
-    case CB_VERDICT_SIGNATURE: return MET_CB_FAIL_SIGNATURE;
-    case CB_VERDICT_AMOUNT: return MET_CB_FAIL_AMOUNT;
-    case CB_VERDICT_UNKNOWN_ORDER: return MET_CB_FAIL_UNKNOWN_ORDER;
-    case CB_VERDICT_UNAVAILABLE: return MET_CB_UNAVAILABLE;
-    case CB_VERDICT_SIGN_TYPE: return MET_CB_FAIL_SIGN_TYPE;
-    case CB_VERDICT_NOT_NOTIFICATION: return MET_CB_FAIL_NOT_NOTIFICATION;
+    case CB_VERDICT_OK:
+        return -1;
+    case CB_VERDICT_MALFORMED:
+        return MET_CB_FAIL_MALFORMED;
+    case CB_VERDICT_RESULT:
+        return MET_CB_FAIL_RESULT;
+    case CB_VERDICT_MERCHANT:
+        return MET_CB_FAIL_MERCHANT;
+    case CB_VERDICT_SIGNATURE:
+        return MET_CB_FAIL_SIGNATURE;
+    case CB_VERDICT_AMOUNT:
+        return MET_CB_FAIL_AMOUNT;
+    case CB_VERDICT_UNKNOWN_ORDER:
+        return MET_CB_FAIL_UNKNOWN_ORDER;
+    case CB_VERDICT_UNAVAILABLE:
+        return MET_CB_UNAVAILABLE;
+    case CB_VERDICT_SIGN_TYPE:
+        return MET_CB_FAIL_SIGN_TYPE;
+    case CB_VERDICT_NOT_NOTIFICATION:
+        return MET_CB_FAIL_NOT_NOTIFICATION;
     }
     return MET_CB_FAIL_MALFORMED;
 }
 
 void callback_reply(http_response *resp, int success, const char *msg)
 {
-    static const char oom_reply[] =
-        "<xml><return_code><![CDATA[FAIL]]></return_code>"
-        "<return_msg><![CDATA[out of memory]]></return_msg></xml>";
+    static const char oom_reply[] = "<xml><return_code><![CDATA[FAIL]]></return_code>"
+                                    "<return_msg><![CDATA[out of memory]]></return_msg></xml>";
     char *xml = wx_xml_notify_reply(success, msg);
 
-    if (xml == NULL || http_response_set(resp, 200, "text/xml; charset=utf-8", xml, strlen(xml)) != 0) {
+    if (xml == NULL ||
+        http_response_set(resp, 200, "text/xml; charset=utf-8", xml, strlen(xml)) != 0) {
         free(xml);
         xml = NULL;
         /* A constant body still needs a copy; if even that fails the adapter
          * answers with whatever status is set. */
         resp->status = 200;
-        (void)http_response_set(resp, 200, "text/xml; charset=utf-8", oom_reply, sizeof(oom_reply) - 1);
+        (void)http_response_set(resp, 200, "text/xml; charset=utf-8", oom_reply,
+                                sizeof(oom_reply) - 1);
         return;
     }
     free(xml);

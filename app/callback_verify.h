@@ -33,10 +33,10 @@ typedef enum {
 
 /* The verified content of one notification. */
 typedef struct {
-    char order_no[ORDER_NO_MAX + 1];            /* out_trade_no */
+    char order_no[ORDER_NO_MAX + 1]; /* out_trade_no */
     char transaction_id[CALLBACK_TXN_MAX + 1];
-    long long total_fee;                        /* fen */
-    char reason[CALLBACK_REASON_MAX];           /* "" when the verdict is OK */
+    long long total_fee;              /* fen */
+    char reason[CALLBACK_REASON_MAX]; /* "" when the verdict is OK */
 } callback_notification;
 
 /* Verifies a notification body without any database access: body size
@@ -55,8 +55,8 @@ typedef struct {
  * CB_VERDICT_NOT_NOTIFICATION. Fills *out on CB_VERDICT_OK; otherwise
  * out->reason says why (and out->order_no is set when out_trade_no was
  * readable, for logs). */
-callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len,
-                                 int too_large, callback_notification *out);
+callback_verdict callback_verify(const app_config *cfg, const char *body, size_t len, int too_large,
+                                 callback_notification *out);
 
 /* Checks a verified notification against its order: found is 0 when the
  * order does not exist; order_amount is the order's DECIMAL amount text

@@ -16,10 +16,10 @@
 
 typedef enum {
     CALLER_AUTH_OK = 0,
-    CALLER_AUTH_MISSING,        /* one of the four headers is absent */
-    CALLER_AUTH_MALFORMED,      /* a header has the wrong shape */
-    CALLER_AUTH_STALE,          /* the timestamp is outside now +- window */
-    CALLER_AUTH_BAD_SIGNATURE   /* the signature is not the key's over this request */
+    CALLER_AUTH_MISSING,      /* one of the four headers is absent */
+    CALLER_AUTH_MALFORMED,    /* a header has the wrong shape */
+    CALLER_AUTH_STALE,        /* the timestamp is outside now +- window */
+    CALLER_AUTH_BAD_SIGNATURE /* the signature is not the key's over this request */
 } caller_auth_result;
 
 /* The headers' presence and shape (name, digits-only timestamp of at most

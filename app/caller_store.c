@@ -39,17 +39,18 @@ static void hex_of(const unsigned char *in, size_t n, char *out)
 int caller_store_derive_key(const char *merchant_key, const char *name, const char *salt_hex,
                             unsigned char key[CALLER_KEY_LEN])
 {
-    char text[sizeof CALLER_DERIVE_LABEL + CALLER_NAME_MAX + CALLER_SALT_HEX_LEN + 8];
+    char text[sizeof(CALLER_DERIVE_LABEL) + CALLER_NAME_MAX + CALLER_SALT_HEX_LEN + 8];
     unsigned int len = 0;
     int n;
 
     if (merchant_key == NULL || name == NULL || salt_hex == NULL)
         return -1;
-    n = snprintf(text, sizeof text, "%s\n%s\n%s", CALLER_DERIVE_LABEL, name, salt_hex);
-    if (n < 0 || (size_t)n >= sizeof text)
+    n = snprintf(text, sizeof(text), "%s\n%s\n%s", CALLER_DERIVE_LABEL, name, salt_hex);
+    if (n < 0 || (size_t)n >= sizeof(text))
         return -1;
     if (HMAC(EVP_sha256(), merchant_key, (int)strlen(merchant_key), (const unsigned char *)text,
-             (size_t)n, key, &len) == NULL || len != CALLER_KEY_LEN)
+             (size_t)n, key, &len) == NULL ||
+        len != CALLER_KEY_LEN)
         return -1;
     return 0;
 }
@@ -74,13 +75,13 @@ caller_store_result caller_store_find(app_ctx *ctx, const char *name, caller_rec
     unsigned int err;
     MYSQL_STMT *st;
 
-    memset(out, 0, sizeof *out);
+    memset(out, 0, sizeof(*out));
     for (;;) {
         st = app_ctx_stmt(ctx, STMT_CALLER_BASE, SQL_FIND);
         rc = st != NULL ? db_stmt_exec(st, "s", name) : -1;
         if (rc == 0)
-            rc = db_stmt_fetch(st, "lsssl", &out->id, out->name, sizeof out->name, salt,
-                               sizeof salt, check, sizeof check, &enabled);
+            rc = db_stmt_fetch(st, "lsssl", &out->id, out->name, sizeof(out->name), salt,
+                               sizeof(salt), check, sizeof(check), &enabled);
         if (rc >= 0)
             break;
         if (!order_store_should_retry(ctx, st, &tries, &err))
@@ -94,7 +95,7 @@ caller_store_result caller_store_find(app_ctx *ctx, const char *name, caller_rec
                   key_check_of(out->key, want) == 0 && strlen(check) == 64 &&
                   CRYPTO_memcmp(want, check, 64) == 0;
     if (!out->key_ok)
-        OPENSSL_cleanse(out->key, sizeof out->key);
+        OPENSSL_cleanse(out->key, sizeof(out->key));
     return CALLER_STORE_OK;
 }
 
@@ -118,11 +119,11 @@ static int new_key(const app_config *cfg, const char *name, char salt[CALLER_SAL
 {
     unsigned char raw[CALLER_SALT_HEX_LEN / 2];
 
-    if (RAND_bytes(raw, sizeof raw) != 1) {
+    if (RAND_bytes(raw, sizeof(raw)) != 1) {
         fprintf(err, "the random source failed\n");
         return 2;
     }
-    hex_of(raw, sizeof raw, salt);
+    hex_of(raw, sizeof(raw), salt);
     if (caller_store_derive_key(cfg->key, name, salt, key) != 0 || key_check_of(key, check) != 0) {
         fprintf(err, "the crypto library failed\n");
         return 2;
@@ -154,8 +155,9 @@ static int issue(const app_config *cfg, const char *name, int rekey, FILE *out, 
     if (rekey ? db_stmt_exec(st, "sss", salt, check, name) != 0
               : db_stmt_exec(st, "sss", name, salt, check) != 0) {
         rc = mysql_stmt_errno(st) == 1062 ? 1 : 2;
-        fprintf(err, rc == 1 ? "caller %s exists already (--disable-caller, then add another name)\n"
-                             : "cannot write caller %s: %s\n",
+        fprintf(err,
+                rc == 1 ? "caller %s exists already (--disable-caller, then add another name)\n"
+                        : "cannot write caller %s: %s\n",
                 name, mysql_stmt_error(st));
         goto done;
     }
@@ -164,14 +166,15 @@ static int issue(const app_config *cfg, const char *name, int rekey, FILE *out, 
         rc = 1;
         goto done;
     }
-    hex_of(key, sizeof key, secret);
-    fprintf(out, "caller %s %s; its secret (shown once, keep it in the caller's secret store):\n"
-                 "%s\n", name, rekey ? "re-keyed (its old secret no longer signs)" : "added",
-            secret);
-    OPENSSL_cleanse(secret, sizeof secret);
+    hex_of(key, sizeof(key), secret);
+    fprintf(out,
+            "caller %s %s; its secret (shown once, keep it in the caller's secret store):\n"
+            "%s\n",
+            name, rekey ? "re-keyed (its old secret no longer signs)" : "added", secret);
+    OPENSSL_cleanse(secret, sizeof(secret));
     rc = 0;
 done:
-    OPENSSL_cleanse(key, sizeof key);
+    OPENSSL_cleanse(key, sizeof(key));
     app_ctx_free(ctx);
     return rc;
 }
@@ -201,10 +204,10 @@ int caller_store_list(const app_config *cfg, FILE *out, FILE *err)
         return 2;
     }
     fprintf(out, "id\tname\tstatus\tcreated_utc\tdisabled_utc\n");
-    while ((got = db_stmt_fetch(st, "lslss", &id, name, sizeof name, &enabled, created,
-                                sizeof created, disabled, sizeof disabled)) > 0) {
-        fprintf(out, "%lld\t%s\t%s\t%s\t%s\n", id, name, enabled ? "enabled" : "disabled",
-                created, disabled);
+    while ((got = db_stmt_fetch(st, "lslss", &id, name, sizeof(name), &enabled, created,
+                                sizeof(created), disabled, sizeof(disabled))) > 0) {
+        fprintf(out, "%lld\t%s\t%s\t%s\t%s\n", id, name, enabled ? "enabled" : "disabled", created,
+                disabled);
         n++;
     }
     if (got < 0)

@@ -25,14 +25,14 @@ typedef struct {
     long long id;
     char name[CALLER_NAME_MAX + 1];
     int enabled;
-    int key_ok;                              /* the derived key matches key_check */
-    unsigned char key[CALLER_KEY_LEN];       /* the derived key (key_ok); never logged */
+    int key_ok;                        /* the derived key matches key_check */
+    unsigned char key[CALLER_KEY_LEN]; /* the derived key (key_ok); never logged */
 } caller_record;
 
 typedef enum {
     CALLER_STORE_OK = 0,
-    CALLER_STORE_MISS,    /* no caller of that name */
-    CALLER_STORE_ERROR    /* MariaDB failed; ctx->err says why */
+    CALLER_STORE_MISS, /* no caller of that name */
+    CALLER_STORE_ERROR /* MariaDB failed; ctx->err says why */
 } caller_store_result;
 
 /* Derives the key of (name, salt_hex) under merchant_key into key. Returns 0

@@ -28,8 +28,9 @@ static int config_check_secrets(const app_config *c, int key_set)
         return -1;
     }
     if (!c->development && strncmp(c->gateway_url, "https://", 8) != 0) {
-        fprintf(stderr, "IDEMPAY_GATEWAY_URL=%s is not https: outside development"
-                        " (IDEMPAY_DEVELOPMENT=1) the gateway is reached over TLS only\n",
+        fprintf(stderr,
+                "IDEMPAY_GATEWAY_URL=%s is not https: outside development"
+                " (IDEMPAY_DEVELOPMENT=1) the gateway is reached over TLS only\n",
                 c->gateway_url);
         return -1;
     }
@@ -66,24 +67,25 @@ static int config_read_merchant(app_config *c, const char *state, long long publ
 {
     char dflt[256];
 
-    snprintf(c->appid, sizeof c->appid, "%s", env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
-    snprintf(c->mch_id, sizeof c->mch_id, "%s", env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
+    snprintf(c->appid, sizeof(c->appid), "%s", env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
+    snprintf(c->mch_id, sizeof(c->mch_id), "%s", env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
     c->development = env_int("IDEMPAY_DEVELOPMENT", 0) == 1;
-    snprintf(c->key, sizeof c->key, "%s", env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY));
+    snprintf(c->key, sizeof(c->key), "%s", env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY));
     if (wx_sign_type_parse(env_str("IDEMPAY_WX_SIGN_TYPE", "MD5"), &c->sign_type) != 0) {
         fprintf(stderr, "IDEMPAY_WX_SIGN_TYPE must be MD5 or HMAC-SHA256\n");
         return -1;
     }
-    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld", service_mock_port());
-    snprintf(c->gateway_url, sizeof c->gateway_url, "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
-    snprintf(dflt, sizeof dflt, "http://127.0.0.1:%lld/api/pay/callback/wechat", public_port);
-    snprintf(c->notify_url, sizeof c->notify_url, "%s", env_str("IDEMPAY_NOTIFY_URL", dflt));
-    snprintf(c->redis_host, sizeof c->redis_host, "%s", env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
-    snprintf(c->redis_user, sizeof c->redis_user, "%s", env_str("IDEMPAY_REDIS_USER", ""));
-    snprintf(c->redis_password, sizeof c->redis_password, "%s",
+    snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld", service_mock_port());
+    snprintf(c->gateway_url, sizeof(c->gateway_url), "%s", env_str("IDEMPAY_GATEWAY_URL", dflt));
+    snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat", public_port);
+    snprintf(c->notify_url, sizeof(c->notify_url), "%s", env_str("IDEMPAY_NOTIFY_URL", dflt));
+    snprintf(c->redis_host, sizeof(c->redis_host), "%s",
+             env_str("IDEMPAY_REDIS_HOST", "127.0.0.1"));
+    snprintf(c->redis_user, sizeof(c->redis_user), "%s", env_str("IDEMPAY_REDIS_USER", ""));
+    snprintf(c->redis_password, sizeof(c->redis_password), "%s",
              env_str("IDEMPAY_REDIS_PASSWORD", ""));
-    snprintf(dflt, sizeof dflt, "%s/run/metrics.bin", state);
-    snprintf(c->metrics_path, sizeof c->metrics_path, "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
+    snprintf(dflt, sizeof(dflt), "%s/run/metrics.bin", state);
+    snprintf(c->metrics_path, sizeof(c->metrics_path), "%s", env_str("IDEMPAY_METRICS_FILE", dflt));
     return 0;
 }
 
@@ -125,9 +127,10 @@ static void config_read_numbers(app_config *c)
  * the reason on stderr. */
 static int config_check_numbers(const app_config *c)
 {
-    if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 || c->gateway_timeout_ms < 1 ||
-        c->token_ttl_s < 1 || c->idempotency_ttl_s < 1 || c->reconcile_interval_ms < 10 ||
-        c->failed_recheck_ms < 1 || c->statement_interval_ms < 100) {
+    if (c->threads < 1 || c->threads > 256 || c->gateway_max_inflight < 1 ||
+        c->gateway_timeout_ms < 1 || c->token_ttl_s < 1 || c->idempotency_ttl_s < 1 ||
+        c->reconcile_interval_ms < 10 || c->failed_recheck_ms < 1 ||
+        c->statement_interval_ms < 100) {
         fprintf(stderr, "invalid IDEMPAY_* numbers (threads 1..256; intervals and timeouts > 0)\n");
         return -1;
     }
@@ -135,13 +138,13 @@ static int config_check_numbers(const app_config *c)
         c->query_min_interval_ms < 0 || c->micropay_poll_ms < 10 || c->micropay_window_ms < 0 ||
         c->reverse_min_wait_ms < 0) {
         fprintf(stderr, "invalid IDEMPAY_* flow numbers (IDEMPAY_PREPAY_TTL_MS >= 1000,"
-                " IDEMPAY_MICROPAY_POLL_MS >= 10, the others >= 0)\n");
+                        " IDEMPAY_MICROPAY_POLL_MS >= 10, the others >= 0)\n");
         return -1;
     }
     if (c->statement_ready_hour < -24 || c->statement_ready_hour > 23 ||
         c->statement_reread_days < 1 || c->statement_reread_days > 60) {
         fprintf(stderr, "IDEMPAY_STATEMENT_READY_HOUR must be -24..23 (hours after the end of the"
-                " bill's China day) and IDEMPAY_STATEMENT_REREAD_DAYS 1..60\n");
+                        " bill's China day) and IDEMPAY_STATEMENT_REREAD_DAYS 1..60\n");
         return -1;
     }
     if (c->lease_ms < app_config_lease_min_ms(c)) {
@@ -176,7 +179,7 @@ int app_config_load(app_config *c)
 {
     long long public_port = service_public_port();
 
-    memset(c, 0, sizeof *c);
+    memset(c, 0, sizeof(*c));
     if (config_read_merchant(c, env_str("IDEMPAY_STATE_DIR", ".stack"), public_port) != 0)
         return -1;
     config_read_numbers(c);

@@ -14,8 +14,10 @@ static int cr_readable(const char *name, const char *path)
 {
     if (path[0] == '\0' || access(path, R_OK) == 0)
         return 0;
-    fprintf(stderr, "%s=%s cannot be read by this process: refunds need it (or set "
-            "IDEMPAY_REFUNDS=off)\n", name, path);
+    fprintf(stderr,
+            "%s=%s cannot be read by this process: refunds need it (or set "
+            "IDEMPAY_REFUNDS=off)\n",
+            name, path);
     return -1;
 }
 
@@ -30,7 +32,8 @@ int config_refund_load(refund_config *rc, const char *gateway_url, long long pub
     char dflt[256];
 
     memset(rc, 0, sizeof(*rc));
-    snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat/refund", public_port);
+    snprintf(dflt, sizeof(dflt), "http://127.0.0.1:%lld/api/pay/callback/wechat/refund",
+             public_port);
     if (app_config_copy(rc->cert, sizeof(rc->cert), "IDEMPAY_WX_CERT",
                         env_str("IDEMPAY_WX_CERT", "")) ||
         app_config_copy(rc->cert_key, sizeof(rc->cert_key), "IDEMPAY_WX_CERT_KEY",
@@ -55,15 +58,17 @@ int config_refund_load(refund_config *rc, const char *gateway_url, long long pub
     }
     if ((rc->cert[0] == '\0') != (rc->cert_key[0] == '\0')) {
         fprintf(stderr, "IDEMPAY_WX_CERT and IDEMPAY_WX_CERT_KEY go together: set both or "
-                "neither\n");
+                        "neither\n");
         return -1;
     }
     if (!rc->enabled)
         return 0;
     if (!config_refund_has_cert(rc) && strncasecmp(rc->secapi_url, "http://", 7) != 0) {
-        fprintf(stderr, "refunds are on and IDEMPAY_WX_CERT / IDEMPAY_WX_CERT_KEY are not set: "
+        fprintf(stderr,
+                "refunds are on and IDEMPAY_WX_CERT / IDEMPAY_WX_CERT_KEY are not set: "
                 "WeChat's /secapi/pay/refund (%s) needs the merchant certificate and key (PEM); "
-                "set them, or IDEMPAY_REFUNDS=off\n", rc->secapi_url);
+                "set them, or IDEMPAY_REFUNDS=off\n",
+                rc->secapi_url);
         return -1;
     }
     if (cr_readable("IDEMPAY_WX_CERT", rc->cert) != 0 ||

@@ -10,17 +10,17 @@
 #include <stddef.h>
 
 typedef struct {
-    int enabled;                   /* IDEMPAY_REFUNDS on|off, on: the worker submits refunds */
-    char cert[256];                /* IDEMPAY_WX_CERT: merchant certificate (PEM) */
-    char cert_key[256];            /* IDEMPAY_WX_CERT_KEY: its private key (PEM) - never log */
-    char gateway_ca[256];          /* IDEMPAY_GATEWAY_CA: CA bundle (PEM) the gateway's server
-                                      certificate is checked against; "": the system's CAs */
-    char secapi_url[256];          /* IDEMPAY_GATEWAY_SECAPI_URL: base URL of /secapi/...
-                                      (default IDEMPAY_GATEWAY_URL) */
-    char notify_url[256];          /* IDEMPAY_REFUND_NOTIFY_URL, default
-                                      http://127.0.0.1:$IDEMPAY_HTTP_PORT/api/pay/callback/wechat/refund */
-    long query_interval_ms;        /* IDEMPAY_REFUND_QUERY_INTERVAL_MS, 60000: refundquery period
-                                      of an accepted refund */
+    int enabled;            /* IDEMPAY_REFUNDS on|off, on: the worker submits refunds */
+    char cert[256];         /* IDEMPAY_WX_CERT: merchant certificate (PEM) */
+    char cert_key[256];     /* IDEMPAY_WX_CERT_KEY: its private key (PEM) - never log */
+    char gateway_ca[256];   /* IDEMPAY_GATEWAY_CA: CA bundle (PEM) the gateway's server
+                               certificate is checked against; "": the system's CAs */
+    char secapi_url[256];   /* IDEMPAY_GATEWAY_SECAPI_URL: base URL of /secapi/...
+                               (default IDEMPAY_GATEWAY_URL) */
+    char notify_url[256];   /* IDEMPAY_REFUND_NOTIFY_URL, default
+                               http://127.0.0.1:$IDEMPAY_HTTP_PORT/api/pay/callback/wechat/refund */
+    long query_interval_ms; /* IDEMPAY_REFUND_QUERY_INTERVAL_MS, 60000: refundquery period
+                               of an accepted refund */
 } refund_config;
 
 /* Fills rc from the environment; gateway_url and public_port (the public door) give the

@@ -11,34 +11,91 @@
 /* Every setting an idempay program reads (service, mock gateway, simulator,
  * tools): a config-file key outside this list earns a warning. */
 static const char *const known_keys[] = {
-    "IDEMPAY_STATE_DIR", "IDEMPAY_HTTP_PORT", "IDEMPAY_MOCK_PORT",
-    "IDEMPAY_DB_SOCKET", "IDEMPAY_DB_HOST", "IDEMPAY_DB_PORT", "IDEMPAY_DB_USER",
-    "IDEMPAY_DB_PASSWORD", "IDEMPAY_DB_CONNECT_TIMEOUT", "IDEMPAY_DB_RW_TIMEOUT",
-    "IDEMPAY_REDIS_HOST", "IDEMPAY_REDIS_PORT", "IDEMPAY_REDIS_TIMEOUT_MS",
-    "IDEMPAY_WX_APPID", "IDEMPAY_WX_MCHID", "IDEMPAY_WX_KEY", "IDEMPAY_WX_SIGN_TYPE", "IDEMPAY_DEVELOPMENT",
-    "IDEMPAY_GATEWAY_URL", "IDEMPAY_NOTIFY_URL", "IDEMPAY_GATEWAY_TIMEOUT_MS",
-    "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS", "IDEMPAY_LEASE_MS", "IDEMPAY_RECONCILE_INTERVAL_MS",
-    "IDEMPAY_FAILED_RECHECK_MS", "IDEMPAY_STATEMENT_INTERVAL_MS", "IDEMPAY_RETRY_AFTER",
-    "IDEMPAY_TOKEN_MODE", "IDEMPAY_TOKEN_TTL", "IDEMPAY_IDEMPOTENCY_TTL",
-    "IDEMPAY_THREADS", "IDEMPAY_GATEWAY_MAX_INFLIGHT", "IDEMPAY_SERVICE_PROCS",
-    "IDEMPAY_METRICS_FILE", "IDEMPAY_LOG_LEVEL", "IDEMPAY_LOG_FILE", "IDEMPAY_SHUTDOWN_TIMEOUT_MS",
-    "IDEMPAY_MOCK_THREADS", "IDEMPAY_MOCK_DB", "IDEMPAY_MOCK_NOTIFY_TIMEOUT_MS",
-    "IDEMPAY_MIGRATE_DATABASES", "IDEMPAY_MIGRATE_DB_USER", "IDEMPAY_MIGRATE_DB_PASSWORD",
-    "IDEMPAY_MOCK_DB_USER", "IDEMPAY_MOCK_DB_PASSWORD", "IDEMPAY_SIM_DB_USER",
-    "IDEMPAY_SIM_DB_PASSWORD", "IDEMPAY_REDIS_USER", "IDEMPAY_REDIS_PASSWORD",
-    "IDEMPAY_REDIS_SENTINELS", "IDEMPAY_REDIS_MASTER", "IDEMPAY_DB_SYNC_WAIT",
-    "IDEMPAY_REFUNDS", "IDEMPAY_WX_CERT", "IDEMPAY_WX_CERT_KEY", "IDEMPAY_GATEWAY_CA",
-    "IDEMPAY_GATEWAY_SECAPI_URL", "IDEMPAY_REFUND_NOTIFY_URL", "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
-    "IDEMPAY_SOCKET_MODE", "IDEMPAY_RATE_TOKENS_PER_S", "IDEMPAY_RATE_ORDERS_PER_S", "IDEMPAY_TOKEN_ROOM_PCT",
-    "IDEMPAY_LOG_REJECTS_PER_S", "IDEMPAY_MOCK_REFUND_DELAY_MS", "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
-    "IDEMPAY_DOOR", "IDEMPAY_PUBLIC_PORT", "IDEMPAY_AUTH_WINDOW_S", "IDEMPAY_CALLER",
+    "IDEMPAY_STATE_DIR",
+    "IDEMPAY_HTTP_PORT",
+    "IDEMPAY_MOCK_PORT",
+    "IDEMPAY_DB_SOCKET",
+    "IDEMPAY_DB_HOST",
+    "IDEMPAY_DB_PORT",
+    "IDEMPAY_DB_USER",
+    "IDEMPAY_DB_PASSWORD",
+    "IDEMPAY_DB_CONNECT_TIMEOUT",
+    "IDEMPAY_DB_RW_TIMEOUT",
+    "IDEMPAY_REDIS_HOST",
+    "IDEMPAY_REDIS_PORT",
+    "IDEMPAY_REDIS_TIMEOUT_MS",
+    "IDEMPAY_WX_APPID",
+    "IDEMPAY_WX_MCHID",
+    "IDEMPAY_WX_KEY",
+    "IDEMPAY_WX_SIGN_TYPE",
+    "IDEMPAY_DEVELOPMENT",
+    "IDEMPAY_GATEWAY_URL",
+    "IDEMPAY_NOTIFY_URL",
+    "IDEMPAY_GATEWAY_TIMEOUT_MS",
+    "IDEMPAY_GATEWAY_CONNECT_TIMEOUT_MS",
+    "IDEMPAY_LEASE_MS",
+    "IDEMPAY_RECONCILE_INTERVAL_MS",
+    "IDEMPAY_FAILED_RECHECK_MS",
+    "IDEMPAY_STATEMENT_INTERVAL_MS",
+    "IDEMPAY_RETRY_AFTER",
+    "IDEMPAY_TOKEN_MODE",
+    "IDEMPAY_TOKEN_TTL",
+    "IDEMPAY_IDEMPOTENCY_TTL",
+    "IDEMPAY_THREADS",
+    "IDEMPAY_GATEWAY_MAX_INFLIGHT",
+    "IDEMPAY_SERVICE_PROCS",
+    "IDEMPAY_METRICS_FILE",
+    "IDEMPAY_LOG_LEVEL",
+    "IDEMPAY_LOG_FILE",
+    "IDEMPAY_SHUTDOWN_TIMEOUT_MS",
+    "IDEMPAY_MOCK_THREADS",
+    "IDEMPAY_MOCK_DB",
+    "IDEMPAY_MOCK_NOTIFY_TIMEOUT_MS",
+    "IDEMPAY_MIGRATE_DATABASES",
+    "IDEMPAY_MIGRATE_DB_USER",
+    "IDEMPAY_MIGRATE_DB_PASSWORD",
+    "IDEMPAY_MOCK_DB_USER",
+    "IDEMPAY_MOCK_DB_PASSWORD",
+    "IDEMPAY_SIM_DB_USER",
+    "IDEMPAY_SIM_DB_PASSWORD",
+    "IDEMPAY_REDIS_USER",
+    "IDEMPAY_REDIS_PASSWORD",
+    "IDEMPAY_REDIS_SENTINELS",
+    "IDEMPAY_REDIS_MASTER",
+    "IDEMPAY_DB_SYNC_WAIT",
+    "IDEMPAY_REFUNDS",
+    "IDEMPAY_WX_CERT",
+    "IDEMPAY_WX_CERT_KEY",
+    "IDEMPAY_GATEWAY_CA",
+    "IDEMPAY_GATEWAY_SECAPI_URL",
+    "IDEMPAY_REFUND_NOTIFY_URL",
+    "IDEMPAY_REFUND_QUERY_INTERVAL_MS",
+    "IDEMPAY_SOCKET_MODE",
+    "IDEMPAY_RATE_TOKENS_PER_S",
+    "IDEMPAY_RATE_ORDERS_PER_S",
+    "IDEMPAY_TOKEN_ROOM_PCT",
+    "IDEMPAY_LOG_REJECTS_PER_S",
+    "IDEMPAY_MOCK_REFUND_DELAY_MS",
+    "IDEMPAY_MOCK_REQUIRE_CLIENT_CERT",
+    "IDEMPAY_MOCK_REFUND_NOTIFY_URL",
+    "IDEMPAY_DOOR",
+    "IDEMPAY_PUBLIC_PORT",
+    "IDEMPAY_AUTH_WINDOW_S",
+    "IDEMPAY_CALLER",
     "IDEMPAY_CALLER_SECRET_FILE",
     "IDEMPAY_ORDER_RETENTION_DAYS",
     /* APIv3 (config_v3.h; the mock's in docs/MOCK.md) */
-    "IDEMPAY_WX_API", "IDEMPAY_WX_V3_CERT", "IDEMPAY_WX_V3_CERT_KEY", "IDEMPAY_WX_APIV3_KEY",
-    "IDEMPAY_WX_V3_PLATFORM_CERT", "IDEMPAY_WX_V3_NOTIFY_URL", "IDEMPAY_WX_V3_TIME_WINDOW_S",
-    "IDEMPAY_MOCK_V3_PLATFORM_CERT", "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY",
-    "IDEMPAY_MOCK_V3_PLATFORM2_CERT", "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY",
+    "IDEMPAY_WX_API",
+    "IDEMPAY_WX_V3_CERT",
+    "IDEMPAY_WX_V3_CERT_KEY",
+    "IDEMPAY_WX_APIV3_KEY",
+    "IDEMPAY_WX_V3_PLATFORM_CERT",
+    "IDEMPAY_WX_V3_NOTIFY_URL",
+    "IDEMPAY_WX_V3_TIME_WINDOW_S",
+    "IDEMPAY_MOCK_V3_PLATFORM_CERT",
+    "IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY",
+    "IDEMPAY_MOCK_V3_PLATFORM2_CERT",
+    "IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY",
 };
 
 char *config_report_mask(const char *secret, char *buf, size_t buflen)
@@ -62,7 +119,7 @@ static void line_s(FILE *out, const char *key, const char *value)
 static void line_l(FILE *out, const char *key, long long value)
 {
     char v[32];
-    snprintf(v, sizeof v, "%lld", value);
+    snprintf(v, sizeof(v), "%lld", value);
     line_s(out, key, v);
 }
 
@@ -70,7 +127,7 @@ static int known(const char *key)
 {
     size_t n = strlen(key);
 
-    for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++) {
+    for (size_t i = 0; i < sizeof(known_keys) / sizeof(known_keys[0]); i++) {
         size_t k = strlen(known_keys[i]);
         if (!strcmp(key, known_keys[i]) ||
             (n == k + 5 && !strncmp(key, known_keys[i], k) && !strcmp(key + k, "_FILE")))
@@ -87,9 +144,10 @@ static void report_merchant(const app_config *c, long drain_ms, FILE *out)
 
     line_s(out, "IDEMPAY_WX_APPID", c->appid);
     line_s(out, "IDEMPAY_WX_MCHID", c->mch_id);
-    line_s(out, "IDEMPAY_WX_KEY", config_report_mask(c->key, masked, sizeof masked));
+    line_s(out, "IDEMPAY_WX_KEY", config_report_mask(c->key, masked, sizeof(masked)));
     line_s(out, "IDEMPAY_WX_SIGN_TYPE", wx_sign_type_name(c->sign_type));
-    line_s(out, "IDEMPAY_DEVELOPMENT", c->development ? "1 (development: the published key and an http gateway allowed)" : "0");
+    line_s(out, "IDEMPAY_DEVELOPMENT",
+           c->development ? "1 (development: the published key and an http gateway allowed)" : "0");
     line_s(out, "IDEMPAY_GATEWAY_URL", c->gateway_url);
     line_s(out, "IDEMPAY_DOOR", c->door == DOOR_PUBLIC ? "public" : "merchant");
     line_l(out, "IDEMPAY_AUTH_WINDOW_S", c->auth_window_s);
@@ -126,16 +184,17 @@ static void report_stores(const app_config *c, FILE *out)
     line_s(out, "IDEMPAY_DB_HOST", db.host);
     line_l(out, "IDEMPAY_DB_PORT", db.port);
     line_s(out, "IDEMPAY_DB_USER", db.user);
-    line_s(out, "IDEMPAY_DB_PASSWORD", config_report_mask(db.password, masked, sizeof masked));
+    line_s(out, "IDEMPAY_DB_PASSWORD", config_report_mask(db.password, masked, sizeof(masked)));
     line_l(out, "IDEMPAY_DB_CONNECT_TIMEOUT", db.connect_timeout_s);
     line_l(out, "IDEMPAY_DB_RW_TIMEOUT", db.rw_timeout_s);
     line_s(out, "IDEMPAY_REDIS_HOST", c->redis_host);
     line_l(out, "IDEMPAY_REDIS_PORT", c->redis_port);
     line_l(out, "IDEMPAY_REDIS_TIMEOUT_MS", c->redis_timeout_ms);
     line_s(out, "IDEMPAY_REDIS_USER", c->redis_user);
-    line_s(out, "IDEMPAY_REDIS_PASSWORD", c->redis_password[0] != '\0'
-                                              ? config_report_mask(c->redis_password, masked, sizeof masked)
-                                              : "");
+    line_s(out, "IDEMPAY_REDIS_PASSWORD",
+           c->redis_password[0] != '\0'
+               ? config_report_mask(c->redis_password, masked, sizeof(masked))
+               : "");
     line_s(out, "IDEMPAY_METRICS_FILE", c->metrics_path);
     line_s(out, "IDEMPAY_LOG_LEVEL", env_str("IDEMPAY_LOG_LEVEL", "info"));
     line_s(out, "IDEMPAY_LOG_FILE", env_str("IDEMPAY_LOG_FILE", ""));
@@ -151,7 +210,8 @@ static void report_v3_refunds_limits(const app_config *c, FILE *out)
     if (c->v3.api == WX_API_V3) {
         line_s(out, "IDEMPAY_WX_V3_CERT", c->v3.cert);
         line_s(out, "IDEMPAY_WX_V3_CERT_KEY", c->v3.cert_key); /* the path, never the key */
-        line_s(out, "IDEMPAY_WX_APIV3_KEY", config_report_mask(c->v3.apiv3_key, masked, sizeof masked));
+        line_s(out, "IDEMPAY_WX_APIV3_KEY",
+               config_report_mask(c->v3.apiv3_key, masked, sizeof(masked)));
         line_s(out, "IDEMPAY_WX_V3_PLATFORM_CERT", c->v3.platform_cert);
         line_s(out, "IDEMPAY_WX_V3_NOTIFY_URL", c->v3.notify_url);
         line_l(out, "IDEMPAY_WX_V3_TIME_WINDOW_S", c->v3.window_s);
@@ -187,17 +247,19 @@ static int report_warnings(const app_config *c, long drain_ms, const char *path,
         warnings++;
     }
     {
-        char dir[sizeof c->metrics_path];
+        char dir[sizeof(c->metrics_path)];
         char *slash;
-        snprintf(dir, sizeof dir, "%s", c->metrics_path);
+        snprintf(dir, sizeof(dir), "%s", c->metrics_path);
         slash = strrchr(dir, '/');
         if (slash && slash != dir)
             *slash = '\0';
         else if (!slash)
-            snprintf(dir, sizeof dir, ".");
+            snprintf(dir, sizeof(dir), ".");
         if (access(dir, W_OK) != 0) {
-            fprintf(err, "warning: IDEMPAY_METRICS_FILE's directory %s is not writable here: "
-                         "metrics would count per process only\n", dir);
+            fprintf(err,
+                    "warning: IDEMPAY_METRICS_FILE's directory %s is not writable here: "
+                    "metrics would count per process only\n",
+                    dir);
             warnings++;
         }
     }
@@ -207,8 +269,10 @@ static int report_warnings(const app_config *c, long drain_ms, const char *path,
         warnings++;
     }
     if (drain_ms <= c->gateway_timeout_ms) {
-        fprintf(err, "warning: IDEMPAY_SHUTDOWN_TIMEOUT_MS (%ld) is not above the gateway "
-                     "timeout: a stop may cut payments waiting on the gateway\n", drain_ms);
+        fprintf(err,
+                "warning: IDEMPAY_SHUTDOWN_TIMEOUT_MS (%ld) is not above the gateway "
+                "timeout: a stop may cut payments waiting on the gateway\n",
+                drain_ms);
         warnings++;
     }
     return warnings;

@@ -35,8 +35,7 @@ static int cv_read(v3_config *vc, long long public_port)
                         env_str("IDEMPAY_WX_V3_CERT", "")) ||
         app_config_copy(vc->cert_key, sizeof(vc->cert_key), "IDEMPAY_WX_V3_CERT_KEY",
                         env_str("IDEMPAY_WX_V3_CERT_KEY", env_str("IDEMPAY_WX_CERT_KEY", ""))) ||
-        app_config_copy(vc->platform_cert, sizeof(vc->platform_cert),
-                        "IDEMPAY_WX_V3_PLATFORM_CERT",
+        app_config_copy(vc->platform_cert, sizeof(vc->platform_cert), "IDEMPAY_WX_V3_PLATFORM_CERT",
                         env_str("IDEMPAY_WX_V3_PLATFORM_CERT", "")) ||
         app_config_copy(vc->notify_url, sizeof(vc->notify_url), "IDEMPAY_WX_V3_NOTIFY_URL",
                         env_str("IDEMPAY_WX_V3_NOTIFY_URL", dflt)))
@@ -52,14 +51,17 @@ static int cv_merchant(v3_config *vc)
     int rc = -1;
 
     if (vc->cert[0] == '\0' || wx3_cert_load(vc->cert, &c) != 0) {
-        fprintf(stderr, "IDEMPAY_WX_API=v3 needs IDEMPAY_WX_V3_CERT, the merchant API certificate "
-                "(PEM)%s%s: %s\n", vc->cert[0] ? ", readable: " : "", vc->cert,
+        fprintf(stderr,
+                "IDEMPAY_WX_API=v3 needs IDEMPAY_WX_V3_CERT, the merchant API certificate "
+                "(PEM)%s%s: %s\n",
+                vc->cert[0] ? ", readable: " : "", vc->cert,
                 vc->cert[0] ? "cannot be loaded" : "not set");
         return -1;
     }
     snprintf(vc->serial, sizeof(vc->serial), "%s", c.serial);
     if (vc->cert_key[0] == '\0' || wx3_key_load(vc->cert_key, &vc->key) != 0)
-        fprintf(stderr, "IDEMPAY_WX_API=v3 needs IDEMPAY_WX_V3_CERT_KEY (default "
+        fprintf(stderr,
+                "IDEMPAY_WX_API=v3 needs IDEMPAY_WX_V3_CERT_KEY (default "
                 "IDEMPAY_WX_CERT_KEY), the merchant's private key (PEM): %s\n",
                 vc->cert_key[0] ? "cannot be loaded" : "not set");
     else if (EVP_PKEY_eq(vc->key, c.pub) != 1)
@@ -85,8 +87,10 @@ int config_v3_load(v3_config *vc, long long public_port)
     if (vc->api != WX_API_V3)
         return 0;
     if (strlen(apiv3) != 32) {
-        fprintf(stderr, "IDEMPAY_WX_API=v3 needs IDEMPAY_WX_APIV3_KEY (or IDEMPAY_WX_APIV3_KEY_FILE):"
-                " the 32-character APIv3 key%s\n", apiv3[0] ? " (wrong length)" : " (not set)");
+        fprintf(stderr,
+                "IDEMPAY_WX_API=v3 needs IDEMPAY_WX_APIV3_KEY (or IDEMPAY_WX_APIV3_KEY_FILE):"
+                " the 32-character APIv3 key%s\n",
+                apiv3[0] ? " (wrong length)" : " (not set)");
         return -1;
     }
     memcpy(vc->apiv3_key, apiv3, 33);

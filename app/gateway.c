@@ -37,12 +37,14 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
     };
 
     if (wx_nonce(nonce) != 0 || WX_MSG_SET_PAIRS(req, merchant) != 0 ||
-        wx_sign_msg(req, cfg->key, cfg->sign_type, cfg->sign_type == WX_SIGN_HMAC_SHA256) != 0 || (xml = wx_xml_build(req)) == NULL) {
+        wx_sign_msg(req, cfg->key, cfg->sign_type, cfg->sign_type == WX_SIGN_HMAC_SHA256) != 0 ||
+        (xml = wx_xml_build(req)) == NULL) {
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the signed request");
         goto done;
     }
     /* /secapi/... may live elsewhere (the mock's HTTPS port with mutual TLS). */
-    const char *base = strncmp(path, "/secapi/", 8) == 0 ? cfg->refund.secapi_url : cfg->gateway_url;
+    const char *base = strncmp(path, "/secapi/", 8) == 0 ? cfg->refund.secapi_url
+                                                         : cfg->gateway_url;
     if ((size_t)snprintf(url, sizeof(url), "%s%s", base, path) >= sizeof(url)) {
         gateway_result_set(out, GW_UNKNOWN, "local_error", "gateway URL too long");
         goto done;
@@ -50,8 +52,8 @@ static int gw_post(app_ctx *ctx, const char *op, const char *path, wx_msg *req, 
 
     started = clocks_mono_s();
     metrics_gateway_begin(op);
-    hs = http_client_request(ctx->gateway, "POST", url, "text/xml; charset=utf-8", xml,
-                             strlen(xml), NULL, cfg->gateway_timeout_ms, hr);
+    hs = http_client_request(ctx->gateway, "POST", url, "text/xml; charset=utf-8", xml, strlen(xml),
+                             NULL, cfg->gateway_timeout_ms, hr);
     metrics_gateway(op, clocks_mono_s() - started);
     if (hs != HTTP_OK) {
         gateway_result_set(out, GW_UNKNOWN, http_status_name(hs), hr->error);
@@ -68,8 +70,8 @@ done:
 /* gw_post, then checks the reply: HTTP 200, well-formed XML, then
  * gateway_reply_trusted. Returns 0 with *reply filled, or -1 with out set
  * to GW_UNKNOWN and the reason. */
-static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *req,
-                       wx_msg *reply, gw_result *out)
+static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *req, wx_msg *reply,
+                       gw_result *out)
 {
     char err[128];
     http_reply hr;
@@ -97,20 +99,20 @@ static int gw_exchange(app_ctx *ctx, const char *op, const char *path, wx_msg *r
 
 static void gw_log(const char *op, const char *order_no, const gw_result *out)
 {
-    static const char *const names[] = {"charged", "not_charged", "orderpaid", "unknown",
-                                        "closed", "unsupported", "prepay"};
+    static const char *const names[] = { "charged", "not_charged", "orderpaid", "unknown",
+                                         "closed",  "unsupported", "prepay" };
     log_level lvl = out->outcome == GW_UNKNOWN ? LOG_WARN : LOG_DEBUG;
 
-    log_msg(lvl, "gateway %s order=%s outcome=%s err=%s msg=%s", op, order_no,
-            names[out->outcome], out->err_code, out->message);
+    log_msg(lvl, "gateway %s order=%s outcome=%s err=%s msg=%s", op, order_no, names[out->outcome],
+            out->err_code, out->message);
 }
 
 /* One call of endpoint ep (common/wx_endpoint: its name in the log and the
  * metrics, its path): req (built by the caller; NULL when building it
  * failed) is exchanged at its path and its trusted reply read by `meaning`.
  * Frees req. */
-static gw_outcome gw_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built,
-                          const char *subject, gw_meaning meaning, gw_result *out)
+static gw_outcome gw_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built, const char *subject,
+                          gw_meaning meaning, gw_result *out)
 {
     const char *op = wx_endpoint_name(ep), *path = wx_endpoint_path(ep);
     wx_msg reply;
@@ -186,18 +188,15 @@ gw_outcome gateway_micropay(app_ctx *ctx, const char *order_no, long long total_
 {
     wx_msg req;
     const wx_pair fields[] = {
-        WX_TEXT("body", "idempay order"),
-        WX_TEXT("out_trade_no", order_no),
-        WX_NUM("total_fee", total_fee),
-        WX_TEXT("spbill_create_ip", "127.0.0.1"),
+        WX_TEXT("body", "idempay order"), WX_TEXT("out_trade_no", order_no),
+        WX_NUM("total_fee", total_fee),   WX_TEXT("spbill_create_ip", "127.0.0.1"),
         WX_TEXT("auth_code", auth_code),
     };
 
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gw_call(ctx, WX_EP_MICROPAY, &req, built, order_no, gw_mean_micropay,
-                   out);
+    return gw_call(ctx, WX_EP_MICROPAY, &req, built, order_no, gw_mean_micropay, out);
 }
 
 gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out)
@@ -207,8 +206,7 @@ gw_outcome gateway_reverse(app_ctx *ctx, const char *order_no, gw_result *out)
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = wx_msg_set(&req, "out_trade_no", order_no) == 0;
-    return gw_call(ctx, WX_EP_REVERSE, &req, built, order_no, gw_mean_reverse,
-                   out);
+    return gw_call(ctx, WX_EP_REVERSE, &req, built, order_no, gw_mean_reverse, out);
 }
 
 gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out)
@@ -220,12 +218,11 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = wx_msg_set(&req, "out_trade_no", order_no) == 0;
-    return gw_call(ctx, WX_EP_ORDERQUERY, &req, built, order_no,
-                   gateway_reply_orderquery, out);
+    return gw_call(ctx, WX_EP_ORDERQUERY, &req, built, order_no, gateway_reply_orderquery, out);
 }
 
-gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
-                                     const char *transaction_id, gw_result *out)
+gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no, const char *transaction_id,
+                                     gw_result *out)
 {
     if (ctx->cfg->v3.api == WX_API_V3)
         return gateway_v3_orderquery_charge(ctx, order_no, transaction_id, out);
@@ -238,8 +235,7 @@ gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    gw_call(ctx, WX_EP_ORDERQUERY, &req, built, order_no, gateway_reply_orderquery,
-            out);
+    gw_call(ctx, WX_EP_ORDERQUERY, &req, built, order_no, gateway_reply_orderquery, out);
     if (out->outcome == GW_CHARGED && strcmp(out->transaction_id, transaction_id) != 0)
         gateway_result_set(out, GW_UNKNOWN, "charge_mismatch",
                            "the reply is about another transaction_id");
@@ -261,8 +257,8 @@ gw_outcome gateway_closeorder(app_ctx *ctx, const char *order_no, gw_result *out
     return out->outcome;
 }
 
-gw_outcome gateway_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built,
-                        const char *subject, gw_meaning meaning, gw_result *out)
+gw_outcome gateway_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built, const char *subject,
+                        gw_meaning meaning, gw_result *out)
 {
     return gw_call(ctx, ep, req, built, subject, meaning, out);
 }
@@ -305,8 +301,8 @@ int gateway_downloadbill(app_ctx *ctx, const char *bill_date, char **text, size_
         gateway_result_set(out, GW_UNKNOWN, "local_error", "could not build the request");
         goto done;
     }
-    if (gw_post(ctx, wx_endpoint_name(WX_EP_DOWNLOADBILL), wx_endpoint_path(WX_EP_DOWNLOADBILL), &req,
-                &hr, out) != 0)
+    if (gw_post(ctx, wx_endpoint_name(WX_EP_DOWNLOADBILL), wx_endpoint_path(WX_EP_DOWNLOADBILL),
+                &req, &hr, out) != 0)
         goto done;
     if (hr.code != 200) {
         snprintf(out->err_code, sizeof(out->err_code), "http_%ld", hr.code);

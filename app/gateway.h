@@ -18,11 +18,11 @@
  * call of one order (time_expire included, fixed when the order was
  * created), so WeChat answers a repeat with the same prepay. */
 typedef struct {
-    const char *order_no;     /* out_trade_no */
-    long long total_fee;      /* fen */
-    const char *trade_type;   /* "NATIVE" or "JSAPI" */
-    const char *openid;       /* JSAPI: the payer; NULL for NATIVE */
-    const char *time_expire;  /* yyyyMMddHHmmss, China time */
+    const char *order_no;    /* out_trade_no */
+    long long total_fee;     /* fen */
+    const char *trade_type;  /* "NATIVE" or "JSAPI" */
+    const char *openid;      /* JSAPI: the payer; NULL for NATIVE */
+    const char *time_expire; /* yyyyMMddHHmmss, China time */
 } gw_prepay_req;
 
 /* unifiedorder (NATIVE or JSAPI, notify_url from the config): creates, or
@@ -65,8 +65,8 @@ gw_outcome gateway_orderquery(app_ctx *ctx, const char *order_no, gw_result *out
  * charged, this very transaction_id (else GW_UNKNOWN). ORDERNOTEXIST ->
  * GW_NOT_CHARGED: the gateway has no such charge. The statement job's
  * confirmation of a bill line (the bill is unsigned). */
-gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no,
-                                     const char *transaction_id, gw_result *out);
+gw_outcome gateway_orderquery_charge(app_ctx *ctx, const char *order_no, const char *transaction_id,
+                                     gw_result *out);
 /* closeorder of out_trade_no order_no: after GW_CLOSED no unifiedorder of
  * it can charge, including one still queued at the gateway. result_code
  * SUCCESS or err_code ORDERCLOSED -> GW_CLOSED; ORDERPAID -> GW_ORDERPAID
@@ -85,8 +85,8 @@ typedef gw_outcome (*gw_meaning)(const wx_msg *reply, const char *subject, gw_re
  * meaning. built = 0 when the caller could not fill req (GW_UNKNOWN, nothing
  * sent). Frees req; logs the outcome under the endpoint's name. For the
  * endpoint modules (gateway_refund.c). */
-gw_outcome gateway_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built,
-                        const char *subject, gw_meaning meaning, gw_result *out);
+gw_outcome gateway_call(app_ctx *ctx, wx_endpoint ep, wx_msg *req, int built, const char *subject,
+                        gw_meaning meaning, gw_result *out);
 
 /* downloadbill: the gateway's statement (bill_type ALL) of the whole
  * China-time day bill_date ("yyyyMMdd"). 0 with *text (malloc'd,

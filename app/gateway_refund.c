@@ -36,7 +36,8 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
                           gw_result *out)
 {
     if (ctx->cfg->v3.api == WX_API_V3)
-        return gateway_v3_refund(ctx, transaction_id, out_refund_no, total_fee, refund_fee, reason, out);
+        return gateway_v3_refund(ctx, transaction_id, out_refund_no, total_fee, refund_fee, reason,
+                                 out);
     wx_msg req;
     const wx_pair fields[] = {
         WX_TEXT("transaction_id", transaction_id),
@@ -50,12 +51,10 @@ gw_outcome gateway_refund(app_ctx *ctx, const char *transaction_id, const char *
     gateway_result_init(out);
     wx_msg_init(&req);
     int built = WX_MSG_SET_PAIRS(&req, fields) == 0;
-    return gateway_call(ctx, WX_EP_REFUND, &req, built, transaction_id,
-                        gr_mean_refund, out);
+    return gateway_call(ctx, WX_EP_REFUND, &req, built, transaction_id, gr_mean_refund, out);
 }
 
-gw_outcome gateway_reply_refundquery(const wx_msg *reply, const char *out_refund_no,
-                                     gw_result *out)
+gw_outcome gateway_reply_refundquery(const wx_msg *reply, const char *out_refund_no, gw_result *out)
 {
     const char *result = wx_msg_get(reply, "result_code");
     const char *code = wx_msg_get(reply, "err_code");

@@ -11,7 +11,7 @@
 #include "text_copy.h"
 #include "wx_sign.h"
 
-#define GW_TXID_MAX 32  /* payment_order.transaction_id is VARCHAR(32) */
+#define GW_TXID_MAX 32 /* payment_order.transaction_id is VARCHAR(32) */
 
 /* true when s is non-empty printable ASCII (safe to echo in logs and JSON). */
 static bool gw_printable(const char *s)
@@ -64,7 +64,8 @@ int gateway_reply_trusted(const wx_msg *reply, const char *key, wx_sign_type sig
         return -1;
     }
     if (wx_sign_verify(reply, key, WX_SIGN_MD5) != 1) {
-        gateway_result_set(out, GW_UNKNOWN, "bad_signature", "the reply's signature does not verify");
+        gateway_result_set(out, GW_UNKNOWN, "bad_signature",
+                           "the reply's signature does not verify");
         return -1;
     }
     if (!gw_is(wx_msg_get(reply, "appid"), appid) || !gw_is(wx_msg_get(reply, "mch_id"), mch_id)) {
@@ -99,8 +100,7 @@ int gateway_reply_charge(const wx_msg *reply, gw_result *out)
 }
 
 /* The err_code of a result_code FAIL reply into out, a message, and o. */
-static gw_outcome gw_take_error(const wx_msg *reply, const char *what, gw_outcome o,
-                                gw_result *out)
+static gw_outcome gw_take_error(const wx_msg *reply, const char *what, gw_outcome o, gw_result *out)
 {
     const char *code = wx_msg_get(reply, "err_code");
     const char *des = wx_msg_get(reply, "err_code_des");
@@ -119,9 +119,13 @@ static gw_outcome gw_take_error(const wx_msg *reply, const char *what, gw_outcom
  * says: query the order). Every other FAIL of a verified reply is final. */
 static bool gw_uncertain_code(const char *code)
 {
-    static const char *const uncertain[] = {"", "SYSTEMERROR", "BANKERROR", "USERPAYING",
-                                            "OUT_TRADE_NO_USED", "BIZERR_NEED_RETRY",
-                                            "FREQUENCY_LIMITED"};
+    static const char *const uncertain[] = { "",
+                                             "SYSTEMERROR",
+                                             "BANKERROR",
+                                             "USERPAYING",
+                                             "OUT_TRADE_NO_USED",
+                                             "BIZERR_NEED_RETRY",
+                                             "FREQUENCY_LIMITED" };
     for (size_t i = 0; i < sizeof(uncertain) / sizeof(uncertain[0]); i++)
         if (strcmp(code, uncertain[i]) == 0)
             return true;
@@ -218,9 +222,8 @@ gw_outcome gateway_reply_orderquery(const wx_msg *reply, const char *order_no, g
 
     if (gw_is(result, "FAIL"))
         return gw_take_error(reply, "orderquery failed",
-                             gw_is(wx_msg_get(reply, "err_code"), "ORDERNOTEXIST")
-                                 ? GW_NOT_CHARGED
-                                 : GW_UNKNOWN,
+                             gw_is(wx_msg_get(reply, "err_code"), "ORDERNOTEXIST") ? GW_NOT_CHARGED
+                                                                                   : GW_UNKNOWN,
                              out);
     if (!gw_is(result, "SUCCESS"))
         return gw_bad_result(out);

@@ -11,30 +11,30 @@
 #include "wx_xml.h"
 
 typedef enum {
-    GW_CHARGED = 0,   /* the order is charged (unifiedorder SUCCESS, orderquery SUCCESS/REFUND) */
-    GW_NOT_CHARGED,   /* definitively not charged (declined; NOTPAY/PAYERROR/CLOSED/ORDERNOTEXIST) */
-    GW_ORDERPAID,     /* unifiedorder/closeorder: already charged; ask orderquery for the transaction */
-    GW_UNKNOWN,       /* timeout, reset, 5xx, SYSTEMERROR, bad XML or signature: outcome not known */
-    GW_CLOSED,        /* the out_trade_no is closed: it can never be charged (closeorder SUCCESS or
-                       * ORDERCLOSED, unifiedorder ORDERCLOSED, orderquery trade_state CLOSED) */
-    GW_UNSUPPORTED,   /* closeorder: the gateway has no such API (HTTP 404): nothing happened */
-    GW_PREPAY         /* unifiedorder (NATIVE/JSAPI): a prepay order exists (prepay_id, code_url);
-                       * nothing is charged until the customer pays it */
+    GW_CHARGED = 0, /* the order is charged (unifiedorder SUCCESS, orderquery SUCCESS/REFUND) */
+    GW_NOT_CHARGED, /* definitively not charged (declined; NOTPAY/PAYERROR/CLOSED/ORDERNOTEXIST) */
+    GW_ORDERPAID, /* unifiedorder/closeorder: already charged; ask orderquery for the transaction */
+    GW_UNKNOWN,   /* timeout, reset, 5xx, SYSTEMERROR, bad XML or signature: outcome not known */
+    GW_CLOSED,    /* the out_trade_no is closed: it can never be charged (closeorder SUCCESS or
+                   * ORDERCLOSED, unifiedorder ORDERCLOSED, orderquery trade_state CLOSED) */
+    GW_UNSUPPORTED, /* closeorder: the gateway has no such API (HTTP 404): nothing happened */
+    GW_PREPAY       /* unifiedorder (NATIVE/JSAPI): a prepay order exists (prepay_id, code_url);
+                     * nothing is charged until the customer pays it */
 } gw_outcome;
 
 typedef struct {
     gw_outcome outcome;
-    char transaction_id[40];   /* when charged */
-    long long total_fee;       /* fen, when the reply carries it; else -1 */
-    char trade_state[24];      /* orderquery */
-    char err_code[40];         /* WeChat err_code or transport reason */
-    char message[160];         /* human text for logs / 402 bodies */
-    int answered;              /* 1 when a complete, verified reply came back: the call is
-                                * over at the gateway (not in flight), whatever it said */
-    long http_code;            /* the reply's HTTP status, 0 when none came */
-    char prepay_id[65];        /* unifiedorder GW_PREPAY */
-    char code_url[257];        /* unifiedorder GW_PREPAY of a NATIVE order ("" otherwise) */
-    int recall;                /* reverse: 1 when the reply says recall=Y (call it again) */
+    char transaction_id[40]; /* when charged */
+    long long total_fee;     /* fen, when the reply carries it; else -1 */
+    char trade_state[24];    /* orderquery */
+    char err_code[40];       /* WeChat err_code or transport reason */
+    char message[160];       /* human text for logs / 402 bodies */
+    int answered;            /* 1 when a complete, verified reply came back: the call is
+                              * over at the gateway (not in flight), whatever it said */
+    long http_code;          /* the reply's HTTP status, 0 when none came */
+    char prepay_id[65];      /* unifiedorder GW_PREPAY */
+    char code_url[257];      /* unifiedorder GW_PREPAY of a NATIVE order ("" otherwise) */
+    int recall;              /* reverse: 1 when the reply says recall=Y (call it again) */
 } gw_result;
 
 /* An empty result: GW_UNKNOWN, no transaction, total_fee -1. */

@@ -22,7 +22,7 @@
 /* A reply, copied out of the client (whose buffer the next call reuses). */
 typedef struct {
     long code;
-    char *body;                 /* malloc'd, NUL-terminated */
+    char *body; /* malloc'd, NUL-terminated */
     size_t len;
     char serial[72], signature[700], timestamp[24], nonce[72];
 } gw3_answer;
@@ -41,7 +41,8 @@ wx3_trust *gateway_v3_platform(const app_config *cfg)
     pthread_mutex_lock(&g3_lock);
     if (!g3_ready) {
         wx3_trust_init(&g3_platform);
-        if (cfg->v3.platform_cert[0] != '\0' && wx3_cert_load(cfg->v3.platform_cert, &pinned) == 0) {
+        if (cfg->v3.platform_cert[0] != '\0' &&
+            wx3_cert_load(cfg->v3.platform_cert, &pinned) == 0) {
             wx3_trust_add(&g3_platform, &pinned);
             wx3_cert_free(&pinned);
         }
@@ -60,7 +61,8 @@ int gateway_v3_authorization(const app_config *cfg, const char *method, const ch
     char *msg = NULL, *sig = NULL;
     int rc = -1;
 
-    if ((msg = wx3_request_message(method, url, ts, nonce, body, body ? strlen(body) : 0)) == NULL ||
+    if ((msg = wx3_request_message(method, url, ts, nonce, body, body ? strlen(body) : 0)) ==
+            NULL ||
         wx3_sign(cfg->v3.key, msg, strlen(msg), &sig) != 0)
         goto done;
     int n = snprintf(hdr, cap,
@@ -110,7 +112,7 @@ static int gw3_send(app_ctx *ctx, const char *op, const char *method, const char
                     const char *signed_url, const char *body, gw3_answer *a, gw_result *out)
 {
     char auth[1536];
-    const char *headers[] = {auth, "Accept: application/json", NULL};
+    const char *headers[] = { auth, "Accept: application/json", NULL };
     http_reply hr;
     double started;
 
@@ -140,7 +142,7 @@ static int gw3_send(app_ctx *ctx, const char *op, const char *method, const char
 
 static wx3_trust_verdict gw3_check(wx3_trust *t, const gw3_answer *a, long window_s)
 {
-    const wx3_signed_headers h = {a->serial, a->signature, a->timestamp, a->nonce};
+    const wx3_signed_headers h = { a->serial, a->signature, a->timestamp, a->nonce };
     return wx3_trust_check(t, &h, a->body, a->len, time(NULL), window_s);
 }
 
@@ -158,7 +160,8 @@ int gateway_v3_refresh(app_ctx *ctx, gw_result *out)
         g3_last_refresh = now;
     pthread_mutex_unlock(&g3_lock);
     if (now - last < GW3_REFRESH_MIN_MS / 1000.0) {
-        gateway_result_set(out, GW_UNKNOWN, "refresh_too_soon", "platform certificates just fetched");
+        gateway_result_set(out, GW_UNKNOWN, "refresh_too_soon",
+                           "platform certificates just fetched");
         return -1;
     }
     snprintf(url, sizeof(url), "%s/v3/certificates", cfg->gateway_url);
@@ -170,8 +173,8 @@ int gateway_v3_refresh(app_ctx *ctx, gw_result *out)
         gateway_result_set(out, GW_UNKNOWN, "certificates", a.code != 200 ? "HTTP error" : why);
     else if (gw3_check(&fresh, &a, cfg->v3.window_s) != WX3_TRUST_OK)
         gateway_result_set(out, GW_UNKNOWN, "certificates", "the list's reply does not verify");
-    else if (wx3_trust_load_certificates(gateway_v3_platform(cfg), a.body, a.len,
-                                         cfg->v3.apiv3_key, time(NULL), why, sizeof(why)) > 0)
+    else if (wx3_trust_load_certificates(gateway_v3_platform(cfg), a.body, a.len, cfg->v3.apiv3_key,
+                                         time(NULL), why, sizeof(why)) > 0)
         rc = 0;
     metrics_inc(rc == 0 ? MET_V3_CERTS_FETCHED : MET_V3_CERTS_FAILED);
     if (rc == 0)
@@ -207,8 +210,8 @@ static int gw3_trusted(app_ctx *ctx, const gw3_answer *a, gw_result *out)
 
 static void gw3_log(const char *op, const char *subject, const gw_result *out)
 {
-    static const char *const names[] = {"charged", "not_charged", "orderpaid", "unknown",
-                                        "closed", "unsupported", "prepay"};
+    static const char *const names[] = { "charged", "not_charged", "orderpaid", "unknown",
+                                         "closed",  "unsupported", "prepay" };
     log_msg(out->outcome == GW_UNKNOWN ? LOG_WARN : LOG_DEBUG,
             "gateway v3 %s order=%s outcome=%s err=%s msg=%s", op, subject, names[out->outcome],
             out->err_code, out->message);
@@ -243,7 +246,7 @@ static gw_outcome gw3_call(app_ctx *ctx, const char *op, gw3_kind kind, const ch
                            const char *path, char *body, const char *subject, gw_result *out)
 {
     char url[512];
-    gw3_answer a = {0};
+    gw3_answer a = { 0 };
     wx_msg m;
 
     wx_msg_init(&m);
@@ -308,13 +311,12 @@ gw_outcome gateway_v3_prepay(app_ctx *ctx, const gw_prepay_req *p, gw_result *ou
 
 /* path + a URL-safe segment (order numbers and ids are [0-9A-Za-z_|*-]:
  * '|' and '*' are escaped) + suffix into out. 0 or -1. */
-static int gw3_path(char *out, size_t cap, const char *prefix, const char *seg,
-                    const char *suffix)
+static int gw3_path(char *out, size_t cap, const char *prefix, const char *seg, const char *suffix)
 {
     size_t n = (size_t)snprintf(out, cap, "%s", prefix);
     for (const char *c = seg; *c != '\0' && n + 4 < cap; c++)
         n += (size_t)(*c == '|' || *c == '*' ? snprintf(out + n, cap - n, "%%%02X", *c)
-                                              : snprintf(out + n, cap - n, "%c", *c));
+                                             : snprintf(out + n, cap - n, "%c", *c));
     return n + strlen(suffix) + 1 < cap && snprintf(out + n, cap - n, "%s", suffix) > 0 ? 0 : -1;
 }
 
@@ -364,13 +366,13 @@ gw_outcome gateway_v3_refund(app_ctx *ctx, const char *transaction_id, const cha
 
     gateway_result_init(out);
     o = json_pack("{s:s, s:s, s:s, s:{s:I, s:I, s:s}}", "transaction_id", transaction_id,
-                  "out_refund_no", out_refund_no, "notify_url", ctx->cfg->v3.notify_url,
-                  "amount", "refund", (json_int_t)refund_fee, "total", (json_int_t)total_fee,
-                  "currency", "CNY");
+                  "out_refund_no", out_refund_no, "notify_url", ctx->cfg->v3.notify_url, "amount",
+                  "refund", (json_int_t)refund_fee, "total", (json_int_t)total_fee, "currency",
+                  "CNY");
     if (o != NULL && reason != NULL && reason[0] != '\0')
         json_object_set_new(o, "reason", json_string(reason));
-    return gw3_call(ctx, "refund", GW3_REFUND, "POST", "/v3/refund/domestic/refunds",
-                    gw3_dump(o), transaction_id, out);
+    return gw3_call(ctx, "refund", GW3_REFUND, "POST", "/v3/refund/domestic/refunds", gw3_dump(o),
+                    transaction_id, out);
 }
 
 gw_outcome gateway_v3_refundquery(app_ctx *ctx, const char *out_refund_no, gw_result *out)
@@ -405,25 +407,29 @@ int gateway_v3_jsapi_sign(const app_config *cfg, const char *time_stamp, const c
 
 /* GET /v3/bill/tradebill of bill_date (yyyyMMdd): 2 with the download path
  * and hash, 0 for NO_STATEMENT_EXIST, 1 for STATEMENT_CREATING, -1 (out). */
-static int gw3_bill_where(app_ctx *ctx, const char *bill_date, char *path, size_t pcap,
-                          char *hash, size_t hcap, gw_result *out)
+static int gw3_bill_where(app_ctx *ctx, const char *bill_date, char *path, size_t pcap, char *hash,
+                          size_t hcap, gw_result *out)
 {
     char url[512], signed_url[128];
-    gw3_answer a = {0};
+    gw3_answer a = { 0 };
     json_t *o = NULL;
     int rc = -1;
 
-    snprintf(signed_url, sizeof(signed_url), "/v3/bill/tradebill?bill_date=%.4s-%.2s-%.2s"
-             "&bill_type=ALL", bill_date, bill_date + 4, bill_date + 6);
+    snprintf(signed_url, sizeof(signed_url),
+             "/v3/bill/tradebill?bill_date=%.4s-%.2s-%.2s"
+             "&bill_type=ALL",
+             bill_date, bill_date + 4, bill_date + 6);
     snprintf(url, sizeof(url), "%s%s", ctx->cfg->gateway_url, signed_url);
-    if (strlen(bill_date) != 8 || gw3_send(ctx, "downloadbill", "GET", url, signed_url, NULL, &a,
-                                           out) != 0 || gw3_trusted(ctx, &a, out) != 0)
+    if (strlen(bill_date) != 8 ||
+        gw3_send(ctx, "downloadbill", "GET", url, signed_url, NULL, &a, out) != 0 ||
+        gw3_trusted(ctx, &a, out) != 0)
         goto done;
     o = json_loadb(a.body, a.len, JSON_REJECT_DUPLICATES, NULL);
     const char *code = json_string_value(json_object_get(o, "code"));
     const char *dl = json_string_value(json_object_get(o, "download_url"));
     const char *hv = json_string_value(json_object_get(o, "hash_value"));
-    const char *p = dl != NULL && strstr(dl, "://") != NULL ? strchr(strstr(dl, "://") + 3, '/') : NULL;
+    const char *p = dl != NULL && strstr(dl, "://") != NULL ? strchr(strstr(dl, "://") + 3, '/')
+                                                            : NULL;
     if (a.code == 400 && code != NULL && strcmp(code, "NO_STATEMENT_EXIST") == 0)
         rc = 0;
     else if (a.code == 400 && code != NULL && strcmp(code, "STATEMENT_CREATING") == 0) {
@@ -459,7 +465,7 @@ int gateway_v3_tradebill(app_ctx *ctx, const char *bill_date, char **text, size_
                          gw_result *out)
 {
     char path[384], hash[130], url[640];
-    gw3_answer a = {0};
+    gw3_answer a = { 0 };
     int rc;
 
     *text = NULL;

@@ -7,12 +7,14 @@
 
 const char *gw3_v2_code(const char *v3_code, gw3_kind kind)
 {
-    static const struct { const char *v3, *v2; } map[] = {
-        {"SYSTEM_ERROR", "SYSTEMERROR"},     {"ORDER_NOT_EXIST", "ORDERNOTEXIST"},
-        {"ORDERNOTEXIST", "ORDERNOTEXIST"},  {"ORDER_PAID", "ORDERPAID"},
-        {"ORDER_CLOSED", "ORDERCLOSED"},     {"NOT_ENOUGH", "NOTENOUGH"},
-        {"SIGN_ERROR", "SIGNERROR"},         {"BANK_ERROR", "BANKERROR"},
-        {"USER_PAYING", "USERPAYING"},       {"ORDER_REVERSED", "ORDERREVERSED"},
+    static const struct {
+        const char *v3, *v2;
+    } map[] = {
+        { "SYSTEM_ERROR", "SYSTEMERROR" },    { "ORDER_NOT_EXIST", "ORDERNOTEXIST" },
+        { "ORDERNOTEXIST", "ORDERNOTEXIST" }, { "ORDER_PAID", "ORDERPAID" },
+        { "ORDER_CLOSED", "ORDERCLOSED" },    { "NOT_ENOUGH", "NOTENOUGH" },
+        { "SIGN_ERROR", "SIGNERROR" },        { "BANK_ERROR", "BANKERROR" },
+        { "USER_PAYING", "USERPAYING" },      { "ORDER_REVERSED", "ORDERREVERSED" },
     };
     if (v3_code == NULL || v3_code[0] == '\0')
         return "SYSTEMERROR";
@@ -100,7 +102,7 @@ static int g3_prepay(json_t *o, gw3_kind kind, wx_msg *m)
     if (kind == GW3_PREPAY_JSAPI)
         return g3_set(m, "prepay_id", g3_str(o, "prepay_id"));
     if (url == NULL || (pr = strstr(url, "pr=")) == NULL)
-        return 0;   /* the v2 meaning says what is missing */
+        return 0; /* the v2 meaning says what is missing */
     size_t n = strcspn(pr + 3, "&#");
     if (n == 0 || n >= sizeof(id))
         return 0;
@@ -110,8 +112,8 @@ static int g3_prepay(json_t *o, gw3_kind kind, wx_msg *m)
 }
 
 /* A 2xx: the fields of kind. */
-static int g3_success(long status, json_t *o, gw3_kind kind, const char *appid,
-                      const char *mchid, wx_msg *m, gw_result *out)
+static int g3_success(long status, json_t *o, gw3_kind kind, const char *appid, const char *mchid,
+                      wx_msg *m, gw_result *out)
 {
     int bad;
 
@@ -121,10 +123,9 @@ static int g3_success(long status, json_t *o, gw3_kind kind, const char *appid,
         bad = 1;
     else if (kind == GW3_QUERY) {
         if (g3_transaction(o, appid, mchid, m, out) != 0 && out->err_code[0] != '\0')
-            return -1;   /* another merchant's */
+            return -1; /* another merchant's */
         bad = wx_msg_get(m, "out_trade_no") == NULL;
-    }
-    else if (kind == GW3_REFUND || kind == GW3_REFUNDQUERY)
+    } else if (kind == GW3_REFUND || kind == GW3_REFUNDQUERY)
         bad = g3_refund(o, kind, m) != 0;
     else
         bad = g3_prepay(o, kind, m) != 0;

@@ -5,8 +5,8 @@
  * one set of rules for both dialects, so a v3 merchant's orders settle
  * exactly as a v2 merchant's. v3's error codes become v2's err_codes
  * (gw3_v2_code); a 5xx (whatever its code), a 429, an unknown shape or
- * another merchant's reply is GW_UNKNOWN, never a decline. gateway_v3.c checks the platform signature
- * before anything here runs. */
+ * another merchant's reply is GW_UNKNOWN, never a decline. gateway_v3.c checks the platform
+ * signature before anything here runs. */
 #ifndef IDEMPAY_GATEWAY_V3_REPLY_H
 #define IDEMPAY_GATEWAY_V3_REPLY_H
 
@@ -16,12 +16,12 @@
 
 /* The endpoints, by the v2 meaning that reads them. */
 typedef enum {
-    GW3_PREPAY_NATIVE = 0,   /* POST /v3/pay/transactions/native -> unifiedorder */
-    GW3_PREPAY_JSAPI,        /* POST /v3/pay/transactions/jsapi -> unifiedorder */
-    GW3_QUERY,               /* GET /v3/pay/transactions/out-trade-no/{no} -> orderquery */
-    GW3_CLOSE,               /* POST .../out-trade-no/{no}/close -> closeorder */
-    GW3_REFUND,              /* POST /v3/refund/domestic/refunds -> refund */
-    GW3_REFUNDQUERY          /* GET /v3/refund/domestic/refunds/{no} -> refundquery */
+    GW3_PREPAY_NATIVE = 0, /* POST /v3/pay/transactions/native -> unifiedorder */
+    GW3_PREPAY_JSAPI,      /* POST /v3/pay/transactions/jsapi -> unifiedorder */
+    GW3_QUERY,             /* GET /v3/pay/transactions/out-trade-no/{no} -> orderquery */
+    GW3_CLOSE,             /* POST .../out-trade-no/{no}/close -> closeorder */
+    GW3_REFUND,            /* POST /v3/refund/domestic/refunds -> refund */
+    GW3_REFUNDQUERY        /* GET /v3/refund/domestic/refunds/{no} -> refundquery */
 } gw3_kind;
 
 /* v2's err_code for v3's error code (SYSTEM_ERROR -> SYSTEMERROR, ORDER_PAID

@@ -14,7 +14,7 @@ void health_handle_ping(app_ctx *ctx, const http_request *req, http_response *re
 {
     (void)ctx;
     (void)req;
-    http_response_set(resp, 200, "application/json", PING_BODY, sizeof PING_BODY - 1);
+    http_response_set(resp, 200, "application/json", PING_BODY, sizeof(PING_BODY) - 1);
 }
 
 /* 1 when MariaDB answers a trivial statement on this thread's connection. */
@@ -65,7 +65,8 @@ void health_handle_healthz(app_ctx *ctx, const http_request *req, http_response 
     }
     o = json_pack("{s:s, s:s, s:s, s:s}", "error", "unavailable", "message",
                   !db && !redis ? "MariaDB and Redis are down"
-                  : !db ? "MariaDB is down" : "Redis is down",
+                  : !db         ? "MariaDB is down"
+                                : "Redis is down",
                   "db", db ? "ok" : "down", "redis", redis ? "ok" : "down");
     http_response_json(resp, 503, o);
     http_response_header(resp, "Retry-After", "1");
@@ -81,7 +82,8 @@ static long long orders_processing(app_ctx *ctx)
 
     if (!st)
         return -1;
-    if (db_stmt_exec(st, "l", (long long)ORDER_PROCESSING) != 0 || db_stmt_fetch(st, "l", &n) != 1) {
+    if (db_stmt_exec(st, "l", (long long)ORDER_PROCESSING) != 0 ||
+        db_stmt_fetch(st, "l", &n) != 1) {
         app_ctx_db_error(ctx, mysql_stmt_errno(st));
         return -1;
     }

@@ -101,8 +101,8 @@ typedef struct {
 } idem_row;
 
 /* Reads the record of (caller_id, user_id, key). 1 found, 0 absent, -1 database failure. */
-static int idem_read(app_ctx *ctx, long long caller_id, long long user_id, const char *key, idem_row *row,
-                     idem_stored *stored)
+static int idem_read(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
+                     idem_row *row, idem_stored *stored)
 {
     MYSQL_STMT *st;
     long long code = 0;
@@ -113,9 +113,9 @@ static int idem_read(app_ctx *ctx, long long caller_id, long long user_id, const
         st = idem_stmt(ctx, IDEM_SQL_GET);
         rc = st != NULL ? db_stmt_exec(st, "lls", caller_id, user_id, key) : -1;
         if (rc == 0)
-            rc = db_stmt_fetch(st, "lsllsll", &row->id, row->fingerprint,
-                               sizeof(row->fingerprint), &row->state, &code, stored->body,
-                               sizeof(stored->body), &row->lease_live, &row->expired);
+            rc = db_stmt_fetch(st, "lsllsll", &row->id, row->fingerprint, sizeof(row->fingerprint),
+                               &row->state, &code, stored->body, sizeof(stored->body),
+                               &row->lease_live, &row->expired);
         if (rc >= 0)
             break;
         if (!order_store_should_retry(ctx, st, &tries, &err))
@@ -130,8 +130,8 @@ static int idem_read(app_ctx *ctx, long long caller_id, long long user_id, const
 }
 
 /* Runs one of the claim CAS updates. 1 won, 0 lost, -1 database failure. */
-static int idem_cas_take(app_ctx *ctx, const idem_row *row, const char *fingerprint,
-                         long lease_ms, long ttl_s)
+static int idem_cas_take(app_ctx *ctx, const idem_row *row, const char *fingerprint, long lease_ms,
+                         long ttl_s)
 {
     MYSQL_STMT *st;
     int tries = 0, rc;
@@ -141,9 +141,9 @@ static int idem_cas_take(app_ctx *ctx, const idem_row *row, const char *fingerpr
     for (;;) {
         if (row->expired) {
             st = idem_stmt(ctx, IDEM_SQL_REUSE_EXPIRED);
-            rc = st != NULL ? db_stmt_exec(st, "slll", fingerprint, lease_us, (long long)ttl_s,
-                                           row->id)
-                            : -1;
+            rc = st != NULL
+                     ? db_stmt_exec(st, "slll", fingerprint, lease_us, (long long)ttl_s, row->id)
+                     : -1;
         } else {
             st = idem_stmt(ctx, IDEM_SQL_TAKE_EXPIRED_LEASE);
             rc = st != NULL ? db_stmt_exec(st, "ll", lease_us, row->id) : -1;
@@ -156,8 +156,7 @@ static int idem_cas_take(app_ctx *ctx, const idem_row *row, const char *fingerpr
 }
 
 idem_result idem_key_claim(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
-                           const char *fingerprint, long lease_ms, long ttl_s,
-                           idem_stored *stored)
+                           const char *fingerprint, long lease_ms, long ttl_s, idem_stored *stored)
 {
     MYSQL_STMT *st;
     idem_row row;
@@ -223,8 +222,8 @@ int idem_key_complete(app_ctx *ctx, long long caller_id, long long user_id, cons
     }
     for (;;) {
         st = idem_stmt(ctx, IDEM_SQL_COMPLETE);
-        rc = st != NULL ? db_stmt_exec(st, "lsllss", (long long)status, body, caller_id, user_id, key,
-                                       fingerprint)
+        rc = st != NULL ? db_stmt_exec(st, "lsllss", (long long)status, body, caller_id, user_id,
+                                       key, fingerprint)
                         : -1;
         if (rc == 0)
             return 0;

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include "app_ctx.h"
 
-#define IDEM_FINGERPRINT_LEN 64      /* hex digits of SHA-256 */
-#define IDEM_BODY_MAX 8192           /* bytes of a stored response body */
+#define IDEM_FINGERPRINT_LEN 64 /* hex digits of SHA-256 */
+#define IDEM_BODY_MAX 8192      /* bytes of a stored response body */
 
 /* SHA-256 (lower-case hex) of the canonical request
  * "order_no=<no>\nuser_id=<decimal>\namount_fen=<decimal>\n". Amounts enter
@@ -32,16 +32,16 @@ int idem_key_fingerprint_flow(const char *order_no, long long user_id, int64_t a
                               const char *flow, char out[IDEM_FINGERPRINT_LEN + 1]);
 
 typedef enum {
-    IDEM_CLAIMED = 0,   /* this request owns the key now: run it, then complete or release */
-    IDEM_REPLAY,        /* finished before: answer with stored (status, body) */
-    IDEM_IN_PROGRESS,   /* another request holds the key under a live lease: 409 */
-    IDEM_MISMATCH,      /* the key was used with another request: 422 */
-    IDEM_UNAVAILABLE    /* MariaDB failed: 503, nothing was written */
+    IDEM_CLAIMED = 0, /* this request owns the key now: run it, then complete or release */
+    IDEM_REPLAY,      /* finished before: answer with stored (status, body) */
+    IDEM_IN_PROGRESS, /* another request holds the key under a live lease: 409 */
+    IDEM_MISMATCH,    /* the key was used with another request: 422 */
+    IDEM_UNAVAILABLE  /* MariaDB failed: 503, nothing was written */
 } idem_result;
 
 typedef struct {
-    int status;                    /* stored HTTP status (IDEM_REPLAY) */
-    char body[IDEM_BODY_MAX];      /* stored body, NUL-terminated (IDEM_REPLAY) */
+    int status;               /* stored HTTP status (IDEM_REPLAY) */
+    char body[IDEM_BODY_MAX]; /* stored body, NUL-terminated (IDEM_REPLAY) */
     size_t body_len;
 } idem_stored;
 
@@ -50,8 +50,7 @@ typedef struct {
  * A record past its expiry counts as absent (it is taken over). On
  * IDEM_REPLAY, *stored holds the answer; otherwise *stored is unspecified. */
 idem_result idem_key_claim(app_ctx *ctx, long long caller_id, long long user_id, const char *key,
-                           const char *fingerprint, long lease_ms, long ttl_s,
-                           idem_stored *stored);
+                           const char *fingerprint, long lease_ms, long ttl_s, idem_stored *stored);
 
 /* Stores the final answer of a claimed key (state 1). Only a claim still
  * in state 0 with the same fingerprint is completed. Returns 0, or -1 on a

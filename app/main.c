@@ -65,14 +65,15 @@ static void handle(void *tctx, const http_request *req, http_response *resp)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: idempay-fcgi [:PORT | SOCKET_PATH]\n"
-               "       idempay-fcgi --check-config\n"
-               "       idempay-fcgi --list-stuck-refunds\n"
-               "       idempay-fcgi --add-caller NAME | --rekey-caller NAME | --list-callers\n"
-               "       idempay-fcgi --disable-caller NAME\n"
-               "       idempay-fcgi --version\n"
-               "Settings: IDEMPAY_* environment variables over %s\n"
-               "(IDEMPAY_CONFIG names another file; see docs/DEPLOY.md).\n",
+    fprintf(f,
+            "usage: idempay-fcgi [:PORT | SOCKET_PATH]\n"
+            "       idempay-fcgi --check-config\n"
+            "       idempay-fcgi --list-stuck-refunds\n"
+            "       idempay-fcgi --add-caller NAME | --rekey-caller NAME | --list-callers\n"
+            "       idempay-fcgi --disable-caller NAME\n"
+            "       idempay-fcgi --version\n"
+            "Settings: IDEMPAY_* environment variables over %s\n"
+            "(IDEMPAY_CONFIG names another file; see docs/DEPLOY.md).\n",
             IDEMPAY_DEFAULT_CONFIG);
 }
 
@@ -81,7 +82,7 @@ static int load_config(void)
 {
     char err[512];
 
-    if (env_config_load(err, sizeof err) != 0) {
+    if (env_config_load(err, sizeof(err)) != 0) {
         fprintf(stderr, "idempay-fcgi: configuration: %s\n", err);
         return -1;
     }
@@ -172,7 +173,8 @@ int main(int argc, char **argv)
         return 2;
     log_init("idempay-fcgi");
     if (config.development)
-        log_msg(LOG_WARN, "DEVELOPMENT MODE (IDEMPAY_DEVELOPMENT=1): the published development"
+        log_msg(LOG_WARN,
+                "DEVELOPMENT MODE (IDEMPAY_DEVELOPMENT=1): the published development"
                 " key and a plain-http gateway are allowed; never run a real merchant like this");
     drain_ms = drain_ms_of(&config);
     if (drain_ms < 1) {
@@ -188,7 +190,8 @@ int main(int argc, char **argv)
     refund_queue_start(&config);
     statement_start(&config);
     log_msg(LOG_INFO, "starting %s: %s door, %d threads, gateway %s, token mode %d, config %s",
-            IDEMPAY_VERSION, config.door == DOOR_PUBLIC ? "public" : "merchant", config.threads, config.gateway_url, (int)config.token_mode,
+            IDEMPAY_VERSION, config.door == DOOR_PUBLIC ? "public" : "merchant", config.threads,
+            config.gateway_url, (int)config.token_mode,
             env_config_path() ? env_config_path() : "environment only");
     rc = fcgi_adapter_serve(&app, config.threads, listen_spec, drain_ms);
     if (rc < 0)

@@ -22,35 +22,40 @@
 
 #include "log.h"
 
-#define METRICS_MAGIC 0x69647036u  /* "idp6": bump when the layout changes */
+#define METRICS_MAGIC 0x69647036u /* "idp6": bump when the layout changes */
 
 /* Route templates, as the router names them; "other" for unknown paths. */
-static const char *const route_names[] = {
-    "/api/ping", "/healthz", "/metrics", "/api/pay", "/api/pay/orders/{order_no}",
-    "/api/pay/token", "/api/pay/callback/wechat", "/api/pay/orders/{order_no}/refunds",
-    "/api/pay/callback/wechat/refund", "other"
-};
-#define ROUTES (sizeof route_names / sizeof route_names[0])
+static const char *const route_names[] = { "/api/ping",
+                                           "/healthz",
+                                           "/metrics",
+                                           "/api/pay",
+                                           "/api/pay/orders/{order_no}",
+                                           "/api/pay/token",
+                                           "/api/pay/callback/wechat",
+                                           "/api/pay/orders/{order_no}/refunds",
+                                           "/api/pay/callback/wechat/refund",
+                                           "other" };
+#define ROUTES (sizeof(route_names) / sizeof(route_names[0]))
 
-static const char *const method_names[] = { "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH",
-                                            "OPTIONS", "other" };
-#define METHODS (sizeof method_names / sizeof method_names[0])
+static const char *const method_names[] = { "GET",  "POST",  "PUT",     "DELETE",
+                                            "HEAD", "PATCH", "OPTIONS", "other" };
+#define METHODS (sizeof(method_names) / sizeof(method_names[0]))
 
-static const int status_codes[] = { 200, 202, 400, 401, 402, 403, 404, 405, 409, 413, 415, 422,
-                                    429, 500, 502, 503, 504, 0 /* other */ };
-#define STATUSES (sizeof status_codes / sizeof status_codes[0])
+static const int status_codes[] = { 200, 202, 400, 401, 402, 403, 404, 405, 409,
+                                    413, 415, 422, 429, 500, 502, 503, 504, 0 /* other */ };
+#define STATUSES (sizeof(status_codes) / sizeof(status_codes[0]))
 
-static const double req_bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                     0.25, 0.5, 1, 2.5, 5, 10 };
-#define REQ_BUCKETS (sizeof req_bounds / sizeof req_bounds[0])
+static const double req_bounds[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                     0.1,    0.25,  0.5,    1,     2.5,  5,     10 };
+#define REQ_BUCKETS (sizeof(req_bounds) / sizeof(req_bounds[0]))
 
-static const char *const gw_ops[] = { "unifiedorder", "orderquery", "refund", "closeorder",
-                                      "downloadbill", "micropay", "reverse", "other" };
-#define GW_OPS (sizeof gw_ops / sizeof gw_ops[0])
+static const char *const gw_ops[] = { "unifiedorder", "orderquery", "refund",  "closeorder",
+                                      "downloadbill", "micropay",   "reverse", "other" };
+#define GW_OPS (sizeof(gw_ops) / sizeof(gw_ops[0]))
 
-static const double gw_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                    0.5, 1, 2.5, 5, 10 };
-#define GW_BUCKETS (sizeof gw_bounds / sizeof gw_bounds[0])
+static const double gw_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                    0.25,  0.5,    1,     2.5,  5,     10 };
+#define GW_BUCKETS (sizeof(gw_bounds) / sizeof(gw_bounds[0]))
 
 /* One slot per live service process: its gateway calls in flight. A slot
  * whose process died (kill -9 included) is ignored and taken over. */
@@ -60,7 +65,7 @@ static const double gw_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
  * families' help texts are in family_help below. */
 static const struct {
     const char *family;
-    const char *label;   /* outcome label value, NULL for a plain counter */
+    const char *label; /* outcome label value, NULL for a plain counter */
 } counter_desc[MET__COUNT] = {
     [MET_PAY_PAID] = { "idempay_payments_total", "paid" },
     [MET_PAY_REPLAYED] = { "idempay_payments_total", "replayed" },
@@ -137,24 +142,40 @@ static const struct {
     const char *help;
 } family_help[] = {
     { "idempay_payments_total", "POST /api/pay outcomes." },
-    { "idempay_auth_refused_total", "Merchant-door requests refused with 401 (unsigned, stale, bad signature, replayed)." },
-    { "idempay_duplicates_absorbed_total", "Repeated payment requests answered without reaching the gateway." },
+    { "idempay_auth_refused_total",
+      "Merchant-door requests refused with 401 (unsigned, stale, bad signature, replayed)." },
+    { "idempay_duplicates_absorbed_total",
+      "Repeated payment requests answered without reaching the gateway." },
     { "idempay_callbacks_total", "WeChat Pay notifications by outcome." },
-    { "idempay_gateway_replies_refused_total", "Gateway replies refused before they were read, by reason (sign_type: MD5 while HMAC-SHA256 is configured; v3_signature: an APIv3 reply without a valid, fresh platform signature)." },
-    { "idempay_v3_certificate_fetches_total", "APIv3 platform certificate list fetches (/v3/certificates), by outcome." },
-    { "idempay_double_charge_detected_total", "Verified notifications of a second charge for an order already paid." },
-    { "idempay_refunds_total", "Refund worker steps by outcome: accepted by the gateway, done (SUCCESS), retry." },
-    { "idempay_reconciler_settled_total", "Orders the reconciler asked the gateway about, by what it settled." },
-    { "idempay_tokens_total", "Payment tokens issued, rejected, and refused because Redis is near its maxmemory." },
-    { "idempay_rate_limit_total", "Requests over their caller's per-second budget (429), and requests Redis could not count." },
-    { "idempay_log_lines_suppressed_total", "Refusal log lines left out over IDEMPAY_LOG_REJECTS_PER_S." },
-    { "idempay_gateway_closes_total", "closeorder calls that ended an uncertain payment attempt, by outcome." },
-    { "idempay_refunds_queued_total", "Charges queued for refund because they are not their order's (any path)." },
-    { "idempay_charge_amount_mismatch_total", "Charges of another amount than their order's (refunded)." },
+    { "idempay_gateway_replies_refused_total",
+      "Gateway replies refused before they were read, by reason (sign_type: MD5 while HMAC-SHA256 is configured; v3_signature: an APIv3 reply without a valid, fresh platform signature)." },
+    { "idempay_v3_certificate_fetches_total",
+      "APIv3 platform certificate list fetches (/v3/certificates), by outcome." },
+    { "idempay_double_charge_detected_total",
+      "Verified notifications of a second charge for an order already paid." },
+    { "idempay_refunds_total",
+      "Refund worker steps by outcome: accepted by the gateway, done (SUCCESS), retry." },
+    { "idempay_reconciler_settled_total",
+      "Orders the reconciler asked the gateway about, by what it settled." },
+    { "idempay_tokens_total",
+      "Payment tokens issued, rejected, and refused because Redis is near its maxmemory." },
+    { "idempay_rate_limit_total",
+      "Requests over their caller's per-second budget (429), and requests Redis could not count." },
+    { "idempay_log_lines_suppressed_total",
+      "Refusal log lines left out over IDEMPAY_LOG_REJECTS_PER_S." },
+    { "idempay_gateway_closes_total",
+      "closeorder calls that ended an uncertain payment attempt, by outcome." },
+    { "idempay_refunds_queued_total",
+      "Charges queued for refund because they are not their order's (any path)." },
+    { "idempay_charge_amount_mismatch_total",
+      "Charges of another amount than their order's (refunded)." },
     { "idempay_statement_runs_total", "Statement (downloadbill) reconciliation runs by outcome." },
-    { "idempay_statement_charges_total", "Charges in the gateway's statement, by what the statement job did with them." },
-    { "idempay_statement_bad_lines_total", "Bill lines the statement job could not read, set aside for an operator (payment_statement_bad_line)." },
-    { "idempay_refunds_stuck_total", "Refunds stopped for an operator (REFUNDCLOSE, CHANGE, refused for good): idempay-fcgi --list-stuck-refunds." },
+    { "idempay_statement_charges_total",
+      "Charges in the gateway's statement, by what the statement job did with them." },
+    { "idempay_statement_bad_lines_total",
+      "Bill lines the statement job could not read, set aside for an operator (payment_statement_bad_line)." },
+    { "idempay_refunds_stuck_total",
+      "Refunds stopped for an operator (REFUNDCLOSE, CHANGE, refused for good): idempay-fcgi --list-stuck-refunds." },
     { "idempay_refund_notifications_total", "WeChat refund notifications by outcome." },
     { "idempay_merchant_refunds_total", "POST /api/pay/orders/{order_no}/refunds outcomes." },
 };
@@ -177,7 +198,7 @@ typedef struct {
 
 static metrics_shared local_metrics;
 static metrics_shared *M = &local_metrics;
-static _Atomic int64_t local_inflight;   /* when no slot could be had */
+static _Atomic int64_t local_inflight; /* when no slot could be had */
 static _Atomic int64_t *my_inflight = &local_inflight;
 
 static int pid_alive(pid_t pid)
@@ -227,8 +248,8 @@ int metrics_init(const char *path)
         goto fail;
     M = p;
     if (atomic_load(&M->magic) != METRICS_MAGIC) {
-        memset((void *)M, 0, sizeof *M);
-        M->size = sizeof *M;
+        memset((void *)M, 0, sizeof(*M));
+        M->size = sizeof(*M);
         atomic_store(&M->magic, METRICS_MAGIC);
     }
     claim_slot();
@@ -350,7 +371,7 @@ static void family(textbuf *t, const char *name, const char *type, const char *h
 
 static const char *help_of(const char *fam)
 {
-    for (size_t i = 0; i < sizeof family_help / sizeof family_help[0]; i++)
+    for (size_t i = 0; i < sizeof(family_help) / sizeof(family_help[0]); i++)
         if (!strcmp(family_help[i].family, fam))
             return family_help[i].help;
     return "idempay counter (see docs/API.md).";
@@ -407,25 +428,32 @@ static void write_requests(textbuf *t)
                     cum += atomic_load_explicit(&M->req_bucket[r][m][s][b], memory_order_relaxed);
                 if (!cum)
                     continue;
-                code_label(code, sizeof code, s);
+                code_label(code, sizeof(code), s);
                 cum = 0;
                 for (size_t b = 0; b <= REQ_BUCKETS; b++) {
                     cum += atomic_load_explicit(&M->req_bucket[r][m][s][b], memory_order_relaxed);
                     if (b < REQ_BUCKETS)
-                        tb_printf(t, "idempay_http_request_duration_seconds_bucket{method=\"%s\","
-                                  "route=\"%s\",code=\"%s\",le=\"%g\"} %llu\n", method_names[m],
-                                  route_names[r], code, req_bounds[b], (unsigned long long)cum);
+                        tb_printf(t,
+                                  "idempay_http_request_duration_seconds_bucket{method=\"%s\","
+                                  "route=\"%s\",code=\"%s\",le=\"%g\"} %llu\n",
+                                  method_names[m], route_names[r], code, req_bounds[b],
+                                  (unsigned long long)cum);
                     else
-                        tb_printf(t, "idempay_http_request_duration_seconds_bucket{method=\"%s\","
-                                  "route=\"%s\",code=\"%s\",le=\"+Inf\"} %llu\n", method_names[m],
-                                  route_names[r], code, (unsigned long long)cum);
+                        tb_printf(t,
+                                  "idempay_http_request_duration_seconds_bucket{method=\"%s\","
+                                  "route=\"%s\",code=\"%s\",le=\"+Inf\"} %llu\n",
+                                  method_names[m], route_names[r], code, (unsigned long long)cum);
                 }
-                tb_printf(t, "idempay_http_request_duration_seconds_sum{method=\"%s\",route=\"%s\","
-                          "code=\"%s\"} %.6f\n", method_names[m], route_names[r], code,
-                          (double)atomic_load_explicit(&M->req_us[r][m][s], memory_order_relaxed) / 1e6);
-                tb_printf(t, "idempay_http_request_duration_seconds_count{method=\"%s\",route=\"%s\","
-                          "code=\"%s\"} %llu\n", method_names[m], route_names[r], code,
-                          (unsigned long long)cum);
+                tb_printf(t,
+                          "idempay_http_request_duration_seconds_sum{method=\"%s\",route=\"%s\","
+                          "code=\"%s\"} %.6f\n",
+                          method_names[m], route_names[r], code,
+                          (double)atomic_load_explicit(&M->req_us[r][m][s], memory_order_relaxed) /
+                              1e6);
+                tb_printf(t,
+                          "idempay_http_request_duration_seconds_count{method=\"%s\",route=\"%s\","
+                          "code=\"%s\"} %llu\n",
+                          method_names[m], route_names[r], code, (unsigned long long)cum);
             }
     family(t, "idempay_http_requests_total", "counter",
            "HTTP requests answered, by method, route template and status code.");
@@ -437,9 +465,10 @@ static void write_requests(textbuf *t)
                     cum += atomic_load_explicit(&M->req_bucket[r][m][s][b], memory_order_relaxed);
                 if (!cum)
                     continue;
-                code_label(code, sizeof code, s);
-                tb_printf(t, "idempay_http_requests_total{method=\"%s\",route=\"%s\",code=\"%s\"} %llu\n",
-                          method_names[m], route_names[r], code, (unsigned long long)cum);
+                code_label(code, sizeof(code), s);
+                tb_printf(
+                    t, "idempay_http_requests_total{method=\"%s\",route=\"%s\",code=\"%s\"} %llu\n",
+                    method_names[m], route_names[r], code, (unsigned long long)cum);
             }
 }
 
@@ -481,7 +510,7 @@ static void write_gauges(textbuf *t, const metrics_scrape *scrape)
                 procs++;
             }
         }
-        if (my_inflight == &local_inflight) {   /* this process had no slot */
+        if (my_inflight == &local_inflight) { /* this process had no slot */
             inflight += atomic_load(&local_inflight);
             procs++;
         }
@@ -497,7 +526,8 @@ static void write_gauges(textbuf *t, const metrics_scrape *scrape)
                "Orders in PROCESSING now: a gateway outcome is being waited for or reconciled.");
         tb_printf(t, "idempay_orders_processing %lld\n", scrape->orders_processing);
     }
-    family(t, "idempay_build_info", "gauge", "The running build: always 1, labelled with its version.");
+    family(t, "idempay_build_info", "gauge",
+           "The running build: always 1, labelled with its version.");
     tb_printf(t, "idempay_build_info{version=\"%s\",revision=\"%s\"} 1\n", IDEMPAY_VERSION,
               IDEMPAY_REVISION);
 }
@@ -510,7 +540,7 @@ static void write_process(textbuf *t)
     long long rss = 0;
     long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), fds = 0;
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
     struct rlimit rl;
     DIR *d;
     FILE *f;
@@ -520,13 +550,15 @@ static void write_process(textbuf *t)
     if (n <= 0)
         return;
     buf[n] = '\0';
-    p = strrchr(buf, ')');   /* the command name may hold spaces */
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
-                            "%*d %*d %llu %llu %lld", &utime, &stime, &starttime, &vsize, &rss) != 5)
+    p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p || sscanf(p + 2,
+                     "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+                     "%*d %*d %llu %llu %lld",
+                     &utime, &stime, &starttime, &vsize, &rss) != 5)
         return;
     f = fopen("/proc/stat", "re");
     if (f) {
-        while (fgets(buf, sizeof buf, f))
+        while (fgets(buf, sizeof(buf), f))
             if (sscanf(buf, "btime %llu", &btime) == 1)
                 break;
         fclose(f);
@@ -537,11 +569,12 @@ static void write_process(textbuf *t)
         while ((e = readdir(d)))
             fds += e->d_name[0] != '.';
         closedir(d);
-        fds--;   /* the directory's own descriptor */
+        fds--; /* the directory's own descriptor */
     }
     if (ticks <= 0)
         ticks = 100;
-    family(t, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+    family(t, "process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent in seconds.");
     tb_printf(t, "process_cpu_seconds_total %.2f\n", (double)(utime + stime) / (double)ticks);
     family(t, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
     tb_printf(t, "process_resident_memory_bytes %lld\n", rss * (long long)page);
@@ -576,8 +609,8 @@ void metrics_handle(http_response *resp, const metrics_scrape *scrape)
     write_gateway(&t);
     write_gauges(&t, scrape);
     write_process(&t);
-    if (t.failed || http_response_set(resp, 200, "text/plain; version=0.0.4; charset=utf-8", t.buf,
-                                      t.len) != 0)
+    if (t.failed ||
+        http_response_set(resp, 200, "text/plain; version=0.0.4; charset=utf-8", t.buf, t.len) != 0)
         http_response_error(resp, 503, "unavailable", "out of memory");
     free(t.buf);
 }

@@ -17,17 +17,17 @@
 
 typedef enum {
     /* POST /api/pay outcomes: idempay_payments_total{outcome=...} */
-    MET_PAY_PAID = 0,        /* charged now and PAID */
-    MET_PAY_REPLAYED,        /* repeat of a PAID order answered from the DB */
-    MET_PAY_PROCESSING,      /* 202 */
-    MET_PAY_DECLINED,        /* 402 */
-    MET_PAY_MISMATCH,        /* 422 order_mismatch */
-    MET_PAY_IDEM_REPLAYED,   /* Idempotency-Key replay */
-    MET_PAY_IDEM_CONFLICT,   /* 409 request_in_progress */
-    MET_PAY_IDEM_MISMATCH,   /* 422 idempotency_key_mismatch */
-    MET_PAY_INVALID_TOKEN,   /* 403 */
-    MET_PAY_INVALID,         /* 4xx bad input */
-    MET_PAY_UNAVAILABLE,     /* 503 */
+    MET_PAY_PAID = 0,      /* charged now and PAID */
+    MET_PAY_REPLAYED,      /* repeat of a PAID order answered from the DB */
+    MET_PAY_PROCESSING,    /* 202 */
+    MET_PAY_DECLINED,      /* 402 */
+    MET_PAY_MISMATCH,      /* 422 order_mismatch */
+    MET_PAY_IDEM_REPLAYED, /* Idempotency-Key replay */
+    MET_PAY_IDEM_CONFLICT, /* 409 request_in_progress */
+    MET_PAY_IDEM_MISMATCH, /* 422 idempotency_key_mismatch */
+    MET_PAY_INVALID_TOKEN, /* 403 */
+    MET_PAY_INVALID,       /* 4xx bad input */
+    MET_PAY_UNAVAILABLE,   /* 503 */
     /* idempay_duplicates_absorbed_total: any repeat that did not reach the gateway */
     MET_DUPLICATE_ABSORBED,
     /* idempay_callbacks_total{outcome=...} */
@@ -35,8 +35,8 @@ typedef enum {
     MET_CB_ALREADY_APPLIED,
     MET_CB_FAIL_MALFORMED,
     MET_CB_FAIL_SIGNATURE,
-    MET_CB_FAIL_MERCHANT,    /* appid / mch_id */
-    MET_CB_FAIL_RESULT,      /* return_code/result_code not SUCCESS */
+    MET_CB_FAIL_MERCHANT, /* appid / mch_id */
+    MET_CB_FAIL_RESULT,   /* return_code/result_code not SUCCESS */
     MET_CB_FAIL_AMOUNT,
     MET_CB_FAIL_UNKNOWN_ORDER,
     MET_CB_UNAVAILABLE,
@@ -67,13 +67,13 @@ typedef enum {
     MET_STMT_RUN_OK,
     MET_STMT_RUN_FAILED,
     /* idempay_statement_charges_total{outcome=...}: each charge line judged */
-    MET_STMT_MATCHED,        /* its order is PAID with it */
-    MET_STMT_PAID,           /* it made its PROCESSING/FAILED order PAID */
-    MET_STMT_REFUND,         /* not its order's transaction: refund queued now */
-    MET_STMT_REFUNDED,       /* refunded already (in the statement or our queue) */
-    MET_STMT_UNMATCHED,      /* no order of that out_trade_no: logged for a human */
-    MET_STMT_IN_FLIGHT,      /* its order is PROCESSING under a live lease: left to its holder */
-    MET_STMT_UNCONFIRMED,    /* the signed orderquery does not know the bill's charge: ignored */
+    MET_STMT_MATCHED,     /* its order is PAID with it */
+    MET_STMT_PAID,        /* it made its PROCESSING/FAILED order PAID */
+    MET_STMT_REFUND,      /* not its order's transaction: refund queued now */
+    MET_STMT_REFUNDED,    /* refunded already (in the statement or our queue) */
+    MET_STMT_UNMATCHED,   /* no order of that out_trade_no: logged for a human */
+    MET_STMT_IN_FLIGHT,   /* its order is PROCESSING under a live lease: left to its holder */
+    MET_STMT_UNCONFIRMED, /* the signed orderquery does not know the bill's charge: ignored */
     /* idempay_statement_bad_lines_total: bill lines set aside unread */
     MET_STMT_BAD_LINE,
     /* refunds that complete (refund_queue.c, refund_notify.c, refund_api.c) */
@@ -83,25 +83,27 @@ typedef enum {
     MET_REFUND_STUCK_ERROR,  /* idempay_refunds_stuck_total{outcome="abnormal"}: refused for good */
     MET_REFUND_NOTIFY_APPLIED, /* idempay_refund_notifications_total{outcome="applied"} */
     MET_REFUND_NOTIFY_FAIL,    /* idempay_refund_notifications_total{outcome="fail"} */
-    MET_REFUND_REQUESTED,    /* idempay_merchant_refunds_total{outcome="created"} */
-    MET_REFUND_REPLAYED,     /* idempay_merchant_refunds_total{outcome="replayed"} */
-    MET_REFUND_REFUSED,      /* idempay_merchant_refunds_total{outcome="refused"}: 4xx */
+    MET_REFUND_REQUESTED,      /* idempay_merchant_refunds_total{outcome="created"} */
+    MET_REFUND_REPLAYED,       /* idempay_merchant_refunds_total{outcome="replayed"} */
+    MET_REFUND_REFUSED,        /* idempay_merchant_refunds_total{outcome="refused"}: 4xx */
     /* bounded growth (rate_limit.c, redis_room.c, router.c) */
     MET_RATE_LIMITED_TOKENS, /* idempay_rate_limit_total{outcome="limited_tokens"}: 429 */
     MET_RATE_LIMITED_ORDERS, /* idempay_rate_limit_total{outcome="limited_orders"}: 429 */
-    MET_RATE_UNCOUNTED,      /* idempay_rate_limit_total{outcome="uncounted"}: Redis could not count */
-    MET_TOKEN_STORE_FULL,    /* idempay_tokens_total{outcome="store_full"}: 503, Redis near maxmemory */
-    MET_LOG_SUPPRESSED,      /* idempay_log_lines_suppressed_total: refusal lines over the budget */
+    MET_RATE_UNCOUNTED,   /* idempay_rate_limit_total{outcome="uncounted"}: Redis could not count */
+    MET_TOKEN_STORE_FULL, /* idempay_tokens_total{outcome="store_full"}: 503, Redis near
+                             maxmemory */
+    MET_LOG_SUPPRESSED,   /* idempay_log_lines_suppressed_total: refusal lines over the budget */
     /* least privilege (docs/SECURITY.md) */
-    MET_CB_FAIL_SIGN_TYPE,   /* idempay_callbacks_total{outcome="fail_sign_type"}: MD5 under HMAC-SHA256 */
+    MET_CB_FAIL_SIGN_TYPE,        /* idempay_callbacks_total{outcome="fail_sign_type"}: MD5 under
+                                     HMAC-SHA256 */
     MET_CB_FAIL_NOT_NOTIFICATION, /* idempay_callbacks_total{outcome="fail_not_notification"} */
-    MET_GW_REPLY_SIGN_TYPE,  /* idempay_gateway_replies_refused_total{outcome="sign_type"} */
-    MET_AUTH_REFUSED,        /* idempay_auth_refused_total: merchant-door 401s (caller_gate) */
+    MET_GW_REPLY_SIGN_TYPE,       /* idempay_gateway_replies_refused_total{outcome="sign_type"} */
+    MET_AUTH_REFUSED,             /* idempay_auth_refused_total: merchant-door 401s (caller_gate) */
     /* APIv3 (gateway_v3.c) */
     MET_GW_REPLY_V3_SIGNATURE, /* idempay_gateway_replies_refused_total{outcome="v3_signature"}:
                                 * missing, stale, unknown-signer or bad platform signature */
-    MET_V3_CERTS_FETCHED,    /* idempay_v3_certificate_fetches_total{outcome="ok"} */
-    MET_V3_CERTS_FAILED,     /* idempay_v3_certificate_fetches_total{outcome="fail"} */
+    MET_V3_CERTS_FETCHED,      /* idempay_v3_certificate_fetches_total{outcome="ok"} */
+    MET_V3_CERTS_FAILED,       /* idempay_v3_certificate_fetches_total{outcome="fail"} */
     MET__COUNT
 } metric_counter;
 
@@ -121,7 +123,7 @@ void metrics_gateway(const char *op, double seconds);
 
 /* What a scrape adds from outside the shared file. */
 typedef struct {
-    long long orders_processing;   /* PROCESSING orders in the database, -1 unknown */
+    long long orders_processing; /* PROCESSING orders in the database, -1 unknown */
 } metrics_scrape;
 
 /* The Prometheus text of all metrics into resp (200 text/plain). */

@@ -16,14 +16,14 @@
 #include "order_state.h"
 
 /* The row's times as UTC text with milliseconds (as order_store.c). */
-#define ARCHIVE_TIME_SQL(col)                                                                \
-    "CONCAT(LEFT(DATE_FORMAT(CONVERT_TZ(" col ", @@session.time_zone, '+00:00'), "           \
+#define ARCHIVE_TIME_SQL(col)                                                                      \
+    "CONCAT(LEFT(DATE_FORMAT(CONVERT_TZ(" col ", @@session.time_zone, '+00:00'), "                 \
     "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
 enum {
-    ARC_PICK = 0,   /* candidates, a consistent read */
-    ARC_LOCK,       /* the candidates still final and old, locked (SKIP LOCKED) */
-    ARC_EXCLUDE,    /* locked orders with a refund not finished or recent */
+    ARC_PICK = 0, /* candidates, a consistent read */
+    ARC_LOCK,     /* the candidates still final and old, locked (SKIP LOCKED) */
+    ARC_EXCLUDE,  /* locked orders with a refund not finished or recent */
     ARC_TRADE_COPY,
     ARC_TRADE_DEL,
     ARC_REFUND_COPY,
@@ -32,7 +32,7 @@ enum {
     ARC_CB_DEL,
     ARC_ORDER_COPY,
     ARC_ORDER_DEL,
-    ARC_LEFT,       /* refund rows of the batch still live: must be none */
+    ARC_LEFT, /* refund rows of the batch still live: must be none */
     ARC_GET,
     ARC_FORGET_TRADE,
     ARC_COUNT
@@ -41,20 +41,20 @@ enum {
 #define ARC_LIST "@LIST@" /* replaced by ORDER_ARCHIVE_BATCH placeholders */
 
 /* The column lists the copies name (sql/015_order_archive.sql). */
-#define ARC_TRADE_COLS                                                                       \
-    "order_no, trade_type, openid, time_expire, expires_ms, prepay_id, code_url, sent_at,"   \
+#define ARC_TRADE_COLS                                                                             \
+    "order_no, trade_type, openid, time_expire, expires_ms, prepay_id, code_url, sent_at,"         \
     " answered, last_query_at, create_time"
-#define ARC_REFUND_COLS                                                                      \
-    "id, transaction_id, order_no, kind, out_refund_no, total_fee, refund_fee, reason,"      \
+#define ARC_REFUND_COLS                                                                            \
+    "id, transaction_id, order_no, kind, out_refund_no, total_fee, refund_fee, reason,"            \
     " refund_id, state, attempts, lease_until, last_error, create_time, update_time"
 #define ARC_CB_COLS "id, third_party_no, order_no, total_fee, outcome, raw_xml, create_time"
-#define ARC_ORDER_COLS                                                                       \
-    "id, order_no, caller_id, user_id, amount, status, transaction_id, lease_until, attempts,"          \
+#define ARC_ORDER_COLS                                                                             \
+    "id, order_no, caller_id, user_id, amount, status, transaction_id, lease_until, attempts,"     \
     " final_reason, create_time, update_time"
 
 /* A final order with no lease (PAID; FAILED without a recheck due) whose
  * last change is older than ? days. */
-#define ARC_FINAL_OLD                                                                        \
+#define ARC_FINAL_OLD                                                                              \
     " status IN (2, 3) AND lease_until IS NULL AND update_time < NOW(3) - INTERVAL ? DAY"
 /* A refund that keeps its order live: not SUCCESS, or changed recently. */
 #define ARC_REFUND_OPEN "(state <> 1 OR update_time >= NOW(3) - INTERVAL ? DAY)"
@@ -64,29 +64,33 @@ static const char *const arc_template[ARC_COUNT] = {
     [ARC_PICK] = "SELECT o.order_no FROM payment_order o WHERE" ARC_FINAL_OLD
                  " AND NOT EXISTS (SELECT 1 FROM payment_refund r WHERE r.order_no = o.order_no"
                  " AND " ARC_REFUND_OPEN ") LIMIT ?",
-    [ARC_LOCK] = "SELECT order_no FROM payment_order WHERE order_no IN (" ARC_LIST ") AND"
-                 ARC_FINAL_OLD " FOR UPDATE SKIP LOCKED",
+    [ARC_LOCK] = "SELECT order_no FROM payment_order WHERE order_no IN (" ARC_LIST
+                 ") AND" ARC_FINAL_OLD " FOR UPDATE SKIP LOCKED",
     [ARC_EXCLUDE] = "SELECT DISTINCT order_no FROM payment_refund WHERE order_no IN (" ARC_LIST
                     ") AND " ARC_REFUND_OPEN,
-    [ARC_TRADE_COPY] = "INSERT INTO payment_trade_archive (" ARC_TRADE_COLS ") SELECT "
-                       ARC_TRADE_COLS " FROM payment_trade WHERE order_no IN (" ARC_LIST ")",
+    [ARC_TRADE_COPY] = "INSERT INTO payment_trade_archive (" ARC_TRADE_COLS
+                       ") SELECT " ARC_TRADE_COLS " FROM payment_trade WHERE order_no IN (" ARC_LIST
+                       ")",
     [ARC_TRADE_DEL] = "DELETE FROM payment_trade WHERE order_no IN (" ARC_LIST ")",
-    [ARC_REFUND_COPY] = "INSERT INTO payment_refund_archive (" ARC_REFUND_COLS ") SELECT "
-                        ARC_REFUND_COLS " FROM payment_refund WHERE order_no IN (" ARC_LIST
-                        ") AND state = 1",
+    [ARC_REFUND_COPY] = "INSERT INTO payment_refund_archive (" ARC_REFUND_COLS
+                        ") SELECT " ARC_REFUND_COLS
+                        " FROM payment_refund WHERE order_no IN (" ARC_LIST ") AND state = 1",
     [ARC_REFUND_DEL] = "DELETE FROM payment_refund WHERE order_no IN (" ARC_LIST ") AND state = 1",
-    [ARC_CB_COPY] = "INSERT INTO payment_callback_record_archive (" ARC_CB_COLS ") SELECT "
-                    ARC_CB_COLS " FROM payment_callback_record WHERE order_no IN (" ARC_LIST ")",
+    [ARC_CB_COPY] = "INSERT INTO payment_callback_record_archive (" ARC_CB_COLS
+                    ") SELECT " ARC_CB_COLS
+                    " FROM payment_callback_record WHERE order_no IN (" ARC_LIST ")",
     [ARC_CB_DEL] = "DELETE FROM payment_callback_record WHERE order_no IN (" ARC_LIST ")",
     [ARC_ORDER_COPY] = "INSERT INTO payment_order_archive (" ARC_ORDER_COLS ", archived_at)"
-                       " SELECT " ARC_ORDER_COLS ", NOW(3) FROM payment_order WHERE order_no IN ("
-                       ARC_LIST ")",
+                       " SELECT " ARC_ORDER_COLS
+                       ", NOW(3) FROM payment_order WHERE order_no IN (" ARC_LIST ")",
     [ARC_ORDER_DEL] = "DELETE FROM payment_order WHERE order_no IN (" ARC_LIST ")",
     [ARC_LEFT] = "SELECT COUNT(*) FROM payment_refund WHERE order_no IN (" ARC_LIST ")",
+    /* clang-format off */
     [ARC_GET] = "SELECT order_no, caller_id, user_id, CAST(amount * 100 AS SIGNED), status, transaction_id,"
                 " attempts, final_reason, " ARCHIVE_TIME_SQL("create_time") ", "
                 ARCHIVE_TIME_SQL("update_time") ", " ARCHIVE_TIME_SQL("archived_at")
                 " FROM payment_order_archive WHERE order_no = ?",
+    /* clang-format on */
     [ARC_FORGET_TRADE] = "DELETE FROM payment_trade WHERE order_no = ?"
                          " AND NOT EXISTS (SELECT 1 FROM payment_order WHERE order_no = ?)"
                          " AND EXISTS (SELECT 1 FROM payment_order_archive WHERE order_no = ?)",
@@ -157,7 +161,7 @@ static int arc_exec_list(app_ctx *ctx, int which, const arc_list *l, long long d
     if (st == NULL)
         return -1;
     mysql_stmt_free_result(st);
-    memset(b, 0, sizeof b);
+    memset(b, 0, sizeof(b));
     for (k = 0; k < ORDER_ARCHIVE_BATCH; k++) {
         const char *s = l->no[k < l->n ? k : 0];
         len[k] = (unsigned long)strlen(s);
@@ -205,7 +209,9 @@ static int arc_fail(app_ctx *ctx, MYSQL_STMT *st, const char *step)
         e = mysql_errno(ctx->db);
     if (st != NULL || ctx->err[0] == '\0')
         snprintf(ctx->err, sizeof(ctx->err), "order_archive %s: mariadb %u: %s", step, e,
-                 st != NULL ? mysql_stmt_error(st) : ctx->db ? mysql_error(ctx->db) : "down");
+                 st != NULL ? mysql_stmt_error(st)
+                 : ctx->db  ? mysql_error(ctx->db)
+                            : "down");
     if (ctx->db != NULL && !db_conn_lost(e))
         (void)db_exec_simple(ctx->db, "ROLLBACK");
     (void)app_ctx_db_error(ctx, e);
@@ -240,8 +246,9 @@ static int arc_select(app_ctx *ctx, long days, int max, arc_list *l, arc_list *t
     MYSQL_STMT *st = arc_stmt(ctx, ARC_PICK);
 
     *failed = st;
-    if (st == NULL || db_stmt_exec(st, "lll", (long long)days, (long long)days,
-                                   (long long)max) != 0 || arc_fetch_list(st, tmp) < 0)
+    if (st == NULL ||
+        db_stmt_exec(st, "lll", (long long)days, (long long)days, (long long)max) != 0 ||
+        arc_fetch_list(st, tmp) < 0)
         return -1;
     if (tmp->n == 0)
         return 0;
@@ -283,10 +290,10 @@ static int arc_move(app_ctx *ctx, int copy, int del, const arc_list *l, long lon
  * refund row is left), 0 (lost a race), -1 (*failed). */
 static int arc_move_all(app_ctx *ctx, const arc_list *l, MYSQL_STMT **failed)
 {
-    static const int pairs[][2] = {{ARC_TRADE_COPY, ARC_TRADE_DEL},
-                                   {ARC_REFUND_COPY, ARC_REFUND_DEL},
-                                   {ARC_CB_COPY, ARC_CB_DEL},
-                                   {ARC_ORDER_COPY, ARC_ORDER_DEL}};
+    static const int pairs[][2] = { { ARC_TRADE_COPY, ARC_TRADE_DEL },
+                                    { ARC_REFUND_COPY, ARC_REFUND_DEL },
+                                    { ARC_CB_COPY, ARC_CB_DEL },
+                                    { ARC_ORDER_COPY, ARC_ORDER_DEL } };
     long long moved = 0, left = -1;
 
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -328,8 +335,10 @@ int order_archive_run(app_ctx *ctx, long retention_days, int max)
     }
     if (moved == 0) {
         if (l->n > 0)
-            log_msg(LOG_INFO, "order_archive: a batch of %d orders changed while it moved;"
-                    " rolled back, next round", l->n);
+            log_msg(LOG_INFO,
+                    "order_archive: a batch of %d orders changed while it moved;"
+                    " rolled back, next round",
+                    l->n);
         if (db_exec_simple(ctx->db, "ROLLBACK") != 0)
             (void)app_ctx_db_error(ctx, mysql_errno(ctx->db));
         rc = 0;
@@ -379,12 +388,13 @@ order_store_result order_archive_get(app_ctx *ctx, const char *order_no, order_r
     if (rc == 0)
         return ORDER_STORE_MISS;
     if (!order_state_from_int(status, &row->status)) {
-        snprintf(ctx->err, sizeof(ctx->err), "archived status %lld outside the state table", status);
+        snprintf(ctx->err, sizeof(ctx->err), "archived status %lld outside the state table",
+                 status);
         return ORDER_STORE_ERROR;
     }
     row->amount_fen = fen;
     row->lease_live = false;
-    row->final_reason = final_reason == ORDER_FINAL_CLOSED       ? ORDER_FINAL_CLOSED
+    row->final_reason = final_reason == ORDER_FINAL_CLOSED         ? ORDER_FINAL_CLOSED
                         : final_reason == ORDER_FINAL_WRONG_AMOUNT ? ORDER_FINAL_WRONG_AMOUNT
                                                                    : ORDER_RETRYABLE;
     if (txid_null)
@@ -405,8 +415,10 @@ int order_archive_forget_trade(app_ctx *ctx, const char *order_no)
         if (!order_store_should_retry(ctx, st, &tries, &err))
             break;
     }
-    log_msg(LOG_WARN, "order_archive: the trade row a refused request wrote for archived"
-            " order=%s stays: %s", order_no, ctx->err);
+    log_msg(LOG_WARN,
+            "order_archive: the trade row a refused request wrote for archived"
+            " order=%s stays: %s",
+            order_no, ctx->err);
     return -1;
 }
 

@@ -27,7 +27,7 @@
 #include "app_ctx.h"
 #include "order_store.h"
 
-#define ORDER_ARCHIVE_BATCH 500  /* orders per batch (one batch per reconciler round) */
+#define ORDER_ARCHIVE_BATCH 500 /* orders per batch (one batch per reconciler round) */
 
 /* One batch on ctx: archives up to max (1..ORDER_ARCHIVE_BATCH) orders
  * that may move (above) under a retention of retention_days (> 0), in one

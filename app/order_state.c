@@ -11,10 +11,10 @@ static const char *const order_state_names[ORDER_STATUS_COUNT] = {
 
 /* order_state_table[from][to]: the seed's PaymentStateMachine, as data. */
 static const bool order_state_table[ORDER_STATUS_COUNT][ORDER_STATUS_COUNT] = {
-    [ORDER_PENDING] = {[ORDER_PROCESSING] = true},
-    [ORDER_PROCESSING] = {[ORDER_PAID] = true, [ORDER_FAILED] = true},
-    [ORDER_PAID] = {false},
-    [ORDER_FAILED] = {[ORDER_PROCESSING] = true},
+    [ORDER_PENDING] = { [ORDER_PROCESSING] = true },
+    [ORDER_PROCESSING] = { [ORDER_PAID] = true, [ORDER_FAILED] = true },
+    [ORDER_PAID] = { false },
+    [ORDER_FAILED] = { [ORDER_PROCESSING] = true },
 };
 
 static bool order_state_valid(long long v)

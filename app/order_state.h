@@ -24,9 +24,9 @@ typedef enum {
 
 /* payment_order.final_reason: why a FAILED order can never be paid. */
 typedef enum {
-    ORDER_RETRYABLE = 0,          /* not final: a later POST may try again */
-    ORDER_FINAL_CLOSED = 1,       /* its uncertain attempt was closed at the gateway */
-    ORDER_FINAL_WRONG_AMOUNT = 2  /* charged another amount; that charge is refunded */
+    ORDER_RETRYABLE = 0,         /* not final: a later POST may try again */
+    ORDER_FINAL_CLOSED = 1,      /* its uncertain attempt was closed at the gateway */
+    ORDER_FINAL_WRONG_AMOUNT = 2 /* charged another amount; that charge is refunded */
 } order_final_reason;
 
 /* The contract's name of s ("PENDING", "PROCESSING", "PAID", "FAILED"), or

@@ -13,8 +13,8 @@
 #include "money.h"
 
 /* The row's times as UTC text with milliseconds: "2024-01-02T03:04:05.678Z". */
-#define ORDER_TIME_SQL(col)                                                                  \
-    "CONCAT(LEFT(DATE_FORMAT(CONVERT_TZ(" col ", @@session.time_zone, '+00:00'), "           \
+#define ORDER_TIME_SQL(col)                                                                        \
+    "CONCAT(LEFT(DATE_FORMAT(CONVERT_TZ(" col ", @@session.time_zone, '+00:00'), "                 \
     "'%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
 enum {
@@ -38,11 +38,13 @@ enum {
 };
 
 static const char *const order_sql[ORDER_SQL_COUNT] = {
+    /* clang-format off */
     [ORDER_SQL_GET] =
         "SELECT order_no, user_id, CAST(amount * 100 AS SIGNED), status, transaction_id,"
-        " IF(lease_until IS NULL, 0, IF(lease_until > NOW(3), 1, 2)), attempts, final_reason, " ORDER_TIME_SQL(
-            "create_time") ", " ORDER_TIME_SQL("update_time") ", caller_id FROM payment_order"
-        " WHERE order_no = ?",
+        " IF(lease_until IS NULL, 0, IF(lease_until > NOW(3), 1, 2)), attempts, final_reason, "
+        ORDER_TIME_SQL("create_time") ", " ORDER_TIME_SQL("update_time")
+        ", caller_id FROM payment_order WHERE order_no = ?",
+    /* clang-format on */
     [ORDER_SQL_INSERT] =
         "INSERT INTO payment_order (order_no, caller_id, user_id, amount, status, lease_until,"
         " attempts) VALUES (?, ?, ?, ?, 1, NOW(3) + INTERVAL ? MICROSECOND, 1)",
@@ -55,23 +57,19 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
         "UPDATE payment_order SET status = 1, lease_until = NOW(3) + INTERVAL ? MICROSECOND,"
         " attempts = attempts + 1 WHERE order_no = ? AND status = ? AND attempts = ?"
         " AND final_reason = 0 AND (status <> 3 OR lease_until IS NULL)",
-    [ORDER_SQL_PAID] =
-        "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
-        " WHERE order_no = ? AND status = 1 AND amount * 100 = ?",
+    [ORDER_SQL_PAID] = "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
+                       " WHERE order_no = ? AND status = 1 AND amount * 100 = ?",
     /* On a FAILED order lease_until is when to ask the gateway once more
      * (NULL: final); see order_store_mark_failed. */
-    [ORDER_SQL_FAILED] =
-        "UPDATE payment_order SET status = 3,"
-        " lease_until = IF(? > 0, NOW(3) + INTERVAL ? MICROSECOND, NULL)"
-        " WHERE order_no = ? AND status = 1 AND attempts = ?",
-    [ORDER_SQL_EXPIRED] =
-        "SELECT order_no, attempts FROM payment_order"
-        " WHERE status = 1 AND (lease_until IS NULL OR lease_until <= NOW(3))"
-        " ORDER BY lease_until LIMIT ?",
-    [ORDER_SQL_RECHECK_DUE] =
-        "SELECT order_no, attempts FROM payment_order"
-        " WHERE status = 3 AND lease_until <= NOW(3)"
-        " ORDER BY lease_until LIMIT ?",
+    [ORDER_SQL_FAILED] = "UPDATE payment_order SET status = 3,"
+                         " lease_until = IF(? > 0, NOW(3) + INTERVAL ? MICROSECOND, NULL)"
+                         " WHERE order_no = ? AND status = 1 AND attempts = ?",
+    [ORDER_SQL_EXPIRED] = "SELECT order_no, attempts FROM payment_order"
+                          " WHERE status = 1 AND (lease_until IS NULL OR lease_until <= NOW(3))"
+                          " ORDER BY lease_until LIMIT ?",
+    [ORDER_SQL_RECHECK_DUE] = "SELECT order_no, attempts FROM payment_order"
+                              " WHERE status = 3 AND lease_until <= NOW(3)"
+                              " ORDER BY lease_until LIMIT ?",
     [ORDER_SQL_RECHECK_TAKE] =
         "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
         " WHERE order_no = ? AND status = 3 AND attempts = ? AND lease_until <= NOW(3)",
@@ -80,18 +78,15 @@ static const char *const order_sql[ORDER_SQL_COUNT] = {
     [ORDER_SQL_RECHECK_PAID] =
         "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
         " WHERE order_no = ? AND status = 3 AND attempts = ? AND final_reason = 0",
-    [ORDER_SQL_RECHECK_DONE] =
-        "UPDATE payment_order SET lease_until = NULL"
-        " WHERE order_no = ? AND status = 3 AND attempts = ?",
-    [ORDER_SQL_FINAL] =
-        "UPDATE payment_order SET status = 3, final_reason = ?, lease_until = NULL"
-        " WHERE order_no = ? AND status = 1 AND attempts = ?",
+    [ORDER_SQL_RECHECK_DONE] = "UPDATE payment_order SET lease_until = NULL"
+                               " WHERE order_no = ? AND status = 3 AND attempts = ?",
+    [ORDER_SQL_FINAL] = "UPDATE payment_order SET status = 3, final_reason = ?, lease_until = NULL"
+                        " WHERE order_no = ? AND status = 1 AND attempts = ?",
     [ORDER_SQL_WRONG_AMOUNT] =
         "UPDATE payment_order SET status = 3, final_reason = 2, lease_until = NULL"
         " WHERE order_no = ? AND status IN (0, 1, 3) AND final_reason = 0",
-    [ORDER_SQL_LEASE_FOR] =
-        "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
-        " WHERE order_no = ? AND status = 1 AND attempts = ?",
+    [ORDER_SQL_LEASE_FOR] = "UPDATE payment_order SET lease_until = NOW(3) + INTERVAL ? MICROSECOND"
+                            " WHERE order_no = ? AND status = 1 AND attempts = ?",
     /* After the INSERT, in its transaction: a locking read sees the latest
      * committed archive row (any isolation level) and waits for an archive
      * batch still open (docs/FENCE.md, "Order retention"). */
@@ -172,8 +167,8 @@ static bool order_txid_usable(app_ctx *ctx, const char *what, const char *order_
  * db_stmt_exec), retried as order_store_should_retry says. OK (one row
  * changed), MISS (none: the row is not in the expected state), ERROR
  * (logged as `what` of order_no). */
-static order_store_result order_cas(app_ctx *ctx, int which, const char *what,
-                                    const char *order_no, const char *types, ...)
+static order_store_result order_cas(app_ctx *ctx, int which, const char *what, const char *order_no,
+                                    const char *types, ...)
 {
     MYSQL_STMT *st;
     int tries = 0, rc;
@@ -213,8 +208,8 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
             rc = db_stmt_fetch(st, "slllSlllssl", row->order_no, sizeof(row->order_no),
                                &row->user_id, &fen, &status, row->transaction_id,
                                sizeof(row->transaction_id), &txid_null, &live, &row->attempts,
-                               &final_reason, row->created_at, sizeof(row->created_at), row->updated_at,
-                               sizeof(row->updated_at), &row->caller_id);
+                               &final_reason, row->created_at, sizeof(row->created_at),
+                               row->updated_at, sizeof(row->updated_at), &row->caller_id);
         }
         if (rc >= 0)
             break;
@@ -234,7 +229,7 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
     row->amount_fen = fen;
     row->lease_live = live == 1;
     row->lease_set = live != 0;
-    row->final_reason = final_reason == ORDER_FINAL_CLOSED       ? ORDER_FINAL_CLOSED
+    row->final_reason = final_reason == ORDER_FINAL_CLOSED         ? ORDER_FINAL_CLOSED
                         : final_reason == ORDER_FINAL_WRONG_AMOUNT ? ORDER_FINAL_WRONG_AMOUNT
                                                                    : ORDER_RETRYABLE;
     if (txid_null)
@@ -245,9 +240,8 @@ order_store_result order_store_get(app_ctx *ctx, const char *order_no, order_row
 /* One try of the insert transaction: START TRANSACTION, INSERT, the
  * archive's locking read, COMMIT (ROLLBACK when archived). *failed is the
  * statement that failed (NULL: the connection, BEGIN or COMMIT). */
-static order_store_result order_insert_txn(app_ctx *ctx, long long caller_id,
-                                           const char *order_no, long long user_id,
-                                           const char *amount, long lease_ms,
+static order_store_result order_insert_txn(app_ctx *ctx, long long caller_id, const char *order_no,
+                                           long long user_id, const char *amount, long lease_ms,
                                            MYSQL_STMT **failed)
 {
     MYSQL_STMT *ins = order_stmt(ctx, ORDER_SQL_INSERT);
@@ -303,8 +297,8 @@ static db_try_status order_insert_try(void *arg, db_try_report *r)
     app_ctx *ctx = a->ctx;
     MYSQL_STMT *st;
 
-    a->result = order_insert_txn(ctx, a->caller_id, a->order_no, a->user_id, a->amount,
-                                 a->lease_ms, &st);
+    a->result = order_insert_txn(ctx, a->caller_id, a->order_no, a->user_id, a->amount, a->lease_ms,
+                                 &st);
     if (a->result != ORDER_STORE_ERROR && a->result != ORDER_STORE_DUPLICATE)
         return DB_TRY_DONE;
     if (st != NULL && ctx->db != NULL && !db_conn_lost(mysql_stmt_errno(st)))
@@ -315,13 +309,11 @@ static db_try_status order_insert_try(void *arg, db_try_report *r)
     return DB_TRY_FAILED;
 }
 
-order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
-                                            const char *order_no, long long user_id,
-                                            int64_t amount_fen, long lease_ms)
+order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id, const char *order_no,
+                                            long long user_id, int64_t amount_fen, long lease_ms)
 {
     char amount[MONEY_STR_MAX];
-    order_insert_arg a = { ctx, caller_id, order_no, user_id, amount, lease_ms,
-                           ORDER_STORE_ERROR };
+    order_insert_arg a = { ctx, caller_id, order_no, user_id, amount, lease_ms, ORDER_STORE_ERROR };
 
     money_format(amount_fen, amount);
     if (db_run(&order_retry, order_insert_try, &a, NULL) == 0)
@@ -330,8 +322,8 @@ order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
     return ORDER_STORE_ERROR;
 }
 
-order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
-                                            long long attempts, long lease_ms)
+order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no, long long attempts,
+                                            long lease_ms)
 {
     return order_cas(ctx, ORDER_SQL_TAKE_EXPIRED, "take lease", order_no, "lsl",
                      (long long)lease_ms * 1000, order_no, attempts);
@@ -376,8 +368,8 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
     return ORDER_STORE_ERROR;
 }
 
-order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
-                                           long long attempts, long recheck_ms)
+order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no, long long attempts,
+                                           long recheck_ms)
 {
     long long us = recheck_ms > 0 ? (long long)recheck_ms * 1000 : 0;
 
@@ -385,8 +377,8 @@ order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
                      attempts);
 }
 
-order_store_result order_store_mark_final(app_ctx *ctx, const char *order_no,
-                                          long long attempts, order_final_reason reason)
+order_store_result order_store_mark_final(app_ctx *ctx, const char *order_no, long long attempts,
+                                          order_final_reason reason)
 {
     return order_cas(ctx, ORDER_SQL_FINAL, "mark final", order_no, "lsl", (long long)reason,
                      order_no, attempts);
@@ -397,21 +389,20 @@ order_store_result order_store_mark_wrong_amount(app_ctx *ctx, const char *order
     return order_cas(ctx, ORDER_SQL_WRONG_AMOUNT, "mark wrong amount", order_no, "s", order_no);
 }
 
-order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no,
-                                             long long attempts)
+order_store_result order_store_release_lease(app_ctx *ctx, const char *order_no, long long attempts)
 {
     return order_cas(ctx, ORDER_SQL_RELEASE, "release lease", order_no, "sl", order_no, attempts);
 }
 
-order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no,
-                                            long long attempts, long lease_ms)
+order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no, long long attempts,
+                                            long lease_ms)
 {
     return order_cas(ctx, ORDER_SQL_RECHECK_TAKE, "take recheck", order_no, "lsl",
                      (long long)lease_ms * 1000, order_no, attempts);
 }
 
-order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no,
-                                            long long attempts, const char *transaction_id)
+order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no, long long attempts,
+                                            const char *transaction_id)
 {
     if (!order_txid_usable(ctx, "recheck paid", order_no, transaction_id))
         return ORDER_STORE_ERROR;
@@ -419,8 +410,7 @@ order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no,
                      order_no, attempts);
 }
 
-order_store_result order_store_recheck_done(app_ctx *ctx, const char *order_no,
-                                            long long attempts)
+order_store_result order_store_recheck_done(app_ctx *ctx, const char *order_no, long long attempts)
 {
     return order_cas(ctx, ORDER_SQL_RECHECK_DONE, "recheck done", order_no, "sl", order_no,
                      attempts);
@@ -460,14 +450,14 @@ static int order_store_list(app_ctx *ctx, int sql_id, char (*order_nos)[ORDER_NO
     return -1;
 }
 
-int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
-                        long long *attempts, int max)
+int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1], long long *attempts,
+                        int max)
 {
     return order_store_list(ctx, ORDER_SQL_EXPIRED, order_nos, attempts, max);
 }
 
-int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
-                            long long *attempts, int max)
+int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1], long long *attempts,
+                            int max)
 {
     return order_store_list(ctx, ORDER_SQL_RECHECK_DUE, order_nos, attempts, max);
 }
@@ -475,6 +465,6 @@ int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
 order_store_result order_store_lease_for(app_ctx *ctx, const char *order_no, long long attempts,
                                          long ms)
 {
-    return order_cas(ctx, ORDER_SQL_LEASE_FOR, "lease_for", order_no, "lsl",
-                     (long long)ms * 1000, order_no, attempts);
+    return order_cas(ctx, ORDER_SQL_LEASE_FOR, "lease_for", order_no, "lsl", (long long)ms * 1000,
+                     order_no, attempts);
 }

@@ -26,17 +26,17 @@
 #include "order_no.h"
 #include "order_state.h"
 
-#define ORDER_TXID_MAX 32        /* payment_order.transaction_id VARCHAR(32) */
-#define ORDER_TIME_MAX 32        /* "2024-01-02T03:04:05.678Z" */
+#define ORDER_TXID_MAX 32 /* payment_order.transaction_id VARCHAR(32) */
+#define ORDER_TIME_MAX 32 /* "2024-01-02T03:04:05.678Z" */
 
 typedef struct {
     char order_no[ORDER_NO_MAX + 1];
-    long long caller_id;             /* the merchant-door caller that created it; 0 none */
+    long long caller_id; /* the merchant-door caller that created it; 0 none */
     long long user_id;
     int64_t amount_fen;
     order_status status;
-    char transaction_id[ORDER_TXID_MAX + 1];  /* "" while NULL */
-    bool lease_live;                 /* lease_until > NOW(3) (database clock) */
+    char transaction_id[ORDER_TXID_MAX + 1]; /* "" while NULL */
+    bool lease_live;                         /* lease_until > NOW(3) (database clock) */
     bool lease_set;                  /* lease_until not NULL: FAILED with its recheck to come
                                       * (an earlier attempt not fenced: no new attempt yet) */
     long long attempts;              /* the fence of the current lease */
@@ -54,11 +54,11 @@ static inline bool order_row_awaits_recheck(const order_row *row)
 }
 
 typedef enum {
-    ORDER_STORE_OK = 0,     /* read a row / won the CAS / inserted */
-    ORDER_STORE_MISS,       /* no such row / lost the CAS */
-    ORDER_STORE_DUPLICATE,  /* insert: the order_no exists (1062) */
-    ORDER_STORE_ERROR,      /* MariaDB failed (connection dropped when lost); ctx->err says why */
-    ORDER_STORE_ARCHIVED    /* insert: the order_no is in the archive (order_archive.h) */
+    ORDER_STORE_OK = 0,    /* read a row / won the CAS / inserted */
+    ORDER_STORE_MISS,      /* no such row / lost the CAS */
+    ORDER_STORE_DUPLICATE, /* insert: the order_no exists (1062) */
+    ORDER_STORE_ERROR,     /* MariaDB failed (connection dropped when lost); ctx->err says why */
+    ORDER_STORE_ARCHIVED   /* insert: the order_no is in the archive (order_archive.h) */
 } order_store_result;
 
 /* Reads order_no into *row. A lost connection is retried once (a read is
@@ -77,15 +77,14 @@ order_store_result order_store_insert(app_ctx *ctx, const char *order_no, long l
 /* The same for an order created by caller_id (payment_order.caller_id;
  * order_store_insert is caller 0). The order_no stays unique across all
  * callers: a DUPLICATE may be another caller's order. */
-order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id,
-                                            const char *order_no, long long user_id,
-                                            int64_t amount_fen, long lease_ms);
+order_store_result order_store_insert_owned(app_ctx *ctx, long long caller_id, const char *order_no,
+                                            long long user_id, int64_t amount_fen, long lease_ms);
 
 /* PROCESSING with an expired (or missing) lease, still at attempt
  * `attempts` -> leased for lease_ms at attempt attempts+1 (the caller's new
  * fence). OK (taken), MISS (someone else moved it first), ERROR. */
-order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no,
-                                            long long attempts, long lease_ms);
+order_store_result order_store_take_expired(app_ctx *ctx, const char *order_no, long long attempts,
+                                            long lease_ms);
 
 /* FAILED (retryable only, its recheck done or never due) or PENDING at
  * attempt `attempts` -> PROCESSING, leased for lease_ms at attempt
@@ -108,14 +107,14 @@ order_store_result order_store_mark_paid(app_ctx *ctx, const char *order_no,
  * lease_until says when): an earlier attempt's unifiedorder may still be
  * queued at the gateway and charge after this answer. 0: final.
  * OK, MISS, ERROR. */
-order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no,
-                                           long long attempts, long recheck_ms);
+order_store_result order_store_mark_failed(app_ctx *ctx, const char *order_no, long long attempts,
+                                           long recheck_ms);
 
 /* PROCESSING at attempt `attempts` -> FAILED for good with reason (the
  * attempt was closed at the gateway): never retried, never PAID, no
  * recheck. OK, MISS (no longer this attempt's), ERROR. */
-order_store_result order_store_mark_final(app_ctx *ctx, const char *order_no,
-                                          long long attempts, order_final_reason reason);
+order_store_result order_store_mark_final(app_ctx *ctx, const char *order_no, long long attempts,
+                                          order_final_reason reason);
 
 /* The gateway charged another amount than the order's (that charge is
  * being refunded): a PENDING, PROCESSING or retryable FAILED order becomes
@@ -127,25 +126,24 @@ order_store_result order_store_mark_wrong_amount(app_ctx *ctx, const char *order
  * take it (by CAS, its lease_until pushed lease_ms ahead, so one process
  * asks and a crash only delays the next ask); the order stays FAILED
  * meanwhile. OK, MISS (taken, retried or paid meanwhile), ERROR. */
-order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no,
-                                            long long attempts, long lease_ms);
+order_store_result order_store_recheck_take(app_ctx *ctx, const char *order_no, long long attempts,
+                                            long lease_ms);
 
 /* A charge of a retryable FAILED order was found (the recheck, the
  * statement): FAILED at `attempts` -> PAID with its transaction_id (the
  * gateway's proof that the money was taken; the same edge a verified
  * notification takes). A final order never matches. OK, MISS, ERROR. */
-order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no,
-                                            long long attempts, const char *transaction_id);
+order_store_result order_store_recheck_paid(app_ctx *ctx, const char *order_no, long long attempts,
+                                            const char *transaction_id);
 
 /* FAILED at attempt `attempts`, rechecked and still not charged: final (no
  * more rechecks). OK, MISS (retried or paid meanwhile), ERROR. */
-order_store_result order_store_recheck_done(app_ctx *ctx, const char *order_no,
-                                            long long attempts);
+order_store_result order_store_recheck_done(app_ctx *ctx, const char *order_no, long long attempts);
 
 /* Up to max FAILED orders whose recheck is due (oldest first), with their
  * attempts, for the reconciler. Returns how many, or -1. */
-int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
-                            long long *attempts, int max);
+int order_store_recheck_due(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1], long long *attempts,
+                            int max);
 
 /* PROCESSING at attempt `attempts` -> the same, with its lease ended now:
  * the holder's gateway call is over without a known outcome, so the next
@@ -163,8 +161,8 @@ order_store_result order_store_lease_for(app_ctx *ctx, const char *order_no, lon
 /* Up to max expired PROCESSING order numbers (oldest lease first) with
  * their attempts, for the reconciler. Returns how many were written to
  * order_nos/attempts, or -1 on a database failure. */
-int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1],
-                        long long *attempts, int max);
+int order_store_expired(app_ctx *ctx, char (*order_nos)[ORDER_NO_MAX + 1], long long *attempts,
+                        int max);
 
 /* For modules that run their own statements the same way: call after a
  * failed db_stmt_exec/db_stmt_fetch on st (NULL when app_ctx_stmt failed).

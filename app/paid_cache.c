@@ -41,12 +41,12 @@ void paid_cache_put(const char *order_no, long long caller_id, long long user_id
     paid_entry e;
     size_t i;
 
-    if (strlen(order_no) >= sizeof e.order_no || strlen(transaction_id) >= sizeof e.transaction_id ||
-        !transaction_id[0])
+    if (strlen(order_no) >= sizeof(e.order_no) ||
+        strlen(transaction_id) >= sizeof(e.transaction_id) || !transaction_id[0])
         return;
-    memset(&e, 0, sizeof e);
-    snprintf(e.order_no, sizeof e.order_no, "%s", order_no);
-    snprintf(e.transaction_id, sizeof e.transaction_id, "%s", transaction_id);
+    memset(&e, 0, sizeof(e));
+    snprintf(e.order_no, sizeof(e.order_no), "%s", order_no);
+    snprintf(e.transaction_id, sizeof(e.transaction_id), "%s", transaction_id);
     e.caller_id = caller_id;
     e.user_id = user_id;
     e.amount_fen = amount_fen;

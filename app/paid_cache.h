@@ -17,7 +17,7 @@
 
 typedef struct {
     char order_no[33];
-    long long caller_id;   /* the order's owner (payment_order.caller_id) */
+    long long caller_id; /* the order's owner (payment_order.caller_id) */
     long long user_id;
     int64_t amount_fen;
     char transaction_id[40];

@@ -32,11 +32,11 @@
 /* What POST /api/pay answers. */
 typedef struct {
     int status;
-    char *body;              /* malloc'd JSON, NULL only on out of memory */
-    bool replayed;           /* Idempotent-Replayed: true */
-    bool retry_after;        /* Retry-After: cfg->retry_after_s */
-    metric_counter outcome;  /* idempay_payments_total{outcome} */
-    bool absorbed;           /* a repeat that never reached the gateway */
+    char *body;             /* malloc'd JSON, NULL only on out of memory */
+    bool replayed;          /* Idempotent-Replayed: true */
+    bool retry_after;       /* Retry-After: cfg->retry_after_s */
+    metric_counter outcome; /* idempay_payments_total{outcome} */
+    bool absorbed;          /* a repeat that never reached the gateway */
 } pay_answer;
 
 /* ---- answers ----------------------------------------------------------- */
@@ -142,8 +142,7 @@ static void pay_slot_give(void)
 static void pay_busy(pay_answer *a)
 {
     pay_error(a, 503, "unavailable",
-              "the payment gateway is busy; nothing was charged, retry later",
-              MET_PAY_UNAVAILABLE);
+              "the payment gateway is busy; nothing was charged, retry later", MET_PAY_UNAVAILABLE);
 }
 
 /* 200, 402 and 422 are the final answers an Idempotency-Key keeps; 202,
@@ -228,8 +227,8 @@ static void pay_answer_settled(pay_answer *a, const pay_request *pr, settle_resu
  * a later POST may try again (every earlier attempt of the order ended
  * definitively too: the fence, or a recheck that found it unpaid, since no
  * attempt starts while a recheck is to come). */
-static void pay_declined(app_ctx *ctx, const pay_request *pr, long long fence,
-                         const gw_result *gw, pay_answer *a)
+static void pay_declined(app_ctx *ctx, const pay_request *pr, long long fence, const gw_result *gw,
+                         pay_answer *a)
 {
     order_row row;
 
@@ -373,9 +372,9 @@ static order_store_result pay_trade_begin(app_ctx *ctx, const pay_request *pr, p
 /* The three steps that may call the gateway, each begun by the write that
  * gives this request the order's current attempt. */
 typedef enum {
-    PAY_STEP_NEW,      /* INSERT the order (attempt 1), then charge */
-    PAY_STEP_RESOLVE,  /* take an expired lease, then end that attempt (settle_resolve) */
-    PAY_STEP_RETRY     /* take a declined (retryable FAILED) order back, then charge */
+    PAY_STEP_NEW,     /* INSERT the order (attempt 1), then charge */
+    PAY_STEP_RESOLVE, /* take an expired lease, then end that attempt (settle_resolve) */
+    PAY_STEP_RETRY    /* take a declined (retryable FAILED) order back, then charge */
 } pay_step;
 
 typedef enum {
@@ -407,8 +406,8 @@ static pay_step_result pay_gateway_step(app_ctx *ctx, const pay_request *pr, pay
         if (r != ORDER_STORE_OK)
             break;
         /* the unique key decides between concurrent first requests */
-        r = order_store_insert_owned(ctx, pr->caller_id, pr->order_no, pr->user_id,
-                                      pr->amount_fen, lease_ms);
+        r = order_store_insert_owned(ctx, pr->caller_id, pr->order_no, pr->user_id, pr->amount_fen,
+                                     lease_ms);
         if (r == ORDER_STORE_OK)
             pay_charge(ctx, pr, 1, a);
         if (r == ORDER_STORE_ARCHIVED) {
@@ -641,7 +640,7 @@ static bool pay_replay_paid(app_ctx *ctx, const pay_request *pr, pay_answer *a)
 
 void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
 {
-    pay_answer a = {0};
+    pay_answer a = { 0 };
     pay_request pr;
     pay_req_status st;
     char msg[PAY_MESSAGE_MAX];
@@ -673,8 +672,10 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
             break;
         case IDEM_REPLAY:
             if (stored.status < 200 || stored.status > 599 || stored.body_len == 0) {
-                log_msg(LOG_ERROR, "pay order=%s: unusable stored answer (status %d) for an"
-                        " Idempotency-Key", pr.order_no, stored.status);
+                log_msg(LOG_ERROR,
+                        "pay order=%s: unusable stored answer (status %d) for an"
+                        " Idempotency-Key",
+                        pr.order_no, stored.status);
                 pay_unavailable(&a);
                 goto answer;
             }
@@ -711,7 +712,8 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
 
     if (claimed) {
         if (pay_answer_final(&a))
-            idem_key_complete(ctx, pr.caller_id, pr.user_id, pr.idem_key, fingerprint, a.status, a.body);
+            idem_key_complete(ctx, pr.caller_id, pr.user_id, pr.idem_key, fingerprint, a.status,
+                              a.body);
         else
             idem_key_release(ctx, pr.caller_id, pr.user_id, pr.idem_key, fingerprint);
     }

@@ -17,7 +17,7 @@
 
 #define PAY_ORDERS_PREFIX "/api/pay/orders/"
 /* The 404 of POST /api/pay for an order_no another caller created. */
-#define PAY_NOT_THEIRS_MESSAGE \
+#define PAY_NOT_THEIRS_MESSAGE                                                                     \
     "this order_no belongs to another caller; order numbers are unique across callers"
 
 /* POST /api/pay, in the flow the body names (NATIVE, JSAPI, MICROPAY:

@@ -51,8 +51,8 @@ static prepay_result pay_prepay_store(app_ctx *ctx, const char *order_no, trade_
 }
 
 prepay_result pay_prepay_obtain(app_ctx *ctx, const char *order_no, long long amount_fen,
-                                long long fence, trade_row *tr, gw_result *gw,
-                                settle_result *s, order_row *row)
+                                long long fence, trade_row *tr, gw_result *gw, settle_result *s,
+                                order_row *row)
 {
     const gw_prepay_req req = {
         .order_no = order_no,
@@ -99,10 +99,8 @@ int pay_prepay_jsapi_sign(const char *appid, const char *key, wx_sign_type type,
     snprintf(out->package, sizeof(out->package), "prepay_id=%s", prepay_id);
     snprintf(out->sign_type, sizeof(out->sign_type), "%s", wx_sign_type_name(type));
     const wx_pair fields[] = {
-        WX_TEXT("appId", out->app_id),
-        WX_TEXT("timeStamp", out->time_stamp),
-        WX_TEXT("nonceStr", out->nonce_str),
-        WX_TEXT("package", out->package),
+        WX_TEXT("appId", out->app_id),       WX_TEXT("timeStamp", out->time_stamp),
+        WX_TEXT("nonceStr", out->nonce_str), WX_TEXT("package", out->package),
         WX_TEXT("signType", out->sign_type),
     };
     wx_msg_init(&m);

@@ -36,8 +36,8 @@ long pay_prepay_lease_ms(const app_config *cfg, const trade_row *tr, long long n
  * answer stored (first writer wins; *tr re-read). fence is the attempt the
  * caller read (a close or charge is settled against it). */
 prepay_result pay_prepay_obtain(app_ctx *ctx, const char *order_no, long long amount_fen,
-                                long long fence, trade_row *tr, gw_result *gw,
-                                settle_result *s, order_row *row);
+                                long long fence, trade_row *tr, gw_result *gw, settle_result *s,
+                                order_row *row);
 
 /* The JS bridge's parameters for prepay_id, signed with the merchant key
  * (WeChat 'JSAPI调起支付': paySign over appId, nonceStr, package, signType,

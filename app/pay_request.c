@@ -161,7 +161,8 @@ static int pay_parse_flow(json_t *root, pay_request *out, char *msg, size_t msgl
     }
     if (out->flow == TRADE_MICROPAY) {
         if (pay_opt_string(root, "auth_code", &s) <= 0 || !pay_auth_code_valid(s)) {
-            pay_msg(msg, msglen, "MICROPAY needs auth_code: the customer's payment code,"
+            pay_msg(msg, msglen,
+                    "MICROPAY needs auth_code: the customer's payment code,"
                     " 18 digits beginning 10 to 15");
             return -1;
         }
@@ -180,8 +181,7 @@ void pay_request_flow_key(const pay_request *pr, char out[PAY_FLOW_KEY_MAX])
              extra ? extra : "");
 }
 
-int pay_request_parse_body(const char *body, size_t len, pay_request *out, char *msg,
-                           size_t msglen)
+int pay_request_parse_body(const char *body, size_t len, pay_request *out, char *msg, size_t msglen)
 {
     json_t *root = http_json_parse_object(body, len);
     json_t *v;
@@ -332,8 +332,8 @@ char *pay_body_paid(const char *order_no, const char *transaction_id, int64_t fe
 {
     char amount[MONEY_STR_MAX];
 
-    return pay_body_dump(json_pack("{s:s, s:s, s:s, s:s}", "order_no", order_no, "status",
-                                   "PAID", "transaction_id", transaction_id, "amount",
+    return pay_body_dump(json_pack("{s:s, s:s, s:s, s:s}", "order_no", order_no, "status", "PAID",
+                                   "transaction_id", transaction_id, "amount",
                                    money_format(fen, amount)));
 }
 
@@ -344,8 +344,8 @@ char *pay_body_processing(const char *order_no)
 
 char *pay_body_failed(const char *order_no, const char *code, const char *message)
 {
-    return pay_body_dump(json_pack("{s:s, s:s, s:s, s:s}", "order_no", order_no, "status",
-                                   "FAILED", "error", code, "message", message));
+    return pay_body_dump(json_pack("{s:s, s:s, s:s, s:s}", "order_no", order_no, "status", "FAILED",
+                                   "error", code, "message", message));
 }
 
 char *pay_body_awaiting(const char *order_no, trade_type flow, const char *code_url,
@@ -363,8 +363,8 @@ char *pay_body_awaiting(const char *order_no, trade_type flow, const char *code_
         json_object_set_new(o, "jsapi",
                             json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "appId", js->app_id,
                                       "timeStamp", js->time_stamp, "nonceStr", js->nonce_str,
-                                      "package", js->package, "signType", js->sign_type,
-                                      "paySign", js->pay_sign));
+                                      "package", js->package, "signType", js->sign_type, "paySign",
+                                      js->pay_sign));
     return pay_body_dump(o);
 }
 
@@ -374,8 +374,7 @@ char *pay_body_error(const char *code, const char *message)
 }
 
 char *pay_body_order(const char *order_no, long long user_id, int64_t fen, const char *status,
-                     const char *transaction_id, const char *created_at,
-                     const char *updated_at)
+                     const char *transaction_id, const char *created_at, const char *updated_at)
 {
     char amount[MONEY_STR_MAX];
     json_t *txid = (transaction_id != NULL && transaction_id[0] != '\0')
@@ -384,16 +383,14 @@ char *pay_body_order(const char *order_no, long long user_id, int64_t fen, const
 
     return pay_body_dump(json_pack("{s:s, s:I, s:s, s:s, s:o, s:s, s:s}", "order_no", order_no,
                                    "user_id", (json_int_t)user_id, "amount",
-                                   money_format(fen, amount), "status", status,
-                                   "transaction_id", txid, "created_at", created_at,
-                                   "updated_at", updated_at));
+                                   money_format(fen, amount), "status", status, "transaction_id",
+                                   txid, "created_at", created_at, "updated_at", updated_at));
 }
 
-char *pay_body_order_trade(const char *order_no, long long user_id, int64_t fen,
-                           const char *status, const char *transaction_id,
-                           const char *created_at, const char *updated_at,
-                           const char *trade_type_text, const char *code_url,
-                           const char *prepay_id, const char *expires_at)
+char *pay_body_order_trade(const char *order_no, long long user_id, int64_t fen, const char *status,
+                           const char *transaction_id, const char *created_at,
+                           const char *updated_at, const char *trade_type_text,
+                           const char *code_url, const char *prepay_id, const char *expires_at)
 {
     char amount[MONEY_STR_MAX];
     json_t *txid = (transaction_id != NULL && transaction_id[0] != '\0')

@@ -12,19 +12,19 @@
 #include "order_no.h"
 #include "trade_type.h"
 
-#define PAY_TOKEN_MAX 256     /* bytes of a token; longer is invalid_request */
-#define PAY_IDEM_KEY_MAX 255  /* characters of an Idempotency-Key (decoded) */
-#define PAY_MESSAGE_MAX 160   /* bytes of a validation message */
-#define PAY_OPENID_MAX 128    /* JSAPI openid: 1..128 of [0-9A-Za-z_-] */
-#define PAY_AUTH_CODE_LEN 18  /* MICROPAY auth_code: 18 digits, prefix 10..15 */
+#define PAY_TOKEN_MAX 256    /* bytes of a token; longer is invalid_request */
+#define PAY_IDEM_KEY_MAX 255 /* characters of an Idempotency-Key (decoded) */
+#define PAY_MESSAGE_MAX 160  /* bytes of a validation message */
+#define PAY_OPENID_MAX 128   /* JSAPI openid: 1..128 of [0-9A-Za-z_-] */
+#define PAY_AUTH_CODE_LEN 18 /* MICROPAY auth_code: 18 digits, prefix 10..15 */
 #define PAY_FLOW_KEY_MAX (16 + PAY_OPENID_MAX)
 
 typedef struct {
     char order_no[ORDER_NO_MAX + 1];
-    long long caller_id;                   /* the merchant-door caller (http_request.caller_id);
-                                              set by pay_handle_post, not by the parser */
-    long long user_id;                     /* 1 .. 2^63-1 */
-    int64_t amount_fen;                    /* MONEY_MIN_FEN .. MONEY_MAX_FEN */
+    long long caller_id; /* the merchant-door caller (http_request.caller_id);
+                            set by pay_handle_post, not by the parser */
+    long long user_id;   /* 1 .. 2^63-1 */
+    int64_t amount_fen;  /* MONEY_MIN_FEN .. MONEY_MAX_FEN */
     bool has_token;
     char token[PAY_TOKEN_MAX + 1];
     bool has_idem_key;
@@ -37,10 +37,10 @@ typedef struct {
 /* Why a request was refused before anything was read or written. */
 typedef enum {
     PAY_REQ_OK = 0,
-    PAY_REQ_METHOD,       /* 405 method_not_allowed */
-    PAY_REQ_TOO_LARGE,    /* 413 payload_too_large */
-    PAY_REQ_MEDIA_TYPE,   /* 415 unsupported_media_type */
-    PAY_REQ_INVALID       /* 400 invalid_request */
+    PAY_REQ_METHOD,     /* 405 method_not_allowed */
+    PAY_REQ_TOO_LARGE,  /* 413 payload_too_large */
+    PAY_REQ_MEDIA_TYPE, /* 415 unsupported_media_type */
+    PAY_REQ_INVALID     /* 400 invalid_request */
 } pay_req_status;
 
 /* Validates a whole POST /api/pay request: method, body size, Content-Type,
@@ -100,9 +100,9 @@ typedef struct {
     char app_id[64];
     char time_stamp[24];
     char nonce_str[33];
-    char package[80];      /* "prepay_id=..." */
-    char sign_type[16];    /* "MD5" / "HMAC-SHA256" (v2), "RSA" (APIv3) */
-    char pay_sign[400];    /* hex (v2) or base64 SHA256withRSA (APIv3) */
+    char package[80];   /* "prepay_id=..." */
+    char sign_type[16]; /* "MD5" / "HMAC-SHA256" (v2), "RSA" (APIv3) */
+    char pay_sign[400]; /* hex (v2) or base64 SHA256withRSA (APIv3) */
 } pay_jsapi;
 
 /* The prepay flows' 202: {"order_no","status":"AWAITING_PAYMENT",
@@ -113,18 +113,16 @@ char *pay_body_awaiting(const char *order_no, trade_type flow, const char *code_
 /* GET /api/pay/orders/{no} of an order with a trade: pay_body_order's
  * object followed by "trade_type", and, when non-NULL, "code_url",
  * "prepay_id", "expires_at". */
-char *pay_body_order_trade(const char *order_no, long long user_id, int64_t fen,
-                           const char *status, const char *transaction_id,
-                           const char *created_at, const char *updated_at,
-                           const char *trade_type_text, const char *code_url,
-                           const char *prepay_id, const char *expires_at);
+char *pay_body_order_trade(const char *order_no, long long user_id, int64_t fen, const char *status,
+                           const char *transaction_id, const char *created_at,
+                           const char *updated_at, const char *trade_type_text,
+                           const char *code_url, const char *prepay_id, const char *expires_at);
 /* {"error","message"} */
 char *pay_body_error(const char *code, const char *message);
 /* GET /api/pay/orders/{no}: {"order_no","user_id","amount","status",
  * "transaction_id" (null when transaction_id is NULL or ""),"created_at",
  * "updated_at"} */
 char *pay_body_order(const char *order_no, long long user_id, int64_t fen, const char *status,
-                     const char *transaction_id, const char *created_at,
-                     const char *updated_at);
+                     const char *transaction_id, const char *created_at, const char *updated_at);
 
 #endif

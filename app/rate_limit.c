@@ -8,7 +8,7 @@
 
 #include "log.h"
 
-#define RATE_WINDOW_KEEP_S "2"  /* a window's key lives past its second, then goes */
+#define RATE_WINDOW_KEEP_S "2" /* a window's key lives past its second, then goes */
 
 char *rate_limit_key(char *out, size_t outlen, const char *class_name, const char *caller,
                      long long now_s)
@@ -52,8 +52,8 @@ static redisReply *rate_exec(redisContext *rc, const char *key, int *dropped)
     return exec;
 }
 
-rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller,
-                            long per_s, long *retry_after_s)
+rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller, long per_s,
+                            long *retry_after_s)
 {
     char key[160];
     struct timespec ts;
@@ -64,7 +64,7 @@ rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *ca
     if (per_s <= 0)
         return RATE_OK;
     clock_gettime(CLOCK_REALTIME, &ts);
-    rate_limit_key(key, sizeof key, class_name, caller, (long long)ts.tv_sec);
+    rate_limit_key(key, sizeof(key), class_name, caller, (long long)ts.tv_sec);
     if (app_ctx_redis(ctx) != 0)
         return RATE_UNCOUNTED;
     exec = rate_exec(ctx->redis, key, &dropped);
@@ -75,7 +75,7 @@ rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *ca
     }
     res = exec->element[0]->integer > per_s ? RATE_LIMITED : RATE_OK;
     if (res == RATE_LIMITED && retry_after_s != NULL)
-        *retry_after_s = 1;   /* the next window starts within the second */
+        *retry_after_s = 1; /* the next window starts within the second */
     freeReplyObject(exec);
     return res;
 }

@@ -16,9 +16,9 @@
 #define RATE_KEY_PREFIX "rl:"
 
 typedef enum {
-    RATE_OK = 0,        /* within the budget (or no limit): go on */
-    RATE_LIMITED,       /* over it: answer 429 with Retry-After */
-    RATE_UNCOUNTED      /* Redis could not count: go on, counted in metrics */
+    RATE_OK = 0,   /* within the budget (or no limit): go on */
+    RATE_LIMITED,  /* over it: answer 429 with Retry-After */
+    RATE_UNCOUNTED /* Redis could not count: go on, counted in metrics */
 } rate_result;
 
 /* Takes one unit of class's budget (a short name: "tokens", "orders") for
@@ -27,8 +27,8 @@ typedef enum {
  * (when not NULL) is the whole seconds until the next window (>= 1). A
  * connection closed by the peer is replaced on the next call; nothing is
  * retried here. */
-rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller,
-                            long per_s, long *retry_after_s);
+rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller, long per_s,
+                            long *retry_after_s);
 
 /* The window key for (class, caller) at second now_s into out (pure; for
  * tests). Returns out. */

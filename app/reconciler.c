@@ -59,8 +59,8 @@ static int reconciler_settle(app_ctx *ctx, const char *order_no, long long attem
 
     if (r != ORDER_STORE_OK)
         return r == ORDER_STORE_MISS ? 0 : -1;
-    return reconciler_count(settle_resolve(ctx, order_no, attempts + 1,
-                                           ctx->cfg->failed_recheck_ms, "reconciler", &row));
+    return reconciler_count(settle_resolve(ctx, order_no, attempts + 1, ctx->cfg->failed_recheck_ms,
+                                           "reconciler", &row));
 }
 
 /* The recheck of a retryable FAILED order whose recheck is due (after a
@@ -80,8 +80,8 @@ static int reconciler_recheck(app_ctx *ctx, const char *order_no, long long atte
 
     switch (gateway_orderquery(ctx, order_no, &gw)) {
     case GW_CHARGED:
-        return reconciler_count(settle_charge(ctx, order_no, gw.transaction_id, gw.total_fee,
-                                              "recheck", &row));
+        return reconciler_count(
+            settle_charge(ctx, order_no, gw.transaction_id, gw.total_fee, "recheck", &row));
     case GW_NOT_CHARGED:
     case GW_CLOSED:
         r = order_store_recheck_done(ctx, order_no, attempts);

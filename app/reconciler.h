@@ -20,8 +20,8 @@
 #include "app_ctx.h"
 #include "config.h"
 
-#define RECONCILER_BATCH 32          /* orders per round */
-#define RECONCILER_PURGE_BATCH 500   /* Idempotency-Key records per round */
+#define RECONCILER_BATCH 32        /* orders per round */
+#define RECONCILER_PURGE_BATCH 500 /* Idempotency-Key records per round */
 
 /* Starts the reconciler thread (detached; runs until the process exits).
  * Call once per process, after metrics_init, before or after the FastCGI

@@ -42,7 +42,8 @@ int redis_room_parse(const char *info, unsigned long long *used, unsigned long l
     if (info == NULL)
         return -1;
     return room_field(info, "used_memory", used) == 0 && room_field(info, "maxmemory", max) == 0
-               ? 0 : -1;
+               ? 0
+               : -1;
 }
 
 static redis_room room_ask(app_ctx *ctx, long pct)
@@ -58,13 +59,12 @@ static redis_room room_ask(app_ctx *ctx, long pct)
         app_ctx_redis_lost(ctx);
         return REDIS_ROOM_UNKNOWN;
     }
-    if (r->type == REDIS_REPLY_STRING &&
-        redis_room_parse(r->str, &used, &max) == 0) {
+    if (r->type == REDIS_REPLY_STRING && redis_room_parse(r->str, &used, &max) == 0) {
         if (max == 0 && !atomic_exchange(&room_unbounded_logged, 1))
             log_msg(LOG_WARN, "redis has no maxmemory: nothing bounds the tokens it keeps"
-                    " (docs/DEPLOY.md: maxmemory with maxmemory-policy noeviction)");
+                              " (docs/DEPLOY.md: maxmemory with maxmemory-policy noeviction)");
         res = max == 0 || used * 100 < max * (unsigned long long)pct ? REDIS_ROOM_OK
-                                                                       : REDIS_ROOM_FULL;
+                                                                     : REDIS_ROOM_FULL;
     } else {
         log_msg(LOG_WARN, "redis INFO memory: %s",
                 r->type == REDIS_REPLY_ERROR && r->str ? r->str : "unexpected reply");

@@ -12,9 +12,9 @@
 #include "app_ctx.h"
 
 typedef enum {
-    REDIS_ROOM_OK = 0,      /* below pct of maxmemory, or no maxmemory set */
-    REDIS_ROOM_FULL,        /* at or above it: issue nothing new */
-    REDIS_ROOM_UNKNOWN      /* Redis did not answer: the caller's own call will fail too */
+    REDIS_ROOM_OK = 0, /* below pct of maxmemory, or no maxmemory set */
+    REDIS_ROOM_FULL,   /* at or above it: issue nothing new */
+    REDIS_ROOM_UNKNOWN /* Redis did not answer: the caller's own call will fail too */
 } redis_room;
 
 /* Judges ctx's Redis against pct (1..99) percent of its maxmemory. A Redis

@@ -52,7 +52,7 @@ static const char SQL_ORDER[] =
 /* What one POST asks. */
 typedef struct {
     char order_no[ORDER_NO_MAX + 1];
-    long long caller_id;   /* the order's owner must be this caller (docs/API.md, Scoping) */
+    long long caller_id; /* the order's owner must be this caller (docs/API.md, Scoping) */
     char refund_no[REFUND_API_NO_LEN + 1];
     int64_t fen;
     char reason[REFUND_API_REASON_MAX + 1];
@@ -60,13 +60,13 @@ typedef struct {
 
 /* What the transaction decided. */
 typedef enum {
-    RA_CREATED = 0,   /* inserted now */
-    RA_REPLAY,        /* the same key and amount before: *state is that row's */
-    RA_MISMATCH,      /* the key named another refund */
+    RA_CREATED = 0, /* inserted now */
+    RA_REPLAY,      /* the same key and amount before: *state is that row's */
+    RA_MISMATCH,    /* the key named another refund */
     RA_NO_ORDER,
     RA_NOT_PAID,
-    RA_EXCEEDS,       /* *left says how much is left */
-    RA_RETRY,         /* deadlock, lock wait, lost connection: run it again */
+    RA_EXCEEDS, /* *left says how much is left */
+    RA_RETRY,   /* deadlock, lock wait, lost connection: run it again */
     RA_DOWN
 } ra_result;
 
@@ -116,8 +116,7 @@ static int ra_order_of(const char *path, char *out, size_t outlen)
         return -1;
     memcpy(seg, path + pre, len - pre - suf);
     seg[len - pre - suf] = '\0';
-    if (strchr(seg, '/') != NULL || http_path_decode(seg, out, outlen) != 0 ||
-        !order_no_valid(out))
+    if (strchr(seg, '/') != NULL || http_path_decode(seg, out, outlen) != 0 || !order_no_valid(out))
         return -1;
     return 0;
 }
@@ -154,8 +153,8 @@ static const char *ra_parse(const http_request *req, const char *order_no, ra_re
     snprintf(r->order_no, sizeof(r->order_no), "%s", order_no);
     if (!ra_key_ok(req->idempotency_key))
         return "an Idempotency-Key header of 1 to 255 printable characters is required";
-    if (refund_api_refund_no(order_no, req->idempotency_key, r->refund_no,
-                             sizeof(r->refund_no)) != 0)
+    if (refund_api_refund_no(order_no, req->idempotency_key, r->refund_no, sizeof(r->refund_no)) !=
+        0)
         return "could not derive the refund number";
     body = http_json_parse_object(req->body, req->body_len);
     if (body == NULL)
@@ -224,7 +223,8 @@ static ra_result ra_txn(app_ctx *ctx, const ra_request *r, long long *state, int
     char txid[48];
     long long status = 0, charge = 0, already = 0;
 
-    if (lock == NULL || sum == NULL || ins == NULL || app_ctx_stmt(ctx, RA_STMT_BY_NO, SQL_BY_NO) == NULL)
+    if (lock == NULL || sum == NULL || ins == NULL ||
+        app_ctx_stmt(ctx, RA_STMT_BY_NO, SQL_BY_NO) == NULL)
         return RA_DOWN;
     if (db_exec_simple(ctx->db, "START TRANSACTION") != 0)
         return ra_fail(ctx, NULL);
@@ -256,8 +256,10 @@ static ra_result ra_txn(app_ctx *ctx, const ra_request *r, long long *state, int
         return ra_end(ctx, RA_EXCEEDS);
     }
     /* 4. The refund, then the commit that releases the order. */
-    if (db_stmt_exec(ins, "sssll" "s", txid, r->order_no, r->refund_no, charge, (long long)r->fen,
-                     r->reason) != 0)
+    if (db_stmt_exec(ins,
+                     "sssll"
+                     "s",
+                     txid, r->order_no, r->refund_no, charge, (long long)r->fen, r->reason) != 0)
         return ra_fail(ctx, ins);
     if (db_exec_simple(ctx->db, "COMMIT") != 0)
         return ra_fail(ctx, NULL);
@@ -382,7 +384,8 @@ static void ra_get(app_ctx *ctx, long long caller_id, const char *order_no, http
     long long status = 0, charge = 0, kind, fee, state, taken = 0;
     json_t *items = json_array();
 
-    if (ord == NULL || list == NULL || items == NULL || db_stmt_exec(ord, "sl", order_no, caller_id) != 0)
+    if (ord == NULL || list == NULL || items == NULL ||
+        db_stmt_exec(ord, "sl", order_no, caller_id) != 0)
         goto down;
     int got = db_stmt_fetch(ord, "lsl", &status, txid, sizeof(txid), &charge);
     db_stmt_done(ord);

@@ -20,9 +20,9 @@
 #include "http_msg.h"
 
 #define REFUND_API_SUFFIX "/refunds"
-#define REFUND_API_KEY_MAX 255      /* Idempotency-Key: 1..255 of [!-~] */
-#define REFUND_API_REASON_MAX 80    /* WeChat's refund_desc: 80 characters */
-#define REFUND_API_NO_LEN 32        /* "RM" + 30 hex digits */
+#define REFUND_API_KEY_MAX 255   /* Idempotency-Key: 1..255 of [!-~] */
+#define REFUND_API_REASON_MAX 80 /* WeChat's refund_desc: 80 characters */
+#define REFUND_API_NO_LEN 32     /* "RM" + 30 hex digits */
 
 /* The out_refund_no of the merchant refund (order_no, key): "RM" + the
  * first 30 hex digits of SHA-256("idempay-refund\n" order_no "\n" key).

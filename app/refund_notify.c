@@ -15,10 +15,7 @@
 
 #define RN_TRIES 3
 
-enum {
-    RN_STMT_READ = STMT_REFUND_BASE + 5,
-    RN_STMT_MOVE
-};
+enum { RN_STMT_READ = STMT_REFUND_BASE + 5, RN_STMT_MOVE };
 
 static const char SQL_READ[] =
     "SELECT id, order_no, transaction_id, refund_fee, state FROM payment_refund "
@@ -26,7 +23,6 @@ static const char SQL_READ[] =
 static const char SQL_MOVE[] =
     "UPDATE payment_refund SET state = ?, refund_id = COALESCE(NULLIF(?, ''), refund_id), "
     "last_error = ?, lease_until = NULL WHERE id = ? AND state = ?";
-
 
 /* One attempt: read the row, check it is this refund, CAS its state. */
 static rn_result rn_apply(app_ctx *ctx, refund_notification *n, char *order_no, size_t cap)
@@ -51,14 +47,13 @@ static rn_result rn_apply(app_ctx *ctx, refund_notification *n, char *order_no, 
     refund_step st = refund_state_on_result((refund_status)state, n->refund_status);
     if (st.action != REFUND_ACT_MOVE && st.action != REFUND_ACT_STUCK)
         return RN_APPLIED; /* final already: the same news again */
-    if (db_stmt_exec(mv, "lssll", (long long)st.next, n->refund_id, n->refund_status, id,
-                     state) != 0)
+    if (db_stmt_exec(mv, "lssll", (long long)st.next, n->refund_id, n->refund_status, id, state) !=
+        0)
         goto down;
     if (mysql_stmt_affected_rows(mv) != 1)
         return RN_RETRY; /* the worker moved it meanwhile: read again */
     if (st.action == REFUND_ACT_STUCK)
-        refund_queue_report_stuck(order_no, n->out_refund_no, fee, st.next,
-                                  "refund notification");
+        refund_queue_report_stuck(order_no, n->out_refund_no, fee, st.next, "refund notification");
     else {
         metrics_inc(MET_REFUND_DONE);
         log_msg(LOG_INFO, "refund done (SUCCESS, notification): order %s refund %s (%lld fen)",
@@ -71,7 +66,7 @@ down:
      * on its own, so without the retry every thread would refuse one
      * notification first. */
     return app_ctx_db_error(ctx, ctx->db != NULL ? mysql_errno(ctx->db) : 2006) ? RN_RETRY
-                                                                                 : RN_DOWN;
+                                                                                : RN_DOWN;
 }
 
 rn_result refund_notify_apply(app_ctx *ctx, refund_notification *n, char *order_no, size_t cap)

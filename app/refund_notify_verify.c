@@ -67,8 +67,8 @@ static int rn_inner(char *plain, size_t len, refund_notification *n)
         rn_reason(n, "req_info without a valid out_refund_no or transaction_id");
         goto done;
     }
-    if (status == NULL || (strcmp(status, "SUCCESS") && strcmp(status, "REFUNDCLOSE") &&
-                           strcmp(status, "CHANGE"))) {
+    if (status == NULL ||
+        (strcmp(status, "SUCCESS") && strcmp(status, "REFUNDCLOSE") && strcmp(status, "CHANGE"))) {
         rn_reason(n, "req_info refund_status is not SUCCESS, REFUNDCLOSE or CHANGE");
         goto done;
     }
@@ -126,4 +126,3 @@ done:
     wx_msg_free(&m);
     return rc;
 }
-

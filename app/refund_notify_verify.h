@@ -12,10 +12,10 @@
 typedef struct {
     char out_refund_no[65];
     char transaction_id[33];
-    char refund_id[33];         /* "" when absent */
-    char refund_status[16];     /* SUCCESS, REFUNDCLOSE or CHANGE */
-    long long refund_fee;       /* fen */
-    char reason[128];           /* why it was refused, "" when verified */
+    char refund_id[33];     /* "" when absent */
+    char refund_status[16]; /* SUCCESS, REFUNDCLOSE or CHANGE */
+    long long refund_fee;   /* fen */
+    char reason[128];       /* why it was refused, "" when verified */
 } refund_notification;
 
 /* Verifies a refund notification body without any database access: size,

@@ -26,7 +26,7 @@ enum {
     RQ_STMT_ENQUEUE = STMT_REFUND_BASE,
     RQ_STMT_DUE,
     RQ_STMT_CLAIM,
-    RQ_STMT_MOVE       /* STMT_REFUND_BASE + 3; + 5.. are refund_notify's and refund_api's */
+    RQ_STMT_MOVE /* STMT_REFUND_BASE + 3; + 5.. are refund_notify's and refund_api's */
 };
 
 /* Plain INSERT, not INSERT IGNORE: only a duplicate of uk_out_refund_no (the
@@ -66,8 +66,8 @@ typedef struct {
     long long total_fee;
     long long refund_fee;
     char reason[96];
-    long long state;           /* refund_status */
-    long long attempts;        /* as read; the claim makes it attempts + 1 */
+    long long state;    /* refund_status */
+    long long attempts; /* as read; the claim makes it attempts + 1 */
 } rq_row;
 
 int refund_queue_refund_no(const char *transaction_id, char *out, size_t outlen)
@@ -169,9 +169,11 @@ void refund_queue_report_stuck(const char *order_no, const char *out_refund_no,
     metrics_inc(state == REFUND_CLOSED   ? MET_REFUND_STUCK_CLOSE
                 : state == REFUND_CHANGE ? MET_REFUND_STUCK_CHANGE
                                          : MET_REFUND_STUCK_ERROR);
-    log_msg(LOG_ERROR, "refund stuck, an operator must act (idempay-fcgi --list-stuck-refunds): "
-            "order %s refund %s (%lld fen) is %s: %s", order_no, out_refund_no, refund_fee,
-            refund_state_name(state), why != NULL && why[0] ? why : "-");
+    log_msg(LOG_ERROR,
+            "refund stuck, an operator must act (idempay-fcgi --list-stuck-refunds): "
+            "order %s refund %s (%lld fen) is %s: %s",
+            order_no, out_refund_no, refund_fee, refund_state_name(state),
+            why != NULL && why[0] ? why : "-");
 }
 
 /* Writes step st of claimed row r (see SQL_MOVE): due again after delay_ms. */
@@ -213,9 +215,11 @@ static int rq_submit(app_ctx *ctx, const rq_row *r, long long attempts)
         delay = ctx->cfg->refund.query_interval_ms;
     } else if (st.action == REFUND_ACT_RETRY) {
         metrics_inc(MET_REFUND_RETRY);
-        log_msg(LOG_WARN, "refund not accepted: order %s charge %s refund %s attempt %lld: %s %s; "
-                "retry in %ld ms", r->order_no, r->transaction_id, r->out_refund_no, attempts,
-                res.err_code, res.message, delay);
+        log_msg(LOG_WARN,
+                "refund not accepted: order %s charge %s refund %s attempt %lld: %s %s; "
+                "retry in %ld ms",
+                r->order_no, r->transaction_id, r->out_refund_no, attempts, res.err_code,
+                res.message, delay);
     }
     return rq_write(ctx, r, attempts, st, delay, res.err_code);
 }
@@ -228,15 +232,19 @@ static int rq_poll(app_ctx *ctx, const rq_row *r, long long attempts)
     const char *status = o == GW_UNKNOWN ? NULL : res.trade_state;
 
     if (o == GW_CHARGED && res.total_fee >= 0 && res.total_fee != r->refund_fee) {
-        log_msg(LOG_ERROR, "refundquery of refund %s (order %s) says %lld fen, we asked %lld: "
-                "not believed", r->out_refund_no, r->order_no, res.total_fee, r->refund_fee);
+        log_msg(LOG_ERROR,
+                "refundquery of refund %s (order %s) says %lld fen, we asked %lld: "
+                "not believed",
+                r->out_refund_no, r->order_no, res.total_fee, r->refund_fee);
         status = NULL;
     }
     refund_step st = refund_state_on_result(REFUND_ACCEPTED, status);
     long delay = ctx->cfg->refund.query_interval_ms;
     if (st.next == REFUND_PENDING) {
-        log_msg(LOG_WARN, "refund %s (order %s) accepted but unknown to refundquery: submitted "
-                "again under the same out_refund_no", r->out_refund_no, r->order_no);
+        log_msg(LOG_WARN,
+                "refund %s (order %s) accepted but unknown to refundquery: submitted "
+                "again under the same out_refund_no",
+                r->out_refund_no, r->order_no);
         delay = 0;
     }
     return rq_write(ctx, r, attempts, st, delay, status != NULL ? status : res.err_code);
@@ -256,10 +264,10 @@ int refund_queue_run_once(app_ctx *ctx)
     for (;;) {
         rq_row r;
         memset(&r, 0, sizeof(r));
-        int got = db_stmt_fetch(due, "lsssllsll", &r.id, r.transaction_id,
-                                sizeof(r.transaction_id), r.order_no, sizeof(r.order_no),
-                                r.out_refund_no, sizeof(r.out_refund_no), &r.total_fee,
-                                &r.refund_fee, r.reason, sizeof(r.reason), &r.state, &r.attempts);
+        int got = db_stmt_fetch(due, "lsssllsll", &r.id, r.transaction_id, sizeof(r.transaction_id),
+                                r.order_no, sizeof(r.order_no), r.out_refund_no,
+                                sizeof(r.out_refund_no), &r.total_fee, &r.refund_fee, r.reason,
+                                sizeof(r.reason), &r.state, &r.attempts);
         if (got < 0)
             return rq_db_error(ctx, due);
         if (got == 0)
@@ -277,7 +285,7 @@ int refund_queue_run_once(app_ctx *ctx)
             continue;
         claimed++;
         int w = rows[i].state == REFUND_ACCEPTED ? rq_poll(ctx, &rows[i], attempts)
-                                                  : rq_submit(ctx, &rows[i], attempts);
+                                                 : rq_submit(ctx, &rows[i], attempts);
         if (w < 0)
             return -1;
     }

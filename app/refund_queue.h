@@ -21,7 +21,7 @@
 #include "config.h"
 #include "refund_state.h"
 
-#define REFUND_NO_MAX 64             /* WeChat's out_refund_no limit */
+#define REFUND_NO_MAX 64 /* WeChat's out_refund_no limit */
 #define REFUND_BACKOFF_MIN_MS 500L
 #define REFUND_BACKOFF_MAX_MS 60000L
 
@@ -48,8 +48,8 @@ void refund_queue_report_stuck(const char *order_no, const char *out_refund_no,
                                long long refund_fee, refund_status state, const char *why);
 
 /* Works every refund that is due now, once: claim, gateway call (refund for
- * a PENDING row, refundquery for an ACCEPTED one), write the step. Returns the number of rows claimed (0 when none was
- * due), or -1 when MariaDB is unavailable (ctx->err says why). */
+ * a PENDING row, refundquery for an ACCEPTED one), write the step. Returns the number of rows
+ * claimed (0 when none was due), or -1 when MariaDB is unavailable (ctx->err says why). */
 int refund_queue_run_once(app_ctx *ctx);
 
 /* Starts this process's refund worker: a detached thread with its own

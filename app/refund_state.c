@@ -43,8 +43,8 @@ static int rs_is(const char *s, const char *want)
 static int rs_retryable(const char *code)
 {
     static const char *const codes[] = {
-        "NOTENOUGH", "SYSTEMERROR", "BIZERR_NEED_RETRY", "FREQUENCY_LIMITED",
-        "INVALID_REQ_TOO_MUCH",
+        "NOTENOUGH",         "SYSTEMERROR",          "BIZERR_NEED_RETRY",
+        "FREQUENCY_LIMITED", "INVALID_REQ_TOO_MUCH",
     };
     if (code == NULL || code[0] == '\0')
         return 1;

@@ -15,21 +15,21 @@
 
 /* payment_refund.state (sql/012_refunds.sql). */
 typedef enum {
-    REFUND_PENDING = 0,     /* to submit (again) to the gateway, same out_refund_no */
-    REFUND_SUCCESS = 1,     /* refunded: the money is back with the customer */
-    REFUND_ACCEPTED = 2,    /* accepted by the gateway; result not known yet */
-    REFUND_CLOSED = 3,      /* REFUNDCLOSE: the gateway closed it, nothing refunded */
-    REFUND_CHANGE = 4,      /* CHANGE: the refund to the customer's account failed */
-    REFUND_ABNORMAL = 5     /* refused for good at submission (err_code kept) */
+    REFUND_PENDING = 0,  /* to submit (again) to the gateway, same out_refund_no */
+    REFUND_SUCCESS = 1,  /* refunded: the money is back with the customer */
+    REFUND_ACCEPTED = 2, /* accepted by the gateway; result not known yet */
+    REFUND_CLOSED = 3,   /* REFUNDCLOSE: the gateway closed it, nothing refunded */
+    REFUND_CHANGE = 4,   /* CHANGE: the refund to the customer's account failed */
+    REFUND_ABNORMAL = 5  /* refused for good at submission (err_code kept) */
 } refund_status;
 
 /* What the worker does with a row after an event. */
 typedef enum {
-    REFUND_ACT_NONE = 0,    /* nothing changes (already final, or an unrelated event) */
-    REFUND_ACT_RETRY,       /* same state, next attempt after the backoff */
-    REFUND_ACT_POLL,        /* same state (ACCEPTED), refundquery again later */
-    REFUND_ACT_MOVE,        /* write the new state */
-    REFUND_ACT_STUCK        /* write the new (final) state, count it, log an ERROR */
+    REFUND_ACT_NONE = 0, /* nothing changes (already final, or an unrelated event) */
+    REFUND_ACT_RETRY,    /* same state, next attempt after the backoff */
+    REFUND_ACT_POLL,     /* same state (ACCEPTED), refundquery again later */
+    REFUND_ACT_MOVE,     /* write the new state */
+    REFUND_ACT_STUCK     /* write the new (final) state, count it, log an ERROR */
 } refund_action;
 
 typedef struct {
@@ -69,10 +69,11 @@ refund_step refund_state_on_result(refund_status cur, const char *refund_status_
  * is gone), request_fen asked now. */
 typedef enum {
     REFUND_AMOUNT_OK = 0,
-    REFUND_AMOUNT_INVALID,  /* request_fen < 1, or charge/already negative */
-    REFUND_AMOUNT_EXCEEDS   /* already_fen + request_fen > charge_fee */
+    REFUND_AMOUNT_INVALID, /* request_fen < 1, or charge/already negative */
+    REFUND_AMOUNT_EXCEEDS  /* already_fen + request_fen > charge_fee */
 } refund_amount_rule;
 
-refund_amount_rule refund_amount_check(int64_t charge_fee, int64_t already_fen, int64_t request_fen);
+refund_amount_rule refund_amount_check(int64_t charge_fee, int64_t already_fen,
+                                       int64_t request_fen);
 
 #endif

@@ -26,9 +26,9 @@
 /* Which door serves a route, and whether the caller must sign it
  * (docs/SECURITY.md, "Doors"). */
 enum {
-    ROUTE_OPS = 1,      /* merchant door, unauthenticated: liveness, health, metrics */
-    ROUTE_SIGNED = 2,   /* merchant door, a signed caller (caller_gate) */
-    ROUTE_PUBLIC = 4    /* public door: the gateway's notifications (their own signature) */
+    ROUTE_OPS = 1,    /* merchant door, unauthenticated: liveness, health, metrics */
+    ROUTE_SIGNED = 2, /* merchant door, a signed caller (caller_gate) */
+    ROUTE_PUBLIC = 4  /* public door: the gateway's notifications (their own signature) */
 };
 
 /* Which per-caller budget a route spends (config_limits.h). */
@@ -36,29 +36,28 @@ typedef enum { RATE_NONE = 0, RATE_TOKENS, RATE_ORDERS } route_rate;
 
 typedef struct {
     const char *method;
-    const char *path;     /* exact path, or a prefix when it ends with '/'; a '*' segment
-                           * stands for one non-empty segment */
-    const char *label;    /* metrics route label: the path template */
+    const char *path;  /* exact path, or a prefix when it ends with '/'; a '*' segment
+                        * stands for one non-empty segment */
+    const char *label; /* metrics route label: the path template */
     route_handler handler;
-    int door;             /* ROUTE_* */
-    route_rate rate;      /* the budget a signed caller spends (RATE_NONE: none) */
+    int door;        /* ROUTE_* */
+    route_rate rate; /* the budget a signed caller spends (RATE_NONE: none) */
 } route;
 
 static const route routes[] = {
-    { "GET",  "/api/ping",                  "/api/ping",                  health_handle_ping, ROUTE_OPS, RATE_NONE },
-    { "GET",  "/healthz",                   "/healthz",                   health_handle_healthz, ROUTE_OPS, RATE_NONE },
-    { "GET",  "/metrics",                   "/metrics",                   health_handle_metrics, ROUTE_OPS, RATE_NONE },
-    { "POST", "/api/pay",                   "/api/pay",                   pay_handle_post, ROUTE_SIGNED, RATE_ORDERS },
+    { "GET", "/api/ping", "/api/ping", health_handle_ping, ROUTE_OPS, RATE_NONE },
+    { "GET", "/healthz", "/healthz", health_handle_healthz, ROUTE_OPS, RATE_NONE },
+    { "GET", "/metrics", "/metrics", health_handle_metrics, ROUTE_OPS, RATE_NONE },
+    { "POST", "/api/pay", "/api/pay", pay_handle_post, ROUTE_SIGNED, RATE_ORDERS },
     { "POST", PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
       refund_api_handle, ROUTE_SIGNED, RATE_ORDERS },
-    { "GET",  PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
+    { "GET", PAY_ORDERS_PREFIX "*" REFUND_API_SUFFIX, "/api/pay/orders/{order_no}/refunds",
       refund_api_handle, ROUTE_SIGNED, RATE_NONE },
-    { "GET",  PAY_ORDERS_PREFIX,            "/api/pay/orders/{order_no}", pay_handle_get_order,
-      ROUTE_SIGNED, RATE_NONE },
-    { "GET",  "/api/pay/token",             "/api/pay/token",             token_handle_issue,
-      ROUTE_SIGNED, RATE_TOKENS },
-    { "POST", "/api/pay/callback/wechat",   "/api/pay/callback/wechat",   callback_handle,
-      ROUTE_PUBLIC, RATE_NONE },
+    { "GET", PAY_ORDERS_PREFIX, "/api/pay/orders/{order_no}", pay_handle_get_order, ROUTE_SIGNED,
+      RATE_NONE },
+    { "GET", "/api/pay/token", "/api/pay/token", token_handle_issue, ROUTE_SIGNED, RATE_TOKENS },
+    { "POST", "/api/pay/callback/wechat", "/api/pay/callback/wechat", callback_handle, ROUTE_PUBLIC,
+      RATE_NONE },
     { "POST", "/api/pay/callback/wechat/refund", "/api/pay/callback/wechat/refund",
       refund_notify_handle, ROUTE_PUBLIC, RATE_NONE },
     { "POST", CALLBACK_V3_PATH, CALLBACK_V3_PATH, callback_v3_handle, ROUTE_PUBLIC, RATE_NONE },
@@ -95,8 +94,7 @@ static int path_matches(const char *pattern, const char *path)
 
 /* Spends one unit of hit's budget for caller. Returns 1 when the request
  * may go on, 0 with resp set to 429 rate_limited + Retry-After. */
-static int router_within_rate(app_ctx *ctx, const route *hit, long long caller,
-                              http_response *resp)
+static int router_within_rate(app_ctx *ctx, const route *hit, long long caller, http_response *resp)
 {
     const limits_config *lim;
     long per_s, retry_s = 1;
@@ -106,14 +104,14 @@ static int router_within_rate(app_ctx *ctx, const route *hit, long long caller,
         return 1;
     lim = &ctx->cfg->limits;
     per_s = hit->rate == RATE_TOKENS ? lim->tokens_per_s : lim->orders_per_s;
-    snprintf(who, sizeof who, "c%lld", caller);
+    snprintf(who, sizeof(who), "c%lld", caller);
     switch (rate_limit_take(ctx, hit->rate == RATE_TOKENS ? "tokens" : "orders", who, per_s,
                             &retry_s)) {
     case RATE_LIMITED:
         metrics_inc(hit->rate == RATE_TOKENS ? MET_RATE_LIMITED_TOKENS : MET_RATE_LIMITED_ORDERS);
         http_response_error(resp, 429, "rate_limited",
                             "too many requests from this caller; retry after Retry-After seconds");
-        snprintf(retry, sizeof retry, "%ld", retry_s);
+        snprintf(retry, sizeof(retry), "%ld", retry_s);
         http_response_header(resp, "Retry-After", retry);
         return 0;
     case RATE_UNCOUNTED:
@@ -133,16 +131,15 @@ static void router_log(const app_ctx *ctx, const http_request *req, const http_r
     long dropped = 0;
     char more[48] = "";
 
-    if (resp->status >= 400 && resp->status < 500 &&
-        !log_budget_take(&rejects, per_s, &dropped)) {
+    if (resp->status >= 400 && resp->status < 500 && !log_budget_take(&rejects, per_s, &dropped)) {
         metrics_inc(MET_LOG_SUPPRESSED);
         return;
     }
     if (dropped > 0)
-        snprintf(more, sizeof more, " refusal_lines_left_out=%ld", dropped);
-    log_msg(LOG_INFO, "access route=\"%s %s\" order_no=%s status=%d latency_ms=%.2f%s",
-            req->method, req->path[0] ? req->path : "/",
-            resp->log_order[0] ? resp->log_order : "-", resp->status, dt * 1e3, more);
+        snprintf(more, sizeof(more), " refusal_lines_left_out=%ld", dropped);
+    log_msg(LOG_INFO, "access route=\"%s %s\" order_no=%s status=%d latency_ms=%.2f%s", req->method,
+            req->path[0] ? req->path : "/", resp->log_order[0] ? resp->log_order : "-",
+            resp->status, dt * 1e3, more);
 }
 
 /* Runs hit's handler. A signed route first authenticates its caller: a body
@@ -178,11 +175,11 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     double t0 = clocks_mono_s(), dt;
     const char *label = "other";
 
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         if (!route_on_door(&routes[i], door) || !path_matches(routes[i].path, req->path))
             continue;
         path_known = 1;
-        label = routes[i].label;   /* a 405 counts under its route too */
+        label = routes[i].label; /* a 405 counts under its route too */
         if (!strcmp(routes[i].method, req->method)) {
             hit = &routes[i];
             break;
@@ -200,6 +197,6 @@ void router_handle(app_ctx *ctx, const http_request *req, http_response *resp)
     dt = clocks_mono_s() - t0;
     metrics_request(req->method, label, resp->status, dt);
     if (hit && hit->handler == health_handle_ping)
-        return;   /* the benchmark baseline stays free of log I/O */
+        return; /* the benchmark baseline stays free of log I/O */
     router_log(ctx, req, resp, dt);
 }

@@ -48,8 +48,7 @@ settle_result settle_reread(app_ctx *ctx, const char *order_no, order_row *row)
  * *unqueued set when unqueued is not NULL: the caller must not count the
  * charge as settled). */
 static int settle_refund(app_ctx *ctx, const char *order_no, const char *transaction_id,
-                          long long total_fee, const char *why, const char *source,
-                          bool *unqueued)
+                         long long total_fee, const char *why, const char *source, bool *unqueued)
 {
     unsigned int e = 0;
     int q = refund_queue_enqueue(ctx, transaction_id, order_no, total_fee, &e);
@@ -59,9 +58,10 @@ static int settle_refund(app_ctx *ctx, const char *order_no, const char *transac
         log_msg(LOG_ERROR, "%s order=%s: charge %s (%lld fen) is %s; queued for refund", source,
                 order_no, transaction_id, total_fee, why);
     } else if (q < 0) {
-        log_msg(LOG_ERROR, "%s order=%s: charge %s (%lld fen) is %s; refund NOT queued (%s):"
-                " the statement job will find it again", source, order_no, transaction_id,
-                total_fee, why, ctx->err);
+        log_msg(LOG_ERROR,
+                "%s order=%s: charge %s (%lld fen) is %s; refund NOT queued (%s):"
+                " the statement job will find it again",
+                source, order_no, transaction_id, total_fee, why, ctx->err);
         if (unqueued != NULL)
             *unqueued = true;
     }
@@ -97,8 +97,7 @@ static settle_result settle_charge_row(app_ctx *ctx, const char *order_no,
     order_store_result r;
 
     if (total_fee >= 0 && total_fee != row->amount_fen)
-        return settle_wrong_amount(ctx, order_no, transaction_id, total_fee, source, row,
-                                   unqueued);
+        return settle_wrong_amount(ctx, order_no, transaction_id, total_fee, source, row, unqueued);
     switch (row->status) {
     case ORDER_PAID:
         if (strcmp(row->transaction_id, transaction_id) != 0 &&
@@ -138,9 +137,9 @@ settle_result settle_charge(app_ctx *ctx, const char *order_no, const char *tran
     return settle_charge_noting(ctx, order_no, transaction_id, total_fee, source, row, NULL);
 }
 
-settle_result settle_charge_noting(app_ctx *ctx, const char *order_no,
-                                   const char *transaction_id, long long total_fee,
-                                   const char *source, order_row *row, bool *refund_unqueued)
+settle_result settle_charge_noting(app_ctx *ctx, const char *order_no, const char *transaction_id,
+                                   long long total_fee, const char *source, order_row *row,
+                                   bool *refund_unqueued)
 {
     if (refund_unqueued != NULL)
         *refund_unqueued = false;
@@ -161,13 +160,12 @@ settle_result settle_charge_noting(app_ctx *ctx, const char *order_no,
     return SETTLE_PENDING;
 }
 
-settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence,
-                            const char *source, order_row *row)
+settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence, const char *source,
+                            order_row *row)
 {
     switch (order_store_mark_final(ctx, order_no, fence, ORDER_FINAL_CLOSED)) {
     case ORDER_STORE_OK:
-        log_msg(LOG_INFO, "%s order=%s: closed at the gateway; FAILED for good", source,
-                order_no);
+        log_msg(LOG_INFO, "%s order=%s: closed at the gateway; FAILED for good", source, order_no);
         snprintf(row->order_no, sizeof(row->order_no), "%s", order_no);
         row->status = ORDER_FAILED;
         row->final_reason = ORDER_FINAL_CLOSED;
@@ -222,8 +220,8 @@ static settle_result settle_close(app_ctx *ctx, const char *order_no, long long 
     }
 }
 
-settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence,
-                             long recheck_ms, const char *source, order_row *row)
+settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence, long recheck_ms,
+                             const char *source, order_row *row)
 {
     gw_result gw;
     trade_row tr;
@@ -253,8 +251,8 @@ settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence
 }
 
 settle_result settle_own_charge(app_ctx *ctx, const char *order_no, long long amount_fen,
-                                const char *transaction_id, long long total_fee,
-                                const char *source, order_row *row)
+                                const char *transaction_id, long long total_fee, const char *source,
+                                order_row *row)
 {
     if (total_fee == amount_fen) {
         switch (order_store_mark_paid(ctx, order_no, transaction_id, amount_fen)) {

@@ -26,12 +26,12 @@
 #include "order_store.h"
 
 typedef enum {
-    SETTLE_PAID = 0,   /* the order is PAID (row->transaction_id is its charge) */
-    SETTLE_CLOSED,     /* the order is FAILED for good (row->final_reason says why) */
-    SETTLE_FAILED,     /* FAILED and retryable: the gateway has no closeorder (fallback) */
-    SETTLE_PENDING,    /* not known yet: the order stays PROCESSING (ask again later) */
-    SETTLE_NO_ORDER,   /* settle_charge: no order has this out_trade_no */
-    SETTLE_ERROR       /* MariaDB failed (ctx->err); nothing more was learnt */
+    SETTLE_PAID = 0, /* the order is PAID (row->transaction_id is its charge) */
+    SETTLE_CLOSED,   /* the order is FAILED for good (row->final_reason says why) */
+    SETTLE_FAILED,   /* FAILED and retryable: the gateway has no closeorder (fallback) */
+    SETTLE_PENDING,  /* not known yet: the order stays PROCESSING (ask again later) */
+    SETTLE_NO_ORDER, /* settle_charge: no order has this out_trade_no */
+    SETTLE_ERROR     /* MariaDB failed (ctx->err); nothing more was learnt */
 } settle_result;
 
 /* The gateway reported a charge (transaction_id; total_fee in fen, -1 when
@@ -47,9 +47,9 @@ settle_result settle_charge(app_ctx *ctx, const char *order_no, const char *tran
  * charge needed could NOT be queued (MariaDB failed; logged): the charge is
  * then neither settled nor queued, and the caller must look at it again
  * (the statement job keeps its day open). */
-settle_result settle_charge_noting(app_ctx *ctx, const char *order_no,
-                                   const char *transaction_id, long long total_fee,
-                                   const char *source, order_row *row, bool *refund_unqueued);
+settle_result settle_charge_noting(app_ctx *ctx, const char *order_no, const char *transaction_id,
+                                   long long total_fee, const char *source, order_row *row,
+                                   bool *refund_unqueued);
 
 /* settle_charge for the holder of the order's current attempt, whose own
  * unifiedorder of amount_fen (the order's amount) was answered with a
@@ -59,8 +59,8 @@ settle_result settle_charge_noting(app_ctx *ctx, const char *order_no,
  * amount) does settle_charge read it and decide. Same results, one
  * statement fewer on the common path. */
 settle_result settle_own_charge(app_ctx *ctx, const char *order_no, long long amount_fen,
-                                const char *transaction_id, long long total_fee,
-                                const char *source, order_row *row);
+                                const char *transaction_id, long long total_fee, const char *source,
+                                order_row *row);
 
 /* Ends the uncertain attempt `fence` of order_no, which the caller holds
  * (PROCESSING under the caller's lease at attempt fence). A MICROPAY order
@@ -72,14 +72,14 @@ settle_result settle_own_charge(app_ctx *ctx, const char *order_no, long long am
  * fails the order retryably with a recheck after recheck_ms. Anything not
  * known leaves the order PROCESSING (SETTLE_PENDING). *row as for
  * settle_charge. */
-settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence,
-                             long recheck_ms, const char *source, order_row *row);
+settle_result settle_resolve(app_ctx *ctx, const char *order_no, long long fence, long recheck_ms,
+                             const char *source, order_row *row);
 
 /* The gateway said order_no's out_trade_no is closed (a unifiedorder of
  * the caller's attempt `fence` answered ORDERCLOSED): the order is FAILED
  * for good, unless it moved meanwhile. *row as for settle_charge. */
-settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence,
-                            const char *source, order_row *row);
+settle_result settle_closed(app_ctx *ctx, const char *order_no, long long fence, const char *source,
+                            order_row *row);
 
 /* No fence possible (a gateway without closeorder, a micropay the gateway
  * never knew): attempt `fence` ends FAILED retryably, asked about once more

@@ -10,9 +10,8 @@
 
 long settle_micropay_next_ms(const app_config *cfg, long long sent_age_ms)
 {
-    long long until = cfg->micropay_window_ms > cfg->reverse_min_wait_ms
-                          ? cfg->micropay_window_ms
-                          : cfg->reverse_min_wait_ms;
+    long long until = cfg->micropay_window_ms > cfg->reverse_min_wait_ms ? cfg->micropay_window_ms
+                                                                         : cfg->reverse_min_wait_ms;
     long long left;
 
     if (sent_age_ms < 0 || sent_age_ms >= until)
@@ -47,8 +46,10 @@ static bool settle_micropay_given_up(const app_config *cfg, const trade_row *tr)
 static settle_result settle_micropay_failed(app_ctx *ctx, const char *order_no, long long fence,
                                             const char *source, order_row *row)
 {
-    log_msg(LOG_WARN, "%s order=%s: reverse: still no such trade at the gateway; FAILED with a"
-            " recheck in %ld ms", source, order_no, ctx->cfg->failed_recheck_ms);
+    log_msg(LOG_WARN,
+            "%s order=%s: reverse: still no such trade at the gateway; FAILED with a"
+            " recheck in %ld ms",
+            source, order_no, ctx->cfg->failed_recheck_ms);
     return settle_failed_retryably(ctx, order_no, fence, ctx->cfg->failed_recheck_ms, row);
 }
 
@@ -69,8 +70,10 @@ static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long lon
     if (o == GW_NOT_CHARGED && settle_micropay_given_up(ctx->cfg, tr))
         return settle_micropay_failed(ctx, order_no, fence, source, row);
     if (o == GW_NOT_CHARGED) {
-        log_msg(LOG_WARN, "%s order=%s: reverse: no such trade at the gateway yet; asking again"
-                " in %ld ms", source, order_no, ctx->cfg->lease_ms);
+        log_msg(LOG_WARN,
+                "%s order=%s: reverse: no such trade at the gateway yet; asking again"
+                " in %ld ms",
+                source, order_no, ctx->cfg->lease_ms);
         return settle_micropay_later(ctx, order_no, fence, ctx->cfg->lease_ms);
     }
     if (o != GW_CLOSED) {
@@ -80,9 +83,10 @@ static settle_result settle_reverse(app_ctx *ctx, const char *order_no, long lon
     }
     s = settle_closed(ctx, order_no, fence, source, row);
     if (s == SETTLE_PAID)
-        log_msg(LOG_ERROR, "%s order=%s: reversed at the gateway but PAID here (%s): the"
-                " gateway returned that charge; an operator must look", source, order_no,
-                row->transaction_id);
+        log_msg(LOG_ERROR,
+                "%s order=%s: reversed at the gateway but PAID here (%s): the"
+                " gateway returned that charge; an operator must look",
+                source, order_no, row->transaction_id);
     return s;
 }
 

@@ -19,11 +19,11 @@
 #include "settle.h"
 
 #define STATEMENT_THREAD_INDEX 1002
-#define STATEMENT_MAX_TEXT (256L * 1024 * 1024)  /* a statement larger than this fails the day */
-#define STATEMENT_MAX_AGE_DAYS 90                 /* WeChat serves bills of the last 3 months */
-#define STATEMENT_MAX_OPEN 31                     /* older open days read in one run */
-#define STATEMENT_BAD_TEXT 2048                   /* a set-aside line is kept up to this */
-#define CHINA_OFFSET_MS (8 * 3600 * 1000LL)       /* bills are in China Standard Time */
+#define STATEMENT_MAX_TEXT (256L * 1024 * 1024) /* a statement larger than this fails the day */
+#define STATEMENT_MAX_AGE_DAYS 90               /* WeChat serves bills of the last 3 months */
+#define STATEMENT_MAX_OPEN 31                   /* older open days read in one run */
+#define STATEMENT_BAD_TEXT 2048                 /* a set-aside line is kept up to this */
+#define CHINA_OFFSET_MS (8 * 3600 * 1000LL)     /* bills are in China Standard Time */
 #define DAY_MS 86400000LL
 
 enum {
@@ -102,8 +102,8 @@ static int statement_settle(app_ctx *ctx, const bill_record *c, const gw_result 
 {
     order_row row;
     bool unqueued = false;
-    settle_result s = settle_charge_noting(ctx, c->out_trade_no, gw->transaction_id,
-                                           gw->total_fee, "statement", &row, &unqueued);
+    settle_result s = settle_charge_noting(ctx, c->out_trade_no, gw->transaction_id, gw->total_fee,
+                                           "statement", &row, &unqueued);
 
     switch (s) {
     case SETTLE_ERROR:
@@ -148,8 +148,10 @@ static int statement_judge_charge(app_ctx *ctx, const bill_record *c, statement_
     case GW_CLOSED:
         t->unconfirmed++;
         metrics_inc(MET_STMT_UNCONFIRMED);
-        log_msg(LOG_ERROR, "statement: bill line %s of out_trade_no %s (%lld fen) is not confirmed"
-                " by orderquery (%s): ignored", c->transaction_id, c->out_trade_no, c->total_fee,
+        log_msg(LOG_ERROR,
+                "statement: bill line %s of out_trade_no %s (%lld fen) is not confirmed"
+                " by orderquery (%s): ignored",
+                c->transaction_id, c->out_trade_no, c->total_fee,
                 gw.err_code[0] != '\0' ? gw.err_code : gw.trade_state);
         return 0;
     default:
@@ -239,7 +241,7 @@ typedef struct {
     app_ctx *ctx;
     const char *day;
     size_t count;
-    int failed;   /* a line could not be kept: the day stays open */
+    int failed; /* a line could not be kept: the day stays open */
 } statement_bad_sink;
 
 /* Sets one unreadable line aside: kept, counted, logged. */
@@ -256,8 +258,8 @@ static void statement_bad_line(void *arg, const bill_bad_line *bad)
     metrics_inc(MET_STMT_BAD_LINE);
     log_msg(LOG_ERROR, "statement %s: line %zu set aside (%s): %.200s", s->day, bad->line_no,
             bad->reason, text);
-    if (st == NULL || db_stmt_exec(st, "slss", s->day, (long long)bad->line_no, bad->reason,
-                                   text) != 0) {
+    if (st == NULL ||
+        db_stmt_exec(st, "slss", s->day, (long long)bad->line_no, bad->reason, text) != 0) {
         s->failed = 1;
         if (st != NULL)
             statement_db_fail(s->ctx);
@@ -271,7 +273,7 @@ static int statement_read_day(app_ctx *ctx, const char *day, statement_tally *ta
     char *text = NULL, err[160];
     size_t len = 0, n = 0;
     bill_record *records = NULL;
-    statement_bad_sink bad = {ctx, day, 0, 0};
+    statement_bad_sink bad = { ctx, day, 0, 0 };
     statement_tally t;
     gw_result gw;
     int rc = gateway_downloadbill(ctx, day, &text, &len, &gw);
@@ -346,8 +348,8 @@ static int statement_open_days(app_ctx *ctx, long long today, long long days[])
         time_t t;
         struct tm tm;
         memset(&tm, 0, sizeof(tm));
-        if (n < STATEMENT_MAX_OPEN && sscanf(d, "%4d%2d%2d", &tm.tm_year, &tm.tm_mon,
-                                             &tm.tm_mday) == 3) {
+        if (n < STATEMENT_MAX_OPEN &&
+            sscanf(d, "%4d%2d%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday) == 3) {
             tm.tm_year -= 1900;
             tm.tm_mon -= 1;
             t = timegm(&tm);
@@ -406,8 +408,10 @@ static void *statement_main(void *arg)
         poll = 100;
     mysql_thread_init();
     http_client_set_max_reply(ctx->gateway, (size_t)STATEMENT_MAX_TEXT);
-    log_msg(LOG_INFO, "statement job: every %ld ms; day D read from D+1 %ld:00 China time,"
-            " again for %ld days", ctx->cfg->statement_interval_ms, ctx->cfg->statement_ready_hour,
+    log_msg(LOG_INFO,
+            "statement job: every %ld ms; day D read from D+1 %ld:00 China time,"
+            " again for %ld days",
+            ctx->cfg->statement_interval_ms, ctx->cfg->statement_ready_hour,
             ctx->cfg->statement_reread_days);
     for (;;) {
         clocks_sleep_ms(poll);
@@ -416,12 +420,13 @@ static void *statement_main(void *arg)
             log_msg(LOG_WARN, "statement job: run failed: %s", ctx->err);
         else if (rc > 0)
             log_msg(t.refunds || t.made_paid || t.unmatched || t.unconfirmed || t.bad_lines
-                        ? LOG_WARN : LOG_INFO,
+                        ? LOG_WARN
+                        : LOG_INFO,
                     "statement job: %zu charges: %zu matched, %zu made PAID, %zu refunds,"
                     " %zu refunded before, %zu in flight, %zu without an order, %zu not"
-                    " confirmed, %zu open; %zu lines set aside", t.charges, t.matched,
-                    t.made_paid, t.refunds, t.already_refunded, t.in_flight, t.unmatched,
-                    t.unconfirmed, t.open, t.bad_lines);
+                    " confirmed, %zu open; %zu lines set aside",
+                    t.charges, t.matched, t.made_paid, t.refunds, t.already_refunded, t.in_flight,
+                    t.unmatched, t.unconfirmed, t.open, t.bad_lines);
     }
     return NULL;
 }

@@ -153,7 +153,7 @@ static int bill_record_line(bill_span line, const int idx[COL_COUNT], bill_recor
                             const char **why)
 {
     bill_span f[BILL_MAX_FIELDS];
-    bill_span body = {line.p + 1, line.len - 1};
+    bill_span body = { line.p + 1, line.len - 1 };
     int n = bill_split(body, ",`", f, BILL_MAX_FIELDS);
 
     *why = "too few fields";
@@ -191,7 +191,7 @@ int bill_parse(const char *text, size_t len, bill_record **records, size_t *n, c
 int bill_parse_lines(const char *text, size_t len, bill_record **records, size_t *n,
                      bill_bad_fn bad, void *arg, char *err, size_t errlen)
 {
-    bill_list l = {NULL, 0, 0};
+    bill_list l = { NULL, 0, 0 };
     bill_span line;
     bill_record r;
     size_t pos = 0, lineno = 0;
@@ -215,7 +215,7 @@ int bill_parse_lines(const char *text, size_t len, bill_record **records, size_t
         const char *why = NULL;
         int got = bill_record_line(line, idx, &r, &why);
         if (got < 0 && bad != NULL) {
-            bill_bad_line b = {lineno, line.p, line.len, why};
+            bill_bad_line b = { lineno, line.p, line.len, why };
             bad(arg, &b);
             continue;
         }

@@ -21,8 +21,8 @@
 #define BILL_MAX_RECORDS 2000000
 
 typedef struct {
-    char transaction_id[BILL_TXID_MAX + 1];   /* 微信订单号 */
-    char out_trade_no[ORDER_NO_MAX + 1];      /* 商户订单号 */
+    char transaction_id[BILL_TXID_MAX + 1]; /* 微信订单号 */
+    char out_trade_no[ORDER_NO_MAX + 1];    /* 商户订单号 */
     bool refund;          /* 交易状态 REFUND: a refund of that charge; SUCCESS: a charge */
     long long total_fee;  /* 订单金额, fen */
     long long refund_fee; /* 退款金额, fen (refund records; 0 for charges) */

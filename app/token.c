@@ -25,17 +25,16 @@
  * to keep a consumed token. Returns 1 bound now, 2 already bound to this
  * (user, order): a retry, -1 unknown or expired, -2 another user's unused
  * token (left untouched), -3 bound to another order or user. */
-static const char token_lua[] =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if not v then return -1 end\n"
-    "local used = 'used:' .. ARGV[1] .. ':' .. ARGV[2]\n"
-    "if v == ARGV[1] then\n"
-    "  redis.call('SET', KEYS[1], used, 'EX', ARGV[3])\n"
-    "  return 1\n"
-    "end\n"
-    "if v == used then return 2 end\n"
-    "if string.sub(v, 1, 5) == 'used:' then return -3 end\n"
-    "return -2\n";
+static const char token_lua[] = "local v = redis.call('GET', KEYS[1])\n"
+                                "if not v then return -1 end\n"
+                                "local used = 'used:' .. ARGV[1] .. ':' .. ARGV[2]\n"
+                                "if v == ARGV[1] then\n"
+                                "  redis.call('SET', KEYS[1], used, 'EX', ARGV[3])\n"
+                                "  return 1\n"
+                                "end\n"
+                                "if v == used then return 2 end\n"
+                                "if string.sub(v, 1, 5) == 'used:' then return -3 end\n"
+                                "return -2\n";
 
 /* The script's SHA1 as loaded on this thread's current Redis connection.
  * Valid only while ctx, its redisContext and its generation are unchanged;
@@ -76,7 +75,8 @@ int token_generate(char out[TOKEN_TEXT_MAX])
         return -1;
     /* TOKEN_RANDOM_BYTES is a multiple of 3: no padding, no partial group */
     for (size_t i = 0; i + 2 < sizeof(raw); i += 3) {
-        unsigned long g = ((unsigned long)raw[i] << 16) | ((unsigned long)raw[i + 1] << 8) | raw[i + 2];
+        unsigned long g = ((unsigned long)raw[i] << 16) | ((unsigned long)raw[i + 1] << 8) |
+                          raw[i + 2];
         out[at++] = token_b64url[(g >> 18) & 63];
         out[at++] = token_b64url[(g >> 12) & 63];
         out[at++] = token_b64url[(g >> 6) & 63];
@@ -96,8 +96,8 @@ int token_text_valid(const char *s)
         unsigned char ch = (unsigned char)s[n];
         if (n >= TOKEN_TEXT_LEN)
             return 0;
-        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-              (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_'))
             return 0;
     }
     return n == TOKEN_TEXT_LEN;
@@ -205,9 +205,8 @@ static int token_conn_went_away(const app_ctx *ctx, const redisReply *reply, int
         return 0;
     if (ctx->redis->err == REDIS_ERR_EOF)
         return 1;
-    return ctx->redis->err == REDIS_ERR_IO &&
-           (strstr(ctx->redis->errstr, "reset") != NULL ||
-            strstr(ctx->redis->errstr, "Broken pipe") != NULL);
+    return ctx->redis->err == REDIS_ERR_IO && (strstr(ctx->redis->errstr, "reset") != NULL ||
+                                               strstr(ctx->redis->errstr, "Broken pipe") != NULL);
 }
 
 /* A refusal's line, within the process' budget of refusal lines (a flood
@@ -241,8 +240,7 @@ static void token_key(long long caller_id, const char *token, char key[TOKEN_KEY
         snprintf(key, TOKEN_KEY_MAX, "%s%s", TOKEN_KEY_PREFIX, token);
 }
 
-token_result token_consume(app_ctx *ctx, const char *token, long long user_id,
-                           const char *order_no)
+token_result token_consume(app_ctx *ctx, const char *token, long long user_id, const char *order_no)
 {
     return token_consume_for(ctx, 0, token, user_id, order_no);
 }
@@ -403,8 +401,8 @@ static int token_parse_user_id(const char *s, long long *out)
 static void token_unavailable(app_ctx *ctx, http_response *resp)
 {
     char retry[24];
-    snprintf(retry, sizeof(retry), "%ld", ctx->cfg != NULL && ctx->cfg->retry_after_s > 0 ?
-             ctx->cfg->retry_after_s : 1L);
+    snprintf(retry, sizeof(retry), "%ld",
+             ctx->cfg != NULL && ctx->cfg->retry_after_s > 0 ? ctx->cfg->retry_after_s : 1L);
     http_response_error(resp, 503, "unavailable",
                         "the token store (Redis) is unavailable; try again later");
     http_response_header(resp, "Retry-After", retry);
@@ -415,8 +413,8 @@ static void token_unavailable(app_ctx *ctx, http_response *resp)
 static void token_store_full(app_ctx *ctx, http_response *resp)
 {
     char retry[24];
-    snprintf(retry, sizeof(retry), "%ld", ctx->cfg != NULL && ctx->cfg->retry_after_s > 0 ?
-             ctx->cfg->retry_after_s : 1L);
+    snprintf(retry, sizeof(retry), "%ld",
+             ctx->cfg != NULL && ctx->cfg->retry_after_s > 0 ? ctx->cfg->retry_after_s : 1L);
     metrics_inc(MET_TOKEN_STORE_FULL);
     http_response_error(resp, 503, "token_store_full",
                         "no new payment tokens for now (the token store is nearly full); the"
@@ -432,8 +430,9 @@ void token_handle_issue(app_ctx *ctx, const http_request *req, http_response *re
 
     if (http_query_param(req->query, "user_id", param, sizeof(param)) != 0 ||
         token_parse_user_id(param, &user_id) != 0) {
-        http_response_error(resp, 400, "invalid_request",
-                            "user_id must be given once, as a decimal integer 1..9223372036854775807");
+        http_response_error(
+            resp, 400, "invalid_request",
+            "user_id must be given once, as a decimal integer 1..9223372036854775807");
         return;
     }
 
@@ -441,7 +440,7 @@ void token_handle_issue(app_ctx *ctx, const http_request *req, http_response *re
     case REDIS_ROOM_FULL:
         token_store_full(ctx, resp);
         return;
-    default:   /* room, or Redis did not say: token_issue meets its state itself */
+    default: /* room, or Redis did not say: token_issue meets its state itself */
         break;
     }
     int rc = token_issue_for(ctx, req->caller_id, user_id, ttl, tok);

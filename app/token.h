@@ -18,25 +18,24 @@
 #include "app_ctx.h"
 #include "http_msg.h"
 
-#define TOKEN_RANDOM_BYTES 24   /* 192 bits from the OS random source (getrandom) */
-#define TOKEN_TEXT_LEN 32       /* base64url of TOKEN_RANDOM_BYTES, no padding */
+#define TOKEN_RANDOM_BYTES 24 /* 192 bits from the OS random source (getrandom) */
+#define TOKEN_TEXT_LEN 32     /* base64url of TOKEN_RANDOM_BYTES, no padding */
 #define TOKEN_TEXT_MAX (TOKEN_TEXT_LEN + 1)
 #define TOKEN_KEY_PREFIX "pay:token:"
-#define TOKEN_USED_KEEP_MIN_S 86400L  /* a consumed token is kept at least this long */
+#define TOKEN_USED_KEEP_MIN_S 86400L /* a consumed token is kept at least this long */
 
 /* The message of the 403 invalid_token answer (pay flow). */
-#define TOKEN_INVALID_MESSAGE \
-    "token unknown, expired, of another user or used for another order; " \
+#define TOKEN_INVALID_MESSAGE                                                                      \
+    "token unknown, expired, of another user or used for another order; "                          \
     "fetch a new token with GET /api/pay/token"
 /* The message of the 403 answer when tokens are required and none was sent. */
-#define TOKEN_MISSING_MESSAGE \
-    "a payment token is required; fetch one with GET /api/pay/token"
+#define TOKEN_MISSING_MESSAGE "a payment token is required; fetch one with GET /api/pay/token"
 
 typedef enum {
-    TOKEN_ACCEPTED = 0,   /* first use: now bound to order_no */
-    TOKEN_RETRY,          /* already bound to this order_no by this user: a retry */
-    TOKEN_INVALID,        /* unknown, expired, another user's, bound to another order, malformed */
-    TOKEN_UNAVAILABLE     /* Redis down or failing: answer 503, write nothing */
+    TOKEN_ACCEPTED = 0, /* first use: now bound to order_no */
+    TOKEN_RETRY,        /* already bound to this order_no by this user: a retry */
+    TOKEN_INVALID,      /* unknown, expired, another user's, bound to another order, malformed */
+    TOKEN_UNAVAILABLE   /* Redis down or failing: answer 503, write nothing */
 } token_result;
 
 /* Consumes token for (user_id, order_no) in one atomic Redis step. token may

@@ -29,9 +29,8 @@ static const char *const trade_sql[TRADE_SQL_COUNT] = {
         " IFNULL(TIMESTAMPDIFF(MICROSECOND, sent_at, NOW(3)) DIV 1000, -1),"
         " TIMESTAMPDIFF(MICROSECOND, create_time, NOW(3)) DIV 1000, answered"
         " FROM payment_trade WHERE order_no = ?",
-    [TRADE_SQL_PREPAY] =
-        "UPDATE payment_trade SET prepay_id = ?, code_url = ?"
-        " WHERE order_no = ? AND prepay_id IS NULL",
+    [TRADE_SQL_PREPAY] = "UPDATE payment_trade SET prepay_id = ?, code_url = ?"
+                         " WHERE order_no = ? AND prepay_id IS NULL",
     [TRADE_SQL_SENT] = "UPDATE payment_trade SET sent_at = NOW(3), answered = 0 WHERE order_no = ?",
     [TRADE_SQL_ANSWERED] = "UPDATE payment_trade SET answered = 1 WHERE order_no = ?",
     [TRADE_SQL_QUERY_TAKE] =
@@ -39,8 +38,7 @@ static const char *const trade_sql[TRADE_SQL_COUNT] = {
         " AND (last_query_at IS NULL OR last_query_at <= NOW(3) - INTERVAL ? MICROSECOND)",
 };
 
-void trade_row_new(trade_row *r, trade_type type, const char *openid, long long now_ms,
-                   long ttl_ms)
+void trade_row_new(trade_row *r, trade_type type, const char *openid, long long now_ms, long ttl_ms)
 {
     struct tm tm;
     time_t t;
@@ -132,7 +130,7 @@ order_store_result trade_store_insert(app_ctx *ctx, const char *order_no, trade_
     if (!dup)
         return ORDER_STORE_ERROR;
     return trade_store_get(ctx, order_no, r) == ORDER_STORE_OK ? ORDER_STORE_DUPLICATE
-                                                                : ORDER_STORE_ERROR;
+                                                               : ORDER_STORE_ERROR;
 }
 
 static order_store_result trade_cas(MYSQL_STMT *st)
@@ -140,8 +138,8 @@ static order_store_result trade_cas(MYSQL_STMT *st)
     return mysql_stmt_affected_rows(st) == 1 ? ORDER_STORE_OK : ORDER_STORE_MISS;
 }
 
-order_store_result trade_store_set_prepay(app_ctx *ctx, const char *order_no,
-                                          const char *prepay_id, const char *code_url)
+order_store_result trade_store_set_prepay(app_ctx *ctx, const char *order_no, const char *prepay_id,
+                                          const char *code_url)
 {
     MYSQL_STMT *st;
     bool dup;
@@ -162,8 +160,7 @@ order_store_result trade_store_mark_sent(app_ctx *ctx, const char *order_no)
     return trade_cas(st);
 }
 
-order_store_result trade_store_query_take(app_ctx *ctx, const char *order_no,
-                                          long min_interval_ms)
+order_store_result trade_store_query_take(app_ctx *ctx, const char *order_no, long min_interval_ms)
 {
     MYSQL_STMT *st;
     bool dup;

@@ -17,11 +17,10 @@
 #include "order_store.h"
 #include "trade_type.h"
 
-
 #define TRADE_OPENID_MAX 128
 #define TRADE_PREPAY_MAX 64
 #define TRADE_CODE_URL_MAX 256
-#define TRADE_EXPIRE_LEN 14      /* yyyyMMddHHmmss */
+#define TRADE_EXPIRE_LEN 14 /* yyyyMMddHHmmss */
 
 typedef struct {
     trade_type type;
@@ -51,8 +50,8 @@ order_store_result trade_store_get(app_ctx *ctx, const char *order_no, trade_row
 
 /* Stores the prepay once (WHERE prepay_id IS NULL). OK, MISS (one was stored
  * first: read it), ERROR. */
-order_store_result trade_store_set_prepay(app_ctx *ctx, const char *order_no,
-                                          const char *prepay_id, const char *code_url);
+order_store_result trade_store_set_prepay(app_ctx *ctx, const char *order_no, const char *prepay_id,
+                                          const char *code_url);
 
 /* The holder of a MICROPAY attempt is about to send it: sent_at = now. */
 order_store_result trade_store_mark_sent(app_ctx *ctx, const char *order_no);
@@ -64,7 +63,6 @@ order_store_result trade_store_mark_answered(app_ctx *ctx, const char *order_no)
 /* The poll's rate limit, shared by every process: OK when this caller may
  * send one orderquery now (last_query_at was older than min_interval_ms and
  * is now), MISS when another did within it, ERROR. */
-order_store_result trade_store_query_take(app_ctx *ctx, const char *order_no,
-                                          long min_interval_ms);
+order_store_result trade_store_query_take(app_ctx *ctx, const char *order_no, long min_interval_ms);
 
 #endif

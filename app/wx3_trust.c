@@ -126,8 +126,8 @@ wx3_trust_verdict wx3_trust_check(wx3_trust *t, const wx3_signed_headers *h, con
 
 const char *wx3_trust_verdict_name(wx3_trust_verdict v)
 {
-    static const char *const names[] = {"ok", "missing_signature_headers", "stale_timestamp",
-                                        "unknown_serial", "bad_signature"};
+    static const char *const names[] = { "ok", "missing_signature_headers", "stale_timestamp",
+                                         "unknown_serial", "bad_signature" };
     return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "bad_signature";
 }
 
@@ -155,8 +155,8 @@ static int trust_entry(json_t *e, const char *apiv3_key, wx3_cert *c)
     return rc;
 }
 
-int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len,
-                                const char *apiv3_key, time_t now, char *why, size_t whylen)
+int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len, const char *apiv3_key,
+                                time_t now, char *why, size_t whylen)
 {
     json_t *root = json_loadb(body != NULL ? body : "", len, JSON_REJECT_DUPLICATES, NULL);
     json_t *data = json_object_get(root, "data"), *e;
@@ -167,7 +167,8 @@ int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len,
     snprintf(why, whylen, "%s", "not a certificate list");
     if (n == 0 || n > WX3_TRUST_MAX || (certs = calloc(n, sizeof(*certs))) == NULL)
         goto done;
-    json_array_foreach(data, i, e) {
+    json_array_foreach(data, i, e)
+    {
         if (trust_entry(e, apiv3_key, &certs[i]) != 0) {
             snprintf(why, whylen, "entry %zu does not decrypt under the APIv3 key", i);
             goto done;

@@ -24,10 +24,10 @@
 
 typedef enum {
     WX3_TRUST_OK = 0,
-    WX3_TRUST_MISSING,         /* a Wechatpay-* header is absent or malformed */
-    WX3_TRUST_STALE,           /* Wechatpay-Timestamp outside the window around now */
-    WX3_TRUST_UNKNOWN_SERIAL,  /* no certificate with that serial (fetch the list, retry) */
-    WX3_TRUST_BAD_SIGNATURE    /* the signature does not verify under that certificate */
+    WX3_TRUST_MISSING,        /* a Wechatpay-* header is absent or malformed */
+    WX3_TRUST_STALE,          /* Wechatpay-Timestamp outside the window around now */
+    WX3_TRUST_UNKNOWN_SERIAL, /* no certificate with that serial (fetch the list, retry) */
+    WX3_TRUST_BAD_SIGNATURE   /* the signature does not verify under that certificate */
 } wx3_trust_verdict;
 
 /* The four headers as received (any may be NULL). */
@@ -67,7 +67,7 @@ const char *wx3_trust_verdict_name(wx3_trust_verdict v);
  * and parsed, its serial equal to serial_no; each one valid at now is
  * added to t. Returns the number added (>= 1), or -1 with why set (not
  * JSON, an entry that does not decrypt or parse: nothing added then). */
-int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len,
-                                const char *apiv3_key, time_t now, char *why, size_t whylen);
+int wx3_trust_load_certificates(wx3_trust *t, const char *body, size_t len, const char *apiv3_key,
+                                time_t now, char *why, size_t whylen);
 
 #endif

@@ -36,15 +36,15 @@
 #include "http_client.h"
 #include "service_ports.h"
 
-#define BENCH_MAX_SAMPLES (1u << 20)   /* latency samples per worker and phase */
-#define BENCH_POOL_RATE 8000.0         /* notifications/s a pool is sized for */
+#define BENCH_MAX_SAMPLES (1u << 20) /* latency samples per worker and phase */
+#define BENCH_POOL_RATE 8000.0       /* notifications/s a pool is sized for */
 
 static struct {
     char state_dir[512];
     char json_path[512];
-    char only[256];          /* ",name,name," or "" for all */
-    char key_source[16];     /* "auto" or "env" */
-    char pids[512];          /* --pids: service pids given by the caller */
+    char only[256];      /* ",name,name," or "" for all */
+    char key_source[16]; /* "auto" or "env" */
+    char pids[512];      /* --pids: service pids given by the caller */
     double settle_max_s;
     long pool;
 } opt;
@@ -53,16 +53,16 @@ typedef struct {
     wl_worker wl;
     wl_kind w;
     int paced;
-    double rate;             /* per worker, open loop */
-    double start, end;       /* monotonic seconds */
-    double *lat;             /* seconds */
+    double rate;       /* per worker, open loop */
+    double start, end; /* monotonic seconds */
+    double *lat;       /* seconds */
     size_t nlat;
 } bench_worker;
 
 typedef struct {
     long requests, errors;
     char first_error[WL_ERROR_MAX];
-    double rps;              /* requests per second over the phase */
+    double rps; /* requests per second over the phase */
     double p50_ms, p99_ms;
 } phase_result;
 
@@ -70,7 +70,7 @@ static void sleep_until(double t)
 {
     double d = t - clocks_mono_s();
     if (d > 0) {
-        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
     }
@@ -89,7 +89,7 @@ static void *bench_worker_main(void *p)
         double t0;
         if (bw->paced) {
             sleep_until(next);
-            t0 = next;                 /* the intended send time */
+            t0 = next; /* the intended send time */
             next += 1.0 / bw->rate;
         } else {
             t0 = clocks_mono_s();
@@ -112,7 +112,7 @@ static int bench_phase(bench_worker *ws, int n, wl_kind w, int paced, double rat
     double *all;
     int started = 0;
 
-    memset(out, 0, sizeof *out);
+    memset(out, 0, sizeof(*out));
     for (int i = 0; i < n; i++) {
         bench_worker *bw = &ws[i];
         wl_worker_phase(&bw->wl, phase_id);
@@ -132,7 +132,7 @@ static int bench_phase(bench_worker *ws, int n, wl_kind w, int paced, double rat
         out->errors += ws[i].wl.errors;
         if (ws[i].wl.errors && (first_at == 0 || ws[i].wl.first_error_at < first_at)) {
             first_at = ws[i].wl.first_error_at;
-            snprintf(out->first_error, sizeof out->first_error, "%s", ws[i].wl.first_error);
+            snprintf(out->first_error, sizeof(out->first_error), "%s", ws[i].wl.first_error);
         }
     }
     if (started < n) {
@@ -141,11 +141,11 @@ static int bench_phase(bench_worker *ws, int n, wl_kind w, int paced, double rat
     }
     out->requests = (long)total;
     out->rps = (double)total / duration;
-    all = malloc((total ? total : 1) * sizeof *all);
+    all = malloc((total ? total : 1) * sizeof(*all));
     if (all == NULL)
         return -1;
     for (int i = 0; i < n; i++) {
-        memcpy(all + k, ws[i].lat, ws[i].nlat * sizeof *all);
+        memcpy(all + k, ws[i].lat, ws[i].nlat * sizeof(*all));
         k += ws[i].nlat;
     }
     stats_sort(all, total);
@@ -184,7 +184,7 @@ static double bench_stack_cpu_ms(const proc_set *ps)
 static double bench_settle(void)
 {
     double start = clocks_mono_s(), before, after;
-    struct timespec step = {0, (long)(BENCH_SETTLE_STEP_S * 1e9)};
+    struct timespec step = { 0, (long)(BENCH_SETTLE_STEP_S * 1e9) };
     proc_set ps;
 
     if (opt.settle_max_s <= 0)
@@ -206,7 +206,7 @@ static double bench_settle(void)
 typedef struct {
     proc_set procs;
     double cpu[PROC_ROLE_COUNT][PROC_MAX_PER_ROLE];
-    proc_machine machine;          /* busy_ms < 0: unknown */
+    proc_machine machine; /* busy_ms < 0: unknown */
     dbstat db;
 } cost_snapshot;
 
@@ -257,7 +257,7 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
         int n = 0;
         for (int i = 0; i < a->procs.n[r]; i++) {
             if (a->cpu[r][i] < 0 || b->cpu[r][i] < 0)
-                continue;  /* gone (a respawned worker): its share is unknown */
+                continue; /* gone (a respawned worker): its share is unknown */
             sum += b->cpu[r][i] - a->cpu[r][i];
             n++;
         }
@@ -270,7 +270,7 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
         double irq = b->machine.irq_ms - a->machine.irq_ms;
         double other = b->machine.busy_ms - a->machine.busy_ms - irq - tracked;
         if (other < 0)
-            other = 0;  /* tick rounding */
+            other = 0; /* tick rounding */
         stats_add(&row->cpu_irq_ms, irq / (double)requests);
         stats_add(&row->cpu_other_ms, other / (double)requests);
         if (tracked + irq + other > 0)
@@ -282,10 +282,10 @@ static void cost_record(const cost_snapshot *a, const cost_snapshot *b, long req
             stats_add(&row->db[c], (double)d / (double)requests);
     }
     {
-        static const dbstat_counter writes[] = {DBSTAT_COM_INSERT, DBSTAT_COM_INSERT_SELECT,
-                                                DBSTAT_COM_UPDATE, DBSTAT_COM_DELETE};
+        static const dbstat_counter writes[] = { DBSTAT_COM_INSERT, DBSTAT_COM_INSERT_SELECT,
+                                                 DBSTAT_COM_UPDATE, DBSTAT_COM_DELETE };
         long long sum = 0;
-        for (size_t i = 0; i < sizeof writes / sizeof writes[0] && sum >= 0; i++) {
+        for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]) && sum >= 0; i++) {
             long long d = dbstat_delta(&a->db, &b->db, writes[i]);
             sum = d >= 0 ? sum + d : -1;
         }
@@ -310,12 +310,15 @@ static int bench_key_of(int pid, const char *who, char *key, size_t key_cap, cha
         return -1;
     if (found == 0) {
         snprintf(key, key_cap, "%s", IDEMPAY_DEV_KEY);
-        snprintf(source, source_cap, "the development key: %s pid %d has no IDEMPAY_WX_KEY "
-                 "in its environment, so it uses its documented default", who, pid);
+        snprintf(source, source_cap,
+                 "the development key: %s pid %d has no IDEMPAY_WX_KEY "
+                 "in its environment, so it uses its documented default",
+                 who, pid);
     } else {
-        snprintf(source, source_cap, "IDEMPAY_WX_KEY from the environment of %s pid %d (%s)",
-                 who, pid, strcmp(key, IDEMPAY_DEV_KEY) == 0 ? "the development key"
-                                                            : "not the development key");
+        snprintf(source, source_cap, "IDEMPAY_WX_KEY from the environment of %s pid %d (%s)", who,
+                 pid,
+                 strcmp(key, IDEMPAY_DEV_KEY) == 0 ? "the development key"
+                                                   : "not the development key");
     }
     if (appid != NULL && proc_environ_get(pid, "IDEMPAY_WX_APPID", appid, appid_cap) != 1)
         snprintf(appid, appid_cap, "%s", IDEMPAY_DEV_APPID);
@@ -331,41 +334,45 @@ static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
     bool from_env = strcmp(opt.key_source, "env") == 0;
 
     if (from_env || ps->n[PROC_SERVICE] == 0 ||
-        bench_key_of(ps->pid[PROC_SERVICE][0], "service", cfg->key, sizeof cfg->key, cfg->appid,
-                     sizeof cfg->appid, cfg->mchid, sizeof cfg->mchid, r->key_source,
-                     sizeof r->key_source) != 0) {
+        bench_key_of(ps->pid[PROC_SERVICE][0], "service", cfg->key, sizeof(cfg->key), cfg->appid,
+                     sizeof(cfg->appid), cfg->mchid, sizeof(cfg->mchid), r->key_source,
+                     sizeof(r->key_source)) != 0) {
         const char *why = from_env ? "--key-source env"
-                          : ps->n[PROC_SERVICE] == 0 ? "no running service found under the state dir"
-                                                     : "the service's environment is unreadable";
-        snprintf(cfg->key, sizeof cfg->key, "%s", env_key ? env_key : IDEMPAY_DEV_KEY);
-        snprintf(cfg->appid, sizeof cfg->appid, "%s", env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
-        snprintf(cfg->mchid, sizeof cfg->mchid, "%s", env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
+                          : ps->n[PROC_SERVICE] == 0
+                              ? "no running service found under the state dir"
+                              : "the service's environment is unreadable";
+        snprintf(cfg->key, sizeof(cfg->key), "%s", env_key ? env_key : IDEMPAY_DEV_KEY);
+        snprintf(cfg->appid, sizeof(cfg->appid), "%s",
+                 env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID));
+        snprintf(cfg->mchid, sizeof(cfg->mchid), "%s",
+                 env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID));
         if (env_key != NULL)
-            snprintf(r->key_source, sizeof r->key_source,
+            snprintf(r->key_source, sizeof(r->key_source),
                      "IDEMPAY_WX_KEY from the bench's own environment (%s; %s)",
                      strcmp(env_key, IDEMPAY_DEV_KEY) == 0 ? "the development key"
-                                                         : "not the development key", why);
+                                                           : "not the development key",
+                     why);
         else
-            snprintf(r->key_source, sizeof r->key_source,
+            snprintf(r->key_source, sizeof(r->key_source),
                      "the development key (IDEMPAY_WX_KEY unset; %s)", why);
-        snprintf(cfg->mock_key, sizeof cfg->mock_key, "%s", cfg->key);
-        snprintf(r->mock_key_source, sizeof r->mock_key_source, "the same (%s)", why);
+        snprintf(cfg->mock_key, sizeof(cfg->mock_key), "%s", cfg->key);
+        snprintf(r->mock_key_source, sizeof(r->mock_key_source), "the same (%s)", why);
         return;
     }
     if (ps->n[PROC_MOCK] == 0 ||
-        bench_key_of(ps->pid[PROC_MOCK][0], "mock", cfg->mock_key, sizeof cfg->mock_key, NULL, 0,
-                     NULL, 0, r->mock_key_source, sizeof r->mock_key_source) != 0) {
-        snprintf(cfg->mock_key, sizeof cfg->mock_key, "%s", cfg->key);
-        snprintf(r->mock_key_source, sizeof r->mock_key_source,
+        bench_key_of(ps->pid[PROC_MOCK][0], "mock", cfg->mock_key, sizeof(cfg->mock_key), NULL, 0,
+                     NULL, 0, r->mock_key_source, sizeof(r->mock_key_source)) != 0) {
+        snprintf(cfg->mock_key, sizeof(cfg->mock_key), "%s", cfg->key);
+        snprintf(r->mock_key_source, sizeof(r->mock_key_source),
                  "the service's (no readable mock process found)");
         return;
     }
     if (strcmp(cfg->mock_key, cfg->key) == 0) {
-        snprintf(r->mock_key_source, sizeof r->mock_key_source, "the same as the service's (mock pid %d)",
-                 ps->pid[PROC_MOCK][0]);
+        snprintf(r->mock_key_source, sizeof(r->mock_key_source),
+                 "the same as the service's (mock pid %d)", ps->pid[PROC_MOCK][0]);
     } else {
         size_t used = strlen(r->mock_key_source);
-        snprintf(r->mock_key_source + used, sizeof r->mock_key_source - used,
+        snprintf(r->mock_key_source + used, sizeof(r->mock_key_source) - used,
                  " - DIFFERS from the service's: its payments cannot verify");
     }
 }
@@ -380,16 +387,14 @@ static void bench_keys(const proc_set *ps, wl_config *cfg, bench_result *r)
 static int bench_round_order(int round, wl_kind out[WL_COUNT])
 {
     static const wl_kind groups[][3] = {
-        {WL_REPEAT, WL_PING, WL_TOKEN},   /* both against ping */
-        {WL_RAWPAY, WL_PAY, WL_COUNT},
-        {WL_RAWCB, WL_CALLBACK, WL_COUNT},
-        {WL_RAWCB_V3, WL_CALLBACK_V3, WL_COUNT},
-        {WL_RAWPREPAY, WL_PREPAY, WL_COUNT},
-        {WL_RAWDB, WL_COUNT, WL_COUNT},
+        { WL_REPEAT, WL_PING, WL_TOKEN }, /* both against ping */
+        { WL_RAWPAY, WL_PAY, WL_COUNT },           { WL_RAWCB, WL_CALLBACK, WL_COUNT },
+        { WL_RAWCB_V3, WL_CALLBACK_V3, WL_COUNT }, { WL_RAWPREPAY, WL_PREPAY, WL_COUNT },
+        { WL_RAWDB, WL_COUNT, WL_COUNT },
     };
     int n = 0;
 
-    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
         int len = 0;
         while (len < 3 && groups[g][len] != WL_COUNT)
             len++;
@@ -405,7 +410,7 @@ static bool bench_selected(wl_kind w)
 
     if (opt.only[0] == '\0') /* the v3 rows need the service speaking v3: named only */
         return w != WL_CALLBACK_V3 && w != WL_RAWCB_V3;
-    snprintf(tag, sizeof tag, ",%s,", wl_name(w));
+    snprintf(tag, sizeof(tag), ",%s,", wl_name(w));
     return strstr(opt.only, tag) != NULL;
 }
 
@@ -425,41 +430,73 @@ static void usage(void)
 /* The command line into cfg, res and opt. Returns 0, or 2 (usage printed). */
 static int bench_args(int argc, char **argv, wl_config *cfg, bench_result *res)
 {
-    static const struct option lo[] = {
-        {"target", required_argument, 0, 't'},     {"gateway", required_argument, 0, 'g'},
-        {"concurrency", required_argument, 0, 'c'}, {"duration", required_argument, 0, 'd'},
-        {"repeat", required_argument, 0, 'r'},     {"json", required_argument, 0, 'j'},
-        {"only", required_argument, 0, 'o'},       {"settle-max", required_argument, 0, 's'},
-        {"key-source", required_argument, 0, 'k'}, {"state-dir", required_argument, 0, 'S'},
-        {"pool", required_argument, 0, 'P'},       {"pids", required_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    static const struct option lo[] = { { "target", required_argument, 0, 't' },
+                                        { "gateway", required_argument, 0, 'g' },
+                                        { "concurrency", required_argument, 0, 'c' },
+                                        { "duration", required_argument, 0, 'd' },
+                                        { "repeat", required_argument, 0, 'r' },
+                                        { "json", required_argument, 0, 'j' },
+                                        { "only", required_argument, 0, 'o' },
+                                        { "settle-max", required_argument, 0, 's' },
+                                        { "key-source", required_argument, 0, 'k' },
+                                        { "state-dir", required_argument, 0, 'S' },
+                                        { "pool", required_argument, 0, 'P' },
+                                        { "pids", required_argument, 0, 'p' },
+                                        { "help", no_argument, 0, 'h' },
+                                        { 0, 0, 0, 0 } };
     int c;
 
-    snprintf(cfg->target, sizeof cfg->target, "http://127.0.0.1:%lld", service_http_port());
-    snprintf(cfg->gateway, sizeof cfg->gateway, "http://127.0.0.1:%lld", service_mock_port());
-    snprintf(cfg->public_base, sizeof cfg->public_base, "http://127.0.0.1:%lld",
+    snprintf(cfg->target, sizeof(cfg->target), "http://127.0.0.1:%lld", service_http_port());
+    snprintf(cfg->gateway, sizeof(cfg->gateway), "http://127.0.0.1:%lld", service_mock_port());
+    snprintf(cfg->public_base, sizeof(cfg->public_base), "http://127.0.0.1:%lld",
              service_public_port());
-    snprintf(opt.state_dir, sizeof opt.state_dir, "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
-    snprintf(opt.key_source, sizeof opt.key_source, "auto");
+    snprintf(opt.state_dir, sizeof(opt.state_dir), "%s", env_str("IDEMPAY_STATE_DIR", ".stack"));
+    snprintf(opt.key_source, sizeof(opt.key_source), "auto");
     opt.settle_max_s = 20;
     res->concurrency = 32;
     res->duration_s = 5;
     res->rounds = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
-        case 't': snprintf(cfg->target, sizeof cfg->target, "%s", optarg); break;
-        case 'g': snprintf(cfg->gateway, sizeof cfg->gateway, "%s", optarg); break;
-        case 'c': res->concurrency = atoi(optarg); break;
-        case 'd': res->duration_s = atof(optarg); break;
-        case 'r': res->rounds = atoi(optarg); break;
-        case 'j': snprintf(opt.json_path, sizeof opt.json_path, "%s", optarg); break;
-        case 'o': snprintf(opt.only, sizeof opt.only, ",%s,", optarg); break;
-        case 's': opt.settle_max_s = atof(optarg); break;
-        case 'k': snprintf(opt.key_source, sizeof opt.key_source, "%s", optarg); break;
-        case 'S': snprintf(opt.state_dir, sizeof opt.state_dir, "%s", optarg); break;
-        case 'P': opt.pool = atol(optarg); break;
-        case 'p': snprintf(opt.pids, sizeof opt.pids, "%s", optarg); break;
-        default: usage(); return 2;
+        case 't':
+            snprintf(cfg->target, sizeof(cfg->target), "%s", optarg);
+            break;
+        case 'g':
+            snprintf(cfg->gateway, sizeof(cfg->gateway), "%s", optarg);
+            break;
+        case 'c':
+            res->concurrency = atoi(optarg);
+            break;
+        case 'd':
+            res->duration_s = atof(optarg);
+            break;
+        case 'r':
+            res->rounds = atoi(optarg);
+            break;
+        case 'j':
+            snprintf(opt.json_path, sizeof(opt.json_path), "%s", optarg);
+            break;
+        case 'o':
+            snprintf(opt.only, sizeof(opt.only), ",%s,", optarg);
+            break;
+        case 's':
+            opt.settle_max_s = atof(optarg);
+            break;
+        case 'k':
+            snprintf(opt.key_source, sizeof(opt.key_source), "%s", optarg);
+            break;
+        case 'S':
+            snprintf(opt.state_dir, sizeof(opt.state_dir), "%s", optarg);
+            break;
+        case 'P':
+            opt.pool = atol(optarg);
+            break;
+        case 'p':
+            snprintf(opt.pids, sizeof(opt.pids), "%s", optarg);
+            break;
+        default:
+            usage();
+            return 2;
         }
     }
     if (res->concurrency < 1 || res->concurrency > 256 || res->duration_s <= 0 || res->rounds < 1 ||
@@ -480,12 +517,12 @@ static void bench_caller(wl_config *cfg)
     char path[600];
     FILE *f;
 
-    snprintf(cfg->caller, sizeof cfg->caller, "%s", env_str("IDEMPAY_CALLER", "dev"));
-    snprintf(path, sizeof path, "%s/caller.secret", opt.state_dir);
+    snprintf(cfg->caller, sizeof(cfg->caller), "%s", env_str("IDEMPAY_CALLER", "dev"));
+    snprintf(path, sizeof(path), "%s/caller.secret", opt.state_dir);
     f = fopen(env_str("IDEMPAY_CALLER_SECRET_FILE", path), "r");
     cfg->caller_secret[0] = '\0';
     if (f != NULL) {
-        if (fgets(cfg->caller_secret, sizeof cfg->caller_secret, f) == NULL)
+        if (fgets(cfg->caller_secret, sizeof(cfg->caller_secret), f) == NULL)
             cfg->caller_secret[0] = '\0';
         fclose(f);
         cfg->caller_secret[strcspn(cfg->caller_secret, "\r\n")] = '\0';
@@ -502,15 +539,18 @@ static void bench_prepare(wl_config *cfg, bench_result *res, bool selected[WL_CO
     proc_discover(opt.state_dir, &procs);
     bench_override_pids(&procs);
     bench_keys(&procs, cfg, res);
-    snprintf(cfg->notify_url, sizeof cfg->notify_url, "%s/api/pay/callback/wechat", cfg->public_base);
+    snprintf(cfg->notify_url, sizeof(cfg->notify_url), "%s/api/pay/callback/wechat",
+             cfg->public_base);
     bench_caller(cfg);
-    snprintf(cfg->run, sizeof cfg->run, "%08ld", (long)(time(NULL) % 100000000L));
+    snprintf(cfg->run, sizeof(cfg->run), "%08ld", (long)(time(NULL) % 100000000L));
     cfg->concurrency = res->concurrency;
-    cfg->pool_orders = opt.pool > 0 ? opt.pool
-                                    : (long)(BENCH_POOL_RATE * res->duration_s * (1 + BENCH_PACED_SHARE)) *
-                                          res->rounds + 1000;
-    snprintf(res->target, sizeof res->target, "%s", cfg->target);
-    snprintf(res->gateway, sizeof res->gateway, "%s", cfg->gateway);
+    cfg->pool_orders = opt.pool > 0
+                           ? opt.pool
+                           : (long)(BENCH_POOL_RATE * res->duration_s * (1 + BENCH_PACED_SHARE)) *
+                                     res->rounds +
+                                 1000;
+    snprintf(res->target, sizeof(res->target), "%s", cfg->target);
+    snprintf(res->gateway, sizeof(res->gateway), "%s", cfg->gateway);
     res->cpus = proc_cpu_count();
     res->load_start = proc_loadavg();
     wl_init(cfg);
@@ -523,7 +563,7 @@ static int bench_workers_open(bench_worker *ws, int n, int *opened)
     for (; *opened < n; (*opened)++) {
         bench_worker *bw = &ws[*opened];
         bw->lat = malloc(BENCH_MAX_SAMPLES * sizeof(double));
-        if (bw->lat == NULL || wl_worker_open(&bw->wl, *opened, err, sizeof err) != 0) {
+        if (bw->lat == NULL || wl_worker_open(&bw->wl, *opened, err, sizeof(err)) != 0) {
             fprintf(stderr, "bench: worker setup: %s\n", bw->lat ? err : "out of memory");
             free(bw->lat);
             return -1;
@@ -538,7 +578,7 @@ static void bench_count(bench_row *row, const phase_result *ph)
     row->requests += ph->requests;
     row->errors += ph->errors;
     if (ph->errors && !row->first_error[0])
-        snprintf(row->first_error, sizeof row->first_error, "%s", ph->first_error);
+        snprintf(row->first_error, sizeof(row->first_error), "%s", ph->first_error);
 }
 
 /* One workload in one round: the closed loop (throughput, cost), then the
@@ -571,10 +611,10 @@ static int bench_workload(bench_worker *ws, MYSQL *db, const bench_result *res, 
 }
 
 /* One round of every selected workload, and the ratios within it. 0 or -1. */
-static int bench_round(bench_worker *ws, MYSQL *db, bench_result *res, const bool selected[WL_COUNT],
-                       int round, int *phase_id)
+static int bench_round(bench_worker *ws, MYSQL *db, bench_result *res,
+                       const bool selected[WL_COUNT], int round, int *phase_id)
 {
-    double round_rps[WL_COUNT] = {0};
+    double round_rps[WL_COUNT] = { 0 };
     wl_kind order[WL_COUNT];
     int n_order = bench_round_order(round, order);
     for (int k = 0; k < n_order; k++) {
@@ -607,8 +647,8 @@ static int bench_round(bench_worker *ws, MYSQL *db, bench_result *res, const boo
 /* Every notification that was answered SUCCESS must have paid its order. */
 static void bench_check_pools(MYSQL *db, bench_result *res, const bool selected[WL_COUNT])
 {
-    static const wl_kind pooled[] = {WL_CALLBACK, WL_RAWCB, WL_CALLBACK_V3, WL_RAWCB_V3};
-    for (size_t i = 0; i < sizeof pooled / sizeof pooled[0]; i++) {
+    static const wl_kind pooled[] = { WL_CALLBACK, WL_RAWCB, WL_CALLBACK_V3, WL_RAWCB_V3 };
+    for (size_t i = 0; i < sizeof(pooled) / sizeof(pooled[0]); i++) {
         wl_kind w = pooled[i];
         long used = wl_pool_used(w), paid;
         if (!selected[w] || res->row[w].errors)
@@ -616,7 +656,7 @@ static void bench_check_pools(MYSQL *db, bench_result *res, const bool selected[
         paid = wl_pool_paid(db, w);
         if (paid != used) {
             res->row[w].errors += paid < 0 ? 1 : labs(used - paid);
-            snprintf(res->row[w].first_error, sizeof res->row[w].first_error,
+            snprintf(res->row[w].first_error, sizeof(res->row[w].first_error),
                      "%ld notifications answered as applied, but %ld of their orders are PAID",
                      used, paid);
         }
@@ -654,15 +694,17 @@ static int bench_run(MYSQL *db, bench_result *res, const bool selected[WL_COUNT]
     char err[512];
     int phase_id = 0;
     fprintf(stderr, "bench: merchant key: %s\n", res->key_source);
-    if (wl_fixtures_setup(db, selected, err, sizeof err) != 0) {
+    if (wl_fixtures_setup(db, selected, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: setup failed (is the stack up?): %s\n", err);
         return 2;
     }
-    *wsp = calloc((size_t)res->concurrency, sizeof **wsp);
+    *wsp = calloc((size_t)res->concurrency, sizeof(**wsp));
     if (*wsp == NULL || bench_workers_open(*wsp, res->concurrency, workers) != 0)
         return 2;
-    fprintf(stderr, "bench: concurrency %d, %g s closed loop + %g s paced per workload, %d round%s\n",
-            res->concurrency, res->duration_s, res->duration_s, res->rounds, res->rounds > 1 ? "s" : "");
+    fprintf(stderr,
+            "bench: concurrency %d, %g s closed loop + %g s paced per workload, %d round%s\n",
+            res->concurrency, res->duration_s, res->duration_s, res->rounds,
+            res->rounds > 1 ? "s" : "");
     for (int round = 0; round < res->rounds; round++)
         if (bench_round(*wsp, db, res, selected, round, &phase_id) != 0)
             return 2;
@@ -685,13 +727,13 @@ int main(int argc, char **argv)
     bench_prepare(&cfg, &res, selected);
     if (mysql_library_init(0, NULL, NULL) || http_client_global_init())
         return 2;
-    db = db_conn_open_as(DB_ACCOUNT_MIGRATE, "idempay", err, sizeof err);
+    db = db_conn_open_as(DB_ACCOUNT_MIGRATE, "idempay", err, sizeof(err));
     if (db == NULL) {
         fprintf(stderr, "bench: %s (is the stack up?)\n", err);
         return 2;
     }
     rc = bench_run(db, &res, selected, &ws, &workers);
-    (void)wl_fixtures_teardown(db);  /* its problems are printed; the figures stand */
+    (void)wl_fixtures_teardown(db); /* its problems are printed; the figures stand */
     for (int i = 0; ws != NULL && i < workers; i++) {
         wl_worker_close(&ws[i].wl);
         free(ws[i].lat);

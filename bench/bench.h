@@ -11,12 +11,12 @@
 #include "stats.h"
 #include "workload.h"
 
-#define BENCH_PACED_SHARE 0.5  /* open-loop rate as a share of the closed-loop throughput */
+#define BENCH_PACED_SHARE 0.5 /* open-loop rate as a share of the closed-loop throughput */
 
 typedef struct {
     bool selected;
-    stats_runs rps;                     /* closed loop */
-    stats_runs p50_ms, p99_ms;          /* open loop, from intended send time */
+    stats_runs rps;            /* closed loop */
+    stats_runs p50_ms, p99_ms; /* open loop, from intended send time */
     stats_runs paced_rps;
     stats_runs ratio;                   /* rps / its baseline's rps, same round */
     stats_runs ratio_rawdb;             /* fresh payments and callbacks: against raw DB */
@@ -37,8 +37,8 @@ typedef struct {
     double duration_s;
     int rounds;
     int cpus;
-    double load_start, load_end;       /* 1-minute load average */
-    char key_source[300];              /* where the merchant key came from (never the key) */
+    double load_start, load_end; /* 1-minute load average */
+    char key_source[300];        /* where the merchant key came from (never the key) */
     char mock_key_source[300];
     char target[256], gateway[256];
     bench_row row[WL_COUNT];

@@ -10,21 +10,21 @@
 #include <mysql.h>
 
 typedef enum {
-    DBSTAT_QUESTIONS = 0,     /* statements sent by clients (prepared executes too) */
+    DBSTAT_QUESTIONS = 0, /* statements sent by clients (prepared executes too) */
     DBSTAT_COM_SELECT,
     DBSTAT_COM_INSERT,
     DBSTAT_COM_INSERT_SELECT,
     DBSTAT_COM_UPDATE,
     DBSTAT_COM_DELETE,
     DBSTAT_COM_BEGIN,
-    DBSTAT_COM_COMMIT,        /* explicit COMMIT statements */
+    DBSTAT_COM_COMMIT, /* explicit COMMIT statements */
     DBSTAT_COM_ROLLBACK,
     DBSTAT_COM_STMT_EXECUTE,
-    DBSTAT_HANDLER_COMMIT,    /* storage-engine commits, read-only statements' too */
-    DBSTAT_LOG_WRITES,        /* Innodb_log_writes: redo log writes */
-    DBSTAT_LOG_BYTES,         /* Innodb_os_log_written */
-    DBSTAT_OS_LOG_FSYNCS,     /* Innodb_os_log_fsyncs (absent in 10.8+) */
-    DBSTAT_DATA_FSYNCS,       /* Innodb_data_fsyncs (the redo log's fsyncs too in 10.11) */
+    DBSTAT_HANDLER_COMMIT, /* storage-engine commits, read-only statements' too */
+    DBSTAT_LOG_WRITES,     /* Innodb_log_writes: redo log writes */
+    DBSTAT_LOG_BYTES,      /* Innodb_os_log_written */
+    DBSTAT_OS_LOG_FSYNCS,  /* Innodb_os_log_fsyncs (absent in 10.8+) */
+    DBSTAT_DATA_FSYNCS,    /* Innodb_data_fsyncs (the redo log's fsyncs too in 10.11) */
     DBSTAT_COUNT
 } dbstat_counter;
 

@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const proc_role_names[PROC_ROLE_COUNT] = {
-    "service", "lighttpd", "mariadb", "mock", "redis", "bench"
-};
+static const char *const proc_role_names[PROC_ROLE_COUNT] = { "service", "lighttpd", "mariadb",
+                                                              "mock",    "redis",    "bench" };
 
 const char *proc_role_name(proc_role r)
 {
@@ -31,14 +30,14 @@ static int proc_pid_file(const char *state_dir, const char *name)
     FILE *f;
     int pid = 0;
 
-    snprintf(path, sizeof path, "%s/run/%s.pid", state_dir, name);
+    snprintf(path, sizeof(path), "%s/run/%s.pid", state_dir, name);
     f = fopen(path, "r");
     if (f == NULL)
         return 0;
     if (fscanf(f, "%d", &pid) != 1)
         pid = 0;
     fclose(f);
-    snprintf(proc_dir, sizeof proc_dir, "/proc/%d", pid);
+    snprintf(proc_dir, sizeof(proc_dir), "/proc/%d", pid);
     return pid > 0 && access(proc_dir, F_OK) == 0 ? pid : 0;
 }
 
@@ -52,7 +51,7 @@ static int proc_stat_line(int pid, char *buf, size_t cap, const char **rest)
     size_t n;
     char *close;
 
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
     f = fopen(path, "r");
     if (f == NULL)
         return -1;
@@ -75,11 +74,11 @@ static void proc_program(int pid, char *out, size_t cap)
     const char *base;
 
     out[0] = '\0';
-    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
     f = fopen(path, "r");
     if (f == NULL)
         return;
-    n = fread(buf, 1, sizeof buf - 1, f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = '\0';
     base = strrchr(buf, '/');
@@ -92,7 +91,7 @@ void proc_discover(const char *state_dir, proc_set *set)
     DIR *d;
     struct dirent *e;
 
-    memset(set, 0, sizeof *set);
+    memset(set, 0, sizeof(*set));
     lighttpd = proc_pid_file(state_dir, "lighttpd");
     proc_add(set, PROC_LIGHTTPD, lighttpd);
     proc_add(set, PROC_MARIADB, proc_pid_file(state_dir, "mariadb"));
@@ -112,10 +111,10 @@ void proc_discover(const char *state_dir, proc_set *set)
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
         pid = atoi(e->d_name);
-        if (proc_stat_line(pid, buf, sizeof buf, &rest) != 0 ||
+        if (proc_stat_line(pid, buf, sizeof(buf), &rest) != 0 ||
             sscanf(rest, "%c %d", &state, &ppid) != 2 || ppid != lighttpd)
             continue;
-        proc_program(pid, prog, sizeof prog);
+        proc_program(pid, prog, sizeof(prog));
         if (strcmp(prog, "idempay-fcgi") == 0)
             proc_add(set, PROC_SERVICE, pid);
         else if (strcmp(prog, "idempay-gateway-mock") == 0)
@@ -131,7 +130,7 @@ double proc_cpu_ms(int pid)
     unsigned long utime, stime;
     long hz = sysconf(_SC_CLK_TCK);
 
-    if (proc_stat_line(pid, buf, sizeof buf, &rest) != 0 || hz <= 0)
+    if (proc_stat_line(pid, buf, sizeof(buf), &rest) != 0 || hz <= 0)
         return -1;
     /* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
      * cmajflt utime stime */
@@ -148,7 +147,7 @@ int proc_environ_get(int pid, const char *name, char *out, size_t cap)
     FILE *f;
     int found = 0;
 
-    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    snprintf(path, sizeof(path), "/proc/%d/environ", pid);
     f = fopen(path, "r");
     if (f == NULL)
         return -1;
@@ -180,11 +179,11 @@ long proc_peak_rss_kb(int pid)
     long kb = -1;
     FILE *f;
 
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
     f = fopen(path, "r");
     if (f == NULL)
         return -1;
-    while (fgets(line, sizeof line, f))
+    while (fgets(line, sizeof(line), f))
         if (strncmp(line, "VmHWM:", 6) == 0)
             kb = strtol(line + 6, NULL, 10);
     fclose(f);
@@ -193,7 +192,7 @@ long proc_peak_rss_kb(int pid)
 
 int proc_machine_cpu_ms(proc_machine *out)
 {
-    unsigned long long v[8] = {0}, total = 0;
+    unsigned long long v[8] = { 0 }, total = 0;
     long hz = sysconf(_SC_CLK_TCK);
     FILE *f = fopen("/proc/stat", "r");
     int n;
@@ -203,8 +202,8 @@ int proc_machine_cpu_ms(proc_machine *out)
             fclose(f);
         return -1;
     }
-    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-               &v[4], &v[5], &v[6], &v[7]);
+    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+               &v[5], &v[6], &v[7]);
     fclose(f);
     if (n < 5)
         return -1;

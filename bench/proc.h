@@ -12,12 +12,12 @@
 
 /* The processes whose CPU the bench charges to each request. */
 typedef enum {
-    PROC_SERVICE = 0,  /* idempay-fcgi, every FastCGI process of the service */
-    PROC_LIGHTTPD,     /* the one lighttpd serving both fronts (service and mock) */
+    PROC_SERVICE = 0, /* idempay-fcgi, every FastCGI process of the service */
+    PROC_LIGHTTPD,    /* the one lighttpd serving both fronts (service and mock) */
     PROC_MARIADB,
-    PROC_MOCK,         /* idempay-gateway-mock */
+    PROC_MOCK, /* idempay-gateway-mock */
     PROC_REDIS,
-    PROC_BENCH,        /* this program */
+    PROC_BENCH, /* this program */
     PROC_ROLE_COUNT
 } proc_role;
 

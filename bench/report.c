@@ -13,29 +13,29 @@ static const struct {
     wl_kind w;
     double min_ratio;
 } report_targets[] = {
-    {WL_PAY, 0.7},
-    {WL_CALLBACK, 0.7},
-    {WL_REPEAT, 0.6},
-    {WL_TOKEN, 0.6},
+    { WL_PAY, 0.7 },
+    { WL_CALLBACK, 0.7 },
+    { WL_REPEAT, 0.6 },
+    { WL_TOKEN, 0.6 },
 };
-#define REPORT_P99_FACTOR 2.0  /* repeats' p99 <= this x ping's p99 */
+#define REPORT_P99_FACTOR 2.0 /* repeats' p99 <= this x ping's p99 */
 
 /* the MariaDB counters printed per request under the table */
 static const struct {
-    int c;                 /* a dbstat_counter, or REPORT_WRITES */
+    int c; /* a dbstat_counter, or REPORT_WRITES */
     const char *label;
     double scale;
 } report_db_cols[] = {
-    {DBSTAT_QUESTIONS, "stmts", 1},
-    {-1, "writes", 1},
-    {DBSTAT_COM_COMMIT, "COMMIT", 1},
-    {DBSTAT_HANDLER_COMMIT, "hcommit", 1},
-    {DBSTAT_LOG_WRITES, "redo-wr", 1},
-    {DBSTAT_DATA_FSYNCS, "fsyncs", 1},
-    {DBSTAT_LOG_BYTES, "redo-KB", 1.0 / 1024},
+    { DBSTAT_QUESTIONS, "stmts", 1 },
+    { -1, "writes", 1 },
+    { DBSTAT_COM_COMMIT, "COMMIT", 1 },
+    { DBSTAT_HANDLER_COMMIT, "hcommit", 1 },
+    { DBSTAT_LOG_WRITES, "redo-wr", 1 },
+    { DBSTAT_DATA_FSYNCS, "fsyncs", 1 },
+    { DBSTAT_LOG_BYTES, "redo-KB", 1.0 / 1024 },
 };
 #define REPORT_WRITES (-1)
-#define REPORT_NDB (sizeof report_db_cols / sizeof report_db_cols[0])
+#define REPORT_NDB (sizeof(report_db_cols) / sizeof(report_db_cols[0]))
 
 bool bench_row_measured(const bench_result *r, wl_kind w)
 {
@@ -84,9 +84,9 @@ static void report_table(const bench_result *r)
         const bench_row *row = &r->row[w];
         if (!row->selected)
             continue;
-        report_spread(s1, sizeof s1, &row->rps);
-        report_spread(s2, sizeof s2, &row->p99_ms);
-        report_spread(s3, sizeof s3, &row->ratio);
+        report_spread(s1, sizeof(s1), &row->rps);
+        report_spread(s2, sizeof(s2), &row->p99_ms);
+        report_spread(s3, sizeof(s3), &row->ratio);
         if (!bench_row_measured(r, (wl_kind)w)) {
             printf("%-28s %9s %6s %8s %8s %6s %15s  %-12s %7ld\n", wl_title((wl_kind)w), "-", "",
                    "-", "-", "", "not measured", wl_name(wl_baseline((wl_kind)w)), row->errors);
@@ -128,7 +128,8 @@ static void report_cost(const bench_result *r)
                stats_median(&row->cpu_other_ms), stats_median(&row->other_share) * 100);
         for (size_t c = 0; c < REPORT_NDB; c++) {
             const stats_runs *s = report_db_cols[c].c == REPORT_WRITES
-                                      ? &row->db_writes : &row->db[report_db_cols[c].c];
+                                      ? &row->db_writes
+                                      : &row->db[report_db_cols[c].c];
             if (stats_has(s))
                 printf(" %7.2f", stats_median(s) * report_db_cols[c].scale);
             else
@@ -136,13 +137,14 @@ static void report_cost(const bench_result *r)
         }
         printf("%s\n", bench_row_measured(r, (wl_kind)w) ? "" : "   (not measured: errors)");
     }
-    printf("(\"lighttpd\" serves both fronts, the service's and the mock's. \"irq\": interrupts and\n"
-           " softirqs in the same seconds - loopback TCP, disk completions - charged to no process.\n"
-           " \"other\": the rest of the machine's busy CPU (other users, kernel threads); \"oth%%\": its\n"
-           " share of all the busy CPU. \"stmts\": Questions; \"writes\": INSERT, INSERT ... SELECT, UPDATE,\n"
-           " DELETE; \"COMMIT\": explicit COMMITs; \"hcommit\": Handler_commit, one per statement touching\n"
-           " InnoDB plus one per COMMIT; \"redo-wr\": Innodb_log_writes; \"fsyncs\": Innodb_data_fsyncs,\n"
-           " the redo log's included)\n");
+    printf(
+        "(\"lighttpd\" serves both fronts, the service's and the mock's. \"irq\": interrupts and\n"
+        " softirqs in the same seconds - loopback TCP, disk completions - charged to no process.\n"
+        " \"other\": the rest of the machine's busy CPU (other users, kernel threads); \"oth%%\": its\n"
+        " share of all the busy CPU. \"stmts\": Questions; \"writes\": INSERT, INSERT ... SELECT, UPDATE,\n"
+        " DELETE; \"COMMIT\": explicit COMMITs; \"hcommit\": Handler_commit, one per statement touching\n"
+        " InnoDB plus one per COMMIT; \"redo-wr\": Innodb_log_writes; \"fsyncs\": Innodb_data_fsyncs,\n"
+        " the redo log's included)\n");
 }
 
 static void report_not_measured(const bench_result *r)
@@ -183,7 +185,7 @@ static void report_target_lines(const bench_result *r)
     char runs[128];
     bool any = false;
 
-    for (size_t i = 0; i < sizeof report_targets / sizeof report_targets[0]; i++) {
+    for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]); i++) {
         wl_kind w = report_targets[i].w, b = wl_baseline(w);
         if (!r->row[w].selected || !r->row[b].selected)
             continue;
@@ -192,7 +194,7 @@ static void report_target_lines(const bench_result *r)
         any = true;
         printf("  %-10s >= %.1f x %-12s ", wl_name(w), report_targets[i].min_ratio, wl_name(b));
         if (report_ratio_ok(r, w)) {
-            report_runs(runs, sizeof runs, &r->row[w].ratio);
+            report_runs(runs, sizeof(runs), &r->row[w].ratio);
             printf("%5.2f  %-7s (runs: %s)\n", stats_median(&r->row[w].ratio),
                    report_judge_ratio(r, w, report_targets[i].min_ratio), runs);
         } else {
@@ -245,7 +247,8 @@ void report_print(const bench_result *r)
     if (r->n_service > 0) {
         printf("service processes, peak RSS (VmHWM):");
         for (int i = 0; i < r->n_service; i++)
-            printf("  pid %d %.1f MiB", r->service_pids[i], (double)r->service_peak_rss_kb[i] / 1024.0);
+            printf("  pid %d %.1f MiB", r->service_pids[i],
+                   (double)r->service_peak_rss_kb[i] / 1024.0);
         printf("\n");
     }
     report_not_measured(r);
@@ -272,21 +275,25 @@ static json_t *report_row_json(const bench_result *r, wl_kind w)
     bool measured = bench_row_measured(r, w);
     json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:i}", "workload", wl_name(w), "title",
                           wl_title(w), "baseline", wl_name(wl_baseline(w)), "measured", measured,
-                          "requests", (json_int_t)row->requests, "errors",
-                          (json_int_t)row->errors, "rounds_with_errors", row->rounds_with_errors);
+                          "requests", (json_int_t)row->requests, "errors", (json_int_t)row->errors,
+                          "rounds_with_errors", row->rounds_with_errors);
     json_t *cpu = json_object(), *db = json_object();
 
-    json_object_set_new(o, "first_error", row->errors ? json_string(row->first_error) : json_null());
+    json_object_set_new(o, "first_error",
+                        row->errors ? json_string(row->first_error) : json_null());
     json_object_set_new(o, "rps", report_runs_json(&row->rps));
     json_object_set_new(o, "p50_ms", report_runs_json(&row->p50_ms));
     json_object_set_new(o, "p99_ms", report_runs_json(&row->p99_ms));
     json_object_set_new(o, "paced_rps", report_runs_json(&row->paced_rps));
     /* a void row has no ratio: null, never a number */
-    json_object_set_new(o, "ratio", report_ratio_ok(r, w) ? report_runs_json(&row->ratio) : json_null());
+    json_object_set_new(o, "ratio",
+                        report_ratio_ok(r, w) ? report_runs_json(&row->ratio) : json_null());
     if (w == WL_PAY || w == WL_CALLBACK)
         json_object_set_new(o, "ratio_rawdb",
-                            measured && bench_row_measured(r, WL_RAWDB) && stats_has(&row->ratio_rawdb)
-                                ? report_runs_json(&row->ratio_rawdb) : json_null());
+                            measured && bench_row_measured(r, WL_RAWDB) &&
+                                    stats_has(&row->ratio_rawdb)
+                                ? report_runs_json(&row->ratio_rawdb)
+                                : json_null());
     for (int p = 0; p < PROC_ROLE_COUNT; p++)
         json_object_set_new(cpu, proc_role_name((proc_role)p), report_runs_json(&row->cpu_ms[p]));
     json_object_set_new(cpu, "irq", report_runs_json(&row->cpu_irq_ms));
@@ -308,21 +315,30 @@ int report_json(const bench_result *r, const char *path)
     for (int w = 0; w < WL_COUNT; w++)
         if (r->row[w].selected)
             json_array_append_new(rows, report_row_json(r, (wl_kind)w));
-    for (size_t i = 0; i < sizeof report_targets / sizeof report_targets[0]; i++) {
+    for (size_t i = 0; i < sizeof(report_targets) / sizeof(report_targets[0]); i++) {
         wl_kind w = report_targets[i].w;
         if (!r->row[w].selected || !r->row[wl_baseline(w)].selected)
             continue;
-        json_array_append_new(targets, json_pack("{s:s, s:s, s:f, s:o, s:s}", "workload", wl_name(w),
-            "baseline", wl_name(wl_baseline(w)), "min_ratio", report_targets[i].min_ratio,
-            "ratio", report_ratio_ok(r, w) ? json_real(stats_median(&r->row[w].ratio)) : json_null(),
-            "verdict", report_judge_ratio(r, w, report_targets[i].min_ratio)));
+        json_array_append_new(
+            targets,
+            json_pack("{s:s, s:s, s:f, s:o, s:s}", "workload", wl_name(w), "baseline",
+                      wl_name(wl_baseline(w)), "min_ratio", report_targets[i].min_ratio, "ratio",
+                      report_ratio_ok(r, w) ? json_real(stats_median(&r->row[w].ratio))
+                                            : json_null(),
+                      "verdict", report_judge_ratio(r, w, report_targets[i].min_ratio)));
         if (w == WL_REPEAT && r->row[WL_PING].selected) {
-            double rp = stats_median(&r->row[WL_REPEAT].p99_ms), pp = stats_median(&r->row[WL_PING].p99_ms);
+            double rp = stats_median(&r->row[WL_REPEAT].p99_ms),
+                   pp = stats_median(&r->row[WL_PING].p99_ms);
             json_array_append_new(targets, json_pack("{s:s, s:s, s:f, s:o, s:o, s:s}", "workload",
-                "pay_repeat_p99", "baseline", "ping_p99", "max_factor", REPORT_P99_FACTOR,
-                "p99_ms", report_p99_ok(r) ? json_real(rp) : json_null(),
-                "ping_p99_ms", report_p99_ok(r) ? json_real(pp) : json_null(),
-                "verdict", !report_p99_ok(r) ? "not measured" : rp <= REPORT_P99_FACTOR * pp ? "met" : "MISSED"));
+                                                     "pay_repeat_p99", "baseline", "ping_p99",
+                                                     "max_factor", REPORT_P99_FACTOR, "p99_ms",
+                                                     report_p99_ok(r) ? json_real(rp) : json_null(),
+                                                     "ping_p99_ms",
+                                                     report_p99_ok(r) ? json_real(pp) : json_null(),
+                                                     "verdict",
+                                                     !report_p99_ok(r)              ? "not measured"
+                                                     : rp <= REPORT_P99_FACTOR * pp ? "met"
+                                                                                    : "MISSED"));
         }
     }
     for (int i = 0; i < r->n_service; i++)

@@ -24,7 +24,7 @@ static int stats_cmp(const void *a, const void *b)
 
 void stats_sort(double *samples, size_t n)
 {
-    qsort(samples, n, sizeof *samples, stats_cmp);
+    qsort(samples, n, sizeof(*samples), stats_cmp);
 }
 
 double stats_median(const stats_runs *s)
@@ -33,7 +33,7 @@ double stats_median(const stats_runs *s)
 
     if (s->n == 0)
         return 0;
-    memcpy(v, s->v, (size_t)s->n * sizeof v[0]);
+    memcpy(v, s->v, (size_t)s->n * sizeof(v[0]));
     stats_sort(v, (size_t)s->n);
     return s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
 }

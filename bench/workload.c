@@ -21,7 +21,7 @@
 #include "wx_xml.h"
 
 #define WL_REPEAT_ORDERS 256
-#define WL_LEASE_MS 10000          /* the service's default IDEMPAY_LEASE_MS */
+#define WL_LEASE_MS 10000 /* the service's default IDEMPAY_LEASE_MS */
 #define WL_AMOUNT "1.00"
 #define WL_FEE 100
 #define WL_PREPAY_TTL_MS 7200000LL /* the service's default IDEMPAY_PREPAY_TTL_MS */
@@ -32,7 +32,7 @@ static const wl_config *wl_cfg;
  * WL_CALLBACK_V3, WL_RAWCB_V3), and their order-number prefixes */
 #define WL_POOLS 4
 static atomic_long wl_pool_next[WL_POOLS];
-static const char *const wl_pool_prefix[WL_POOLS] = {"CB", "RC", "C3", "R3"};
+static const char *const wl_pool_prefix[WL_POOLS] = { "CB", "RC", "C3", "R3" };
 
 static int wl_pool_index(wl_kind w)
 {
@@ -44,24 +44,36 @@ static const struct {
     const char *title;
     wl_kind baseline;
 } wl_table[WL_COUNT] = {
-    [WL_PING] = {"ping", "GET /api/ping", WL_PING},
-    [WL_PAY] = {"pay_fresh", "POST /api/pay (fresh)", WL_RAWPAY},
-    [WL_REPEAT] = {"pay_repeat", "POST /api/pay (repeat)", WL_PING},
-    [WL_CALLBACK] = {"callback", "POST callback (verified)", WL_RAWCB},
-    [WL_TOKEN] = {"token", "GET /api/pay/token", WL_PING},
-    [WL_RAWDB] = {"rawdb", "raw DB: INSERT+UPDATE", WL_RAWDB},
-    [WL_RAWPAY] = {"rawpay", "raw payment pipeline", WL_RAWPAY},
-    [WL_RAWCB] = {"rawcallback", "raw callback pipeline", WL_RAWCB},
-    [WL_PREPAY] = {"prepay", "POST /api/pay NATIVE (prepay)", WL_RAWPREPAY},
-    [WL_RAWPREPAY] = {"rawprepay", "raw prepay pipeline", WL_RAWPREPAY},
-    [WL_CALLBACK_V3] = {"callback_v3", "POST callback v3 (verified)", WL_RAWCB_V3},
-    [WL_RAWCB_V3] = {"rawcallback_v3", "raw v3 callback pipeline", WL_RAWCB_V3},
+    [WL_PING] = { "ping", "GET /api/ping", WL_PING },
+    [WL_PAY] = { "pay_fresh", "POST /api/pay (fresh)", WL_RAWPAY },
+    [WL_REPEAT] = { "pay_repeat", "POST /api/pay (repeat)", WL_PING },
+    [WL_CALLBACK] = { "callback", "POST callback (verified)", WL_RAWCB },
+    [WL_TOKEN] = { "token", "GET /api/pay/token", WL_PING },
+    [WL_RAWDB] = { "rawdb", "raw DB: INSERT+UPDATE", WL_RAWDB },
+    [WL_RAWPAY] = { "rawpay", "raw payment pipeline", WL_RAWPAY },
+    [WL_RAWCB] = { "rawcallback", "raw callback pipeline", WL_RAWCB },
+    [WL_PREPAY] = { "prepay", "POST /api/pay NATIVE (prepay)", WL_RAWPREPAY },
+    [WL_RAWPREPAY] = { "rawprepay", "raw prepay pipeline", WL_RAWPREPAY },
+    [WL_CALLBACK_V3] = { "callback_v3", "POST callback v3 (verified)", WL_RAWCB_V3 },
+    [WL_RAWCB_V3] = { "rawcallback_v3", "raw v3 callback pipeline", WL_RAWCB_V3 },
 };
 
-const char *wl_name(wl_kind w) { return wl_table[w].name; }
-const char *wl_title(wl_kind w) { return wl_table[w].title; }
-wl_kind wl_baseline(wl_kind w) { return wl_table[w].baseline; }
-bool wl_is_baseline(wl_kind w) { return wl_table[w].baseline == w; }
+const char *wl_name(wl_kind w)
+{
+    return wl_table[w].name;
+}
+const char *wl_title(wl_kind w)
+{
+    return wl_table[w].title;
+}
+wl_kind wl_baseline(wl_kind w)
+{
+    return wl_table[w].baseline;
+}
+bool wl_is_baseline(wl_kind w)
+{
+    return wl_table[w].baseline == w;
+}
 
 void wl_init(const wl_config *cfg)
 {
@@ -82,9 +94,8 @@ static const char *const wl_sql[WL_ST_COUNT] = {
     [WL_ST_PAY_INS] =
         "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts)"
         " VALUES (?, ?, ?, 1, NOW(3) + INTERVAL ? MICROSECOND, 1)",
-    [WL_ST_PAY_UPD] =
-        "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
-        " WHERE order_no = ? AND status = 1",
+    [WL_ST_PAY_UPD] = "UPDATE payment_order SET status = 2, transaction_id = ?, lease_until = NULL"
+                      " WHERE order_no = ? AND status = 1",
     [WL_ST_CB_INS] =
         "INSERT INTO payment_callback_record (third_party_no, order_no, total_fee, outcome, raw_xml) "
         "SELECT ?, order_no, ?, 0, ? FROM payment_order WHERE order_no = ? AND amount * 100 = ?",
@@ -94,9 +105,8 @@ static const char *const wl_sql[WL_ST_COUNT] = {
     [WL_ST_TRADE_INS] =
         "INSERT INTO payment_trade (order_no, trade_type, openid, time_expire, expires_ms,"
         " sent_at) VALUES (?, ?, ?, ?, ?, IF(? = 2, NOW(3), NULL))",
-    [WL_ST_TRADE_PREPAY] =
-        "UPDATE payment_trade SET prepay_id = ?, code_url = ?"
-        " WHERE order_no = ? AND prepay_id IS NULL",
+    [WL_ST_TRADE_PREPAY] = "UPDATE payment_trade SET prepay_id = ?, code_url = ?"
+                           " WHERE order_no = ? AND prepay_id IS NULL",
 };
 
 /* ---- errors -------------------------------------------------------------- */
@@ -111,7 +121,7 @@ static int wl_fail(wl_worker *wk, const char *fmt, ...)
         return -1;
     wk->first_error_at = clocks_mono_s();
     va_start(ap, fmt);
-    vsnprintf(wk->first_error, sizeof wk->first_error, fmt, ap);
+    vsnprintf(wk->first_error, sizeof(wk->first_error), fmt, ap);
     va_end(ap);
     /* one line: bodies may hold newlines */
     for (char *p = wk->first_error; *p; p++)
@@ -129,7 +139,7 @@ static int wl_db_fail(wl_worker *wk, const char *what, MYSQL_STMT *st)
 
 int wl_worker_open(wl_worker *wk, int index, char *err, size_t errlen)
 {
-    memset(wk, 0, sizeof *wk);
+    memset(wk, 0, sizeof(*wk));
     wk->index = index;
     wk->http = http_client_new(2000, 10000);
     wk->db = db_conn_open_as(DB_ACCOUNT_MIGRATE, "idempay", err, errlen);
@@ -142,7 +152,8 @@ int wl_worker_open(wl_worker *wk, int index, char *err, size_t errlen)
     for (int i = 0; i < WL_ST_COUNT; i++) {
         wk->st[i] = mysql_stmt_init(wk->db);
         if (wk->st[i] == NULL || mysql_stmt_prepare(wk->st[i], wl_sql[i], strlen(wl_sql[i])) != 0) {
-            snprintf(err, errlen, "prepare: %s", wk->st[i] ? mysql_stmt_error(wk->st[i]) : "out of memory");
+            snprintf(err, errlen, "prepare: %s",
+                     wk->st[i] ? mysql_stmt_error(wk->st[i]) : "out of memory");
             wl_worker_close(wk);
             return -1;
         }
@@ -158,7 +169,7 @@ void wl_worker_close(wl_worker *wk)
     if (wk->db != NULL)
         mysql_close(wk->db);
     http_client_free(wk->http);
-    memset(wk, 0, sizeof *wk);
+    memset(wk, 0, sizeof(*wk));
 }
 
 void wl_worker_phase(wl_worker *wk, int phase)
@@ -182,12 +193,12 @@ static int wl_http(wl_worker *wk, const char *method, const char *base, const ch
     const char *headers[5] = { NULL }, *q;
     http_status hs;
 
-    snprintf(url, sizeof url, "%s%s", base, path);
+    snprintf(url, sizeof(url), "%s%s", base, path);
     /* the merchant API is signed (common/caller_sign.h); ping is not */
     if (wl_cfg->caller_secret[0] && strncmp(path, "/api/pay", 8) == 0 &&
         strncmp(path, "/api/pay/callback/", 18) != 0) {
         q = strchr(path, '?');
-        snprintf(target, sizeof target, "%.*s", q ? (int)(q - path) : (int)strlen(path), path);
+        snprintf(target, sizeof(target), "%.*s", q ? (int)(q - path) : (int)strlen(path), path);
         if (caller_sign_headers(wl_cfg->caller, wl_cfg->caller_secret, (long long)time(NULL),
                                 method, target, q ? q + 1 : "", body, body ? strlen(body) : 0,
                                 lines) != 0)
@@ -215,7 +226,7 @@ static int wl_pay(wl_worker *wk, const char *order_no, long user, bool repeat)
     http_reply rep;
 
     /* the charge with its reply: a payment code (MICROPAY, docs/FLOWS.md) */
-    snprintf(body, sizeof body,
+    snprintf(body, sizeof(body),
              "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"" WL_AMOUNT "\","
              "\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"}",
              order_no, user);
@@ -230,9 +241,10 @@ static int wl_prepay(wl_worker *wk, const char *order_no, long user)
     char body[256];
     http_reply rep;
 
-    snprintf(body, sizeof body,
+    snprintf(body, sizeof(body),
              "{\"order_no\":\"%s\",\"user_id\":%ld,\"amount\":\"" WL_AMOUNT "\","
-             "\"trade_type\":\"NATIVE\"}", order_no, user);
+             "\"trade_type\":\"NATIVE\"}",
+             order_no, user);
     return wl_http(wk, "POST", wl_cfg->target, "/api/pay", "application/json", body, 202,
                    "\"code_url\"", false, &rep);
 }
@@ -274,7 +286,8 @@ static char *wl_notification(const char *order_no, const char *txid)
         wx_msg_set(&m, "result_code", "SUCCESS") == 0 &&
         wx_msg_set(&m, "return_code", "SUCCESS") == 0 &&
         wx_msg_set(&m, "time_end", "20261130000000") == 0 &&
-        wx_msg_set_int(&m, "total_fee", WL_FEE) == 0 && wx_msg_set(&m, "trade_type", "NATIVE") == 0 &&
+        wx_msg_set_int(&m, "total_fee", WL_FEE) == 0 &&
+        wx_msg_set(&m, "trade_type", "NATIVE") == 0 &&
         wx_msg_set(&m, "transaction_id", txid) == 0 &&
         wx_sign_msg(&m, wl_cfg->key, WX_SIGN_MD5, 0) == 0)
         xml = wx_xml_build(&m);
@@ -290,9 +303,9 @@ static int wl_callback(wl_worker *wk)
     http_reply rep;
     int rc;
 
-    if (wl_pool_take(wk, WL_CALLBACK, order_no, sizeof order_no, &n) != 0)
+    if (wl_pool_take(wk, WL_CALLBACK, order_no, sizeof(order_no), &n) != 0)
         return -1;
-    snprintf(txid, sizeof txid, "42%sC%012ld", wl_cfg->run, n);
+    snprintf(txid, sizeof(txid), "42%sC%012ld", wl_cfg->run, n);
     xml = wl_notification(order_no, txid);
     if (xml == NULL)
         return wl_fail(wk, "could not build a notification");
@@ -309,15 +322,16 @@ static int wl_rawdb(wl_worker *wk)
     char order_no[48], txid[40];
     MYSQL_STMT *ins = wk->st[WL_ST_RAWDB_INS], *upd = wk->st[WL_ST_RAWDB_UPD];
 
-    snprintf(order_no, sizeof order_no, "RW%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
+    snprintf(order_no, sizeof(order_no), "RW%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
              wk->seq);
-    snprintf(txid, sizeof txid, "41%s%02d%03d%09ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
+    snprintf(txid, sizeof(txid), "41%s%02d%03d%09ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
     if (db_stmt_exec(ins, "sls", order_no, (long long)(wk->index + 1), WL_AMOUNT) != 0)
         return wl_db_fail(wk, "rawdb INSERT", ins);
     if (db_stmt_exec(upd, "ss", txid, order_no) != 0)
         return wl_db_fail(wk, "rawdb UPDATE", upd);
     if (mysql_stmt_affected_rows(upd) != 1)
-        return wl_fail(wk, "rawdb UPDATE changed %lld rows", (long long)mysql_stmt_affected_rows(upd));
+        return wl_fail(wk, "rawdb UPDATE changed %lld rows",
+                       (long long)mysql_stmt_affected_rows(upd));
     return 0;
 }
 
@@ -353,15 +367,16 @@ static int wl_gateway(wl_worker *wk, const char *path, const char *order_no,
         wl_fail(wk, "could not build the %s request", path);
         goto done;
     }
-    if (wl_http(wk, "POST", wl_cfg->gateway, path, "text/xml; charset=utf-8", xml,
-                200, NULL, false, &rep) != 0)
+    if (wl_http(wk, "POST", wl_cfg->gateway, path, "text/xml; charset=utf-8", xml, 200, NULL, false,
+                &rep) != 0)
         goto done;
-    if (wx_xml_parse(rep.body, rep.body_len, &reply, err, sizeof err) != 0) {
+    if (wx_xml_parse(rep.body, rep.body_len, &reply, err, sizeof(err)) != 0) {
         wl_fail(wk, "%s: unreadable reply (%s): %.300s", path, err, rep.body);
         goto done;
     }
     v = wx_msg_get(&reply, "return_code");
-    if (v == NULL || strcmp(v, "SUCCESS") != 0 || wx_sign_verify(&reply, wl_cfg->mock_key, WX_SIGN_MD5) != 1 ||
+    if (v == NULL || strcmp(v, "SUCCESS") != 0 ||
+        wx_sign_verify(&reply, wl_cfg->mock_key, WX_SIGN_MD5) != 1 ||
         (v = wx_msg_get(&reply, "appid")) == NULL || strcmp(v, wl_cfg->appid) != 0 ||
         (v = wx_msg_get(&reply, "mch_id")) == NULL || strcmp(v, wl_cfg->mchid) != 0 ||
         (v = wx_msg_get(&reply, "result_code")) == NULL || strcmp(v, "SUCCESS") != 0 ||
@@ -391,17 +406,18 @@ static int wl_rawpay(wl_worker *wk)
     char order_no[48], txid[64];
     MYSQL_STMT *ins = wk->st[WL_ST_PAY_INS], *upd = wk->st[WL_ST_PAY_UPD];
 
-    snprintf(order_no, sizeof order_no, "RP%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
+    snprintf(order_no, sizeof(order_no), "RP%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
              wk->seq);
     if (db_stmt_exec(ins, "slsl", order_no, (long long)(wk->index + 1), WL_AMOUNT,
                      (long long)WL_LEASE_MS * 1000) != 0)
         return wl_db_fail(wk, "rawpay INSERT", ins);
-    if (wl_micropay(wk, order_no, txid, sizeof txid) != 0)
+    if (wl_micropay(wk, order_no, txid, sizeof(txid)) != 0)
         return -1;
     if (db_stmt_exec(upd, "ss", txid, order_no) != 0)
         return wl_db_fail(wk, "rawpay UPDATE", upd);
     if (mysql_stmt_affected_rows(upd) != 1)
-        return wl_fail(wk, "rawpay UPDATE changed %lld rows", (long long)mysql_stmt_affected_rows(upd));
+        return wl_fail(wk, "rawpay UPDATE changed %lld rows",
+                       (long long)mysql_stmt_affected_rows(upd));
     return 0;
 }
 
@@ -425,18 +441,18 @@ static void wl_time_expire(char out[16], long long *ms)
  * unifiedorder (reply verified, code_url read), the prepay UPDATE. */
 static int wl_rawprepay(wl_worker *wk)
 {
-    static const char *extra[] = { "notify_url", NULL, "trade_type", "NATIVE",
-                                   "time_expire", NULL, "product_id", NULL, NULL };
+    static const char *extra[] = { "notify_url", NULL, "trade_type", "NATIVE", "time_expire", NULL,
+                                   "product_id", NULL, NULL };
     char order_no[48], code_url[256], expire[16];
     const char *ex[9];
     long long expires_ms;
     MYSQL_STMT *ins = wk->st[WL_ST_PAY_INS], *tr = wk->st[WL_ST_TRADE_INS],
                *upd = wk->st[WL_ST_TRADE_PREPAY];
 
-    snprintf(order_no, sizeof order_no, "RN%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
+    snprintf(order_no, sizeof(order_no), "RN%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index,
              wk->seq);
     wl_time_expire(expire, &expires_ms);
-    memcpy(ex, extra, sizeof ex);
+    memcpy(ex, extra, sizeof(ex));
     ex[1] = wl_cfg->notify_url;
     ex[5] = expire;
     ex[7] = order_no;
@@ -445,8 +461,8 @@ static int wl_rawprepay(wl_worker *wk)
         return wl_db_fail(wk, "rawprepay order INSERT", ins);
     if (db_stmt_exec(tr, "slssll", order_no, 0LL, NULL, expire, expires_ms, 0LL) != 0)
         return wl_db_fail(wk, "rawprepay trade INSERT", tr);
-    if (wl_gateway(wk, "/pay/unifiedorder", order_no, ex, "code_url", code_url,
-                   sizeof code_url) != 0)
+    if (wl_gateway(wk, "/pay/unifiedorder", order_no, ex, "code_url", code_url, sizeof(code_url)) !=
+        0)
         return -1;
     if (db_stmt_exec(upd, "sss", "wx_bench_prepay", code_url, order_no) != 0)
         return wl_db_fail(wk, "rawprepay prepay UPDATE", upd);
@@ -459,8 +475,7 @@ static int wl_rawprepay(wl_worker *wk)
 /* A notification's transaction for order_no paid by txid (app/callback.c,
  * success path): START TRANSACTION, the record INSERT ... SELECT that
  * checks order and amount, the CAS, COMMIT; raw (the notification) stored. */
-static int wl_rawcallback_tx(wl_worker *wk, const char *order_no, const char *txid,
-                             const char *raw)
+static int wl_rawcallback_tx(wl_worker *wk, const char *order_no, const char *txid, const char *raw)
 {
     MYSQL_STMT *ins = wk->st[WL_ST_CB_INS], *cas = wk->st[WL_ST_CB_CAS];
     int rc = -1;
@@ -469,12 +484,14 @@ static int wl_rawcallback_tx(wl_worker *wk, const char *order_no, const char *tx
         wl_fail(wk, "rawcallback START TRANSACTION: %s", mysql_error(wk->db));
         goto done;
     }
-    if (db_stmt_exec(ins, "slssl", txid, (long long)WL_FEE, raw, order_no, (long long)WL_FEE) != 0) {
+    if (db_stmt_exec(ins, "slssl", txid, (long long)WL_FEE, raw, order_no, (long long)WL_FEE) !=
+        0) {
         wl_db_fail(wk, "rawcallback record INSERT", ins);
         goto rollback;
     }
     if (mysql_stmt_affected_rows(ins) != 1) {
-        wl_fail(wk, "rawcallback record INSERT inserted %lld rows", (long long)mysql_stmt_affected_rows(ins));
+        wl_fail(wk, "rawcallback record INSERT inserted %lld rows",
+                (long long)mysql_stmt_affected_rows(ins));
         goto rollback;
     }
     if (db_stmt_exec(cas, "ss", txid, order_no) != 0) {
@@ -504,9 +521,9 @@ static int wl_rawcallback(wl_worker *wk)
     char *xml;
     long n;
 
-    if (wl_pool_take(wk, WL_RAWCB, order_no, sizeof order_no, &n) != 0)
+    if (wl_pool_take(wk, WL_RAWCB, order_no, sizeof(order_no), &n) != 0)
         return -1;
-    snprintf(txid, sizeof txid, "42%sR%012ld", wl_cfg->run, n);
+    snprintf(txid, sizeof(txid), "42%sR%012ld", wl_cfg->run, n);
     xml = wl_notification(order_no, txid);
     if (xml == NULL)
         return wl_fail(wk, "could not build a notification");
@@ -522,12 +539,12 @@ static int wl_callback_v3(wl_worker *wk)
     char order_no[48], txid[40], url[320], why[WL_ERROR_MAX];
     long n;
 
-    if (wl_pool_take(wk, WL_CALLBACK_V3, order_no, sizeof order_no, &n) != 0)
+    if (wl_pool_take(wk, WL_CALLBACK_V3, order_no, sizeof(order_no), &n) != 0)
         return -1;
-    snprintf(txid, sizeof txid, "42%sV%012ld", wl_cfg->run, n);
-    snprintf(url, sizeof url, "%s/api/pay/callback/wechat/v3", wl_cfg->public_base);
+    snprintf(txid, sizeof(txid), "42%sV%012ld", wl_cfg->run, n);
+    snprintf(url, sizeof(url), "%s/api/pay/callback/wechat/v3", wl_cfg->public_base);
     if (wl_v3_post(wk->http, url, wl_cfg->appid, wl_cfg->mchid, order_no, txid, WL_FEE, why,
-                   sizeof why) != 0)
+                   sizeof(why)) != 0)
         return wl_fail(wk, "%s", why);
     return 0;
 }
@@ -542,13 +559,14 @@ static int wl_rawcallback_v3(wl_worker *wk)
     long n;
     int rc;
 
-    if (wl_pool_take(wk, WL_RAWCB_V3, order_no, sizeof order_no, &n) != 0)
+    if (wl_pool_take(wk, WL_RAWCB_V3, order_no, sizeof(order_no), &n) != 0)
         return -1;
-    snprintf(txid, sizeof txid, "42%sW%012ld", wl_cfg->run, n);
+    snprintf(txid, sizeof(txid), "42%sW%012ld", wl_cfg->run, n);
     if (wl_v3_notification(wl_cfg->appid, wl_cfg->mchid, order_no, txid, WL_FEE, &m) != 0)
         return wl_fail(wk, "could not build a v3 notification");
-    rc = wl_v3_verify_decrypt(&m, &plain) != 0 ? wl_fail(wk, "rawcallback_v3: verify/decrypt failed")
-                                               : wl_rawcallback_tx(wk, order_no, txid, plain);
+    rc = wl_v3_verify_decrypt(&m, &plain) != 0
+             ? wl_fail(wk, "rawcallback_v3: verify/decrypt failed")
+             : wl_rawcallback_tx(wk, order_no, txid, plain);
     wl_v3_msg_free(&m);
     free(plain);
     return rc;
@@ -562,14 +580,15 @@ int wl_request(wl_worker *wk, wl_kind w)
 
     switch (w) {
     case WL_PING:
-        rc = wl_http(wk, "GET", wl_cfg->target, "/api/ping", NULL, NULL, 200, "\"ok\"", false, &rep);
+        rc = wl_http(wk, "GET", wl_cfg->target, "/api/ping", NULL, NULL, 200, "\"ok\"", false,
+                     &rep);
         break;
     case WL_PAY:
-        snprintf(buf, sizeof buf, "BP%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
+        snprintf(buf, sizeof(buf), "BP%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
         rc = wl_pay(wk, buf, wk->index + 1, false);
         break;
     case WL_REPEAT:
-        snprintf(buf, sizeof buf, "BR%s_%ld", wl_cfg->run,
+        snprintf(buf, sizeof(buf), "BR%s_%ld", wl_cfg->run,
                  (wk->seq * wl_cfg->concurrency + wk->index) % WL_REPEAT_ORDERS);
         rc = wl_pay(wk, buf, 7, true);
         break;
@@ -577,7 +596,7 @@ int wl_request(wl_worker *wk, wl_kind w)
         rc = wl_callback(wk);
         break;
     case WL_TOKEN:
-        snprintf(buf, sizeof buf, "/api/pay/token?user_id=%d", wk->index + 1);
+        snprintf(buf, sizeof(buf), "/api/pay/token?user_id=%d", wk->index + 1);
         rc = wl_http(wk, "GET", wl_cfg->target, buf, NULL, NULL, 200, "\"token\"", false, &rep);
         break;
     case WL_RAWDB:
@@ -590,7 +609,7 @@ int wl_request(wl_worker *wk, wl_kind w)
         rc = wl_rawcallback(wk);
         break;
     case WL_PREPAY:
-        snprintf(buf, sizeof buf, "BN%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
+        snprintf(buf, sizeof(buf), "BN%s_%02d_%d_%ld", wl_cfg->run, wk->phase, wk->index, wk->seq);
         rc = wl_prepay(wk, buf, wk->index + 1);
         break;
     case WL_RAWPREPAY:
@@ -635,7 +654,7 @@ static int wl_mock_admin(const char *method, const char *path, const char *json,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    snprintf(url, sizeof url, "%s%s", wl_cfg->gateway, path);
+    snprintf(url, sizeof(url), "%s%s", wl_cfg->gateway, path);
     if (http_client_request(c, method, url, json ? "application/json" : NULL, json,
                             json ? strlen(json) : 0, NULL, 0, &rep) != HTTP_OK)
         snprintf(err, errlen, "mock %s %s: no answer: %s", method, path, rep.error);
@@ -667,10 +686,11 @@ static int wl_mock_setup(char *err, size_t errlen)
     journal = j != NULL && json_object_get(j, "journal") != NULL;
     json_decref(j);
     free(cfg);
-    return wl_mock_admin("PUT", "/mock/config",
-                         journal ? "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false,\"journal\":false}"
-                                 : "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false}",
-                         NULL, err, errlen);
+    return wl_mock_admin(
+        "PUT", "/mock/config",
+        journal ? "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false,\"journal\":false}"
+                : "{\"latency_ms\":0,\"jitter_ms\":0,\"notify_enabled\":false}",
+        NULL, err, errlen);
 }
 
 /* PROCESSING orders of 1.00 waiting for their notification; the hour's
@@ -681,11 +701,12 @@ static int wl_pool_setup(MYSQL *db, const char *prefix, char *err, size_t errlen
 
     for (long from = 0; from < wl_cfg->pool_orders; from += 50000) {
         long to = from + 50000 < wl_cfg->pool_orders ? from + 50000 : wl_cfg->pool_orders;
-        snprintf(q, sizeof q,
-                 "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts) "
-                 "SELECT CONCAT('%s%s_', seq), 9, " WL_AMOUNT ", 1, NOW(3) + INTERVAL 1 HOUR, 1 "
-                 "FROM seq_%ld_to_%ld",
-                 prefix, wl_cfg->run, from, to - 1);
+        snprintf(
+            q, sizeof(q),
+            "INSERT INTO payment_order (order_no, user_id, amount, status, lease_until, attempts) "
+            "SELECT CONCAT('%s%s_', seq), 9, " WL_AMOUNT ", 1, NOW(3) + INTERVAL 1 HOUR, 1 "
+            "FROM seq_%ld_to_%ld",
+            prefix, wl_cfg->run, from, to - 1);
         if (wl_sql_simple(db, q, err, errlen) != 0)
             return -1;
     }
@@ -705,7 +726,8 @@ int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_
      * table must exist (a fresh database has none) */
     if (wl_sql_simple(db, "CREATE TABLE IF NOT EXISTS bench_payment_order LIKE payment_order", err,
                       errlen) != 0 ||
-        (selected[WL_RAWDB] && wl_sql_simple(db, "TRUNCATE TABLE bench_payment_order", err, errlen)))
+        (selected[WL_RAWDB] &&
+         wl_sql_simple(db, "TRUNCATE TABLE bench_payment_order", err, errlen)))
         return -1;
     if (selected[WL_CALLBACK] && wl_pool_setup(db, "CB", err, errlen) != 0)
         return -1;
@@ -718,19 +740,19 @@ int wl_fixtures_setup(MYSQL *db, const bool selected[WL_COUNT], char *err, size_
         return -1;
     if (selected[WL_CALLBACK_V3]) {
         char url[320];
-        snprintf(url, sizeof url, "%s/api/pay/callback/wechat/v3", wl_cfg->public_base);
+        snprintf(url, sizeof(url), "%s/api/pay/callback/wechat/v3", wl_cfg->public_base);
         wl_v3_warm(url, wl_cfg->appid, wl_cfg->mchid, wl_cfg->run);
     }
     if (!selected[WL_REPEAT])
         return 0;
     /* orders paid once, for the repeat workload */
-    if (wl_worker_open(&wk, 0, e, sizeof e) != 0) {
+    if (wl_worker_open(&wk, 0, e, sizeof(e)) != 0) {
         snprintf(err, errlen, "%s", e);
         return -1;
     }
     for (int i = 0; i < WL_REPEAT_ORDERS; i++) {
         char no[64];
-        snprintf(no, sizeof no, "BR%s_%d", wl_cfg->run, i);
+        snprintf(no, sizeof(no), "BR%s_%d", wl_cfg->run, i);
         if (wl_pay(&wk, no, 7, false) != 0) {
             snprintf(err, errlen, "could not pay %s: %s", no, wk.first_error);
             wl_worker_close(&wk);
@@ -748,25 +770,26 @@ int wl_fixtures_teardown(MYSQL *db)
     /* the notification pools, and the prepay rows (BN, RN: open NATIVE
      * orders no customer will pay, which the reconciler would close one by
      * one at the gateway for minutes after the bench) */
-    static const char *const prefixes[] = {"BN", "RN", "CB", "RC", "C3", "R3"};
+    static const char *const prefixes[] = { "BN", "RN", "CB", "RC", "C3", "R3" };
 
     if (wl_cfg == NULL)
         return 0;
     wl_v3_free();
-    if (wl_mock_admin("POST", "/mock/reset", NULL, NULL, err, sizeof err) != 0) {
+    if (wl_mock_admin("POST", "/mock/reset", NULL, NULL, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         problems++;
     }
     /* orders left PROCESSING (and the prepays' trade rows): the reconciler
      * would work through them once their lease ran out */
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
-        snprintf(q, sizeof q, "DELETE FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 1",
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        snprintf(q, sizeof(q),
+                 "DELETE FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 1",
                  prefixes[i], wl_cfg->run);
-        int rc = wl_sql_simple(db, q, err, sizeof err);
+        int rc = wl_sql_simple(db, q, err, sizeof(err));
         if (rc == 0 && i < 2) {
-            snprintf(q, sizeof q, "DELETE FROM payment_trade WHERE order_no LIKE '%s%s\\_%%'",
+            snprintf(q, sizeof(q), "DELETE FROM payment_trade WHERE order_no LIKE '%s%s\\_%%'",
                      prefixes[i], wl_cfg->run);
-            rc = wl_sql_simple(db, q, err, sizeof err);
+            rc = wl_sql_simple(db, q, err, sizeof(err));
         }
         if (rc != 0) {
             fprintf(stderr, "bench: could not remove the orders left open: %s\n", err);
@@ -783,7 +806,8 @@ long wl_pool_paid(MYSQL *db, wl_kind w)
     MYSQL_ROW row;
     long n = -1;
 
-    snprintf(q, sizeof q, "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 2",
+    snprintf(q, sizeof(q),
+             "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE '%s%s\\_%%' AND status = 2",
              wl_pool_prefix[wl_pool_index(w)], wl_cfg->run);
     if (mysql_query(db, q) != 0 || (res = mysql_store_result(db)) == NULL)
         return -1;

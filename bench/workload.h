@@ -38,8 +38,8 @@ typedef enum {
     WL_RAWCB,
     WL_PREPAY,
     WL_RAWPREPAY,
-    WL_CALLBACK_V3,  /* APIv3 notification -> PAID (the service speaking v3; workload_v3.h) */
-    WL_RAWCB_V3,     /* its signature verified, its resource decrypted, rawcallback's statements */
+    WL_CALLBACK_V3, /* APIv3 notification -> PAID (the service speaking v3; workload_v3.h) */
+    WL_RAWCB_V3,    /* its signature verified, its resource decrypted, rawcallback's statements */
     WL_COUNT
 } wl_kind;
 
@@ -47,34 +47,43 @@ typedef enum {
 
 /* What the workloads need to know; filled by the caller, then wl_init. */
 typedef struct {
-    char target[256];        /* the service's merchant door, http://127.0.0.1:PORT */
-    char public_base[256];   /* its public door (notifications), http://127.0.0.1:PORT */
-    char caller[72];         /* the merchant-door caller the API requests are signed as */
-    char caller_secret[72];  /* its secret (64 hex digits; never printed); "" unsigned */
-    char gateway[256];       /* the mock gateway's front */
-    char notify_url[320];    /* sent in unifiedorder, as the service does */
-    char run[16];            /* this run's tag, part of every order number */
-    char key[128];           /* merchant key the service verifies notifications with */
+    char target[256];       /* the service's merchant door, http://127.0.0.1:PORT */
+    char public_base[256];  /* its public door (notifications), http://127.0.0.1:PORT */
+    char caller[72];        /* the merchant-door caller the API requests are signed as */
+    char caller_secret[72]; /* its secret (64 hex digits; never printed); "" unsigned */
+    char gateway[256];      /* the mock gateway's front */
+    char notify_url[320];   /* sent in unifiedorder, as the service does */
+    char run[16];           /* this run's tag, part of every order number */
+    char key[128];          /* merchant key the service verifies notifications with */
     char appid[64], mchid[64];
-    char mock_key[128];      /* merchant key the mock verifies unifiedorder with */
+    char mock_key[128]; /* merchant key the mock verifies unifiedorder with */
     int concurrency;
-    long pool_orders;        /* PROCESSING orders per notification pool */
+    long pool_orders; /* PROCESSING orders per notification pool */
 } wl_config;
 
-enum { WL_ST_RAWDB_INS = 0, WL_ST_RAWDB_UPD, WL_ST_PAY_INS, WL_ST_PAY_UPD, WL_ST_CB_INS,
-       WL_ST_CB_CAS, WL_ST_TRADE_INS, WL_ST_TRADE_PREPAY, WL_ST_COUNT };
+enum {
+    WL_ST_RAWDB_INS = 0,
+    WL_ST_RAWDB_UPD,
+    WL_ST_PAY_INS,
+    WL_ST_PAY_UPD,
+    WL_ST_CB_INS,
+    WL_ST_CB_CAS,
+    WL_ST_TRADE_INS,
+    WL_ST_TRADE_PREPAY,
+    WL_ST_COUNT
+};
 
 /* One client thread's connections and its tally for the current phase. */
 typedef struct {
     int index;
-    int phase;               /* set per phase: part of new order numbers */
-    http_client *http;       /* keep-alive, to the service and the mock */
+    int phase;         /* set per phase: part of new order numbers */
+    http_client *http; /* keep-alive, to the service and the mock */
     MYSQL *db;
     MYSQL_STMT *st[WL_ST_COUNT];
-    long seq;                /* requests of this worker in the phase */
+    long seq; /* requests of this worker in the phase */
     long errors;
     char first_error[WL_ERROR_MAX];
-    double first_error_at;   /* monotonic seconds, 0 when none */
+    double first_error_at; /* monotonic seconds, 0 when none */
 } wl_worker;
 
 /* The workload's short name (--only, JSON), its table title, and the

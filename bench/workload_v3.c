@@ -30,8 +30,9 @@ int wl_v3_load(char *err, size_t errlen)
     if (wl3.loaded)
         return 0;
     if (wx3_pair_load(cert, key, &wl3.cert, &wl3.key) != 0) {
-        snprintf(err, errlen, "the v3 rows: IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY are unset "
-                              "or unreadable");
+        snprintf(err, errlen,
+                 "the v3 rows: IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY are unset "
+                 "or unreadable");
         return -1;
     }
     if (apikey == NULL || strlen(apikey) != WX3_AEAD_KEY_LEN) {
@@ -39,7 +40,7 @@ int wl_v3_load(char *err, size_t errlen)
         wl_v3_free();
         return -1;
     }
-    snprintf(wl3.apiv3_key, sizeof wl3.apiv3_key, "%s", apikey);
+    snprintf(wl3.apiv3_key, sizeof(wl3.apiv3_key), "%s", apikey);
     wl3.loaded = 1;
     return 0;
 }
@@ -48,20 +49,20 @@ void wl_v3_free(void)
 {
     wx3_cert_free(&wl3.cert);
     EVP_PKEY_free(wl3.key);
-    OPENSSL_cleanse(wl3.apiv3_key, sizeof wl3.apiv3_key);
-    memset(&wl3, 0, sizeof wl3);
+    OPENSSL_cleanse(wl3.apiv3_key, sizeof(wl3.apiv3_key));
+    memset(&wl3, 0, sizeof(wl3));
 }
 
 void wl_v3_msg_free(wl_v3_msg *m)
 {
     free(m->body);
     wx3_lines_free(m->headers);
-    memset(m, 0, sizeof *m);
+    memset(m, 0, sizeof(*m));
 }
 
 /* The encrypted resource of the payment inside its envelope (malloc'd). */
-static char *wl3_body(const char *appid, const char *mchid, const char *order_no,
-                      const char *txid, long fee)
+static char *wl3_body(const char *appid, const char *mchid, const char *order_no, const char *txid,
+                      long fee)
 {
     char nonce[WX3_AEAD_NONCE_LEN + 1], id[37];
     char *plain = NULL, *ct = NULL, *body = NULL;
@@ -76,14 +77,15 @@ static char *wl3_body(const char *appid, const char *mchid, const char *order_no
     json_t *env = NULL;
 
     if (res == NULL || (plain = json_dumps(res, JSON_COMPACT)) == NULL ||
-        wx3_nonce(nonce, sizeof nonce, WX3_AEAD_NONCE_LEN) != 0 || wx3_nonce(id, sizeof id, 36) != 0 ||
+        wx3_nonce(nonce, sizeof(nonce), WX3_AEAD_NONCE_LEN) != 0 ||
+        wx3_nonce(id, sizeof(id), 36) != 0 ||
         wx3_aead_encrypt(wl3.apiv3_key, nonce, "transaction", plain, strlen(plain), &ct) != 0)
         goto done;
     env = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "id", id,
-                    "create_time", "2026-11-30T08:00:00+08:00", "resource_type",
-                    "encrypt-resource", "event_type", "TRANSACTION.SUCCESS", "summary", "OK",
-                    "resource", "original_type", "transaction", "algorithm", "AEAD_AES_256_GCM",
-                    "ciphertext", ct, "associated_data", "transaction", "nonce", nonce);
+                    "create_time", "2026-11-30T08:00:00+08:00", "resource_type", "encrypt-resource",
+                    "event_type", "TRANSACTION.SUCCESS", "summary", "OK", "resource",
+                    "original_type", "transaction", "algorithm", "AEAD_AES_256_GCM", "ciphertext",
+                    ct, "associated_data", "transaction", "nonce", nonce);
     body = env != NULL ? json_dumps(env, JSON_COMPACT) : NULL;
 done:
     json_decref(res);
@@ -93,17 +95,17 @@ done:
     return body;
 }
 
-int wl_v3_notification(const char *appid, const char *mchid, const char *order_no,
-                       const char *txid, long fee, wl_v3_msg *out)
+int wl_v3_notification(const char *appid, const char *mchid, const char *order_no, const char *txid,
+                       long fee, wl_v3_msg *out)
 {
     char ts[24], nonce[33];
     char *msg = NULL, *sig = NULL;
     size_t mlen = 0;
     int rc = -1;
 
-    memset(out, 0, sizeof *out);
-    snprintf(ts, sizeof ts, "%lld", (long long)time(NULL));
-    if (!wl3.loaded || wx3_nonce(nonce, sizeof nonce, 32) != 0 ||
+    memset(out, 0, sizeof(*out));
+    snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
+    if (!wl3.loaded || wx3_nonce(nonce, sizeof(nonce), 32) != 0 ||
         (out->body = wl3_body(appid, mchid, order_no, txid, fee)) == NULL ||
         (msg = wx3_response_message(ts, nonce, out->body, strlen(out->body), &mlen)) == NULL ||
         wx3_sign(wl3.key, msg, mlen, &sig) != 0)
@@ -127,8 +129,8 @@ int wl_v3_post(http_client *h, const char *url, const char *appid, const char *m
         snprintf(err, errlen, "could not build a v3 notification");
         return -1;
     }
-    http_status hs = http_client_request(h, "POST", url, "application/json", m.body,
-                                         strlen(m.body), (const char *const *)m.headers, 0, &rep);
+    http_status hs = http_client_request(h, "POST", url, "application/json", m.body, strlen(m.body),
+                                         (const char *const *)m.headers, 0, &rep);
     wl_v3_msg_free(&m);
     if (hs != HTTP_OK)
         snprintf(err, errlen, "POST v3 callback: no answer (%s): %s", http_status_name(hs),
@@ -151,9 +153,9 @@ static void *wl3_warm_thread(void *arg)
     char no[64], txid[40], err[64];
 
     for (int i = 0; h != NULL && i < 15; i++) {
-        snprintf(no, sizeof no, "W3%s_%d_%d", w->run, w->index, i);
-        snprintf(txid, sizeof txid, "42%sX%04d%04d", w->run, w->index, i);
-        (void)wl_v3_post(h, w->url, w->appid, w->mchid, no, txid, 100, err, sizeof err);
+        snprintf(no, sizeof(no), "W3%s_%d_%d", w->run, w->index, i);
+        snprintf(txid, sizeof(txid), "42%sX%04d%04d", w->run, w->index, i);
+        (void)wl_v3_post(h, w->url, w->appid, w->mchid, no, txid, 100, err, sizeof(err));
         usleep(100000);
     }
     http_client_free(h);
@@ -167,7 +169,7 @@ void wl_v3_warm(const char *url, const char *appid, const char *mchid, const cha
     int started = 0;
 
     for (int i = 0; i < WL_V3_WARM_THREADS; i++) {
-        w[i] = (wl3_warmer){url, appid, mchid, run, i};
+        w[i] = (wl3_warmer){ url, appid, mchid, run, i };
         if (pthread_create(&t[started], NULL, wl3_warm_thread, &w[i]) == 0)
             started++;
     }
@@ -181,7 +183,8 @@ static const char *wl3_value(const wl_v3_msg *m, const char *name)
 {
     size_t n = strlen(name);
     for (int i = 0; i < 4; i++)
-        if (m->headers[i] != NULL && strncmp(m->headers[i], name, n) == 0 && m->headers[i][n] == ':')
+        if (m->headers[i] != NULL && strncmp(m->headers[i], name, n) == 0 &&
+            m->headers[i][n] == ':')
             return m->headers[i] + n + 2;
     return NULL;
 }

@@ -27,14 +27,14 @@ void wl_v3_free(void);
 /* One notification ready to POST. */
 typedef struct {
     char *body;
-    char *headers[5];        /* "Wechatpay-...: value" x 4, then NULL */
+    char *headers[5]; /* "Wechatpay-...: value" x 4, then NULL */
 } wl_v3_msg;
 
 /* The notification of order_no paid fee fen with transaction id txid, from
  * appid / mchid, signed now. 0, or -1 (OOM, crypto, not loaded) with out
  * empty. wl_v3_msg_free either way. */
-int wl_v3_notification(const char *appid, const char *mchid, const char *order_no,
-                       const char *txid, long fee, wl_v3_msg *out);
+int wl_v3_notification(const char *appid, const char *mchid, const char *order_no, const char *txid,
+                       long fee, wl_v3_msg *out);
 void wl_v3_msg_free(wl_v3_msg *m);
 
 /* wl_v3_notification's message POSTed to url with h (a v3 notification

@@ -52,7 +52,7 @@ int caller_sign_key_from_hex(const char *hex, unsigned char key[CALLER_KEY_LEN])
             return -1;
         tmp[i] = (unsigned char)(hi << 4 | lo);
     }
-    memcpy(key, tmp, sizeof tmp);
+    memcpy(key, tmp, sizeof(tmp));
     return 0;
 }
 
@@ -87,9 +87,9 @@ int caller_sign_compute(const unsigned char key[CALLER_KEY_LEN], const char *met
         query = "";
     if (SHA256((const unsigned char *)(body ? body : ""), body_len, digest) == NULL)
         return -1;
-    to_hex(digest, sizeof digest, body_hex);
+    to_hex(digest, sizeof(digest), body_hex);
     cap = strlen(CALLER_SIGN_PREFIX) + strlen(method) + strlen(path) + strlen(query) +
-          strlen(timestamp) + strlen(nonce) + sizeof body_hex + 8;
+          strlen(timestamp) + strlen(nonce) + sizeof(body_hex) + 8;
     text = malloc(cap);
     if (text == NULL)
         return -1;
@@ -98,7 +98,8 @@ int caller_sign_compute(const unsigned char key[CALLER_KEY_LEN], const char *met
     if (n < 0 || (size_t)n >= cap)
         goto done;
     if (HMAC(EVP_sha256(), key, CALLER_KEY_LEN, (const unsigned char *)text, (size_t)n, mac,
-             &mac_len) == NULL || mac_len != 32)
+             &mac_len) == NULL ||
+        mac_len != 32)
         goto done;
     to_hex(mac, mac_len, out);
     rc = 0;
@@ -107,19 +108,18 @@ done:
     return rc;
 }
 
-int caller_sign_headers(const char *name, const char *key_hex, long long now,
-                        const char *method, const char *path, const char *query,
-                        const char *body, size_t body_len,
+int caller_sign_headers(const char *name, const char *key_hex, long long now, const char *method,
+                        const char *path, const char *query, const char *body, size_t body_len,
                         char lines[4][CALLER_HEADER_LINE_MAX])
 {
     unsigned char key[CALLER_KEY_LEN], raw[16];
-    char nonce[2 * sizeof raw + 1], ts[24], sig[CALLER_SIG_HEX_LEN + 1];
+    char nonce[2 * sizeof(raw) + 1], ts[24], sig[CALLER_SIG_HEX_LEN + 1];
 
     if (!caller_sign_name_valid(name) || caller_sign_key_from_hex(key_hex, key) != 0 ||
-        RAND_bytes(raw, sizeof raw) != 1)
+        RAND_bytes(raw, sizeof(raw)) != 1)
         return -1;
-    to_hex(raw, sizeof raw, nonce);
-    snprintf(ts, sizeof ts, "%lld", now);
+    to_hex(raw, sizeof(raw), nonce);
+    snprintf(ts, sizeof(ts), "%lld", now);
     if (caller_sign_compute(key, method, path, query, ts, nonce, body, body_len, sig) != 0)
         return -1;
     snprintf(lines[0], CALLER_HEADER_LINE_MAX, "X-Idempay-Caller: %s", name);

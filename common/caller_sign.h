@@ -19,13 +19,13 @@
 
 #include <stddef.h>
 
-#define CALLER_KEY_LEN 32             /* bytes of a caller key */
-#define CALLER_KEY_HEX_LEN 64         /* its hex form, the "secret" a caller holds */
-#define CALLER_SIG_HEX_LEN 64         /* hex digits of a signature */
-#define CALLER_NAME_MAX 64            /* characters of a caller name */
+#define CALLER_KEY_LEN 32     /* bytes of a caller key */
+#define CALLER_KEY_HEX_LEN 64 /* its hex form, the "secret" a caller holds */
+#define CALLER_SIG_HEX_LEN 64 /* hex digits of a signature */
+#define CALLER_NAME_MAX 64    /* characters of a caller name */
 #define CALLER_NONCE_MIN 16
 #define CALLER_NONCE_MAX 64
-#define CALLER_TIMESTAMP_MAX 12       /* decimal digits of a timestamp */
+#define CALLER_TIMESTAMP_MAX 12 /* decimal digits of a timestamp */
 #define CALLER_SIGN_PREFIX "IDEMPAY-HMAC-SHA256"
 
 /* 1 when s is a caller name: 1..CALLER_NAME_MAX of [A-Za-z0-9_.-]; NULL: 0. */
@@ -51,9 +51,8 @@ int caller_sign_compute(const unsigned char key[CALLER_KEY_LEN], const char *met
  * lines[i] holds CALLER_HEADER_LINE_MAX bytes. Returns 0, or -1 when
  * key_hex or name is invalid or the random source or crypto fails. */
 #define CALLER_HEADER_LINE_MAX 96
-int caller_sign_headers(const char *name, const char *key_hex, long long now,
-                        const char *method, const char *path, const char *query,
-                        const char *body, size_t body_len,
+int caller_sign_headers(const char *name, const char *key_hex, long long now, const char *method,
+                        const char *path, const char *query, const char *body, size_t body_len,
                         char lines[4][CALLER_HEADER_LINE_MAX]);
 
 #endif

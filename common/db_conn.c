@@ -92,7 +92,8 @@ static int db_conn_galera_session(MYSQL *db, char *err, size_t errlen)
     if (!wsrep_on)
         return 0;
     if (state != DB_WSREP_SYNCED) {
-        snprintf(err, errlen, "mariadb: this Galera node is not Synced (wsrep_local_state %d)", state);
+        snprintf(err, errlen, "mariadb: this Galera node is not Synced (wsrep_local_state %d)",
+                 state);
         return -1;
     }
     if (sync_wait < 0 || sync_wait > 15)
@@ -156,18 +157,18 @@ MYSQL *db_conn_open_as(db_account a, const char *dbname, char *err, size_t errle
 bool db_conn_lost(unsigned int e)
 {
     switch (e) {
-    case CR_SERVER_GONE_ERROR:   /* 2006 */
-    case CR_SERVER_LOST:         /* 2013 */
-    case CR_CONNECTION_ERROR:    /* 2002 */
-    case CR_CONN_HOST_ERROR:     /* 2003 */
-    case CR_SERVER_LOST_EXTENDED:/* 2055 */
-    case CR_COMMANDS_OUT_OF_SYNC:/* 2014: the connection state is unknown */
-    case ER_CONNECTION_KILLED:   /* 1927 */
-    case ER_SERVER_SHUTDOWN:     /* 1053 */
-    case 4031:                   /* client disconnected by server for inactivity */
-    case DB_ER_WSREP_NOT_READY:  /* 1047: this Galera node left the primary component
-                                  * (or is not synced): reconnect, HAProxy routes the
-                                  * new connection to a node that serves */
+    case CR_SERVER_GONE_ERROR:    /* 2006 */
+    case CR_SERVER_LOST:          /* 2013 */
+    case CR_CONNECTION_ERROR:     /* 2002 */
+    case CR_CONN_HOST_ERROR:      /* 2003 */
+    case CR_SERVER_LOST_EXTENDED: /* 2055 */
+    case CR_COMMANDS_OUT_OF_SYNC: /* 2014: the connection state is unknown */
+    case ER_CONNECTION_KILLED:    /* 1927 */
+    case ER_SERVER_SHUTDOWN:      /* 1053 */
+    case 4031:                    /* client disconnected by server for inactivity */
+    case DB_ER_WSREP_NOT_READY:   /* 1047: this Galera node left the primary component
+                                   * (or is not synced): reconnect, HAProxy routes the
+                                   * new connection to a node that serves */
         return true;
     default:
         return false;
@@ -221,7 +222,7 @@ static int db_stmt_bind_execute(MYSQL_STMT *st, const char *types, va_list ap, b
     if (n > DB_MAX_BINDS)
         return -1;
     mysql_stmt_free_result(st);
-    memset(b, 0, sizeof b);
+    memset(b, 0, sizeof(b));
     for (size_t i = 0; i < n; i++) {
         if (types[i] == 's') {
             const char *s = va_arg(ap, const char *);
@@ -267,12 +268,12 @@ int db_stmt_fetch(MYSQL_STMT *st, const char *types, ...)
 /* One result column of db_stmt_vfetch: where its value goes, and what
  * MariaDB said of it. */
 typedef struct {
-    char type;              /* the letter */
-    char *buf;              /* 's' 'S' */
+    char type; /* the letter */
+    char *buf; /* 's' 'S' */
     size_t cap;
-    long long *num;         /* 'l' 'L' */
-    char **text;            /* 'm' */
-    int *null_out;          /* 'S' 'L' */
+    long long *num; /* 'l' 'L' */
+    char **text;    /* 'm' */
+    int *null_out;  /* 'S' 'L' */
     unsigned long len;
     my_bool is_null;
     my_bool error;
@@ -383,7 +384,7 @@ int db_stmt_vfetch(MYSQL_STMT *st, const char *types, va_list ap)
 
     if (n > DB_MAX_BINDS)
         return -1;
-    memset(b, 0, sizeof b);
+    memset(b, 0, sizeof(b));
     va_copy(args, ap);
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = db_column_bind(&cols[i], types[i], &b[i], &args);

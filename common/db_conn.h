@@ -46,14 +46,14 @@ typedef enum {
 /* Where and how db_conn_open connects (pointers into the environment or
  * the config file: valid for the life of the process). */
 typedef struct {
-    const char *socket;            /* IDEMPAY_DB_SOCKET, NULL: TCP */
-    const char *host;              /* IDEMPAY_DB_HOST, 127.0.0.1 */
-    unsigned int port;             /* IDEMPAY_DB_PORT, 13306 */
-    const char *user;              /* the account's user (IDEMPAY_DB_USER, idempay, ...) */
-    const char *password;          /* its password (IDEMPAY_DB_PASSWORD, ...); NULL: none
-                                    * (socket authentication) - never log */
-    unsigned int connect_timeout_s;/* IDEMPAY_DB_CONNECT_TIMEOUT, 2 */
-    unsigned int rw_timeout_s;     /* IDEMPAY_DB_RW_TIMEOUT, 10 */
+    const char *socket;             /* IDEMPAY_DB_SOCKET, NULL: TCP */
+    const char *host;               /* IDEMPAY_DB_HOST, 127.0.0.1 */
+    unsigned int port;              /* IDEMPAY_DB_PORT, 13306 */
+    const char *user;               /* the account's user (IDEMPAY_DB_USER, idempay, ...) */
+    const char *password;           /* its password (IDEMPAY_DB_PASSWORD, ...); NULL: none
+                                     * (socket authentication) - never log */
+    unsigned int connect_timeout_s; /* IDEMPAY_DB_CONNECT_TIMEOUT, 2 */
+    unsigned int rw_timeout_s;      /* IDEMPAY_DB_RW_TIMEOUT, 10 */
 } db_conn_params;
 
 /* The effective connection settings of the service's account (defaults

@@ -23,32 +23,32 @@
  * pauses pause_base_ms + pause_step_ms * n plus a random 0..pause_jitter_ms-1
  * ms (no pause when that is 0). */
 typedef struct {
-    int max_tries;          /* tries in all (>= 1) */
-    int max_lost_tries;     /* a lost connection after try n is retried only when
-                             * n < max_lost_tries (<= max_tries) */
+    int max_tries;      /* tries in all (>= 1) */
+    int max_lost_tries; /* a lost connection after try n is retried only when
+                         * n < max_lost_tries (<= max_tries) */
     long pause_base_ms;
     long pause_step_ms;
     long pause_jitter_ms;
-    bool retry_any;         /* every failure counts as transient (the journal: a
-                             * batch whose write failed for any reason is retried) */
+    bool retry_any; /* every failure counts as transient (the journal: a
+                     * batch whose write failed for any reason is retried) */
     /* The pause; NULL: clocks_sleep_ms. A test injects its own. */
     void (*sleep_ms)(long long ms);
 } db_retry_policy;
 
 /* What one try says. */
 typedef enum {
-    DB_TRY_DONE = 0,  /* finished: whatever it found is the caller's outcome */
-    DB_TRY_FAILED,    /* MariaDB failed: db_try_report says how */
-    DB_TRY_AGAIN      /* nothing kept, and another try may find it otherwise */
+    DB_TRY_DONE = 0, /* finished: whatever it found is the caller's outcome */
+    DB_TRY_FAILED,   /* MariaDB failed: db_try_report says how */
+    DB_TRY_AGAIN     /* nothing kept, and another try may find it otherwise */
 } db_try_status;
 
 /* The failure of a try (DB_TRY_FAILED). */
 typedef struct {
-    unsigned int err_no;    /* the MariaDB error number; 0: not MariaDB's (or unknown) */
-    bool lost;              /* the connection is gone (or was never there) whatever
-                             * err_no says; a db_conn_lost err_no implies it */
-    bool write_sent;        /* COMMIT (or an autocommit write) was sent before the
-                             * connection was lost: its fate is unknown */
+    unsigned int err_no; /* the MariaDB error number; 0: not MariaDB's (or unknown) */
+    bool lost;           /* the connection is gone (or was never there) whatever
+                          * err_no says; a db_conn_lost err_no implies it */
+    bool write_sent;     /* COMMIT (or an autocommit write) was sent before the
+                          * connection was lost: its fate is unknown */
 } db_try_report;
 
 /* One try of the operation on arg: DB_TRY_DONE, DB_TRY_AGAIN, or

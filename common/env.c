@@ -18,15 +18,15 @@
 typedef struct {
     char *key;
     char *value;
-    const char *source;   /* static text: see env_source */
+    const char *source; /* static text: see env_source */
 } env_entry;
 
 static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int env_loaded;
 static int env_load_rc;
 static char env_load_err[512];
-static char *env_path;                      /* the file read, or NULL */
-static env_entry file_keys[ENV_CONFIG_MAX_KEYS];   /* as written in the file */
+static char *env_path;                           /* the file read, or NULL */
+static env_entry file_keys[ENV_CONFIG_MAX_KEYS]; /* as written in the file */
 static size_t n_file_keys;
 static env_entry resolved[ENV_CONFIG_MAX_KEYS * 2]; /* effective non-environment values */
 static size_t n_resolved;
@@ -75,7 +75,7 @@ static int ends_with_file(const char *k)
     char name[256];
     size_t n = strlen(k);
 
-    if (n <= 5 || n - 5 >= sizeof name || !ends_with(k, "_FILE"))
+    if (n <= 5 || n - 5 >= sizeof(name) || !ends_with(k, "_FILE"))
         return 0;
     memcpy(name, k, n - 5);
     name[n - 5] = '\0';
@@ -136,7 +136,7 @@ static int parse_file(FILE *f, const char *path, char *err, size_t errlen)
     char line[ENV_CONFIG_MAX_LINE + 2];
     int lineno = 0;
 
-    while (fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof(line), f)) {
         char *s, *eq, *key, *val;
         size_t vl;
 
@@ -158,7 +158,8 @@ static int parse_file(FILE *f, const char *path, char *err, size_t errlen)
         key = trim(s);
         val = trim(eq + 1);
         if (!valid_key(key)) {
-            snprintf(err, errlen, "%s:%d: \"%.64s\" is not an IDEMPAY_* setting", path, lineno, key);
+            snprintf(err, errlen, "%s:%d: \"%.64s\" is not an IDEMPAY_* setting", path, lineno,
+                     key);
             return -1;
         }
         vl = strlen(val);
@@ -170,7 +171,8 @@ static int parse_file(FILE *f, const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s:%d: %s is set twice", path, lineno, key);
             return -1;
         }
-        if (add(file_keys, &n_file_keys, ENV_CONFIG_MAX_KEYS, key, strdup(val), "config file") != 0) {
+        if (add(file_keys, &n_file_keys, ENV_CONFIG_MAX_KEYS, key, strdup(val), "config file") !=
+            0) {
             snprintf(err, errlen, "%s:%d: more than %d settings, or out of memory", path, lineno,
                      ENV_CONFIG_MAX_KEYS);
             return -1;
@@ -195,7 +197,7 @@ static int resolve(char *err, size_t errlen)
         size_t kl = eq ? (size_t)(eq - *e) : 0;
         char *secret;
 
-        if (!eq || kl >= sizeof name || strncmp(*e, "IDEMPAY_", 8))
+        if (!eq || kl >= sizeof(name) || strncmp(*e, "IDEMPAY_", 8))
             continue;
         memcpy(name, *e, kl);
         name[kl] = '\0';
@@ -206,7 +208,7 @@ static int resolve(char *err, size_t errlen)
             continue;
         {
             char what[300];
-            snprintf(what, sizeof what, "%s_FILE (environment)", name);
+            snprintf(what, sizeof(what), "%s_FILE (environment)", name);
             secret = read_secret(eq + 1, what, err, errlen);
         }
         if (!secret || add(resolved, &n_resolved, ENV_CONFIG_MAX_KEYS * 2, name, secret,
@@ -220,7 +222,7 @@ static int resolve(char *err, size_t errlen)
 
         if (ends_with_file(k)) {
             size_t kl = strlen(k) - 5;
-            if (kl >= sizeof name)
+            if (kl >= sizeof(name))
                 continue;
             memcpy(name, k, kl);
             name[kl] = '\0';
@@ -230,10 +232,10 @@ static int resolve(char *err, size_t errlen)
             }
             if (find(resolved, n_resolved, name) || (getenv(name) && *getenv(name)) ||
                 !file_keys[i].value[0])
-                continue;   /* the environment decides */
+                continue; /* the environment decides */
             {
                 char what[300];
-                snprintf(what, sizeof what, "%s (%s)", k, env_path);
+                snprintf(what, sizeof(what), "%s (%s)", k, env_path);
                 v = read_secret(file_keys[i].value, what, err, errlen);
             }
             if (!v || add(resolved, &n_resolved, ENV_CONFIG_MAX_KEYS * 2, name, v,
@@ -264,7 +266,7 @@ static int load_locked(char *err, size_t errlen)
     f = fopen(path, "re");
     if (!f) {
         if (!explicit && errno == ENOENT)
-            return resolve(err, errlen);   /* no file installed: environment only */
+            return resolve(err, errlen); /* no file installed: environment only */
         snprintf(err, errlen, "config file %s: %s", path, strerror(errno));
         return -1;
     }
@@ -284,7 +286,7 @@ int env_config_load(char *err, size_t errlen)
     if (!atomic_load(&env_loaded)) {
         pthread_mutex_lock(&env_lock);
         if (!atomic_load(&env_loaded)) {
-            env_load_rc = load_locked(env_load_err, sizeof env_load_err);
+            env_load_rc = load_locked(env_load_err, sizeof(env_load_err));
             atomic_store(&env_loaded, 1);
         }
         pthread_mutex_unlock(&env_lock);

@@ -25,11 +25,11 @@
 #include "log.h"
 
 #define SD_LISTEN_FDS_START 3
-#define WAKE_SIGNAL SIGUSR2      /* interrupts a worker blocked in accept */
+#define WAKE_SIGNAL SIGUSR2 /* interrupts a worker blocked in accept */
 #define STOP_POLL_MS 20
 
 static _Thread_local int current_fd = -1;
-static _Thread_local char **current_envp;   /* the request being served, NULL outside one */
+static _Thread_local char **current_envp; /* the request being served, NULL outside one */
 
 /* A worker's state, read by the stopping thread: only a worker in
  * W_ACCEPTING is woken by a signal (a busy one is never interrupted). */
@@ -39,12 +39,12 @@ typedef struct {
     const fcgi_app *app;
     int index;
     int listen_fd;
-    int unix_listener;       /* the web server reaches us over a unix socket */
+    int unix_listener; /* the web server reaches us over a unix socket */
     pthread_t tid;
     _Atomic int state;
 } worker_arg;
 
-static long adapter_drain_ms;   /* > 0: graceful stop (set before the workers start) */
+static long adapter_drain_ms; /* > 0: graceful stop (set before the workers start) */
 static atomic_int adapter_stopping;
 static atomic_int workers_live;
 
@@ -63,7 +63,7 @@ const char *fcgi_adapter_param(const char *name)
 static int listens_on_unix(int fd)
 {
     struct sockaddr_storage sa;
-    socklen_t len = sizeof sa;
+    socklen_t len = sizeof(sa);
 
     return getsockname(fd, (struct sockaddr *)&sa, &len) == 0 && sa.ss_family == AF_UNIX;
 }
@@ -112,7 +112,7 @@ static void *worker(void *p)
     const fcgi_app *app = wa->app;
     void *tctx = app->thread_init ? app->thread_init(wa->index) : NULL;
     char *body = malloc(HTTP_MAX_BODY + 1);
-    unsigned char *win = malloc(FCGI_SCREEN_MAX);   /* fcgi_adapter_screen's peek window */
+    unsigned char *win = malloc(FCGI_SCREEN_MAX); /* fcgi_adapter_screen's peek window */
     char path[2048];
     FCGX_Request req;
     int flags = adapter_drain_ms > 0 ? FCGI_FAIL_ACCEPT_ON_INTR : 0;
@@ -143,25 +143,26 @@ static void *worker(void *p)
         rc = accept_with_timeouts(&req, wa->listen_fd);
         if (rc == 0 && (scr = fcgi_adapter_screen(&req, win)) != FCGI_SCREEN_OK) {
             if (scr == FCGI_SCREEN_BAD)
-                log_msg(LOG_WARN, "fastcgi: refused a connection whose request parameters are "
+                log_msg(LOG_WARN,
+                        "fastcgi: refused a connection whose request parameters are "
                         "incomplete, over %d bytes or declare more bytes than they carry",
                         FCGI_SCREEN_MAX);
-            continue;   /* closed unread: libfcgi never parses it */
+            continue; /* closed unread: libfcgi never parses it */
         }
         if (rc == 0 && (rc = FCGX_Accept_r(&req)) == -EBADF)
-            continue;   /* the connection ended (or timed out) before a request came */
+            continue; /* the connection ended (or timed out) before a request came */
         if (rc < 0) {
             if (atomic_load(&adapter_stopping))
                 break;
             if (rc == -EINTR)
-                continue;   /* a stray signal, not a stop */
+                continue; /* a stray signal, not a stop */
             log_msg(LOG_ERROR, "fastcgi worker %d: accept failed (%d); worker ends", wa->index, rc);
             break;
         }
         atomic_store(&wa->state, W_BUSY);
         current_fd = req.ipcFd;
         current_envp = req.envp;
-        cl = fcgi_adapter_read_request(&req, body, path, sizeof path, &hr);
+        cl = fcgi_adapter_read_request(&req, body, path, sizeof(path), &hr);
 
         http_response_init(&resp);
         if (cl == HTTP_CL_INVALID)
@@ -188,7 +189,7 @@ static void *worker(void *p)
 
 static void on_wake(int sig)
 {
-    (void)sig;   /* only there to make accept() fail with EINTR */
+    (void)sig; /* only there to make accept() fail with EINTR */
 }
 
 static void on_hup(int sig)
@@ -219,13 +220,13 @@ static void notify_systemd(const char *state)
     if (!path || !*path || (path[0] != '/' && path[0] != '@'))
         return;
     n = strlen(path);
-    if (n >= sizeof sa.sun_path)
+    if (n >= sizeof(sa.sun_path))
         return;
-    memset(&sa, 0, sizeof sa);
+    memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
     memcpy(sa.sun_path, path, n);
     if (sa.sun_path[0] == '@')
-        sa.sun_path[0] = '\0';   /* abstract namespace */
+        sa.sun_path[0] = '\0'; /* abstract namespace */
     fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return;
@@ -264,8 +265,7 @@ static int socket_mode_setting(void)
     char *end;
     long m = strtol(v, &end, 8);
 
-    if (*v == '\0' || *end != '\0' || m < 0600 || m > 0666 || (m & 0111) != 0 ||
-        (m & 0600) != 0600)
+    if (*v == '\0' || *end != '\0' || m < 0600 || m > 0666 || (m & 0111) != 0 || (m & 0600) != 0600)
         return -1;
     return (int)m;
 }
@@ -282,12 +282,12 @@ static int open_listener(const char *listen_spec)
 
     if (mode < 0) {
         log_msg(LOG_ERROR, "IDEMPAY_SOCKET_MODE must be an octal mode 0600..0666 without"
-                " execute bits, e.g. 0600 (default) or 0660");
+                           " execute bits, e.g. 0600 (default) or 0660");
         return -1;
     }
     /* ":PORT" listens on loopback only; "0.0.0.0:PORT" must be asked for */
-    if (listen_spec[0] == ':' && snprintf(loopback, sizeof loopback, "127.0.0.1%s",
-                                          listen_spec) < (int)sizeof loopback)
+    if (listen_spec[0] == ':' &&
+        snprintf(loopback, sizeof(loopback), "127.0.0.1%s", listen_spec) < (int)sizeof(loopback))
         listen_spec = loopback;
     mode_t old = umask(0177);
     fd = FCGX_OpenSocket(listen_spec, 1024);
@@ -307,7 +307,7 @@ static int open_listener(const char *listen_spec)
 static int is_listening(int fd)
 {
     int on = 0;
-    socklen_t len = sizeof on;
+    socklen_t len = sizeof(on);
 
     return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
 }
@@ -350,7 +350,8 @@ static int drain(worker_arg *args, int nthreads, long drain_ms)
     FCGX_ShutdownPending();
     for (int i = 0; i < nthreads; i++)
         busy += atomic_load(&args[i].state) == W_BUSY;
-    log_msg(LOG_INFO, "stopping: no new requests; %d in flight, waiting up to %ld ms", busy, drain_ms);
+    log_msg(LOG_INFO, "stopping: no new requests; %d in flight, waiting up to %ld ms", busy,
+            drain_ms);
     for (;;) {
         struct timespec pause = { 0, STOP_POLL_MS * 1000000L };
 
@@ -385,12 +386,12 @@ static void adapter_signals(long drain_ms)
     sigset_t wake;
 
     signal(SIGPIPE, SIG_IGN);
-    memset(&sa, 0, sizeof sa);
+    memset(&sa, 0, sizeof(sa));
     sigemptyset(&sa.sa_mask);
     if (drain_ms > 0) {
         /* installed before FCGX_Init, whose own SIGTERM/SIGUSR1 handlers
          * only apply where the disposition is still the default */
-        sa.sa_handler = on_wake;   /* no SA_RESTART: accept() returns EINTR */
+        sa.sa_handler = on_wake; /* no SA_RESTART: accept() returns EINTR */
         sigaction(WAKE_SIGNAL, &sa, NULL);
         sigemptyset(&wake);
         sigaddset(&wake, WAKE_SIGNAL);
@@ -425,13 +426,15 @@ int fcgi_adapter_serve(const fcgi_app *app, int nthreads, const char *listen_spe
             listen_fd = sd;
     }
     if (!is_listening(listen_fd)) {
-        log_msg(LOG_ERROR, "fd %d is not a listening socket: run under lighttpd, spawn-fcgi or a "
-                "systemd socket, or give \":PORT\" or a socket path", listen_fd);
+        log_msg(LOG_ERROR,
+                "fd %d is not a listening socket: run under lighttpd, spawn-fcgi or a "
+                "systemd socket, or give \":PORT\" or a socket path",
+                listen_fd);
         return -1;
     }
     if (nthreads < 1)
         nthreads = 1;
-    args = calloc((size_t)nthreads, sizeof *args);
+    args = calloc((size_t)nthreads, sizeof(*args));
     if (!args)
         return -1;
     atomic_store(&adapter_stopping, 0);

@@ -13,8 +13,8 @@ int fcgi_adapter_adopt(FCGX_Request *r, int fd)
     struct timeval tv = { FCGI_IO_TIMEOUT_MS / 1000, (FCGI_IO_TIMEOUT_MS % 1000) * 1000 };
     int rc = 0;
 
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
         rc = -1;
     r->ipcFd = fd;
     r->keepConnection = 1;
@@ -53,7 +53,7 @@ static http_cl_result read_body(FCGX_Request *r, char *buf, size_t *len)
     if (cl != HTTP_CL_OK)
         return cl;
     while (got < want) {
-        int n = FCGX_GetStr(buf + got, (int)(want - got), r->in);   /* want <= HTTP_MAX_BODY */
+        int n = FCGX_GetStr(buf + got, (int)(want - got), r->in); /* want <= HTTP_MAX_BODY */
         if (n <= 0)
             break;
         got += (size_t)n;
@@ -75,7 +75,7 @@ http_cl_result fcgi_adapter_read_request(FCGX_Request *r, char *body, char *path
         plen = pathcap - 1;
     memcpy(path, uri, plen);
     path[plen] = '\0';
-    memset(out, 0, sizeof *out);
+    memset(out, 0, sizeof(*out));
     out->method = param(r, "REQUEST_METHOD", "GET");
     out->path = path;
     out->query = param(r, "QUERY_STRING", "");
@@ -99,13 +99,13 @@ http_cl_result fcgi_adapter_read_request(FCGX_Request *r, char *body, char *path
 void fcgi_adapter_write_response(FCGX_Request *r, const http_response *resp)
 {
     char head[HTTP_MAX_EXTRA_HEADERS + 512];
-    int n = snprintf(head, sizeof head,
+    int n = snprintf(head, sizeof(head),
                      "Status: %d\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
                      resp->status, resp->content_type, resp->body ? resp->body_len : 0,
                      resp->headers);
 
-    if (n < 0 || (size_t)n >= sizeof head)
-        n = snprintf(head, sizeof head, "Status: 500\r\nContent-Length: 0\r\n\r\n");
+    if (n < 0 || (size_t)n >= sizeof(head))
+        n = snprintf(head, sizeof(head), "Status: 500\r\nContent-Length: 0\r\n\r\n");
     FCGX_PutStr(head, n, r->out);
     if (resp->body && resp->body_len)
         FCGX_PutStr(resp->body, (int)resp->body_len, r->out);

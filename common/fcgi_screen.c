@@ -17,9 +17,9 @@
 /* Reads PARAMS content across records (other record types skipped). */
 typedef struct {
     const unsigned char *b;
-    size_t pos;     /* next header, or next content byte when left > 0 */
-    size_t left;    /* content bytes left in the current PARAMS record */
-    size_t pad;     /* its padding, skipped when left reaches 0 */
+    size_t pos;  /* next header, or next content byte when left > 0 */
+    size_t left; /* content bytes left in the current PARAMS record */
+    size_t pad;  /* its padding, skipped when left reaches 0 */
 } params_cursor;
 
 /* Pass 1: the total PARAMS content before the empty PARAMS record into
@@ -151,11 +151,11 @@ fcgi_screen_result fcgi_screen_wait(int fd, unsigned char *win, long timeout_ms)
             /* nothing new: data is there, so poll would not wait */
             struct timespec pause = { 0, 2 * 1000000L };
             if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-                return FCGI_SCREEN_BAD;   /* the peer stopped mid-request */
+                return FCGI_SCREEN_BAD; /* the peer stopped mid-request */
             if (nanosleep(&pause, NULL) != 0 && errno == EINTR)
-                return FCGI_SCREEN_BAD;   /* a signal: the worker may be stopping */
+                return FCGI_SCREEN_BAD; /* a signal: the worker may be stopping */
         } else if (n < 0 && poll(&p, 1, (int)left) < 0 && errno == EINTR) {
-            return FCGI_SCREEN_CLOSED;    /* as libfcgi's own read gave up on EINTR */
+            return FCGI_SCREEN_CLOSED; /* as libfcgi's own read gave up on EINTR */
         }
         have = n;
     }

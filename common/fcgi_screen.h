@@ -16,13 +16,13 @@
 
 #include <stddef.h>
 
-#define FCGI_SCREEN_MAX 65536   /* bytes of stream before the parameters end */
+#define FCGI_SCREEN_MAX 65536 /* bytes of stream before the parameters end */
 
 typedef enum {
-    FCGI_SCREEN_OK = 0,   /* the parameters are complete and sane: hand it to libfcgi */
-    FCGI_SCREEN_MORE,     /* not complete yet (pure check only) */
-    FCGI_SCREEN_BAD,      /* refuse: close the connection without reading it */
-    FCGI_SCREEN_CLOSED    /* the peer closed (or timed out) before sending anything */
+    FCGI_SCREEN_OK = 0, /* the parameters are complete and sane: hand it to libfcgi */
+    FCGI_SCREEN_MORE,   /* not complete yet (pure check only) */
+    FCGI_SCREEN_BAD,    /* refuse: close the connection without reading it */
+    FCGI_SCREEN_CLOSED  /* the peer closed (or timed out) before sending anything */
 } fcgi_screen_result;
 
 /* Pure: screens the stream prefix buf[0..len): OK, MORE (len below

@@ -25,10 +25,10 @@ struct http_client {
     CURL *easy;
     long connect_timeout_ms;
     long timeout_ms;
-    char *buf;          /* reply body, always NUL-terminated */
+    char *buf; /* reply body, always NUL-terminated */
     size_t len;
-    size_t cap;         /* allocated bytes, at most max_reply + 1 */
-    size_t max_reply;   /* longer replies are HTTP_ERR_TOO_LARGE */
+    size_t cap;       /* allocated bytes, at most max_reply + 1 */
+    size_t max_reply; /* longer replies are HTTP_ERR_TOO_LARGE */
     bool too_large;
     http_reply *reply;  /* the reply being filled by the header callback */
     const char *upload; /* request body being sent, and how much went out */
@@ -364,7 +364,8 @@ http_status http_client_request(http_client *c, const char *method, const char *
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(c->easy, CURLOPT_HTTPHEADER, list);
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : c->timeout_ms);
+        rc = curl_easy_setopt(c->easy, CURLOPT_TIMEOUT_MS,
+                              timeout_ms > 0 ? timeout_ms : c->timeout_ms);
     if (rc == CURLE_OK)
         rc = curl_easy_perform(c->easy);
 
@@ -375,8 +376,7 @@ http_status http_client_request(http_client *c, const char *method, const char *
         out->body_len = c->len;
     } else {
         if (status == HTTP_ERR_TOO_LARGE)
-            snprintf(out->error, sizeof(out->error), "reply larger than %zu bytes",
-                     c->max_reply);
+            snprintf(out->error, sizeof(out->error), "reply larger than %zu bytes", c->max_reply);
         else
             snprintf(out->error, sizeof(out->error), "%s",
                      c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));

@@ -8,26 +8,26 @@
 
 #include <stddef.h>
 
-#define HTTP_CLIENT_MAX_REPLY (1024 * 1024)  /* default: larger replies are an error */
+#define HTTP_CLIENT_MAX_REPLY (1024 * 1024) /* default: larger replies are an error */
 #define HTTP_CLIENT_MAX_HEADERS 8
 
 typedef enum {
-    HTTP_OK = 0,          /* a complete HTTP response was received (any status) */
-    HTTP_ERR_TIMEOUT,     /* no complete answer in time: the outcome is unknown */
-    HTTP_ERR_CONNECT,     /* could not connect: the request was not sent */
-    HTTP_ERR_RESET,       /* connection closed/reset mid-way: outcome unknown */
-    HTTP_ERR_TOO_LARGE,   /* reply over the client's limit (HTTP_CLIENT_MAX_REPLY) */
+    HTTP_OK = 0,        /* a complete HTTP response was received (any status) */
+    HTTP_ERR_TIMEOUT,   /* no complete answer in time: the outcome is unknown */
+    HTTP_ERR_CONNECT,   /* could not connect: the request was not sent */
+    HTTP_ERR_RESET,     /* connection closed/reset mid-way: outcome unknown */
+    HTTP_ERR_TOO_LARGE, /* reply over the client's limit (HTTP_CLIENT_MAX_REPLY) */
     HTTP_ERR_OTHER
 } http_status;
 
 typedef struct {
-    long code;              /* HTTP status code, 0 when none */
-    char *body;             /* NUL-terminated; owned by the client, valid until the next call */
+    long code;  /* HTTP status code, 0 when none */
+    char *body; /* NUL-terminated; owned by the client, valid until the next call */
     size_t body_len;
-    char retry_after[16];   /* Retry-After header value, "" when absent */
-    char replayed[8];       /* Idempotent-Replayed header value, "" when absent */
+    char retry_after[16]; /* Retry-After header value, "" when absent */
+    char replayed[8];     /* Idempotent-Replayed header value, "" when absent */
     char content_type[64];
-    char error[256];        /* curl's message when status != HTTP_OK */
+    char error[256]; /* curl's message when status != HTTP_OK */
     /* APIv3's platform signature headers (common/wx3_sign.h), "" when absent;
      * a value too long for its field is kept cut (and then fails to verify). */
     char wx_serial[72];     /* Wechatpay-Serial */

@@ -7,9 +7,9 @@
 
 void http_response_init(http_response *r)
 {
-    memset(r, 0, sizeof *r);
+    memset(r, 0, sizeof(*r));
     r->status = 200;
-    snprintf(r->content_type, sizeof r->content_type, "application/json");
+    snprintf(r->content_type, sizeof(r->content_type), "application/json");
 }
 
 void http_response_free(http_response *r)
@@ -24,17 +24,17 @@ void http_response_free(http_response *r)
 int http_response_header(http_response *r, const char *name, const char *value)
 {
     size_t used = strlen(r->headers);
-    int n = snprintf(r->headers + used, sizeof r->headers - used, "%s: %s\r\n", name, value);
+    int n = snprintf(r->headers + used, sizeof(r->headers) - used, "%s: %s\r\n", name, value);
 
-    if (n < 0 || (size_t)n >= sizeof r->headers - used) {
+    if (n < 0 || (size_t)n >= sizeof(r->headers) - used) {
         r->headers[used] = '\0';
         return -1;
     }
     return 0;
 }
 
-int http_response_set(http_response *r, int status, const char *content_type,
-                      const char *body, size_t len)
+int http_response_set(http_response *r, int status, const char *content_type, const char *body,
+                      size_t len)
 {
     char *copy = malloc(len + 1);
 
@@ -46,7 +46,7 @@ int http_response_set(http_response *r, int status, const char *content_type,
     r->body = copy;
     r->body_len = len;
     r->status = status;
-    snprintf(r->content_type, sizeof r->content_type, "%s", content_type);
+    snprintf(r->content_type, sizeof(r->content_type), "%s", content_type);
     return 0;
 }
 
@@ -64,7 +64,7 @@ int http_response_json(http_response *r, int status, json_t *obj)
     r->body = text;
     r->body_len = strlen(text);
     r->status = status;
-    snprintf(r->content_type, sizeof r->content_type, "application/json");
+    snprintf(r->content_type, sizeof(r->content_type), "application/json");
     return 0;
 }
 
@@ -182,7 +182,7 @@ http_cl_result http_content_length_parse(const char *value, size_t max, size_t *
     for (const char *c = value; *c; c++) {
         if (*c < '0' || *c > '9' || ++digits > 19)
             return HTTP_CL_INVALID;
-        n = n * 10 + (unsigned long long)(*c - '0');   /* 19 digits fit in 64 bits */
+        n = n * 10 + (unsigned long long)(*c - '0'); /* 19 digits fit in 64 bits */
     }
     if (n > (unsigned long long)max)
         return HTTP_CL_TOO_LARGE;

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#define HTTP_MAX_BODY 65536        /* request bodies over this are 413 */
-#define HTTP_MAX_EXTRA_HEADERS 1024 /* bytes of extra response header lines (APIv3's four signed headers take ~520) */
+#define HTTP_MAX_BODY 65536 /* request bodies over this are 413 */
+/* Bytes of extra response header lines (APIv3's four signed headers take ~520). */
+#define HTTP_MAX_EXTRA_HEADERS 1024
 
 typedef struct {
     const char *method;          /* "GET", "POST", ... never NULL */
@@ -19,15 +20,15 @@ typedef struct {
     const char *remote_addr;     /* "" when unknown */
     const char *body;            /* NUL-terminated, never NULL */
     size_t body_len;
-    int body_too_large;          /* 1 when the body exceeded HTTP_MAX_BODY (body is then empty) */
+    int body_too_large; /* 1 when the body exceeded HTTP_MAX_BODY (body is then empty) */
     /* The merchant door's signature headers (common/caller_sign.h); NULL
      * when absent. */
-    const char *auth_caller;     /* X-Idempay-Caller */
-    const char *auth_timestamp;  /* X-Idempay-Timestamp */
-    const char *auth_nonce;      /* X-Idempay-Nonce */
-    const char *auth_signature;  /* X-Idempay-Signature */
-    long long caller_id;         /* the authenticated caller (payment_caller.id), set by the
-                                  * router; 0 for none (unit tests calling handlers) */
+    const char *auth_caller;    /* X-Idempay-Caller */
+    const char *auth_timestamp; /* X-Idempay-Timestamp */
+    const char *auth_nonce;     /* X-Idempay-Nonce */
+    const char *auth_signature; /* X-Idempay-Signature */
+    long long caller_id;        /* the authenticated caller (payment_caller.id), set by the
+                                 * router; 0 for none (unit tests calling handlers) */
     /* APIv3 notifications' platform signature headers (Wechatpay-Serial,
      * -Signature, -Timestamp, -Nonce); NULL when absent. */
     const char *wx_serial;
@@ -40,16 +41,16 @@ typedef struct {
     int status;
     char content_type[64];
     char headers[HTTP_MAX_EXTRA_HEADERS]; /* "Name: value\r\n" lines */
-    char *body;                 /* malloc'd, owned by the response */
+    char *body;                           /* malloc'd, owned by the response */
     size_t body_len;
-    char log_order[40];         /* order_no for the access log, "" when none */
+    char log_order[40]; /* order_no for the access log, "" when none */
 } http_response;
 
 /* What a CONTENT_LENGTH parameter says. */
 typedef enum {
-    HTTP_CL_OK = 0,      /* *len holds it (0 for an empty or absent value) */
-    HTTP_CL_TOO_LARGE,   /* digits only, but over max: 413, nothing read */
-    HTTP_CL_INVALID      /* a sign, a space, a letter, or more than 19 digits: 400 */
+    HTTP_CL_OK = 0,    /* *len holds it (0 for an empty or absent value) */
+    HTTP_CL_TOO_LARGE, /* digits only, but over max: 413, nothing read */
+    HTTP_CL_INVALID    /* a sign, a space, a letter, or more than 19 digits: 400 */
 } http_cl_result;
 
 /* The value of one hex digit (either case), or -1 when c is not one. */
@@ -66,8 +67,8 @@ void http_response_free(http_response *r);
 /* Adds "Name: value". Returns 0, or -1 when the header space is full. */
 int http_response_header(http_response *r, const char *name, const char *value);
 /* Sets status, Content-Type and a copy of body. Returns 0 or -1 (OOM). */
-int http_response_set(http_response *r, int status, const char *content_type,
-                      const char *body, size_t len);
+int http_response_set(http_response *r, int status, const char *content_type, const char *body,
+                      size_t len);
 /* Sets status and the compact JSON of obj (application/json). Steals the
  * reference to obj. Returns 0 or -1. */
 int http_response_json(http_response *r, int status, json_t *obj);

@@ -18,7 +18,7 @@
 static char log_program[32] = "idempay";
 static log_level log_min = LOG_INFO;
 static int log_journal;
-static char log_file[512];   /* IDEMPAY_LOG_FILE, "" for none */
+static char log_file[512]; /* IDEMPAY_LOG_FILE, "" for none */
 
 int log_reopen(void)
 {
@@ -63,7 +63,7 @@ int log_init(const char *program)
     const char *file = env_str("IDEMPAY_LOG_FILE", "");
     int rc = 0;
 
-    snprintf(log_program, sizeof log_program, "%s", program ? program : "idempay");
+    snprintf(log_program, sizeof(log_program), "%s", program ? program : "idempay");
     if (!strcasecmp(lv, "debug"))
         log_min = LOG_DEBUG;
     else if (!strcasecmp(lv, "warn"))
@@ -72,7 +72,7 @@ int log_init(const char *program)
         log_min = LOG_ERROR;
     else
         log_min = LOG_INFO;
-    snprintf(log_file, sizeof log_file, "%s", file);
+    snprintf(log_file, sizeof(log_file), "%s", file);
     if (log_file[0] && log_reopen() != 0) {
         rc = -1;
         log_msg(LOG_ERROR, "cannot open IDEMPAY_LOG_FILE %s; logging to stderr", log_file);
@@ -97,24 +97,24 @@ void log_msg(log_level level, const char *fmt, ...)
         return;
     if (log_journal) {
         /* the journal adds time, program and pid itself */
-        k = snprintf(line, sizeof line, "<%d>%s: ", syslog_prio[level], names[level]);
+        k = snprintf(line, sizeof(line), "<%d>%s: ", syslog_prio[level], names[level]);
     } else {
         gettimeofday(&tv, NULL);
         gmtime_r(&tv.tv_sec, &tm);
-        k = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, (long)(tv.tv_usec / 1000), log_program, (int)getpid(),
-                     names[level]);
+        k = snprintf(line, sizeof(line),
+                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %s: ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (long)(tv.tv_usec / 1000), log_program, (int)getpid(), names[level]);
     }
     n = (k < 0) ? 0 : (size_t)k;
-    if (n < sizeof line) {
+    if (n < sizeof(line)) {
         va_start(ap, fmt);
-        k = vsnprintf(line + n, sizeof line - n, fmt, ap);
+        k = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
         va_end(ap);
         n = (k < 0) ? n : n + (size_t)k;
     }
-    if (n >= sizeof line - 1)
-        n = sizeof line - 2;   /* truncated: keep room for the newline */
+    if (n >= sizeof(line) - 1)
+        n = sizeof(line) - 2; /* truncated: keep room for the newline */
     line[n++] = '\n';
     for (size_t off = 0; off < n;) {
         ssize_t w = write(STDERR_FILENO, line + off, n - off);

@@ -12,7 +12,7 @@ int log_budget_take(log_budget *b, long per_s, long *dropped_before)
     now = (long long)ts.tv_sec;
     seen = atomic_load(&b->second);
     if (seen != now && atomic_compare_exchange_strong(&b->second, &seen, now))
-        atomic_store(&b->used, 0);   /* one thread opens the new second */
+        atomic_store(&b->used, 0); /* one thread opens the new second */
     if (atomic_fetch_add(&b->used, 1) >= per_s) {
         atomic_fetch_add(&b->dropped, 1);
         return 0;

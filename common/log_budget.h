@@ -10,12 +10,14 @@
 #include <stdatomic.h>
 
 typedef struct {
-    atomic_llong second;     /* the second the count belongs to (CLOCK_MONOTONIC) */
-    atomic_long used;        /* lines written in it */
-    atomic_long dropped;     /* lines left out since the last line written */
+    atomic_llong second; /* the second the count belongs to (CLOCK_MONOTONIC) */
+    atomic_long used;    /* lines written in it */
+    atomic_long dropped; /* lines left out since the last line written */
 } log_budget;
 
+/* clang-format off */
 #define LOG_BUDGET_INIT { 0, 0, 0 }
+/* clang-format on */
 
 /* Takes one line from b for the current second against per_s (>= 1).
  * Returns 1 when the line may be written, then *dropped_before (when not

@@ -10,9 +10,11 @@
 #include "wx_endpoint.h"
 
 #define PHASE MOCK_KNOB_PHASE
+/* clang-format off */
 #define KNOB_I(f, lo, hi, d, fl) { #f, MOCK_KNOB_INT, offsetof(mock_config, f), lo, hi, d, 0.0, fl }
 #define KNOB_R(f, d, fl) { #f, MOCK_KNOB_RATE, offsetof(mock_config, f), 0, 0, 0, d, fl }
 #define KNOB_B(f, d, fl) { #f, MOCK_KNOB_BOOL, offsetof(mock_config, f), 0, 1, d, 0.0, fl }
+/* clang-format on */
 
 /* In GET /mock/config's order. A phase's config is written with sorted keys,
  * so this order is not part of the simulator's digest. */
@@ -35,21 +37,21 @@ static const mock_knob mock_knobs[] = {
     KNOB_B(journal, 1, 0),
     KNOB_I(clock_offset_ms, 0, 3153600000000LL, 0, 0),
     KNOB_B(instant_charge, 0, 0),
-    KNOB_I(prepay_ttl_ms, 1000, 2592000000LL, 7200000, 0),     /* WeChat: a prepay_id lives 2 h */
-    KNOB_I(time_expire_min_ms, 0, 86400000, 300000, 0),        /* time_expire >= 5 min ahead */
-    KNOB_I(closeorder_min_age_ms, 0, 86400000, 300000, 0),     /* no close within 5 minutes */
+    KNOB_I(prepay_ttl_ms, 1000, 2592000000LL, 7200000, 0), /* WeChat: a prepay_id lives 2 h */
+    KNOB_I(time_expire_min_ms, 0, 86400000, 300000, 0),    /* time_expire >= 5 min ahead */
+    KNOB_I(closeorder_min_age_ms, 0, 86400000, 300000, 0), /* no close within 5 minutes */
     KNOB_R(close_race_rate, 0.0, 0),
     KNOB_R(userpaying_rate, 0.0, 0),
-    KNOB_I(userpaying_ms, 0, 600000, 30000, 0),                /* poll USERPAYING up to 30 s */
+    KNOB_I(userpaying_ms, 0, 600000, 30000, 0), /* poll USERPAYING up to 30 s */
     KNOB_R(userpaying_pay_rate, 1.0, 0),
-    KNOB_I(reverse_min_wait_ms, 0, 600000, 15000, 0),          /* reverse >= 15 s after */
-    KNOB_I(refund_delay_ms, 0, 86400000, 1200000, 0),          /* a refund ends within 20 min */
+    KNOB_I(reverse_min_wait_ms, 0, 600000, 15000, 0), /* reverse >= 15 s after */
+    KNOB_I(refund_delay_ms, 0, 86400000, 1200000, 0), /* a refund ends within 20 min */
     KNOB_R(refund_close_rate, 0.0, 0),
     KNOB_R(refund_change_rate, 0.0, 0),
     KNOB_R(refund_notenough_rate, 0.0, 0),
     KNOB_R(refund_abnormal_rate, 0.0, 0),
     KNOB_B(require_client_cert, 1, 0),
-    KNOB_I(bill_ready_hour, 0, 23, 10, 0),                     /* WeChat's downloadbill page */
+    KNOB_I(bill_ready_hour, 0, 23, 10, 0), /* WeChat's downloadbill page */
     KNOB_B(bill_range_enabled, 0, 0),
     KNOB_B(bill_forge, 0, 0),
     KNOB_B(bill_bad_line, 0, 0),
@@ -57,9 +59,11 @@ static const mock_knob mock_knobs[] = {
 };
 #define NKNOBS ((int)(sizeof(mock_knobs) / sizeof(mock_knobs[0])))
 
+/* clang-format off */
 #define EP_KNOB_I(f) { #f, MOCK_KNOB_INT, offsetof(mock_endpoint_config, f), 0, \
                        MOCK_MAX_LATENCY_MS, MOCK_INHERIT, 0.0, PHASE | MOCK_KNOB_NULL }
 #define EP_KNOB_R(f) { #f, MOCK_KNOB_RATE, offsetof(mock_endpoint_config, f), 0, 0, 0, 0.0, PHASE }
+/* clang-format on */
 
 static const mock_knob mock_ep_knobs[] = {
     EP_KNOB_I(latency_ms),
@@ -74,11 +78,11 @@ static const struct {
     wx_endpoint wx;
     bool phase;
 } mock_eps[MOCK_EP_COUNT] = {
-    [MOCK_EP_ORDERQUERY] = {WX_EP_ORDERQUERY, true},
-    [MOCK_EP_CLOSEORDER] = {WX_EP_CLOSEORDER, true},
-    [MOCK_EP_REFUND] = {WX_EP_REFUND, true},
-    [MOCK_EP_DOWNLOADBILL] = {WX_EP_DOWNLOADBILL, true},
-    [MOCK_EP_REVERSE] = {WX_EP_REVERSE, false},
+    [MOCK_EP_ORDERQUERY] = { WX_EP_ORDERQUERY, true },
+    [MOCK_EP_CLOSEORDER] = { WX_EP_CLOSEORDER, true },
+    [MOCK_EP_REFUND] = { WX_EP_REFUND, true },
+    [MOCK_EP_DOWNLOADBILL] = { WX_EP_DOWNLOADBILL, true },
+    [MOCK_EP_REVERSE] = { WX_EP_REVERSE, false },
 };
 
 static const mock_knob *knob_named(const mock_knob *table, int n, const char *name)
@@ -179,8 +183,8 @@ static int knob_int(const mock_knob *k, const json_t *val, const char *where, lo
     return 0;
 }
 
-int mock_knob_set(const mock_knob *k, const json_t *val, void *base, const char *where,
-                  char *err, size_t errlen)
+int mock_knob_set(const mock_knob *k, const json_t *val, void *base, const char *where, char *err,
+                  size_t errlen)
 {
     char *field = (char *)base + k->offset;
     switch (k->type) {
@@ -275,7 +279,7 @@ json_t *mock_config_json(const mock_config *cfg, unsigned flags)
     }
     json_t *eps = endpoints_json(cfg, flags);
     if (eps == NULL || json_object_set_new(o, "endpoints", eps) != 0) {
-        json_decref(o);  /* set_new stole eps even on failure */
+        json_decref(o); /* set_new stole eps even on failure */
         return NULL;
     }
     return o;

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #define MONEY_MIN_FEN 1LL
-#define MONEY_MAX_FEN 9999999999LL   /* 99999999.99 yuan */
-#define MONEY_STR_MAX 16             /* "99999999.99" + NUL fits */
+#define MONEY_MAX_FEN 9999999999LL /* 99999999.99 yuan */
+#define MONEY_STR_MAX 16           /* "99999999.99" + NUL fits */
 
 /* Parses decimal yuan text. Returns 0 with *fen set, or -1 (bad syntax, more
  * than two fraction digits, out of range) with *fen untouched. */

@@ -6,8 +6,8 @@
 
 static bool order_no_char(char c)
 {
-    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-           c == '_' || c == '|' || c == '*' || c == '-';
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           c == '|' || c == '*' || c == '-';
 }
 
 bool order_no_valid(const char *s)

@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
-typedef struct { uint64_t s[4]; } rng_t;
+typedef struct {
+    uint64_t s[4];
+} rng_t;
 
 void rng_seed(rng_t *r, uint64_t seed);
 uint64_t rng_next(rng_t *r);

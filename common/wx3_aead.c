@@ -53,11 +53,10 @@ static EVP_CIPHER_CTX *aead_ctx(const char *key, const char *nonce, const char *
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     int n = 0;
 
-    if (ctx == NULL ||
-        EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL, encrypt) != 1 ||
+    if (ctx == NULL || EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL, encrypt) != 1 ||
         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, (int)strlen(nonce), NULL) != 1 ||
-        EVP_CipherInit_ex(ctx, NULL, NULL, (const unsigned char *)key,
-                          (const unsigned char *)nonce, encrypt) != 1 ||
+        EVP_CipherInit_ex(ctx, NULL, NULL, (const unsigned char *)key, (const unsigned char *)nonce,
+                          encrypt) != 1 ||
         (aad[0] != '\0' &&
          EVP_CipherUpdate(ctx, NULL, &n, (const unsigned char *)aad, (int)strlen(aad)) != 1)) {
         EVP_CIPHER_CTX_free(ctx);
@@ -107,7 +106,7 @@ int wx3_aead_decrypt(const char *key, const char *nonce, const char *aad, const 
     size_t body = ctlen - WX3_AEAD_TAG_LEN;
     if (EVP_CipherUpdate(ctx, pt, &n1, ct, (int)body) != 1 ||
         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, WX3_AEAD_TAG_LEN, ct + body) != 1 ||
-        EVP_CipherFinal_ex(ctx, pt + n1, &n2) != 1)   /* the tag is checked here */
+        EVP_CipherFinal_ex(ctx, pt + n1, &n2) != 1) /* the tag is checked here */
         goto done;
     size_t ptlen = (size_t)(n1 + n2);
     if (memchr(pt, '\0', ptlen) != NULL)

@@ -17,7 +17,7 @@
 
 #define WX3_AEAD_KEY_LEN 32
 #define WX3_AEAD_TAG_LEN 16
-#define WX3_AEAD_NONCE_LEN 12      /* what WeChat sends; any 1..64 bytes accepted */
+#define WX3_AEAD_NONCE_LEN 12 /* what WeChat sends; any 1..64 bytes accepted */
 /* The longest plain text either way (a certificate PEM, a resource). */
 #define WX3_AEAD_MAX (64 * 1024)
 

@@ -118,8 +118,7 @@ int wx3_sign(EVP_PKEY *key, const char *msg, size_t len, char **out)
     int rc = -1;
 
     *out = NULL;
-    if (ctx == NULL || key == NULL ||
-        EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key) != 1 ||
+    if (ctx == NULL || key == NULL || EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key) != 1 ||
         EVP_DigestSign(ctx, NULL, &siglen, (const unsigned char *)msg, len) != 1 ||
         (sig = malloc(siglen)) == NULL ||
         EVP_DigestSign(ctx, sig, &siglen, (const unsigned char *)msg, len) != 1)
@@ -192,7 +191,11 @@ char *wx3_response_message(const char *timestamp, const char *nonce, const char 
 static int auth_store(wx3_auth *out, unsigned *seen, const char *k, size_t kl, const char *v,
                       size_t vl)
 {
-    struct { const char *name; char *dst; size_t cap; } f[] = {
+    struct {
+        const char *name;
+        char *dst;
+        size_t cap;
+    } f[] = {
         { "mchid", out->mchid, sizeof(out->mchid) },
         { "nonce_str", out->nonce_str, sizeof(out->nonce_str) },
         { "timestamp", out->timestamp, sizeof(out->timestamp) },
@@ -227,8 +230,8 @@ int wx3_auth_parse(const char *header, wx3_auth *out, char *why, size_t whylen)
     while (*p != '\0') {
         const char *eq = strchr(p, '=');
         const char *q = eq != NULL && eq[1] == '"' ? strchr(eq + 2, '"') : NULL;
-        if (q == NULL || auth_store(out, &seen, p, (size_t)(eq - p), eq + 2,
-                                    (size_t)(q - eq - 2)) != 0) {
+        if (q == NULL ||
+            auth_store(out, &seen, p, (size_t)(eq - p), eq + 2, (size_t)(q - eq - 2)) != 0) {
             snprintf(why, whylen, "the Authorization header's parameters are malformed");
             return -1;
         }
@@ -241,8 +244,9 @@ int wx3_auth_parse(const char *header, wx3_auth *out, char *why, size_t whylen)
         }
     }
     if (seen != 0x1f) {
-        snprintf(why, whylen, "the Authorization header lacks a parameter (mchid, nonce_str, "
-                              "timestamp, serial_no, signature)");
+        snprintf(why, whylen,
+                 "the Authorization header lacks a parameter (mchid, nonce_str, "
+                 "timestamp, serial_no, signature)");
         return -1;
     }
     return 0;
@@ -277,9 +281,9 @@ int wx3_pair_load(const char *cert_path, const char *key_path, wx3_cert *cert, E
 int wx3_signed_lines(const char *serial, const char *signature, const char *timestamp,
                      const char *nonce, char *lines[5])
 {
-    static const char *const name[4] = {"Wechatpay-Serial", "Wechatpay-Signature",
-                                        "Wechatpay-Timestamp", "Wechatpay-Nonce"};
-    const char *value[4] = {serial, signature, timestamp, nonce};
+    static const char *const name[4] = { "Wechatpay-Serial", "Wechatpay-Signature",
+                                         "Wechatpay-Timestamp", "Wechatpay-Nonce" };
+    const char *value[4] = { serial, signature, timestamp, nonce };
     int rc = 0;
     for (int i = 0; i < 4; i++) {
         size_t len = strlen(name[i]) + strlen(value[i]) + 3;

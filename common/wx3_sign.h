@@ -28,10 +28,10 @@
 
 /* A certificate as v3 needs it. */
 typedef struct {
-    EVP_PKEY *pub;                 /* its public key (owned) */
-    char serial[WX3_SERIAL_BUF];   /* upper-case hex */
-    time_t not_before, not_after;  /* UTC seconds */
-    char pem[WX3_MAX_PEM];         /* the certificate itself, PEM */
+    EVP_PKEY *pub;                /* its public key (owned) */
+    char serial[WX3_SERIAL_BUF];  /* upper-case hex */
+    time_t not_before, not_after; /* UTC seconds */
+    char pem[WX3_MAX_PEM];        /* the certificate itself, PEM */
 } wx3_cert;
 
 /* The private key of a PEM file (PKCS#8 or PKCS#1) into *out (caller frees

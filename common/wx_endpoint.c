@@ -7,14 +7,14 @@ static const struct {
     const char *name;
     const char *path;
 } wx_endpoints[WX_EP_COUNT] = {
-    [WX_EP_UNIFIEDORDER] = {"unifiedorder", "/pay/unifiedorder"},
-    [WX_EP_ORDERQUERY] = {"orderquery", "/pay/orderquery"},
-    [WX_EP_REFUND] = {"refund", "/secapi/pay/refund"},
-    [WX_EP_CLOSEORDER] = {"closeorder", "/pay/closeorder"},
-    [WX_EP_DOWNLOADBILL] = {"downloadbill", "/pay/downloadbill"},
-    [WX_EP_MICROPAY] = {"micropay", "/pay/micropay"},
-    [WX_EP_REVERSE] = {"reverse", "/secapi/pay/reverse"},
-    [WX_EP_REFUNDQUERY] = {"refundquery", "/pay/refundquery"},
+    [WX_EP_UNIFIEDORDER] = { "unifiedorder", "/pay/unifiedorder" },
+    [WX_EP_ORDERQUERY] = { "orderquery", "/pay/orderquery" },
+    [WX_EP_REFUND] = { "refund", "/secapi/pay/refund" },
+    [WX_EP_CLOSEORDER] = { "closeorder", "/pay/closeorder" },
+    [WX_EP_DOWNLOADBILL] = { "downloadbill", "/pay/downloadbill" },
+    [WX_EP_MICROPAY] = { "micropay", "/pay/micropay" },
+    [WX_EP_REVERSE] = { "reverse", "/secapi/pay/reverse" },
+    [WX_EP_REFUNDQUERY] = { "refundquery", "/pay/refundquery" },
 };
 
 const char *wx_endpoint_name(int ep)

@@ -56,8 +56,7 @@ static char *wx_sign_string(const wx_msg *m, const char *key, size_t *len)
     return s;
 }
 
-int wx_sign_compute(const wx_msg *m, const char *key, wx_sign_type type,
-                    char out[WX_SIGN_HEX_MAX])
+int wx_sign_compute(const wx_msg *m, const char *key, wx_sign_type type, char out[WX_SIGN_HEX_MAX])
 {
     static const char hex[] = "0123456789ABCDEF";
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -77,7 +76,8 @@ int wx_sign_compute(const wx_msg *m, const char *key, wx_sign_type type,
             goto done;
     } else if (type == WX_SIGN_HMAC_SHA256) {
         unsigned int hl = 0;
-        if (HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)s, len, md, &hl) == NULL)
+        if (HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)s, len, md, &hl) ==
+            NULL)
             goto done;
         mdlen = hl;
     } else {
@@ -169,8 +169,7 @@ int wx_sign_verify(const wx_msg *m, const char *key, wx_sign_type dflt)
 
 int wx_nonce(char out[33])
 {
-    static const char alphabet[] =
-        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     unsigned char pool[64];
     size_t have = 0, used = 0, n = 0;
 

@@ -11,12 +11,11 @@
 
 typedef enum { WX_SIGN_MD5 = 0, WX_SIGN_HMAC_SHA256 = 1 } wx_sign_type;
 
-#define WX_SIGN_HEX_MAX 65  /* 64 hex digits + NUL */
+#define WX_SIGN_HEX_MAX 65 /* 64 hex digits + NUL */
 
 /* Computes the signature of m with key into out. Returns 0, or -1 on OOM or
  * crypto failure (out then holds ""). */
-int wx_sign_compute(const wx_msg *m, const char *key, wx_sign_type type,
-                    char out[WX_SIGN_HEX_MAX]);
+int wx_sign_compute(const wx_msg *m, const char *key, wx_sign_type type, char out[WX_SIGN_HEX_MAX]);
 
 /* The signature type a message declares with its sign_type field ("MD5",
  * "HMAC-SHA256"); dflt when the field is absent or empty. Returns 0, or -1

@@ -300,7 +300,7 @@ static const char *wx_scan_tag(const char *body, size_t len, size_t *at, bool *e
     }
     if (i >= len || body[i] != '>')
         return i < len && body[i] != '/' && body[i] != '<' ? "attributes are not allowed"
-                                                          : "malformed tag";
+                                                           : "malformed tag";
     *at = i + 1;
     return NULL;
 }
@@ -402,7 +402,7 @@ static void wx_mxml_error_cb(const char *message)
 }
 
 typedef struct {
-    int depth;        /* element nesting at this point of the document */
+    int depth; /* element nesting at this point of the document */
     int max_depth;
     bool root_closed; /* the outermost element's end tag was seen */
     bool after_root;  /* some node followed the root's end */

@@ -13,15 +13,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define WX_XML_MAX_BODY   65536   /* bytes; larger bodies are refused */
-#define WX_MSG_MAX_FIELDS 128     /* more fields than this: refused (a refundquery page of 10 refunds has ~90) */
-#define WX_FIELD_MAX_NAME 64      /* bytes of a field name */
-#define WX_FIELD_MAX_VALUE 4096   /* bytes of a field value */
+#define WX_XML_MAX_BODY 65536 /* bytes; larger bodies are refused */
+#define WX_MSG_MAX_FIELDS                                                                          \
+    128                         /* more fields than this: refused (a refundquery page of           \
+                                   10 refunds has ~90) */
+#define WX_FIELD_MAX_NAME 64    /* bytes of a field name */
+#define WX_FIELD_MAX_VALUE 4096 /* bytes of a field value */
 
 typedef struct {
     char *name;
     char *value;
-    bool bare;      /* written as plain text, not CDATA (see wx_msg_set_bare) */
+    bool bare; /* written as plain text, not CDATA (see wx_msg_set_bare) */
 } wx_field;
 
 typedef struct {
@@ -51,15 +53,17 @@ int wx_msg_set_bare(wx_msg *m, const char *name, const char *value);
  * fen) (decimal, bare). */
 typedef struct {
     const char *name;
-    const char *text;       /* WX_TEXT: NULL leaves the field out */
-    long long number;       /* WX_NUM, WX_BARE_NUM */
-    unsigned char kind;     /* WX_PAIR_TEXT, WX_PAIR_NUM, WX_PAIR_BARE_NUM */
+    const char *text;   /* WX_TEXT: NULL leaves the field out */
+    long long number;   /* WX_NUM, WX_BARE_NUM */
+    unsigned char kind; /* WX_PAIR_TEXT, WX_PAIR_NUM, WX_PAIR_BARE_NUM */
 } wx_pair;
 
 enum { WX_PAIR_TEXT = 0, WX_PAIR_NUM = 1, WX_PAIR_BARE_NUM = 2 };
+/* clang-format off */
 #define WX_TEXT(name, text) { (name), (text), 0, WX_PAIR_TEXT }
 #define WX_NUM(name, n) { (name), NULL, (n), WX_PAIR_NUM }
 #define WX_BARE_NUM(name, n) { (name), NULL, (n), WX_PAIR_BARE_NUM }
+/* clang-format on */
 
 /* Sets the n pairs in order (replacing fields of the same name): the one
  * way idempay fills a message. Returns 0, or -1 at the first pair that
@@ -69,7 +73,8 @@ int wx_msg_set_pairs(wx_msg *m, const wx_pair *pairs, size_t n);
  * Returns 0, or -1 at the first refusal (m then holds the fields before it). */
 int wx_msg_merge(wx_msg *m, const wx_msg *from);
 /* wx_msg_set_pairs over a whole array. */
-#define WX_MSG_SET_PAIRS(m, pairs) wx_msg_set_pairs((m), (pairs), sizeof(pairs) / sizeof((pairs)[0]))
+#define WX_MSG_SET_PAIRS(m, pairs)                                                                 \
+    wx_msg_set_pairs((m), (pairs), sizeof(pairs) / sizeof((pairs)[0]))
 /* The value of field name, or NULL when absent. Owned by m. */
 const char *wx_msg_get(const wx_msg *m, const char *name);
 /* Removes field name if present. */

@@ -14,8 +14,8 @@
  * given to libfcgi by fcgi_adapter_adopt (timeouts, ipcFd, keepConnection)
  * on a request initialised with FCGX_InitRequest(&req, -1, 0), and every
  * request is screened (fcgi_adapter_screen, common/fcgi_screen.c) before
- * FCGX_Accept_r reads it, exactly as the worker does. While the peer asked to keep the connection, up to
- * MAX_REQUESTS requests are read from the one stream.
+ * FCGX_Accept_r reads it, exactly as the worker does. While the peer asked to keep the connection,
+ * up to MAX_REQUESTS requests are read from the one stream.
  *
  * The route handlers are stand-ins (no MariaDB, Redis or gateway): each runs
  * the pure part of the real handler on the request - POST /api/pay:
@@ -72,7 +72,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    signal(SIGPIPE, SIG_IGN); /* the peer end is closed before libfcgi answers */
+    signal(SIGPIPE, SIG_IGN);                /* the peer end is closed before libfcgi answers */
     setenv("IDEMPAY_LOG_LEVEL", "error", 1); /* no access-log line per input */
     log_init("fuzz_fcgi");
     FUZZ_CHECK(FCGX_Init() == 0);
@@ -144,7 +144,7 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     pay_request pr;
     char msg[PAY_MESSAGE_MAX];
-    pay_req_status st = pay_request_parse(req, &pr, msg, sizeof msg);
+    pay_req_status st = pay_request_parse(req, &pr, msg, sizeof(msg));
 
     (void)ctx;
     FUZZ_CHECK(strcmp(req->method, "POST") == 0);
@@ -167,15 +167,15 @@ void pay_handle_get_order(app_ctx *ctx, const http_request *req, http_response *
     FUZZ_CHECK(strncmp(req->path, PAY_ORDERS_PREFIX, strlen(PAY_ORDERS_PREFIX)) == 0);
     segment = req->path + strlen(PAY_ORDERS_PREFIX);
     FUZZ_CHECK(*segment != '\0'); /* the router's prefix match wants one byte more */
-    memset(order_no, 'z', sizeof order_no);
-    if (http_path_decode(segment, order_no, sizeof order_no) != 0 || !order_no_valid(order_no)) {
+    memset(order_no, 'z', sizeof(order_no));
+    if (http_path_decode(segment, order_no, sizeof(order_no)) != 0 || !order_no_valid(order_no)) {
         http_response_error(resp, 400, "invalid_request", "bad order_no");
         return;
     }
     FUZZ_CHECK(strlen(order_no) <= strlen(segment)); /* decoding never grows */
     if (strchr(segment, '%') == NULL)
         FUZZ_CHECK(strcmp(order_no, segment) == 0);
-    snprintf(resp->log_order, sizeof resp->log_order, "%s", order_no);
+    snprintf(resp->log_order, sizeof(resp->log_order), "%s", order_no);
     unavailable(resp);
 }
 
@@ -184,12 +184,12 @@ void token_handle_issue(app_ctx *ctx, const http_request *req, http_response *re
     char param[32];
 
     (void)ctx;
-    memset(param, 'z', sizeof param);
-    if (http_query_param(req->query, "user_id", param, sizeof param) != 0) {
+    memset(param, 'z', sizeof(param));
+    if (http_query_param(req->query, "user_id", param, sizeof(param)) != 0) {
         http_response_error(resp, 400, "invalid_request", "user_id");
         return;
     }
-    FUZZ_CHECK(fuzz_terminated(param, sizeof param));
+    FUZZ_CHECK(fuzz_terminated(param, sizeof(param)));
     unavailable(resp);
 }
 
@@ -203,8 +203,8 @@ static void check_request(FCGX_Request *r, const http_request *hr, http_cl_resul
     const char *cl_text = FCGX_GetParam("CONTENT_LENGTH", r->envp);
     size_t plen = strlen(hr->path), want = 0;
 
-    FUZZ_CHECK(hr->method && hr->path == path && hr->query && hr->content_type &&
-               hr->remote_addr && hr->body == body_buf);
+    FUZZ_CHECK(hr->method && hr->path == path && hr->query && hr->content_type && hr->remote_addr &&
+               hr->body == body_buf);
     FUZZ_CHECK(plen < PATH_CAP && strchr(hr->path, '?') == NULL);
     if (uri == NULL)
         FUZZ_CHECK(strcmp(hr->path, "/") == 0);
@@ -228,15 +228,15 @@ static void check_query(const char *query)
     size_t n = strcspn(query, "=&");
     int rc;
 
-    if (n == 0 || n >= sizeof name)
+    if (n == 0 || n >= sizeof(name))
         n = 0;
     memcpy(name, n ? query : "user_id", n ? n : 8);
     name[n ? n : 7] = '\0';
-    memset(value, 'z', sizeof value);
-    rc = http_query_param(query, name, value, sizeof value);
+    memset(value, 'z', sizeof(value));
+    rc = http_query_param(query, name, value, sizeof(value));
     FUZZ_CHECK(rc == 0 || rc == -1 || rc == -2);
     if (rc == 0)
-        FUZZ_CHECK(fuzz_terminated(value, sizeof value));
+        FUZZ_CHECK(fuzz_terminated(value, sizeof(value)));
 }
 
 static int status_known(int s)
@@ -267,8 +267,8 @@ long long caller_gate_check(app_ctx *ctx, const http_request *req, long long now
 
 /* Stand-in rate limit (app/rate_limit.c counts in Redis): within budget,
  * after checking what the router hands it. */
-rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller,
-                            long per_s, long *retry_after_s)
+rate_result rate_limit_take(app_ctx *ctx, const char *class_name, const char *caller, long per_s,
+                            long *retry_after_s)
 {
     (void)per_s;
     (void)retry_after_s;
@@ -283,7 +283,7 @@ static void serve_one(FCGX_Request *r)
     char path[PATH_CAP];
     http_request hr;
     http_response resp;
-    http_cl_result cl = fcgi_adapter_read_request(r, body_buf, path, sizeof path, &hr);
+    http_cl_result cl = fcgi_adapter_read_request(r, body_buf, path, sizeof(path), &hr);
 
     check_request(r, &hr, cl, path);
     check_query(hr.query);

@@ -35,8 +35,8 @@ static const app_config *fuzz_config(void)
 }
 
 /* What a verdict promises about the notification it accepted or refused. */
-static void check_verdict(const app_config *cfg, const wx_msg *m, int parsed,
-                          callback_verdict v, const callback_notification *n)
+static void check_verdict(const app_config *cfg, const wx_msg *m, int parsed, callback_verdict v,
+                          const callback_notification *n)
 {
     FUZZ_CHECK(fuzz_terminated(n->reason, sizeof(n->reason)));
     FUZZ_CHECK(fuzz_terminated(n->order_no, sizeof(n->order_no)));

@@ -23,8 +23,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const content_types[4] = {
-    "application/json", "Application/JSON; charset=utf-8", "text/plain", ""};
+static const char *const content_types[4] = { "application/json", "Application/JSON; charset=utf-8",
+                                              "text/plain", "" };
 
 /* A decoded Idempotency-Key: 1..PAY_IDEM_KEY_MAX characters of 0x20-0x7E. */
 static void check_idem_key(const char *key)
@@ -138,7 +138,8 @@ static void check_status(pay_req_status st, const pay_request *out, const char *
 }
 
 /* The body parser alone agrees with the whole-request parser. */
-static void check_body_alone(const char *body, size_t len, pay_req_status st, const pay_request *out)
+static void check_body_alone(const char *body, size_t len, pay_req_status st,
+                             const pay_request *out)
 {
     pay_request alone;
     char msg[PAY_MESSAGE_MAX];

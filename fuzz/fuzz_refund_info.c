@@ -18,8 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool b64_char(char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '+' || c == '/' || c == '=';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/' || c == '=';
 }
 
 /* plain (len bytes) encrypts, is canonical base64, and decrypts back. */
@@ -29,7 +29,7 @@ static void round_trip(const char *plain, size_t len)
     size_t blen = 0;
     FUZZ_CHECK(wx_refund_info_encrypt(FUZZ_KEY, plain, len, &b64) == 0);
     size_t n = strlen(b64);
-    size_t ctlen = (len / 16 + 1) * 16;   /* PKCS#7 always pads */
+    size_t ctlen = (len / 16 + 1) * 16; /* PKCS#7 always pads */
     FUZZ_CHECK(n == 4 * ((ctlen + 2) / 3));
     for (size_t i = 0; i < n; i++)
         FUZZ_CHECK(b64_char(b64[i]));

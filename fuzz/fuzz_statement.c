@@ -54,7 +54,7 @@ static void check_lines(const uint8_t *data, size_t size, size_t lines)
     bill_record *r = NULL;
     size_t n = 0;
     char err[160];
-    bad_sink sink = {data, size, 0};
+    bad_sink sink = { data, size, 0 };
 
     if (bill_parse_lines((const char *)data, size, &r, &n, on_bad, &sink, err, sizeof(err)) != 0) {
         FUZZ_CHECK(r == NULL && n == 0);

@@ -16,8 +16,8 @@
  * order number, a transaction and a positive fee; a verified refund one a
  * refund, a v2 refund_status and a positive fee; a refused one says why
  * with 400 or 401; a v3 reply with a 5xx or 429 status (whatever its
- * code), or any status outside 2xx/4xx/5xx, is never more than GW_UNKNOWN; a query reply that charges
- * names its transaction. */
+ * code), or any status outside 2xx/4xx/5xx, is never more than GW_UNKNOWN; a query reply that
+ * charges names its transaction. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +50,7 @@ static void setup(void)
     cfg.v3.api = WX_API_V3;
     cfg.v3.window_s = 300;
     snprintf(cfg.v3.apiv3_key, sizeof(cfg.v3.apiv3_key), "%s", FUZZ_APIV3);
-    platform = EVP_RSA_gen(1024);   /* small: the fuzzer signs on every input */
+    platform = EVP_RSA_gen(1024); /* small: the fuzzer signs on every input */
     FUZZ_CHECK(platform != NULL);
     memset(&c, 0, sizeof(c));
     c.pub = platform;
@@ -88,7 +88,7 @@ static void signed_notification(const char *body, size_t len)
     snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
     msg = wx3_response_message(ts, "fuzznonce", body, len, &mlen);
     FUZZ_CHECK(msg != NULL && wx3_sign(platform, msg, mlen, &sig) == 0);
-    const wx3_signed_headers h = {FUZZ_SERIAL, sig, ts, "fuzznonce"};
+    const wx3_signed_headers h = { FUZZ_SERIAL, sig, ts, "fuzznonce" };
     check_verdict(callback_v3_verify(&cfg, &trust, &h, body, len, 0, time(NULL), &n), &n);
     callback_v3_free(&n);
     free(sig);
@@ -98,8 +98,8 @@ static void signed_notification(const char *body, size_t len)
 /* plain as the resource of an envelope of event (encrypted, signed). */
 static void resource(uint8_t pick, const char *plain, size_t len)
 {
-    static const char *const events[] = {"TRANSACTION.SUCCESS", "REFUND.SUCCESS", "REFUND.CLOSED",
-                                         "REFUND.ABNORMAL", "TRANSACTION.CLOSED"};
+    static const char *const events[] = { "TRANSACTION.SUCCESS", "REFUND.SUCCESS", "REFUND.CLOSED",
+                                          "REFUND.ABNORMAL", "TRANSACTION.CLOSED" };
     const char *event = events[pick % 5];
     const char *aad = pick % 5 == 0 || pick % 5 == 4 ? "transaction" : "refund";
     char *ct = NULL;
@@ -109,7 +109,8 @@ static void resource(uint8_t pick, const char *plain, size_t len)
     size_t cap = strlen(ct) + 400;
     char *body = malloc(cap);
     FUZZ_CHECK(body != NULL);
-    int n = snprintf(body, cap, "{\"id\":\"EV\",\"create_time\":\"2026-12-02T12:00:00+08:00\","
+    int n = snprintf(body, cap,
+                     "{\"id\":\"EV\",\"create_time\":\"2026-12-02T12:00:00+08:00\","
                      "\"resource_type\":\"encrypt-resource\",\"event_type\":\"%s\",\"resource\":"
                      "{\"original_type\":\"%s\",\"algorithm\":\"AEAD_AES_256_GCM\",\"ciphertext\":"
                      "\"%s\",\"associated_data\":\"%s\",\"nonce\":\"fuzznonce123\"}}",
@@ -122,7 +123,7 @@ static void resource(uint8_t pick, const char *plain, size_t len)
 /* A v3 reply of kind with status read in v2's words. */
 static void reply(const uint8_t *data, size_t size)
 {
-    static const long statuses[] = {200, 204, 400, 401, 403, 404, 429, 500, 502, 302, 100, 600};
+    static const long statuses[] = { 200, 204, 400, 401, 403, 404, 429, 500, 502, 302, 100, 600 };
     gw3_kind kind = (gw3_kind)(data[0] % 6);
     long status = statuses[data[1] % 12];
     char *body = fuzz_text(data + 2, size - 2);
@@ -167,9 +168,10 @@ static void raw_headers(char *text, size_t len)
         f[i] = p;
         p = nl + 1;
     }
-    const wx3_signed_headers h = {f[0], f[1], f[2], f[3]};
-    check_verdict(callback_v3_verify(&cfg, &trust, &h, p, len - (size_t)(p - text), 0,
-                                     time(NULL), &n), &n);
+    const wx3_signed_headers h = { f[0], f[1], f[2], f[3] };
+    check_verdict(callback_v3_verify(&cfg, &trust, &h, p, len - (size_t)(p - text), 0, time(NULL),
+                                     &n),
+                  &n);
     callback_v3_free(&n);
 }
 

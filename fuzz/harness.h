@@ -21,12 +21,12 @@
 
 /* Aborts with the failed property (file:line and the expression) when cond
  * is false. */
-#define FUZZ_CHECK(cond)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: property violated: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                  \
-        }                                                                             \
+#define FUZZ_CHECK(cond)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: property violated: %s\n", __FILE__, __LINE__, #cond);          \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* A malloc'd NUL-terminated copy of data[0..size). Aborts on out of memory

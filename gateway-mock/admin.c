@@ -56,7 +56,7 @@ static void admin_ledger(mock_app *app, ledger *l, const http_request *req, http
     }
     if (q == 0)
         filter = otn;
-    flows_sweep(l);   /* due USERPAYING micropays show their outcome */
+    flows_sweep(l); /* due USERPAYING micropays show their outcome */
     /* The refunds first: listing them ends those that are due, so the
      * charges' refunded_fee below is current. */
     json_t *refunds = refund_flow_ledger_json(app, filter);
@@ -114,19 +114,21 @@ static void admin_requests(mock_app *app, const http_request *req, http_response
             ql = -2;
     }
     if (ql == -2) {
-        http_response_error(resp, 400, "invalid_request", "limit must be an integer from 1 to 1000000");
+        http_response_error(resp, 400, "invalid_request",
+                            "limit must be an integer from 1 to 1000000");
         return;
     }
     if (app->journal == NULL) {
         http_response_error(resp, 503, "unavailable", "this mock keeps no journal");
         return;
     }
-    journal_filter fl = {.out_trade_no = q == 0 ? otn : NULL, .prefix = qp == 0 ? prefix : NULL};
+    journal_filter fl = { .out_trade_no = q == 0 ? otn : NULL, .prefix = qp == 0 ? prefix : NULL };
     json_t *o = journal_json(app->journal, &fl, limit, err, sizeof(err));
     if (o == NULL) {
         log_msg(LOG_ERROR, "admin: journal unavailable: %s", err);
         http_response_header(resp, "Retry-After", "1");
-        http_response_error(resp, 503, "unavailable", "the mock's journal (MariaDB) is unavailable");
+        http_response_error(resp, 503, "unavailable",
+                            "the mock's journal (MariaDB) is unavailable");
         return;
     }
     http_response_json(resp, 200, o);
@@ -171,7 +173,7 @@ static int admin_judge_put(const json_t *obj, const faults_config *cur, faults_c
                            int *seeded, rules_list *rl, bool *has_rules, char *err, size_t errlen)
 {
     const json_t *rv = json_object_get(obj, "rules");
-    json_t *knobs = json_copy((json_t *)obj);   /* shallow: only "rules" is removed */
+    json_t *knobs = json_copy((json_t *)obj); /* shallow: only "rules" is removed */
     int rc = -1;
 
     *has_rules = rv != NULL;
@@ -248,7 +250,7 @@ static void admin_reset(mock_app *app, ledger *l, http_response *resp)
     notifier_reset_begin(app->notifier);
     journal_reset_begin(app->journal);
     int rc = ledger_reset(l, text);
-    if (rc == 0 && prepay_reset() != 0) {   /* the flows' orders (prepay.h) */
+    if (rc == 0 && prepay_reset() != 0) { /* the flows' orders (prepay.h) */
         log_msg(LOG_ERROR, "reset: the flows' orders: %s", prepay_error());
         rc = -1;
     }
@@ -305,7 +307,7 @@ void admin_handle(mock_app *app, ledger *l, const http_request *req, http_respon
         else
             admin_method(resp, "GET");
     } else if (strncmp(req->path, "/mock/payer/", 12) == 0) {
-        payer_handle(app, l, req, resp);   /* the customer (payer.h) */
+        payer_handle(app, l, req, resp); /* the customer (payer.h) */
     } else if (strcmp(req->path, "/mock/reset") == 0) {
         if (strcmp(m, "POST") == 0)
             admin_reset(app, l, resp);

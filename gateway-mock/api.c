@@ -31,8 +31,8 @@ const char *api_endpoint_name(api_endpoint ep)
 
 /* ---- validation ---------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4)))
-static int api_reject(api_verdict *v, const char *err_code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int api_reject(api_verdict *v, const char *err_code,
+                                                            const char *fmt, ...)
 {
     va_list ap;
     v->err_code = err_code;
@@ -113,7 +113,10 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
         "body", "out_trade_no", "total_fee", "spbill_create_ip", "notify_url", "trade_type", NULL,
     };
     static const char *const refund_required[] = {
-        "out_refund_no", "total_fee", "refund_fee", NULL,
+        "out_refund_no",
+        "total_fee",
+        "refund_fee",
+        NULL,
     };
     static const char *const close_required[] = { "out_trade_no", NULL };
     static const char *const mp_required[] = {
@@ -128,8 +131,7 @@ static int api_check_fields(api_endpoint ep, const wx_msg *m, api_verdict *v)
         if (!api_present(m, required[i]))
             return api_reject(v, "LACK_PARAMS", "缺少参数 %s", required[i]);
     if ((ep == API_ORDERQUERY || ep == API_REFUND || ep == API_REVERSE) &&
-        !api_present(m, "transaction_id") &&
-        !api_present(m, "out_trade_no"))
+        !api_present(m, "transaction_id") && !api_present(m, "out_trade_no"))
         return api_reject(v, "LACK_PARAMS", "缺少参数 %s", "out_trade_no/transaction_id");
     if (ep == API_DOWNLOADBILL)
         return api_check_bill(m, v);
@@ -226,10 +228,13 @@ char *api_build_reply(const mock_creds *creds, wx_sign_type type, const char *fa
         WX_TEXT("mch_id", creds->mch_id),
         WX_TEXT("nonce_str", nonce),
     };
-    const wx_pair result[] = {   /* when the call was understood (no fail_msg) */
+    const wx_pair result[] = {
+        /* when the call was understood (no fail_msg) */
         WX_TEXT("result_code", err_code != NULL ? "FAIL" : "SUCCESS"),
         WX_TEXT("err_code", err_code),
-        WX_TEXT("err_code_des", err_code == NULL ? NULL : err_des != NULL ? err_des : ""),
+        WX_TEXT("err_code_des", err_code == NULL  ? NULL
+                                : err_des != NULL ? err_des
+                                                  : ""),
     };
 
     wx_msg_init(&m);
@@ -245,4 +250,3 @@ done:
     wx_msg_free(&m);
     return xml;
 }
-

@@ -56,10 +56,10 @@ typedef struct {
     /* Non-NULL (and fail_msg NULL): answer result_code FAIL with this err_code. */
     const char *err_code;
     char err_des[160];
-    wx_sign_type sign_type;      /* for the reply */
-    long long total_fee;         /* unifiedorder, refund */
-    long long refund_fee;        /* refund */
-    bill_query bill;             /* downloadbill */
+    wx_sign_type sign_type; /* for the reply */
+    long long total_fee;    /* unifiedorder, refund */
+    long long refund_fee;   /* refund */
+    bill_query bill;        /* downloadbill */
 } api_verdict;
 
 /* Parses and checks one request for endpoint ep against creds: XML, the

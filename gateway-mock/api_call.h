@@ -15,24 +15,24 @@ typedef struct {
     mock_app *app;
     ledger *l;
     http_response *resp;
-    wx_msg m;                 /* the request's fields once parsed */
+    wx_msg m; /* the request's fields once parsed */
     api_verdict v;
     fault_decision fd;
-    long long hold_ms;        /* a withheld reply's longest hold (hold_max_ms or the rule's) */
+    long long hold_ms; /* a withheld reply's longest hold (hold_max_ms or the rule's) */
     journal_entry je;
-    bool journaled;           /* the entry went out already (a withheld reply) */
+    bool journaled; /* the entry went out already (a withheld reply) */
     /* APIv3 (v3_api.c): the flows run unchanged, but api_send and the
      * statement record their outcome in `out` instead of answering XML;
      * v3_api.c answers in v3's JSON. Cut and withheld replies are the
      * same in both dialects. */
     bool v3;
     struct {
-        bool set;                 /* api_send ran */
-        const char *fail_msg;     /* return_code FAIL (static text) */
-        const char *err_code;     /* result_code FAIL (static text) */
+        bool set;             /* api_send ran */
+        const char *fail_msg; /* return_code FAIL (static text) */
+        const char *err_code; /* result_code FAIL (static text) */
         char err_des[160];
-        wx_msg extra;             /* the reply's fields (initialised with m; freed with it) */
-        char *statement;          /* downloadbill's text (malloc'd), statement_len bytes */
+        wx_msg extra;    /* the reply's fields (initialised with m; freed with it) */
+        char *statement; /* downloadbill's text (malloc'd), statement_len bytes */
         size_t statement_len;
     } out;
 } api_call;

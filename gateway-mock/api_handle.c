@@ -31,13 +31,12 @@
 #define MSG_POST_ONLY "请使用post方法"
 #define MSG_XML_ERROR "XML格式错误"
 #define MSG_NO_BILL "No Bill Exist"
-#define MSG_BILL_CREATING "Bill Creating"   /* the day's bill is not generated yet */
+#define MSG_BILL_CREATING "Bill Creating" /* the day's bill is not generated yet */
 #define DES_BUSY "系统繁忙,请稍后再试"
 #define DES_CLOSED "订单已关闭"
 
 /* Statements built at once; more wait (each may hold BILL_MAX_BYTES). */
 #define API_BILL_BUILDS 2
-
 
 /* ---- replies ----------------------------------------------------------------- */
 
@@ -49,17 +48,19 @@ void api_copy(char *dst, size_t cap, const char *src)
 /* Sends a signed XML reply (api_build_reply's arguments) and notes it in
  * the journal entry. */
 void api_send(api_call *c, const char *fail_msg, const char *err_code, const char *err_des,
-                     const wx_msg *extra)
+              const wx_msg *extra)
 {
     journal_entry *je = &c->je;
     api_copy(je->reply, sizeof(je->reply), "xml");
     api_copy(je->return_code, sizeof(je->return_code), fail_msg != NULL ? "FAIL" : "SUCCESS");
     api_copy(je->return_msg, sizeof(je->return_msg), fail_msg != NULL ? fail_msg : "OK");
     api_copy(je->result_code, sizeof(je->result_code),
-             fail_msg != NULL ? NULL : err_code != NULL ? "FAIL" : "SUCCESS");
+             fail_msg != NULL   ? NULL
+             : err_code != NULL ? "FAIL"
+                                : "SUCCESS");
     api_copy(je->err_code, sizeof(je->err_code), fail_msg != NULL ? NULL : err_code);
 
-    if (c->v3) {   /* v3_api.c answers from the outcome */
+    if (c->v3) { /* v3_api.c answers from the outcome */
         c->out.set = true;
         c->out.fail_msg = fail_msg;
         c->out.err_code = fail_msg != NULL ? NULL : err_code;
@@ -154,8 +155,8 @@ void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
         log_msg(LOG_INFO, "unifiedorder %s: reply withheld %lld ms (%s)", otn, held,
                 gone ? "the client went away" : "hold_max_ms reached; cutting the reply");
     } else {
-        log_msg(LOG_INFO, "unifiedorder %s: %d replies already withheld; cutting this one now",
-                otn, c->app->max_holds);
+        log_msg(LOG_INFO, "unifiedorder %s: %d replies already withheld; cutting this one now", otn,
+                c->app->max_holds);
     }
     atomic_fetch_sub(&api_holds, 1);
     api_cut_reply(c->resp);
@@ -210,7 +211,7 @@ static void api_reply_charged(api_call *c, const ledger_attempt_result *r)
     };
     wx_msg_init(&extra);
     if (WX_MSG_SET_PAIRS(&extra, fields) != 0)
-        api_cut(c);  /* charged, but no reply can be built: the outcome is unknown */
+        api_cut(c); /* charged, but no reply can be built: the outcome is unknown */
     else
         api_send(c, NULL, NULL, NULL, &extra);
     wx_msg_free(&extra);
@@ -312,14 +313,15 @@ static void api_orderquery(api_call *c)
     api_copy(c->je.out_trade_no, sizeof(c->je.out_trade_no), o.out_trade_no);
     if (flow_state[0] == '\0' && flows_query_state(c, o.out_trade_no, flow_state) != 0)
         flow_state[0] = '\0';
-    if (flow_state[0] != '\0')   /* micropay: USERPAYING, REVOKED (flows.c) */
+    if (flow_state[0] != '\0') /* micropay: USERPAYING, REVOKED (flows.c) */
         api_copy(o.trade_state, sizeof(o.trade_state), flow_state);
     const wx_pair state[] = {
         WX_TEXT("out_trade_no", o.out_trade_no),
         WX_TEXT("trade_state", o.trade_state),
         WX_TEXT("trade_state_desc", api_state_desc(o.trade_state)),
     };
-    const wx_pair charge[] = {   /* only when charged */
+    const wx_pair charge[] = {
+        /* only when charged */
         WX_TEXT("transaction_id", o.transaction_id),
         WX_NUM("total_fee", o.total_fee),
         WX_NUM("cash_fee", o.total_fee),
@@ -371,7 +373,7 @@ static void api_closeorder(api_call *c)
     const char *otn = wx_msg_get(&c->m, "out_trade_no");
     ledger_close_outcome out;
 
-    if (flows_closeorder(c))   /* the flows' orders: minimum age, the payer's race */
+    if (flows_closeorder(c)) /* the flows' orders: minimum age, the payer's race */
         return;
     if (ledger_close(c->l, otn, &out) != 0) {
         log_msg(LOG_ERROR, "closeorder %s: ledger failed: %s", otn, ledger_error(c->l));
@@ -424,8 +426,8 @@ static time_t api_bill_now(const faults_config *cfg)
 /* What the ledger's rows are added to. */
 typedef struct {
     bill *b;
-    bool forge;   /* bill_forge: a forged copy after every charge line */
-    bool bad;     /* bill_bad_line: an unreadable copy after every charge line */
+    bool forge; /* bill_forge: a forged copy after every charge line */
+    bool bad;   /* bill_bad_line: an unreadable copy after every charge line */
 } api_bill_sink;
 
 static void api_bill_restart(void *arg)
@@ -470,7 +472,7 @@ static void api_bill_send(api_call *c, char *text, size_t len, size_t lines)
         len = gzlen;
     }
     api_copy(c->je.reply, sizeof(c->je.reply), "statement");
-    if (c->v3) {   /* v3: the tradebill's hash, or the download (v3_api.c) */
+    if (c->v3) { /* v3: the tradebill's hash, or the download (v3_api.c) */
         c->out.set = true;
         c->out.statement = text;
         c->out.statement_len = len;
@@ -523,7 +525,8 @@ static void api_downloadbill(api_call *c)
         api_fail(c, "SYSTEMERROR", DES_BUSY);
     } else if (rc > 0) {
         log_msg(LOG_WARN, "downloadbill: more than %u bytes; refused", BILL_MAX_BYTES);
-        api_fail(c, "SYSTEMERROR", "账单过大: more than 64 MiB, ask for a shorter begin_time/end_time range");
+        api_fail(c, "SYSTEMERROR",
+                 "账单过大: more than 64 MiB, ask for a shorter begin_time/end_time range");
     } else if (bill_lines(sink.b) == 0) {
         api_send(c, MSG_NO_BILL, NULL, NULL, NULL);
     } else if ((text = bill_finish(sink.b, &len)) == NULL) {
@@ -561,14 +564,16 @@ static void api_peek_otn(const http_request *req, char out[33])
 void api_draw_otn(api_call *c, api_endpoint ep, const char *otn)
 {
     static const faults_endpoint map[] = {
-        [API_ORDERQUERY] = MOCK_EP_ORDERQUERY, [API_CLOSEORDER] = MOCK_EP_CLOSEORDER,
-        [API_REFUND] = MOCK_EP_REFUND,         [API_DOWNLOADBILL] = MOCK_EP_DOWNLOADBILL,
+        [API_ORDERQUERY] = MOCK_EP_ORDERQUERY,
+        [API_CLOSEORDER] = MOCK_EP_CLOSEORDER,
+        [API_REFUND] = MOCK_EP_REFUND,
+        [API_DOWNLOADBILL] = MOCK_EP_DOWNLOADBILL,
         [API_REVERSE] = MOCK_EP_REVERSE,
-        [API_REFUNDQUERY] = MOCK_EP_REFUND,    /* refundquery shares refund's knobs */
+        [API_REFUNDQUERY] = MOCK_EP_REFUND, /* refundquery shares refund's knobs */
     };
     rules_decision rd;
 
-    if (ep == API_UNIFIEDORDER || ep == API_MICROPAY)   /* the charging calls */
+    if (ep == API_UNIFIEDORDER || ep == API_MICROPAY) /* the charging calls */
         faults_draw_order(&c->app->faults, &c->fd);
     else
         faults_draw_endpoint(&c->app->faults, map[ep], &c->fd);
@@ -632,8 +637,8 @@ static bool api_accept(api_call *c, api_endpoint ep, const http_request *req)
         c->v.sign_type = WX_SIGN_MD5;
         c->v.fail_msg = MSG_XML_ERROR;
     }
-    log_msg(LOG_INFO, "%s: refused: %s %s", req->path, c->v.fail_msg ? c->v.fail_msg : c->v.err_code,
-            c->v.fail_msg ? "" : c->v.err_des);
+    log_msg(LOG_INFO, "%s: refused: %s %s", req->path,
+            c->v.fail_msg ? c->v.fail_msg : c->v.err_code, c->v.fail_msg ? "" : c->v.err_des);
     api_send(c, c->v.fail_msg, c->v.err_code, c->v.err_des, NULL);
     return false;
 }
@@ -644,11 +649,11 @@ void api_run(api_call *c, api_endpoint ep)
 
     faults_get(&c->app->faults, &cfg);
     if (ep != API_DOWNLOADBILL)
-        flows_sweep_now_and_then(c->l);   /* due USERPAYING micropays resolve (flows.h) */
+        flows_sweep_now_and_then(c->l); /* due USERPAYING micropays resolve (flows.h) */
     switch (ep) {
     case API_UNIFIEDORDER:
         if (cfg.instant_charge)
-            api_unifiedorder(c);   /* the old mock: a simulated payer pays at once */
+            api_unifiedorder(c); /* the old mock: a simulated payer pays at once */
         else
             flows_unifiedorder(c);
         break;

@@ -9,9 +9,9 @@
 #include <zlib.h>
 
 #define BILL_CST_OFFSET (8 * 3600)
-#define BILL_LINE_MAX 1024      /* every field is bounded: a line is far shorter */
+#define BILL_LINE_MAX 1024 /* every field is bounded: a line is far shorter */
 #define BILL_FEE_RATE "0.60%"
-#define BILL_SUMMARY_ROOM 512   /* kept free by bill_add for the summary */
+#define BILL_SUMMARY_ROOM 512 /* kept free by bill_add for the summary */
 
 struct bill {
     char appid[64];
@@ -20,11 +20,11 @@ struct bill {
     size_t len, cap, max;
     size_t header_len;
     size_t lines;
-    long long settle_fen;        /* 应结订单金额 */
-    long long refund_fen;        /* 退款金额 */
-    long long fee_fen;           /* 手续费 */
-    long long order_fen;         /* 订单金额 of charge lines */
-    long long refund_asked_fen;  /* 申请退款金额 */
+    long long settle_fen;       /* 应结订单金额 */
+    long long refund_fen;       /* 退款金额 */
+    long long fee_fen;          /* 手续费 */
+    long long order_fen;        /* 订单金额 of charge lines */
+    long long refund_asked_fen; /* 申请退款金额 */
 };
 
 /* ---- the request ----------------------------------------------------------- */
@@ -171,8 +171,8 @@ int bill_gzip(const char *text, size_t len, char **out, size_t *out_len)
     *out = NULL;
     memset(&z, 0, sizeof(z));
     /* windowBits 15 + 16: a gzip header and trailer, not a zlib one. */
-    if (len > (size_t)UINT32_MAX || deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-                                                 Z_DEFAULT_STRATEGY) != Z_OK)
+    if (len > (size_t)UINT32_MAX ||
+        deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -1;
     uLong cap = deflateBound(&z, (uLong)len);
     char *buf = malloc(cap);
@@ -239,8 +239,8 @@ static long long bill_fee(long long fen)
     return (fen * 6 + 500) / 1000;
 }
 
-int bill_format_line(const char *appid, const char *mch_id, const ledger_bill_record *r,
-                     char *out, size_t cap, long long *fee_fen)
+int bill_format_line(const char *appid, const char *mch_id, const ledger_bill_record *r, char *out,
+                     size_t cap, long long *fee_fen)
 {
     char total[32], refund[32], fee[32];
     long long f = r->refund ? 0 : bill_fee(r->total_fee);
@@ -250,12 +250,33 @@ int bill_format_line(const char *appid, const char *mch_id, const ledger_bill_re
     bill_yuan(r->refund ? r->refund_fee : 0, refund);
     bill_yuan(f, fee);
     const char *fields[27] = {
-        r->time, appid, mch_id, "0", "", r->transaction_id, r->out_trade_no,
-        r->openid[0] != '\0' ? r->openid : BILL_DEFAULT_OPENID, r->trade_type,
-        r->refund ? "REFUND" : "SUCCESS", "OTHERS", "CNY", settle, "0.00",
-        r->refund ? r->refund_id : "0", r->refund ? r->out_refund_no : "0", refund, "0.00",
-        r->refund ? "ORIGINAL" : "", r->refund ? "SUCCESS" : "", "idempay", "", fee,
-        BILL_FEE_RATE, total, refund, "",
+        r->time,
+        appid,
+        mch_id,
+        "0",
+        "",
+        r->transaction_id,
+        r->out_trade_no,
+        r->openid[0] != '\0' ? r->openid : BILL_DEFAULT_OPENID,
+        r->trade_type,
+        r->refund ? "REFUND" : "SUCCESS",
+        "OTHERS",
+        "CNY",
+        settle,
+        "0.00",
+        r->refund ? r->refund_id : "0",
+        r->refund ? r->out_refund_no : "0",
+        refund,
+        "0.00",
+        r->refund ? "ORIGINAL" : "",
+        r->refund ? "SUCCESS" : "",
+        "idempay",
+        "",
+        fee,
+        BILL_FEE_RATE,
+        total,
+        refund,
+        "",
     };
     bill_out o = { out, cap, false };
     if (cap == 0)
@@ -337,7 +358,8 @@ int bill_add(bill *b, const ledger_bill_record *r)
     if (n < 0)
         return -1;
     memcpy(line + n, "\r\n", 2);
-    if (b->len + (size_t)n + 2 + BILL_SUMMARY_ROOM > b->max || bill_put(b, line, (size_t)n + 2) != 0)
+    if (b->len + (size_t)n + 2 + BILL_SUMMARY_ROOM > b->max ||
+        bill_put(b, line, (size_t)n + 2) != 0)
         return -1;
     b->lines++;
     b->fee_fen += fee;

@@ -34,11 +34,11 @@
 /* The largest statement served (bytes): about 290,000 lines. */
 #define BILL_MAX_BYTES (64u * 1024 * 1024)
 
-#define BILL_HEADER \
+#define BILL_HEADER                                                                                                                           \
     "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态," \
-    "付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额," \
+    "付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,"  \
     "退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注"
-#define BILL_SUMMARY_HEADER \
+#define BILL_SUMMARY_HEADER                                                                        \
     "总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额"
 /* The payer named on lines of charges made without an openid. */
 #define BILL_DEFAULT_OPENID "oIdemPayMockPayer0000000000"
@@ -50,10 +50,10 @@ typedef enum { BILL_ALL = 0, BILL_SUCCESS, BILL_REFUND } bill_filter;
 typedef struct {
     time_t from, to;
     bill_filter type;
-    bool has_day;      /* bill_date given: day is its China midnight (UTC seconds) */
+    bool has_day; /* bill_date given: day is its China midnight (UTC seconds) */
     time_t day;
-    bool ranged;       /* begin_time/end_time given: from/to are the range */
-    bool gzip;         /* tar_type GZIP: the text is sent gzip-compressed */
+    bool ranged; /* begin_time/end_time given: from/to are the range */
+    bool gzip;   /* tar_type GZIP: the text is sent gzip-compressed */
 } bill_query;
 
 /* WeChat's documented hour (China time) from which day D's bill can be
@@ -128,7 +128,7 @@ char *bill_finish(bill *b, size_t *len);
 
 /* One record's line (without "\r\n") into out; the fee it carries in
  * *fee_fen. Returns the length, or -1 when it does not fit in cap. */
-int bill_format_line(const char *appid, const char *mch_id, const ledger_bill_record *r,
-                     char *out, size_t cap, long long *fee_fen);
+int bill_format_line(const char *appid, const char *mch_id, const ledger_bill_record *r, char *out,
+                     size_t cap, long long *fee_fen);
 
 #endif

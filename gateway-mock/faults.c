@@ -79,7 +79,8 @@ static int faults_merge_endpoints(const json_t *obj, faults_config *next, char *
         snprintf(err, errlen, "endpoints must be an object of endpoint names (%s)", known);
         return -1;
     }
-    json_object_foreach((json_t *)obj, name, eobj) {
+    json_object_foreach((json_t *)obj, name, eobj)
+    {
         int ep = mock_endpoint_of_name(name);
         if (ep < 0) {
             snprintf(err, errlen, "unknown endpoint \"%.32s\" in endpoints (%s)", name, known);
@@ -94,7 +95,8 @@ static int faults_merge_endpoints(const json_t *obj, faults_config *next, char *
             snprintf(err, errlen, "endpoints.%s must be an object or null", name);
             return -1;
         }
-        json_object_foreach(eobj, key, val) {
+        json_object_foreach(eobj, key, val)
+        {
             char where[96], knobs[96];
             const mock_knob *k = mock_endpoint_knob_of(key);
             snprintf(where, sizeof(where), "endpoints.%s.%.32s", name, key);
@@ -124,7 +126,8 @@ int faults_config_merge(const faults_config *base, const json_t *obj, faults_con
         snprintf(err, errlen, "the config must be a JSON object");
         return -1;
     }
-    json_object_foreach((json_t *)obj, key, val) {
+    json_object_foreach((json_t *)obj, key, val)
+    {
         if (strcmp(key, "endpoints") == 0) {
             if (faults_merge_endpoints(val, &next, err, errlen) != 0)
                 return -1;

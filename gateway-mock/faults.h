@@ -34,10 +34,10 @@ typedef mock_config faults_config;
 
 typedef enum {
     FAULT_NONE = 0,
-    FAULT_RESET,                 /* cut the connection, no charge */
-    FAULT_ERROR,                 /* SYSTEMERROR, no charge */
-    FAULT_DECLINE,               /* FAIL, no charge */
-    FAULT_TIMEOUT_AFTER_CHARGE   /* charge, then no reply */
+    FAULT_RESET,               /* cut the connection, no charge */
+    FAULT_ERROR,               /* SYSTEMERROR, no charge */
+    FAULT_DECLINE,             /* FAIL, no charge */
+    FAULT_TIMEOUT_AFTER_CHARGE /* charge, then no reply */
 } fault_kind;
 
 /* The kind's name in the journal and the rules: none, reset, error,
@@ -48,15 +48,15 @@ int faults_kind_of(const char *name);
 
 typedef struct {
     fault_kind kind;
-    long long delay_ms;   /* latency_ms + the jitter drawn */
+    long long delay_ms; /* latency_ms + the jitter drawn */
 } fault_decision;
 
 typedef struct {
     pthread_mutex_t mu;
     faults_config cfg;
-    rng_t order_rng;      /* unifiedorder decisions */
-    rng_t aux_rng;        /* decisions of the other endpoints */
-    rng_t flow_rng;       /* the payment flows' draws (USERPAYING, close race) */
+    rng_t order_rng; /* unifiedorder decisions */
+    rng_t aux_rng;   /* decisions of the other endpoints */
+    rng_t flow_rng;  /* the payment flows' draws (USERPAYING, close race) */
 } faults_state;
 
 /* The defaults of this site: faults_config_defaults, then the JSON object of

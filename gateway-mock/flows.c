@@ -69,8 +69,8 @@ int flows_resolve(ledger *l, const char *otn)
                        true, &r) != 0)
         return -1;
     const char *to = r.outcome == LEDGER_CHARGED || r.outcome == LEDGER_ORDERPAID ? "PAID"
-                     : r.outcome == LEDGER_ORDERCLOSED                          ? "CLOSED"
-                                                                                : "PAYERROR";
+                     : r.outcome == LEDGER_ORDERCLOSED                            ? "CLOSED"
+                                                                                  : "PAYERROR";
     bool moved = false;
     if (prepay_cas_state(otn, "USERPAYING", to, &moved) != 0)
         return -1;
@@ -176,9 +176,9 @@ static void flows_uo_repeat(api_call *c, const prepay_row *row, const char *fp, 
         return;
     }
     log_msg(LOG_INFO, "unifiedorder %s: %s", row->out_trade_no,
-            row->micropay                        ? "the out_trade_no is a micropay order"
+            row->micropay                       ? "the out_trade_no is a micropay order"
             : strcmp(fp, row->fingerprint) != 0 ? "other parameters than the prepay's"
-                                                 : "the prepay expired");
+                                                : "the prepay expired");
     api_fail(c, "INVALID_REQUEST", DES_DUP);
 }
 
@@ -245,7 +245,7 @@ void flows_unifiedorder(api_call *c)
         flows_busy(c, otn, prepay_error());
         return;
     }
-    if (!inserted) {   /* a concurrent twin created it first */
+    if (!inserted) { /* a concurrent twin created it first */
         flows_uo_repeat(c, &row, fp, now);
         return;
     }
@@ -272,15 +272,18 @@ static bool flows_close_race(api_call *c, const prepay_row *row, const faults_co
         !faults_draw_flow(&c->app->faults, cfg->close_race_rate))
         return false;
     if (ledger_attempt(c->l, row->out_trade_no, row->total_fee, row->trade_type, row->openid, true,
-                       true, &r) != 0 || r.outcome != LEDGER_CHARGED)
-        return false;   /* the close goes on: the ledger tells ORDERPAID / ORDERCLOSED */
+                       true, &r) != 0 ||
+        r.outcome != LEDGER_CHARGED)
+        return false; /* the close goes on: the ledger tells ORDERPAID / ORDERCLOSED */
     if (prepay_set_race(row->out_trade_no, r.transaction_id) != 0 ||
         prepay_set_state(row->out_trade_no, "PAID") != 0)
         log_msg(LOG_WARN, "closeorder %s: %s", row->out_trade_no, prepay_error());
     api_copy(c->je.transaction_id, sizeof(c->je.transaction_id), r.transaction_id);
     flows_notify(c->app, row, r.transaction_id, r.charged_at, NULL);
-    log_msg(LOG_INFO, "closeorder %s: the payment being confirmed won the race: charged as %s, "
-            "close answered SUCCESS", row->out_trade_no, r.transaction_id);
+    log_msg(LOG_INFO,
+            "closeorder %s: the payment being confirmed won the race: charged as %s, "
+            "close answered SUCCESS",
+            row->out_trade_no, r.transaction_id);
     api_send(c, NULL, NULL, NULL, NULL);
     return true;
 }
@@ -300,9 +303,12 @@ bool flows_closeorder(api_call *c)
         return false;
     long long age = mock_clock_now_ms() - row.created_ms;
     if (age < cfg.closeorder_min_age_ms) {
-        log_msg(LOG_INFO, "closeorder %s: refused, the order is %lld ms old (closeorder_min_age_ms "
-                "%lld)", otn, age, cfg.closeorder_min_age_ms);
-        api_fail(c, "SYSTEMERROR", "订单生成后不能马上调用关单接口，最短调用时间间隔为5分钟 (mock)");
+        log_msg(LOG_INFO,
+                "closeorder %s: refused, the order is %lld ms old (closeorder_min_age_ms "
+                "%lld)",
+                otn, age, cfg.closeorder_min_age_ms);
+        api_fail(c, "SYSTEMERROR",
+                 "订单生成后不能马上调用关单接口，最短调用时间间隔为5分钟 (mock)");
         return true;
     }
     return flows_close_race(c, &row, &cfg);

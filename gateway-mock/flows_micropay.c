@@ -62,8 +62,9 @@ static mp_test_code mp_decide(api_call *c, const faults_config *cfg)
         d.err_code = "NOTENOUGH";
         d.err_des = "余额不足";
     } else if (faults_draw_flow(&c->app->faults, cfg->userpaying_rate)) {
-        d.outcome = faults_draw_flow(&c->app->faults, cfg->userpaying_pay_rate) ? MP_USERPAYING_PAY
-                                                                               : MP_USERPAYING_FAIL;
+        d.outcome = faults_draw_flow(&c->app->faults, cfg->userpaying_pay_rate)
+                        ? MP_USERPAYING_PAY
+                        : MP_USERPAYING_FAIL;
     }
     return d;
 }
@@ -164,7 +165,8 @@ static bool mp_row(api_call *c, const char *otn, const char *fp, prepay_row *row
         api_copy(row->fingerprint, sizeof(row->fingerprint), fp);
         row->created_ms = row->expire_ms = row->answered_ms = now;
         api_copy(row->state, sizeof(row->state), "NOTPAY");
-        if (prepay_insert(row, &inserted) != 0 || (!inserted && prepay_get(PREPAY_BY_OTN, otn, row) != 0)) {
+        if (prepay_insert(row, &inserted) != 0 ||
+            (!inserted && prepay_get(PREPAY_BY_OTN, otn, row) != 0)) {
             mp_busy(c, otn, prepay_error());
             return false;
         }
@@ -183,7 +185,7 @@ static bool mp_row(api_call *c, const char *otn, const char *fp, prepay_row *row
         api_fail(c, "AUTH_CODE_INVALID", "101 每个二维码仅限使用一次，请刷新再试");
         return false;
     }
-    return true;   /* NOTPAY: an unknown answer before; WeChat takes the same call again */
+    return true; /* NOTPAY: an unknown answer before; WeChat takes the same call again */
 }
 
 void flows_micropay(api_call *c)
@@ -219,10 +221,11 @@ void flows_micropay(api_call *c)
     }
     bool revoked = row.found && strcmp(row.state, "REVOKED") == 0;
     if (o.found && (revoked || strcmp(o.trade_state, "CLOSED") == 0)) {
-        api_fail(c, revoked ? "ORDERREVERSED" : "ORDERCLOSED", revoked ? "订单已撤销" : "订单已关闭");
+        api_fail(c, revoked ? "ORDERREVERSED" : "ORDERCLOSED",
+                 revoked ? "订单已撤销" : "订单已关闭");
     } else if (o.found && o.transaction_id[0] != '\0' && cfg.dedupe) {
         api_fail(c, "ORDERPAID", "该订单已支付");
-    } else if (mp_row(c, otn, fp, &row)) {   /* dedupe off: a repeat charges again (a fault) */
+    } else if (mp_row(c, otn, fp, &row)) { /* dedupe off: a repeat charges again (a fault) */
         mp_test_code d = mp_decide(c, &cfg);
         mp_run(c, otn, &cfg, &d);
     }
@@ -321,8 +324,8 @@ void flows_reverse(api_call *c)
             mp_busy(c, otn, prepay_error());
             return;
         }
-        if (ledger_close(c->l, otn, &out) != 0 ||
-            (out == CLOSE_PAID && rv_refund(c, otn) != 0) || prepay_set_state(otn, "REVOKED") != 0) {
+        if (ledger_close(c->l, otn, &out) != 0 || (out == CLOSE_PAID && rv_refund(c, otn) != 0) ||
+            prepay_set_state(otn, "REVOKED") != 0) {
             mp_busy(c, otn, ledger_error(c->l));
             return;
         }

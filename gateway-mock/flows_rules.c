@@ -71,15 +71,20 @@ int flows_parse_cst(const char *s, long long *ms)
         return -1;
     int y = flows_num(s, 4), mo = flows_num(s + 4, 2), d = flows_num(s + 6, 2);
     int h = flows_num(s + 8, 2), mi = flows_num(s + 10, 2), se = flows_num(s + 12, 2);
-    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
-        mi > 59 || se < 0 || se > 59)
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+        se < 0 || se > 59)
         return -1;
-    struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
-                     .tm_hour = h, .tm_min = mi, .tm_sec = se };
+    struct tm tm = { .tm_year = y - 1900,
+                     .tm_mon = mo - 1,
+                     .tm_mday = d,
+                     .tm_hour = h,
+                     .tm_min = mi,
+                     .tm_sec = se };
     time_t t = timegm(&tm);
     struct tm back;
-    if (t == (time_t)-1 || gmtime_r(&t, &back) == NULL || back.tm_mday != d || back.tm_mon != mo - 1)
-        return -1;   /* 31 February and the like */
+    if (t == (time_t)-1 || gmtime_r(&t, &back) == NULL || back.tm_mday != d ||
+        back.tm_mon != mo - 1)
+        return -1; /* 31 February and the like */
     *ms = ((long long)t - 8 * 3600) * 1000LL;
     return 0;
 }

@@ -15,19 +15,19 @@ bool flows_auth_code_valid(const char *s);
 
 /* What a micropay does with a payment code. */
 typedef enum {
-    MP_DRAW = 0,         /* not a test code: the knobs decide */
-    MP_SUCCESS,          /* charged at once */
-    MP_USERPAYING_PAY,   /* USERPAYING, then paid after userpaying_ms */
-    MP_USERPAYING_FAIL,  /* USERPAYING, then not paid */
-    MP_UNKNOWN_CHARGED,  /* an unknown answer (err_code) though the charge was made */
-    MP_UNKNOWN_NONE,     /* an unknown answer (err_code), nothing charged */
-    MP_DECLINED          /* a definitive error (err_code): nothing charged, never will be */
+    MP_DRAW = 0,        /* not a test code: the knobs decide */
+    MP_SUCCESS,         /* charged at once */
+    MP_USERPAYING_PAY,  /* USERPAYING, then paid after userpaying_ms */
+    MP_USERPAYING_FAIL, /* USERPAYING, then not paid */
+    MP_UNKNOWN_CHARGED, /* an unknown answer (err_code) though the charge was made */
+    MP_UNKNOWN_NONE,    /* an unknown answer (err_code), nothing charged */
+    MP_DECLINED         /* a definitive error (err_code): nothing charged, never will be */
 } mp_outcome;
 
 typedef struct {
-    const char *suffix;       /* the last 4 digits of the auth_code */
+    const char *suffix; /* the last 4 digits of the auth_code */
     mp_outcome outcome;
-    const char *err_code;     /* NULL for SUCCESS / USERPAYING */
+    const char *err_code; /* NULL for SUCCESS / USERPAYING */
     const char *err_des;
 } mp_test_code;
 

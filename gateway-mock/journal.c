@@ -25,9 +25,9 @@ static const char journal_insert_sql[] =
     "error, latency_ms, rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 /* The newest entries (the inner query), oldest first. */
-#define JOURNAL_COLS \
+#define JOURNAL_COLS                                                                                 \
     "SELECT seq, DATE_FORMAT(at, '%Y-%m-%dT%H:%i:%s.%fZ'), endpoint, out_trade_no, transaction_id, " \
-    "fault, reply, return_code, return_msg, result_code, err_code, copy_no, attempt, notify_url, " \
+    "fault, reply, return_code, return_msg, result_code, err_code, copy_no, attempt, notify_url, "   \
     "http_status, error, latency_ms, rule FROM (SELECT * FROM mock_journal "
 #define JOURNAL_NEWEST " ORDER BY seq DESC LIMIT ?) AS newest ORDER BY seq"
 
@@ -47,17 +47,17 @@ typedef struct {
 struct journal {
     faults_state *faults;
     pthread_mutex_t mu;
-    pthread_cond_t work;          /* entries queued (writer waits) */
-    pthread_cond_t done;          /* done_seq moved (request threads wait) */
+    pthread_cond_t work; /* entries queued (writer waits) */
+    pthread_cond_t done; /* done_seq moved (request threads wait) */
     journal_vec queue;
-    unsigned long long next_seq;  /* of the next entry queued */
-    unsigned long long done_seq;  /* every entry below it is committed or dropped */
-    unsigned long generation;     /* bumped by a reset */
-    pthread_mutex_t write_mu;     /* held while a batch is written, and by a reset */
-    MYSQL *wdb;                   /* the writer's connection */
+    unsigned long long next_seq; /* of the next entry queued */
+    unsigned long long done_seq; /* every entry below it is committed or dropped */
+    unsigned long generation;    /* bumped by a reset */
+    pthread_mutex_t write_mu;    /* held while a batch is written, and by a reset */
+    MYSQL *wdb;                  /* the writer's connection */
     MYSQL_STMT *wstmt[1];
     pthread_mutex_t read_mu;
-    MYSQL *rdb;                   /* the reader's connection */
+    MYSQL *rdb; /* the reader's connection */
     MYSQL_STMT *rstmt[R_COUNT];
 };
 
@@ -108,18 +108,19 @@ static int journal_insert(MYSQL_STMT *st, const journal_entry *e)
         snprintf(rule, sizeof(rule), "%d", e->rule);
     return db_stmt_exec(st, "ssssssssssssssssls", e->notification ? "notification" : "request", at,
                         journal_opt(e->endpoint), journal_opt(e->out_trade_no),
-                        journal_opt(e->transaction_id), journal_opt(e->fault), journal_opt(e->reply),
-                        journal_opt(e->return_code), journal_opt(e->return_msg),
-                        journal_opt(e->result_code), journal_opt(e->err_code),
-                        journal_int(e->copy, copy), journal_int(e->attempt, attempt),
-                        journal_opt(e->notify_url), journal_int(e->http_status, status),
-                        journal_opt(e->error), e->latency_ms, e->rule >= 0 ? rule : NULL);
+                        journal_opt(e->transaction_id), journal_opt(e->fault),
+                        journal_opt(e->reply), journal_opt(e->return_code),
+                        journal_opt(e->return_msg), journal_opt(e->result_code),
+                        journal_opt(e->err_code), journal_int(e->copy, copy),
+                        journal_int(e->attempt, attempt), journal_opt(e->notify_url),
+                        journal_int(e->http_status, status), journal_opt(e->error), e->latency_ms,
+                        e->rule >= 0 ? rule : NULL);
 }
 
 /* Writes v[0..n) in one transaction. 0, or -1 with *lost telling whether
  * the connection must be replaced; err gets the reason. */
-static int journal_write_batch(journal *j, const journal_entry *v, size_t n, bool *lost,
-                               char *err, size_t errlen)
+static int journal_write_batch(journal *j, const journal_entry *v, size_t n, bool *lost, char *err,
+                               size_t errlen)
 {
     unsigned int no = 0;
     *lost = false;
@@ -208,7 +209,7 @@ static void *journal_writer(void *arg)
         pthread_mutex_lock(&j->mu);
         while (j->queue.len == 0)
             pthread_cond_wait(&j->work, &j->mu);
-        journal_vec t = j->queue;   /* take every queued entry: a group commit */
+        journal_vec t = j->queue; /* take every queued entry: a group commit */
         j->queue = batch;
         j->queue.len = 0;
         batch = t;
@@ -218,7 +219,7 @@ static void *journal_writer(void *arg)
 
         pthread_mutex_lock(&j->write_mu);
         pthread_mutex_lock(&j->mu);
-        bool current = gen == j->generation;   /* a reset in between dropped them */
+        bool current = gen == j->generation; /* a reset in between dropped them */
         pthread_mutex_unlock(&j->mu);
         if (current)
             journal_write_all(j, &batch);
@@ -374,34 +375,30 @@ static json_t *journal_num(long long v, int is_null)
 static json_t *journal_row_json(const journal_row *r, bool notification)
 {
     if (!notification)
-        return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}",
-                         "seq", (json_int_t)r->seq, "time", r->at,
-                         "endpoint", journal_str(r->endpoint, r->n_endpoint),
-                         "out_trade_no", journal_str(r->otn, r->n_otn),
-                         "fault", journal_str(r->fault, r->n_fault),
-                         "rule", journal_num(r->rule, r->null_rule),
-                         "reply", journal_str(r->reply, r->n_reply),
-                         "return_code", journal_str(r->return_code, r->n_rc),
-                         "return_msg", journal_str(r->return_msg, r->n_rm),
-                         "result_code", journal_str(r->result_code, r->n_res),
-                         "err_code", journal_str(r->err_code, r->n_err),
-                         "transaction_id", journal_str(r->txid, r->n_txid),
-                         "latency_ms", (json_int_t)r->latency);
+        return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "seq",
+                         (json_int_t)r->seq, "time", r->at, "endpoint",
+                         journal_str(r->endpoint, r->n_endpoint), "out_trade_no",
+                         journal_str(r->otn, r->n_otn), "fault", journal_str(r->fault, r->n_fault),
+                         "rule", journal_num(r->rule, r->null_rule), "reply",
+                         journal_str(r->reply, r->n_reply), "return_code",
+                         journal_str(r->return_code, r->n_rc), "return_msg",
+                         journal_str(r->return_msg, r->n_rm), "result_code",
+                         journal_str(r->result_code, r->n_res), "err_code",
+                         journal_str(r->err_code, r->n_err), "transaction_id",
+                         journal_str(r->txid, r->n_txid), "latency_ms", (json_int_t)r->latency);
     /* v2: HTTP 200 with return_code SUCCESS; v3: 200 or 204 (noted SUCCESS). */
     bool ack = !r->null_status && (r->status == 200 || r->status == 204) && !r->n_rc &&
                strcmp(r->return_code, "SUCCESS") == 0;
-    return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:I}",
-                     "seq", (json_int_t)r->seq, "time", r->at,
-                     "out_trade_no", journal_str(r->otn, r->n_otn),
-                     "transaction_id", journal_str(r->txid, r->n_txid),
-                     "copy", journal_num(r->copy, r->null_copy),
-                     "attempt", journal_num(r->attempt, r->null_attempt),
-                     "notify_url", journal_str(r->notify_url, r->n_url),
-                     "http_status", journal_num(r->status, r->null_status),
-                     "return_code", journal_str(r->return_code, r->n_rc),
-                     "return_msg", journal_str(r->return_msg, r->n_rm),
-                     "acknowledged", ack, "error", journal_str(r->error, r->n_error),
-                     "latency_ms", (json_int_t)r->latency);
+    return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:I}", "seq",
+                     (json_int_t)r->seq, "time", r->at, "out_trade_no",
+                     journal_str(r->otn, r->n_otn), "transaction_id",
+                     journal_str(r->txid, r->n_txid), "copy", journal_num(r->copy, r->null_copy),
+                     "attempt", journal_num(r->attempt, r->null_attempt), "notify_url",
+                     journal_str(r->notify_url, r->n_url), "http_status",
+                     journal_num(r->status, r->null_status), "return_code",
+                     journal_str(r->return_code, r->n_rc), "return_msg",
+                     journal_str(r->return_msg, r->n_rm), "acknowledged", ack, "error",
+                     journal_str(r->error, r->n_error), "latency_ms", (json_int_t)r->latency);
 }
 
 /* The newest limit entries of one kind, oldest first, into a new array at
@@ -417,7 +414,7 @@ static int journal_read_kind(journal *j, bool notification, const journal_filter
         sid = R_OTN;
     } else if (fl->prefix != NULL) {
         sid = R_PREFIX;
-        snprintf(pattern, sizeof pattern, "%s%%", fl->prefix);
+        snprintf(pattern, sizeof(pattern), "%s%%", fl->prefix);
         otn = pattern;
     }
     const char *kind = notification ? "notification" : "request";
@@ -431,7 +428,8 @@ static int journal_read_kind(journal *j, bool notification, const journal_filter
         *lost = db_conn_lost(no);
         return -1;
     }
-    rc = sid != R_ALL ? db_stmt_exec(st, "ssl", kind, otn, limit) : db_stmt_exec(st, "sl", kind, limit);
+    rc = sid != R_ALL ? db_stmt_exec(st, "ssl", kind, otn, limit)
+                      : db_stmt_exec(st, "sl", kind, limit);
     json_t *a = json_array();
     if (rc != 0 || a == NULL)
         goto fail;

@@ -24,25 +24,25 @@
 #include "faults.h"
 #include "txid.h"
 
-#define JOURNAL_WAIT_MS 2000            /* longest a reply waits for its entry's commit */
-#define JOURNAL_MAX_QUEUE 100000        /* entries waiting beyond this are dropped (logged) */
-#define JOURNAL_DEFAULT_LIMIT 10000     /* GET /mock/requests: newest entries of each kind */
+#define JOURNAL_WAIT_MS 2000        /* longest a reply waits for its entry's commit */
+#define JOURNAL_MAX_QUEUE 100000    /* entries waiting beyond this are dropped (logged) */
+#define JOURNAL_DEFAULT_LIMIT 10000 /* GET /mock/requests: newest entries of each kind */
 #define JOURNAL_MAX_LIMIT 1000000
 
 /* One entry. Strings are "" when they do not apply (stored as NULL);
  * http_status, copy and attempt are 0 when they do not apply. */
 typedef struct {
-    bool notification;                  /* false: a WeChat call */
-    struct timespec at;                 /* CLOCK_REALTIME: arrival / delivery start */
-    long long started_ms;               /* clocks_mono_ms() at the same instant */
-    long long latency_ms;               /* until the reply / the merchant's answer */
+    bool notification;    /* false: a WeChat call */
+    struct timespec at;   /* CLOCK_REALTIME: arrival / delivery start */
+    long long started_ms; /* clocks_mono_ms() at the same instant */
+    long long latency_ms; /* until the reply / the merchant's answer */
     char out_trade_no[33];
     char transaction_id[TXID_BUF];
     /* WeChat calls */
-    char endpoint[16];                  /* unifiedorder, orderquery, refund, closeorder, downloadbill */
-    char fault[24];                     /* none, error, reset, decline, timeout_after_charge */
-    int rule;                           /* the rule (index) that decided the fault; -1: none */
-    char reply[16];                     /* xml, statement, not_found, reset, withheld */
+    char endpoint[16]; /* unifiedorder, orderquery, refund, closeorder, downloadbill */
+    char fault[24];    /* none, error, reset, decline, timeout_after_charge */
+    int rule;          /* the rule (index) that decided the fault; -1: none */
+    char reply[16];    /* xml, statement, not_found, reset, withheld */
     /* the reply's codes (a call), or the merchant's (a notification) */
     char return_code[16];
     char return_msg[128];
@@ -50,10 +50,10 @@ typedef struct {
     char err_code[32];
     /* notifications */
     int copy;
-    int attempt;                        /* 1: the first delivery */
+    int attempt; /* 1: the first delivery */
     char notify_url[257];
-    long http_status;                   /* 0: no HTTP answer */
-    char error[256];                    /* the transport error, "" when answered */
+    long http_status; /* 0: no HTTP answer */
+    char error[256];  /* the transport error, "" when answered */
 } journal_entry;
 
 typedef struct journal journal;

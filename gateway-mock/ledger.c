@@ -17,8 +17,8 @@
 
 /* ---- statements ---------------------------------------------------------- */
 
-#define CHARGE_COLS \
-    "transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, trade_type, " \
+#define CHARGE_COLS                                                                                \
+    "transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, trade_type, "            \
     "DATE_FORMAT(charged_at + INTERVAL 8 HOUR, '%Y%m%d%H%i%s')"
 
 static const char *const ledger_sql[S_COUNT] = {
@@ -64,11 +64,9 @@ static const char *const ledger_sql[S_COUNT] = {
     [S_CHARGE_INSERT] =
         "INSERT INTO mock_charge (transaction_id, out_trade_no, total_fee, trade_type, charged_at, openid) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-    [S_CHARGE_BY_TXID] =
-        "SELECT " CHARGE_COLS " FROM mock_charge WHERE transaction_id = ?",
-    [S_CHARGE_BY_OTN] =
-        "SELECT " CHARGE_COLS " FROM mock_charge WHERE out_trade_no = ? "
-        "ORDER BY refund_count > 0, seq LIMIT 1",
+    [S_CHARGE_BY_TXID] = "SELECT " CHARGE_COLS " FROM mock_charge WHERE transaction_id = ?",
+    [S_CHARGE_BY_OTN] = "SELECT " CHARGE_COLS " FROM mock_charge WHERE out_trade_no = ? "
+                        "ORDER BY refund_count > 0, seq LIMIT 1",
     [S_CHARGE_LOCK] =
         "SELECT out_trade_no, total_fee, refunded_fee + pending_fee FROM mock_charge WHERE transaction_id = ? FOR UPDATE",
     [S_CHARGE_ADD_REFUND] =
@@ -80,13 +78,11 @@ static const char *const ledger_sql[S_COUNT] = {
     [S_REFUND_INSERT] =
         "INSERT INTO mock_refund (out_refund_no, refund_id, transaction_id, out_trade_no, total_fee, "
         "refund_fee, refunded_at) VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))",
-    [S_LIST_ALL] =
-        "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
-        "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge ORDER BY seq",
-    [S_LIST_OTN] =
-        "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
-        "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge "
-        "WHERE out_trade_no = ? ORDER BY seq",
+    [S_LIST_ALL] = "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
+                   "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge ORDER BY seq",
+    [S_LIST_OTN] = "SELECT transaction_id, out_trade_no, total_fee, refunded_fee, refund_count, "
+                   "DATE_FORMAT(charged_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_charge "
+                   "WHERE out_trade_no = ? ORDER BY seq",
     [S_CLOSED_ALL] =
         "SELECT out_trade_no, DATE_FORMAT(closed_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM mock_trade "
         "WHERE closed_at IS NOT NULL ORDER BY closed_at, out_trade_no",
@@ -108,12 +104,10 @@ static const char *const ledger_sql[S_COUNT] = {
         "WHERE ? <> 0 AND r.refunded_at >= ? AND r.refunded_at < ? "
         "ORDER BY cst, txid, kind, refund_id",
     [S_COUNTER_GET] = "SELECT value FROM mock_counter WHERE name = 'notifications_sent'",
-    [S_COUNTER_ADD] =
-        "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', ?) "
-        "ON DUPLICATE KEY UPDATE value = value + VALUES(value)",
-    [S_COUNTER_ZERO] =
-        "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', 0) "
-        "ON DUPLICATE KEY UPDATE value = 0",
+    [S_COUNTER_ADD] = "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', ?) "
+                      "ON DUPLICATE KEY UPDATE value = value + VALUES(value)",
+    [S_COUNTER_ZERO] = "INSERT INTO mock_counter (name, value) VALUES ('notifications_sent', 0) "
+                       "ON DUPLICATE KEY UPDATE value = 0",
     [S_DEL_REFUNDS] = "DELETE FROM mock_refund",
     [S_DEL_CHARGES] = "DELETE FROM mock_charge",
     [S_DEL_TRADES] = "DELETE FROM mock_trade",
@@ -251,9 +245,9 @@ int ledger_trade_get(ledger *l, const char *out_trade_no, trade_row *t)
     MYSQL_STMT *st = ledger_exec(l, S_TRADE_GET, "s", out_trade_no);
 
     memset(t, 0, sizeof(*t));
-    if (st == NULL || ledger_first(l, st, &t->found, "lSsl", &t->total_fee, txid, sizeof(txid),
-                                   &txid_null, t->last_result, sizeof(t->last_result),
-                                   &closed) != 0)
+    if (st == NULL ||
+        ledger_first(l, st, &t->found, "lSsl", &t->total_fee, txid, sizeof(txid), &txid_null,
+                     t->last_result, sizeof(t->last_result), &closed) != 0)
         return -1;
     t->charged = t->found && !txid_null;
     t->closed = t->found && closed != 0;

@@ -41,17 +41,17 @@ void ledger_free(ledger *l);
 const char *ledger_error(const ledger *l);
 
 typedef enum {
-    LEDGER_CHARGED = 0,   /* a new charge was recorded */
-    LEDGER_DECLINED,      /* the decline was recorded, nothing charged */
-    LEDGER_ORDERPAID,     /* dedupe: the out_trade_no was charged before */
-    LEDGER_MISMATCH,      /* dedupe: the out_trade_no was seen with another total_fee */
-    LEDGER_ORDERCLOSED    /* the out_trade_no was closed: nothing charged or recorded */
+    LEDGER_CHARGED = 0, /* a new charge was recorded */
+    LEDGER_DECLINED,    /* the decline was recorded, nothing charged */
+    LEDGER_ORDERPAID,   /* dedupe: the out_trade_no was charged before */
+    LEDGER_MISMATCH,    /* dedupe: the out_trade_no was seen with another total_fee */
+    LEDGER_ORDERCLOSED  /* the out_trade_no was closed: nothing charged or recorded */
 } ledger_outcome;
 
 typedef struct {
     ledger_outcome outcome;
-    char transaction_id[TXID_BUF];   /* LEDGER_CHARGED */
-    time_t charged_at;               /* LEDGER_CHARGED (seconds, UTC) */
+    char transaction_id[TXID_BUF]; /* LEDGER_CHARGED */
+    time_t charged_at;             /* LEDGER_CHARGED (seconds, UTC) */
 } ledger_attempt_result;
 
 /* Records one payment attempt of out_trade_no for total_fee fen: a charge
@@ -61,14 +61,13 @@ typedef struct {
  * MISMATCH when total_fee differs from the first attempt's), with no charge;
  * without dedupe every charge is recorded. openid (may be NULL) is the
  * payer's, kept with the charge for the statement. */
-int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee,
-                   const char *trade_type, const char *openid, bool charge, bool dedupe,
-                   ledger_attempt_result *out);
+int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee, const char *trade_type,
+                   const char *openid, bool charge, bool dedupe, ledger_attempt_result *out);
 
 typedef enum {
-    CLOSE_DONE = 0,      /* closed now (the row was created when unseen) */
-    CLOSE_ALREADY,       /* closed before: nothing changed */
-    CLOSE_PAID           /* a charge exists (refunded or not): nothing changed */
+    CLOSE_DONE = 0, /* closed now (the row was created when unseen) */
+    CLOSE_ALREADY,  /* closed before: nothing changed */
+    CLOSE_PAID      /* a charge exists (refunded or not): nothing changed */
 } ledger_close_outcome;
 
 /* Closes out_trade_no unless it was charged: afterwards no unifiedorder of
@@ -80,13 +79,13 @@ int ledger_close(ledger *l, const char *out_trade_no, ledger_close_outcome *out)
 int ledger_note_unpaid(ledger *l, const char *out_trade_no, long long total_fee);
 
 typedef struct {
-    bool found;                       /* false: ORDERNOTEXIST */
-    char trade_state[16];             /* SUCCESS, REFUND, NOTPAY, PAYERROR, CLOSED */
-    char transaction_id[TXID_BUF];    /* "" unless charged */
+    bool found;                    /* false: ORDERNOTEXIST */
+    char trade_state[16];          /* SUCCESS, REFUND, NOTPAY, PAYERROR, CLOSED */
+    char transaction_id[TXID_BUF]; /* "" unless charged */
     char out_trade_no[33];
     long long total_fee;
     char trade_type[16];
-    char time_end[15];                /* yyyymmddHHMMSS, UTC+8, when charged */
+    char time_end[15]; /* yyyymmddHHMMSS, UTC+8, when charged */
     long long refunded_fee;
     int refund_count;
 } ledger_order;
@@ -98,12 +97,12 @@ int ledger_query(ledger *l, const char *out_trade_no, const char *transaction_id
                  ledger_order *out);
 
 typedef enum {
-    REFUND_DONE = 0,       /* refunded now */
-    REFUND_REPEAT,         /* this out_refund_no was refunded before: nothing done */
-    REFUND_NO_CHARGE,      /* no such charge */
-    REFUND_FEE_MISMATCH,   /* total_fee is not the charge's */
-    REFUND_TOO_MUCH,       /* refund_fee exceeds what is left to refund */
-    REFUND_CONFLICT        /* out_refund_no was used for another charge */
+    REFUND_DONE = 0,     /* refunded now */
+    REFUND_REPEAT,       /* this out_refund_no was refunded before: nothing done */
+    REFUND_NO_CHARGE,    /* no such charge */
+    REFUND_FEE_MISMATCH, /* total_fee is not the charge's */
+    REFUND_TOO_MUCH,     /* refund_fee exceeds what is left to refund */
+    REFUND_CONFLICT      /* out_refund_no was used for another charge */
 } ledger_refund_outcome;
 
 typedef struct {
@@ -134,15 +133,15 @@ json_t *ledger_closed_json(ledger *l, const char *out_trade_no);
 /* One line of the statement: a charge, or a refund of one. */
 typedef struct {
     bool refund;
-    char time[20];                    /* yyyy-MM-dd HH:mm:ss, China Standard Time */
+    char time[20]; /* yyyy-MM-dd HH:mm:ss, China Standard Time */
     char transaction_id[TXID_BUF];
     char out_trade_no[33];
-    long long total_fee;              /* the charge's, fen */
+    long long total_fee; /* the charge's, fen */
     char trade_type[16];
-    char openid[129];                 /* "" when the charge has none */
-    char refund_id[TXID_BUF];         /* refunds only */
-    char out_refund_no[65];           /* refunds only */
-    long long refund_fee;             /* refunds only, fen */
+    char openid[129];         /* "" when the charge has none */
+    char refund_id[TXID_BUF]; /* refunds only */
+    char out_refund_no[65];   /* refunds only */
+    long long refund_fee;     /* refunds only, fen */
 } ledger_bill_record;
 
 /* Calls row(arg, r) for every charge with from <= charged_at < to (when

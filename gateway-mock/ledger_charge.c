@@ -18,7 +18,7 @@ static void ledger_now(char out[32], time_t *secs)
 {
     struct timespec ts;
     struct tm tm;
-    mock_clock_now_ts(&ts);   /* the mock's clock (clock_offset_ms) */
+    mock_clock_now_ts(&ts); /* the mock's clock (clock_offset_ms) */
     gmtime_r(&ts.tv_sec, &tm);
     size_t n = strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
     unsigned long us = (unsigned long)(ts.tv_nsec / 1000) % 1000000UL;
@@ -33,10 +33,10 @@ typedef struct {
     const char *out_trade_no;
     long long total_fee;
     const char *trade_type;
-    const char *openid;            /* NULL: none */
+    const char *openid; /* NULL: none */
     bool charge;
     bool dedupe;
-    char when[32];                 /* charged_at as DATETIME(6) text */
+    char when[32]; /* charged_at as DATETIME(6) text */
     ledger_attempt_result *out;
 } attempt_arg;
 
@@ -55,7 +55,9 @@ static int ledger_insert_charge(ledger *l, attempt_arg *a)
 {
     const char *openid = a->openid != NULL && a->openid[0] != '\0' ? a->openid : NULL;
     return ledger_exec(l, S_CHARGE_INSERT, "sslsss", a->out->transaction_id, a->out_trade_no,
-                       a->total_fee, a->trade_type, a->when, openid) != NULL ? 0 : -1;
+                       a->total_fee, a->trade_type, a->when, openid) != NULL
+               ? 0
+               : -1;
 }
 
 /* Once the out_trade_no exists and the conditional update missed: why?
@@ -67,7 +69,7 @@ static int ledger_explain_miss(ledger *l, attempt_arg *a)
     if (ledger_trade_get(l, a->out_trade_no, &t) != 0)
         return -1;
     if (!t.found)
-        return 1;  /* reset meanwhile */
+        return 1; /* reset meanwhile */
     if (t.closed) {
         a->out->outcome = LEDGER_ORDERCLOSED;
         return 0;
@@ -128,10 +130,11 @@ static int ledger_attempt_dedupe(void *owner, void *arg)
         mock_store_rollback(&l->m);
         if (mock_store_begin(&l->m) != 0)
             return -1;
-        MYSQL_STMT *cas =
-            a->charge ? ledger_exec(l, S_TRADE_CAS_CHARGE, "ssl", a->out->transaction_id,
-                                    a->out_trade_no, a->total_fee)
-                      : ledger_exec(l, S_TRADE_CAS_DECLINE, "sl", a->out_trade_no, a->total_fee);
+        MYSQL_STMT *cas = a->charge
+                              ? ledger_exec(l, S_TRADE_CAS_CHARGE, "ssl", a->out->transaction_id,
+                                            a->out_trade_no, a->total_fee)
+                              : ledger_exec(l, S_TRADE_CAS_DECLINE, "sl", a->out_trade_no,
+                                            a->total_fee);
         if (cas == NULL)
             return -1;
         n = (unsigned long long)mysql_stmt_affected_rows(cas);
@@ -180,10 +183,10 @@ static int ledger_attempt_trusting(void *owner, void *arg)
             ledger_draw_charge(a);
         if (mock_store_begin(&l->m) != 0)
             return -1;
-        MYSQL_STMT *up =
-            a->charge ? ledger_exec(l, S_TRADE_UPSERT_CHARGE, "sls", a->out_trade_no, a->total_fee,
-                                    a->out->transaction_id)
-                      : ledger_exec(l, S_TRADE_UPSERT_DECLINE, "sl", a->out_trade_no, a->total_fee);
+        MYSQL_STMT *up = a->charge ? ledger_exec(l, S_TRADE_UPSERT_CHARGE, "sls", a->out_trade_no,
+                                                 a->total_fee, a->out->transaction_id)
+                                   : ledger_exec(l, S_TRADE_UPSERT_DECLINE, "sl", a->out_trade_no,
+                                                 a->total_fee);
         if (up == NULL)
             return -1;
         int rc = ledger_closed_under_lock(l, a);
@@ -197,9 +200,8 @@ static int ledger_attempt_trusting(void *owner, void *arg)
     return -1;
 }
 
-int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee,
-                   const char *trade_type, const char *openid, bool charge, bool dedupe,
-                   ledger_attempt_result *out)
+int ledger_attempt(ledger *l, const char *out_trade_no, long long total_fee, const char *trade_type,
+                   const char *openid, bool charge, bool dedupe, ledger_attempt_result *out)
 {
     attempt_arg a = { out_trade_no, total_fee, trade_type, openid, charge, dedupe, "", out };
     memset(out, 0, sizeof(*out));
@@ -236,15 +238,15 @@ typedef struct {
  * or the out_trade_no) into o's charge fields and *refund_count; *found
  * says whether there is one. 0 or -1. */
 int ledger_charge_get(ledger *l, int sid, const char *key, bool *found, ledger_order *o,
-                             long long *refund_count)
+                      long long *refund_count)
 {
     MYSQL_STMT *st = ledger_exec(l, sid, "s", key);
     if (st == NULL)
         return -1;
     return ledger_first(l, st, found, "sslllss", o->transaction_id, sizeof(o->transaction_id),
-                        o->out_trade_no, sizeof(o->out_trade_no), &o->total_fee,
-                        &o->refunded_fee, refund_count, o->trade_type, sizeof(o->trade_type),
-                        o->time_end, sizeof(o->time_end));
+                        o->out_trade_no, sizeof(o->out_trade_no), &o->total_fee, &o->refunded_fee,
+                        refund_count, o->trade_type, sizeof(o->trade_type), o->time_end,
+                        sizeof(o->time_end));
 }
 
 static int ledger_query_op(void *owner, void *arg)
@@ -288,8 +290,7 @@ static int ledger_query_op(void *owner, void *arg)
     return 0;
 }
 
-int ledger_query(ledger *l, const char *out_trade_no, const char *transaction_id,
-                 ledger_order *out)
+int ledger_query(ledger *l, const char *out_trade_no, const char *transaction_id, ledger_order *out)
 {
     query_arg a = { out_trade_no, transaction_id, out };
     return ledger_run(l, ledger_query_op, &a);

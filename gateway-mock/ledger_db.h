@@ -17,7 +17,7 @@
 #include "ledger.h"
 #include "mock_store.h"
 
-#define LEDGER_MAX_TRIES MOCK_STORE_TRIES      /* also of a clash inside one operation */
+#define LEDGER_MAX_TRIES MOCK_STORE_TRIES /* also of a clash inside one operation */
 #define LEDGER_ERR_LOGIC MOCK_STORE_ERR_LOGIC
 
 /* The statements (ledger_sql in ledger.c), one slot each per connection. */
@@ -57,7 +57,7 @@ enum {
 };
 
 struct ledger {
-    mock_store m;            /* the connection, the last error (ledger_error) */
+    mock_store m; /* the connection, the last error (ledger_error) */
     MYSQL_STMT *stmt[S_COUNT];
 };
 
@@ -87,9 +87,9 @@ int ledger_run(ledger *l, ledger_op op, void *arg);
 
 /* What ledger_trade_get reads of a mock_trade row. */
 typedef struct {
-    bool found;               /* false: no row (the other fields are 0) */
+    bool found; /* false: no row (the other fields are 0) */
     long long total_fee;
-    bool charged;             /* it has a transaction_id */
+    bool charged; /* it has a transaction_id */
     char last_result[16];
     bool closed;
 } trade_row;

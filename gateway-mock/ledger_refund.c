@@ -30,8 +30,8 @@ static int ledger_refund_earlier(ledger *l, refund_arg *a)
     MYSQL_STMT *st = ledger_exec(l, S_REFUND_GET, "s", a->out_refund_no);
     if (st == NULL ||
         ledger_first(l, st, &found, "sssll", o->transaction_id, sizeof(o->transaction_id),
-                     o->out_trade_no, sizeof(o->out_trade_no), o->refund_id,
-                     sizeof(o->refund_id), &o->total_fee, &o->refund_fee) != 0)
+                     o->out_trade_no, sizeof(o->out_trade_no), o->refund_id, sizeof(o->refund_id),
+                     &o->total_fee, &o->refund_fee) != 0)
         return -1;
     if (!found)
         return 0;
@@ -63,8 +63,8 @@ static int ledger_refund_op(void *owner, void *arg)
         } else {
             ledger_order charge;
             long long count;
-            if (ledger_charge_get(l, S_CHARGE_BY_OTN, a->out_trade_no, &found, &charge,
-                                  &count) != 0)
+            if (ledger_charge_get(l, S_CHARGE_BY_OTN, a->out_trade_no, &found, &charge, &count) !=
+                0)
                 return -1;
             if (!found) {
                 o->outcome = REFUND_NO_CHARGE;
@@ -77,9 +77,8 @@ static int ledger_refund_op(void *owner, void *arg)
             return -1;
         long long refunded = 0;
         MYSQL_STMT *lock = ledger_exec(l, S_CHARGE_LOCK, "s", txid);
-        if (lock == NULL ||
-            ledger_first(l, lock, &found, "sll", o->out_trade_no, sizeof(o->out_trade_no),
-                         &o->total_fee, &refunded) != 0)
+        if (lock == NULL || ledger_first(l, lock, &found, "sll", o->out_trade_no,
+                                         sizeof(o->out_trade_no), &o->total_fee, &refunded) != 0)
             return -1;
         snprintf(o->transaction_id, sizeof(o->transaction_id), "%s", txid);
         o->refund_fee = a->refund_fee;

@@ -14,7 +14,7 @@
 /* A listing: all rows by sid_all, or those of out_trade_no by sid_otn,
  * each row made a JSON object by next. */
 typedef struct {
-    const char *out_trade_no;        /* NULL: all */
+    const char *out_trade_no; /* NULL: all */
     int sid_all, sid_otn;
     int (*next)(MYSQL_STMT *st, json_t **obj);
     const char *what;
@@ -113,7 +113,7 @@ json_t *ledger_closed_json(ledger *l, const char *out_trade_no)
 /* ---- the statement ------------------------------------------------------- */
 
 typedef struct {
-    char from[32], to[32];     /* UTC DATETIME text */
+    char from[32], to[32]; /* UTC DATETIME text */
     bool charges, refunds;
     void (*restart)(void *arg);
     int (*row)(void *arg, const ledger_bill_record *r);
@@ -125,12 +125,11 @@ typedef struct {
 static int ledger_bill_fetch(MYSQL_STMT *st, ledger_bill_record *r)
 {
     long long kind = 0;
-    int rc = db_stmt_fetch(st, "lssslssssl", &kind, r->time, sizeof(r->time),
-                           r->transaction_id, sizeof(r->transaction_id), r->out_trade_no,
-                           sizeof(r->out_trade_no), &r->total_fee, r->trade_type,
-                           sizeof(r->trade_type), r->openid, sizeof(r->openid), r->refund_id,
-                           sizeof(r->refund_id), r->out_refund_no, sizeof(r->out_refund_no),
-                           &r->refund_fee);
+    int rc = db_stmt_fetch(st, "lssslssssl", &kind, r->time, sizeof(r->time), r->transaction_id,
+                           sizeof(r->transaction_id), r->out_trade_no, sizeof(r->out_trade_no),
+                           &r->total_fee, r->trade_type, sizeof(r->trade_type), r->openid,
+                           sizeof(r->openid), r->refund_id, sizeof(r->refund_id), r->out_refund_no,
+                           sizeof(r->out_refund_no), &r->refund_fee);
     r->refund = kind != 0;
     return rc;
 }

@@ -18,7 +18,7 @@
 typedef struct {
     char appid[64];
     char mch_id[64];
-    char key[128];     /* never logged */
+    char key[128];          /* never logged */
     wx_sign_type sign_type; /* IDEMPAY_WX_SIGN_TYPE: what notifications are signed with (MD5) */
 } mock_creds;
 
@@ -29,11 +29,11 @@ struct v3_keys;
 typedef struct {
     mock_creds creds;
     faults_state faults;
-    rules_set rules;             /* targeted fault rules (memory only) */
-    struct notifier *notifier;   /* NULL in unit tests: no notifications */
-    struct journal *journal;     /* NULL in unit tests: nothing journaled */
-    int max_holds;               /* withheld replies at once (each holds a request thread) */
-    struct v3_keys *v3;          /* APIv3 material (v3_keys.h); NULL: /v3/ is not served */
+    rules_set rules;           /* targeted fault rules (memory only) */
+    struct notifier *notifier; /* NULL in unit tests: no notifications */
+    struct journal *journal;   /* NULL in unit tests: nothing journaled */
+    int max_holds;             /* withheld replies at once (each holds a request thread) */
+    struct v3_keys *v3;        /* APIv3 material (v3_keys.h); NULL: /v3/ is not served */
 } mock_app;
 
 #endif

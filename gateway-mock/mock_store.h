@@ -11,16 +11,16 @@
 #include <stdbool.h>
 #include <mysql.h>
 
-#define MOCK_STORE_TRIES 20      /* tries of an operation (and of a clash inside one) */
-#define MOCK_STORE_ERR_LOGIC 1   /* err_no for a failure that is not MariaDB's */
+#define MOCK_STORE_TRIES 20    /* tries of an operation (and of a clash inside one) */
+#define MOCK_STORE_ERR_LOGIC 1 /* err_no for a failure that is not MariaDB's */
 
 typedef struct {
-    MYSQL *db;               /* NULL until the first run, and after a lost connection */
-    MYSQL_STMT **stmt;       /* the owner's nstmt statement slots */
+    MYSQL *db;         /* NULL until the first run, and after a lost connection */
+    MYSQL_STMT **stmt; /* the owner's nstmt statement slots */
     int nstmt;
-    const char *name;        /* in log lines: "ledger", "refunds" */
-    unsigned int err_no;     /* last error: a MariaDB number, MOCK_STORE_ERR_LOGIC; 0 none */
-    bool write_sent;         /* COMMIT was sent: after a lost connection its fate is unknown */
+    const char *name;    /* in log lines: "ledger", "refunds" */
+    unsigned int err_no; /* last error: a MariaDB number, MOCK_STORE_ERR_LOGIC; 0 none */
+    bool write_sent;     /* COMMIT was sent: after a lost connection its fate is unknown */
     char err[256];
 } mock_store;
 

@@ -27,25 +27,25 @@
 
 typedef struct {
     notifier_charge charge;
-    long long due_ms;        /* monotonic */
-    int attempt;             /* deliveries made so far */
-    int copy;                /* 1 .. notify_copies */
+    long long due_ms; /* monotonic */
+    int attempt;      /* deliveries made so far */
+    int copy;         /* 1 .. notify_copies */
     unsigned long generation;
-    bool is_refund;          /* a refund result notification of refund */
+    bool is_refund; /* a refund result notification of refund */
     refund_record refund;
 } delivery;
 
 struct notifier {
     mock_app *app;
     pthread_mutex_t mu;
-    pthread_cond_t cond;         /* work may be ready */
-    delivery *heap;              /* min-heap by due_ms */
+    pthread_cond_t cond; /* work may be ready */
+    delivery *heap;      /* min-heap by due_ms */
     size_t len, cap;
     int inflight;
-    unsigned long generation;    /* bumped by a reset */
+    unsigned long generation; /* bumped by a reset */
     long long timeout_ms;
 
-    pthread_mutex_t count_mu;    /* the counter and its flush */
+    pthread_mutex_t count_mu; /* the counter and its flush */
     long long unflushed;
 };
 
@@ -81,7 +81,8 @@ char *notifier_build_xml(const notifier_charge *c, const mock_creds *creds, cons
     /* signed as the merchant configured it (IDEMPAY_WX_SIGN_TYPE; WeChat
      * signs with the order's sign_type): HMAC-SHA256 names itself */
     if (WX_MSG_SET_PAIRS(&m, fields) == 0 &&
-        (creds->sign_type != WX_SIGN_HMAC_SHA256 || wx_msg_set(&m, "sign_type", "HMAC-SHA256") == 0) &&
+        (creds->sign_type != WX_SIGN_HMAC_SHA256 ||
+         wx_msg_set(&m, "sign_type", "HMAC-SHA256") == 0) &&
         wx_sign_compute(&m, creds->key, creds->sign_type, sig) == 0 &&
         wx_msg_set(&m, "sign", sig) == 0)
         doc = wx_xml_build(&m);
@@ -126,7 +127,10 @@ static void notifier_v3_reply_read(const http_reply *reply, journal_entry *e)
     const char *code = json_string_value(json_object_get(o, "code"));
     const char *msg = json_string_value(json_object_get(o, "message"));
     bool ok = reply->code == 200 || reply->code == 204;
-    snprintf(e->return_code, sizeof(e->return_code), "%s", ok ? "SUCCESS" : code != NULL ? code : "");
+    snprintf(e->return_code, sizeof(e->return_code), "%s",
+             ok             ? "SUCCESS"
+             : code != NULL ? code
+                            : "");
     snprintf(e->return_msg, sizeof(e->return_msg), "%s", msg != NULL ? msg : "");
     json_decref(o);
 }
@@ -249,7 +253,6 @@ static char *notifier_body(notifier *n, const delivery *d, char *lines[5])
     return json;
 }
 
-
 /* POSTs one notification; true when the merchant acknowledged it. */
 static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
 {
@@ -286,10 +289,9 @@ static bool notifier_deliver(notifier *n, http_client *hc, const delivery *d)
                                          n->timeout_ms, &reply);
     ok = notifier_outcome(d, st, &reply, &e);
     journal_append(n->app->journal, &e, false);
-    log_msg(ok ? LOG_DEBUG : LOG_INFO,
-            "notify %s copy %d attempt %d to %s: %s (HTTP %ld)%s", d->charge.transaction_id,
-            d->copy, d->attempt + 1, d->charge.notify_url, http_status_name(st), reply.code,
-            ok ? "" : " not acknowledged");
+    log_msg(ok ? LOG_DEBUG : LOG_INFO, "notify %s copy %d attempt %d to %s: %s (HTTP %ld)%s",
+            d->charge.transaction_id, d->copy, d->attempt + 1, d->charge.notify_url,
+            http_status_name(st), reply.code, ok ? "" : " not acknowledged");
     free(xml);
     wx3_lines_free(lines);
     return ok;
@@ -322,7 +324,7 @@ static void *notifier_worker(void *arg)
         }
         notifier_pop(n, &d);
         if (!cfg.notify_enabled)
-            continue;  /* switched off: pending deliveries are dropped */
+            continue; /* switched off: pending deliveries are dropped */
         n->inflight++;
         pthread_mutex_unlock(&n->mu);
 
@@ -340,7 +342,8 @@ static void *notifier_worker(void *arg)
             } else {
                 d.due_ms = clocks_mono_ms() + wait;
                 if (notifier_push(n, &d) != 0)
-                    log_msg(LOG_WARN, "notify %s: queue full, retry dropped", d.charge.transaction_id);
+                    log_msg(LOG_WARN, "notify %s: queue full, retry dropped",
+                            d.charge.transaction_id);
             }
         }
         pthread_cond_broadcast(&n->cond);
@@ -402,7 +405,7 @@ notifier *notifier_start(mock_app *app)
         if (rc != 0) {
             log_msg(LOG_ERROR, "notifier: pthread_create: %s", strerror(rc));
             pthread_attr_destroy(&ta);
-            return NULL;  /* threads already started keep n alive: not freed */
+            return NULL; /* threads already started keep n alive: not freed */
         }
     }
     pthread_attr_destroy(&ta);
@@ -454,7 +457,7 @@ void notifier_refund_ended(notifier *n, const refund_record *r, const char *url)
     snprintf(d.charge.transaction_id, sizeof(d.charge.transaction_id), "%s", r->transaction_id);
     snprintf(d.charge.out_trade_no, sizeof(d.charge.out_trade_no), "%s", r->out_trade_no);
     snprintf(d.charge.notify_url, sizeof(d.charge.notify_url), "%s", url);
-    d.charge.api_version = r->api_version;   /* the dialect the refund was asked in */
+    d.charge.api_version = r->api_version; /* the dialect the refund was asked in */
     notifier_queue(n, &d);
 }
 

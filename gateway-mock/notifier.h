@@ -18,7 +18,7 @@
 #include "refund_store.h"
 
 #define NOTIFIER_MAX_URL 256
-#define NOTIFIER_MAX_QUEUE 200000       /* deliveries beyond this are dropped (logged) */
+#define NOTIFIER_MAX_QUEUE 200000 /* deliveries beyond this are dropped (logged) */
 
 typedef struct notifier notifier;
 
@@ -31,7 +31,7 @@ typedef struct {
     char openid[129];
     char time_end[15];
     char notify_url[NOTIFIER_MAX_URL + 1];
-    int api_version;              /* 2: the v2 XML notification; 3: APIv3's (v3_notify.h) */
+    int api_version; /* 2: the v2 XML notification; 3: APIv3's (v3_notify.h) */
 } notifier_charge;
 
 /* Starts the delivery threads (MOCK_MAX_NOTIFY_CONCURRENCY of them) and

@@ -20,7 +20,7 @@ typedef struct {
 
 /* One payment's answer. */
 typedef struct {
-    const char *err_code;         /* NULL: SUCCESS */
+    const char *err_code; /* NULL: SUCCESS */
     const char *err_des;
     char transaction_id[TXID_BUF];
     char out_trade_no[33];
@@ -59,7 +59,8 @@ static int payer_find(const payer_req *p, prepay_row *row)
     size_t n = strlen(CODE_URL_PREFIX);
     memset(row, 0, sizeof(*row));
     if (p->prepay_id != NULL)
-        return strlen(p->prepay_id) < PREPAY_ID_BUF ? prepay_get(PREPAY_BY_ID, p->prepay_id, row) : 0;
+        return strlen(p->prepay_id) < PREPAY_ID_BUF ? prepay_get(PREPAY_BY_ID, p->prepay_id, row)
+                                                    : 0;
     if (strncmp(p->code_url, CODE_URL_PREFIX, n) != 0 || strlen(p->code_url + n) == 0 ||
         strlen(p->code_url + n) >= PREPAY_TOKEN_BUF)
         return 0;
@@ -145,7 +146,9 @@ static void payer_journal(mock_app *app, journal_entry *je, const payer_ans *a, 
     snprintf(je->transaction_id, sizeof(je->transaction_id), "%s", a->transaction_id);
     snprintf(je->return_code, sizeof(je->return_code), "%s", failed ? "FAIL" : "SUCCESS");
     snprintf(je->result_code, sizeof(je->result_code), "%s",
-             failed ? "" : a->err_code != NULL ? "FAIL" : "SUCCESS");
+             failed                ? ""
+             : a->err_code != NULL ? "FAIL"
+                                   : "SUCCESS");
     snprintf(je->err_code, sizeof(je->err_code), "%s", a->err_code != NULL ? a->err_code : "");
     je->latency_ms = journal_elapsed_ms(je);
     journal_append(app->journal, je, true);
@@ -196,8 +199,8 @@ void payer_handle(mock_app *app, ledger *l, const http_request *req, http_respon
         return;
     }
     log_msg(LOG_INFO, "payer: %s %s%s%s", a.out_trade_no[0] ? a.out_trade_no : "(no order)",
-            a.err_code != NULL ? a.err_code : "paid as ", a.err_code != NULL ? "" : a.transaction_id,
-            p.delay_ms > 0 ? " (slow payer)" : "");
+            a.err_code != NULL ? a.err_code : "paid as ",
+            a.err_code != NULL ? "" : a.transaction_id, p.delay_ms > 0 ? " (slow payer)" : "");
     json_t *out = a.err_code != NULL
                       ? json_pack("{s:s, s:s, s:s, s:s}", "result", "FAIL", "err_code", a.err_code,
                                   "err_code_des", a.err_des, "out_trade_no", a.out_trade_no)

@@ -10,15 +10,26 @@
 #include "env.h"
 #include "ledger.h"
 
-#define PREPAY_COLS                                                                            \
-    "out_trade_no, micropay, IFNULL(prepay_id, ''), IFNULL(code_token, ''), trade_type, "     \
-    "IFNULL(openid, ''), total_fee, fingerprint, IFNULL(notify_url, ''), created_ms, "        \
-    "expire_ms, prepay_until_ms, state, resolve_ms, resolve_pay, answered_ms, "               \
+#define PREPAY_COLS                                                                                \
+    "out_trade_no, micropay, IFNULL(prepay_id, ''), IFNULL(code_token, ''), trade_type, "          \
+    "IFNULL(openid, ''), total_fee, fingerprint, IFNULL(notify_url, ''), created_ms, "             \
+    "expire_ms, prepay_until_ms, state, resolve_ms, resolve_pay, answered_ms, "                    \
     "paying_until_ms, IFNULL(race_txid, ''), api_version"
 
 enum {
-    P_GET_OTN = 0, P_GET_ID, P_GET_TOKEN, P_INSERT, P_CAS, P_ANSWERED, P_PAYING, P_RACE,
-    P_DUE, P_RESET, P_STATE, P_USERPAYING, P_COUNT
+    P_GET_OTN = 0,
+    P_GET_ID,
+    P_GET_TOKEN,
+    P_INSERT,
+    P_CAS,
+    P_ANSWERED,
+    P_PAYING,
+    P_RACE,
+    P_DUE,
+    P_RESET,
+    P_STATE,
+    P_USERPAYING,
+    P_COUNT
 };
 
 static const char *const prepay_sql[P_COUNT] = {
@@ -149,12 +160,16 @@ int prepay_get(prepay_key by, const char *key, prepay_row *out)
 
 int prepay_insert(const prepay_row *r, bool *inserted)
 {
-    MYSQL_STMT *st = prepay_exec(P_INSERT, "slssssls" "slllsll" "ll", r->out_trade_no,
-                                 (long long)r->micropay, r->prepay_id, r->code_token,
-                                 r->trade_type, r->openid, r->total_fee, r->fingerprint,
-                                 r->notify_url, r->created_ms, r->expire_ms, r->prepay_until_ms,
-                                 r->state, r->resolve_ms, (long long)r->resolve_pay,
-                                 r->answered_ms, (long long)(r->api_version == 3 ? 3 : 2));
+    MYSQL_STMT *st = prepay_exec(P_INSERT,
+                                 "slssssls"
+                                 "slllsll"
+                                 "ll",
+                                 r->out_trade_no, (long long)r->micropay, r->prepay_id,
+                                 r->code_token, r->trade_type, r->openid, r->total_fee,
+                                 r->fingerprint, r->notify_url, r->created_ms, r->expire_ms,
+                                 r->prepay_until_ms, r->state, r->resolve_ms,
+                                 (long long)r->resolve_pay, r->answered_ms,
+                                 (long long)(r->api_version == 3 ? 3 : 2));
     if (st == NULL)
         return -1;
     *inserted = mysql_stmt_affected_rows(st) == 1;

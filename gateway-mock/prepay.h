@@ -36,13 +36,13 @@ typedef struct {
     char fingerprint[33];
     char notify_url[257];
     long long created_ms, expire_ms, prepay_until_ms;
-    char state[16];                    /* NOTPAY, USERPAYING, PAID, PAYERROR, REVOKED */
+    char state[16]; /* NOTPAY, USERPAYING, PAID, PAYERROR, REVOKED */
     long long resolve_ms;
     bool resolve_pay;
     long long answered_ms;
     long long paying_until_ms;
     char race_txid[TXID_BUF];
-    int api_version;                   /* 2, or 3: created by APIv3 (its notifications are v3's) */
+    int api_version; /* 2, or 3: created by APIv3 (its notifications are v3's) */
 } prepay_row;
 
 typedef enum { PREPAY_BY_OTN = 0, PREPAY_BY_ID, PREPAY_BY_TOKEN } prepay_key;

@@ -57,7 +57,7 @@ static void flow_decide(const faults_config *cfg, flow_draw *d)
     pthread_mutex_lock(&flow_rng_mu);
     if (flow_rng_seed != cfg->seed) {
         flow_rng_seed = cfg->seed;
-        rng_seed(&flow_rng, (uint64_t)cfg->seed ^ 0x726566756e64ULL);  /* "refund" */
+        rng_seed(&flow_rng, (uint64_t)cfg->seed ^ 0x726566756e64ULL); /* "refund" */
     }
     d->notenough = rng_chance(&flow_rng, cfg->refund_notenough_rate);
     d->abnormal = rng_chance(&flow_rng, cfg->refund_abnormal_rate);
@@ -183,9 +183,10 @@ static void flow_refused(refund_accept_outcome o, const char *refuse, refund_flo
         flow_fail(out, "INVALID_REQUEST", "退款单号已用于其他订单");
         return;
     case REFUND_REFUSED:
-        flow_fail(out, refuse, strcmp(refuse, "NOTENOUGH") == 0
-                                   ? "基本账户余额不足，请充值后重新发起"
-                                   : "用户帐号注销，不能原路退回，请使用其他方式进行退款");
+        flow_fail(out, refuse,
+                  strcmp(refuse, "NOTENOUGH") == 0
+                      ? "基本账户余额不足，请充值后重新发起"
+                      : "用户帐号注销，不能原路退回，请使用其他方式进行退款");
         return;
     case REFUND_ACCEPTED:
     case REFUND_AGAIN:
@@ -193,8 +194,8 @@ static void flow_refused(refund_accept_outcome o, const char *refuse, refund_flo
     }
 }
 
-void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee,
-                        long long refund_fee, int api_version, refund_flow_reply *out)
+void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee, long long refund_fee,
+                        int api_version, refund_flow_reply *out)
 {
     faults_config cfg;
     flow_draw d;
@@ -213,12 +214,17 @@ void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee,
         .refund_fee = refund_fee,
         .notify_url = wx_msg_get(req, "notify_url"),
         .delay_ms = cfg.refund_delay_ms,
-        .outcome = d.close ? "REFUNDCLOSE" : d.change ? "CHANGE" : "SUCCESS",
-        .refuse = d.notenough ? "NOTENOUGH" : d.abnormal ? "USER_ACCOUNT_ABNORMAL" : NULL,
+        .outcome = d.close    ? "REFUNDCLOSE"
+                   : d.change ? "CHANGE"
+                              : "SUCCESS",
+        .refuse = d.notenough  ? "NOTENOUGH"
+                  : d.abnormal ? "USER_ACCOUNT_ABNORMAL"
+                               : NULL,
         .api_version = api_version,
     };
     if (s == NULL || refund_store_accept(s, &q, &o, &r) != 0) {
-        log_msg(LOG_ERROR, "refund: ledger failed: %s", s ? refund_store_error(s) : "out of memory");
+        log_msg(LOG_ERROR, "refund: ledger failed: %s",
+                s ? refund_store_error(s) : "out of memory");
         flow_fail(out, "SYSTEMERROR", DES_BUSY);
         return;
     }
@@ -254,21 +260,17 @@ static int flow_query_row(wx_msg *m, int n, const refund_record *r)
 {
     char k[8][40];
     static const char *const names[8] = {
-        "out_refund_no", "refund_id", "refund_channel", "refund_fee", "settlement_refund_fee",
-        "refund_status", "refund_recv_accout", "refund_success_time",
+        "out_refund_no",         "refund_id",     "refund_channel",     "refund_fee",
+        "settlement_refund_fee", "refund_status", "refund_recv_accout", "refund_success_time",
     };
     for (int i = 0; i < 8; i++)
         snprintf(k[i], sizeof(k[i]), "%s_%d", names[i], n);
     bool success = strcmp(r->status, "SUCCESS") == 0;
     const wx_pair fields[] = {
-        WX_TEXT(k[0], r->out_refund_no),
-        WX_TEXT(k[1], r->refund_id),
-        WX_TEXT(k[2], "ORIGINAL"),
-        WX_NUM(k[3], r->refund_fee),
-        WX_NUM(k[4], r->refund_fee),
-        WX_TEXT(k[5], r->status),
-        WX_TEXT(k[6], "支付用户零钱"),
-        WX_TEXT(k[7], success ? r->ended_at : NULL),
+        WX_TEXT(k[0], r->out_refund_no), WX_TEXT(k[1], r->refund_id),
+        WX_TEXT(k[2], "ORIGINAL"),       WX_NUM(k[3], r->refund_fee),
+        WX_NUM(k[4], r->refund_fee),     WX_TEXT(k[5], r->status),
+        WX_TEXT(k[6], "支付用户零钱"),   WX_TEXT(k[7], success ? r->ended_at : NULL),
     };
     return WX_MSG_SET_PAIRS(m, fields);
 }
@@ -287,8 +289,8 @@ void refund_flow_query(mock_app *app, const wx_msg *req, refund_flow_reply *out)
     if (recs != NULL && s != NULL)
         flow_settle(app, s);
     if (recs == NULL || s == NULL ||
-        refund_store_find(s, (refund_key)k, wx_msg_get(req, keys[k]), recs,
-                          REFUND_FLOW_MAX_LISTED, &n) != 0) {
+        refund_store_find(s, (refund_key)k, wx_msg_get(req, keys[k]), recs, REFUND_FLOW_MAX_LISTED,
+                          &n) != 0) {
         log_msg(LOG_ERROR, "refundquery: ledger failed: %s", s ? refund_store_error(s) : "OOM");
         flow_fail(out, "SYSTEMERROR", DES_BUSY);
         goto done;

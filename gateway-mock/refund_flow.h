@@ -41,10 +41,10 @@
 
 /* How to answer a refund or refundquery call. */
 typedef struct {
-    const char *err_code;        /* NULL: result_code SUCCESS with extra */
+    const char *err_code; /* NULL: result_code SUCCESS with extra */
     char err_des[160];
-    wx_msg extra;                /* the reply's fields (initialised; caller frees) */
-    char out_trade_no[33];       /* for the journal ("" unknown) */
+    wx_msg extra;          /* the reply's fields (initialised; caller frees) */
+    char out_trade_no[33]; /* for the journal ("" unknown) */
     char transaction_id[TXID_BUF];
 } refund_flow_reply;
 
@@ -61,8 +61,8 @@ bool refund_flow_cert_ok(mock_app *app, const char *client_verify, const char *c
 
 /* Serves a validated /secapi/pay/refund (req holds its fields; total_fee and
  * refund_fee checked by api_validate) into *out (initialised here). */
-void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee,
-                        long long refund_fee, int api_version, refund_flow_reply *out);
+void refund_flow_refund(mock_app *app, const wx_msg *req, long long total_fee, long long refund_fee,
+                        int api_version, refund_flow_reply *out);
 
 /* Serves a validated /pay/refundquery into *out (initialised here). */
 void refund_flow_query(mock_app *app, const wx_msg *req, refund_flow_reply *out);

@@ -61,10 +61,8 @@ char *refund_notify_build_xml(const refund_record *r, const mock_creds *creds, c
     if (inner == NULL || wx_refund_info_encrypt(creds->key, inner, strlen(inner), &req_info) != 0)
         goto done;
     const wx_pair fields[] = {
-        WX_TEXT("return_code", "SUCCESS"),
-        WX_TEXT("appid", creds->appid),
-        WX_TEXT("mch_id", creds->mch_id),
-        WX_TEXT("nonce_str", nonce),
+        WX_TEXT("return_code", "SUCCESS"), WX_TEXT("appid", creds->appid),
+        WX_TEXT("mch_id", creds->mch_id),  WX_TEXT("nonce_str", nonce),
         WX_TEXT("req_info", req_info),
     };
     if (WX_MSG_SET_PAIRS(&m, fields) == 0)

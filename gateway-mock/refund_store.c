@@ -13,7 +13,6 @@
 #include "ledger.h"
 #include "mock_store.h"
 
-
 enum {
     S_BY_ORN,
     S_BY_RID,
@@ -33,10 +32,12 @@ enum {
 };
 
 #define CST(col) "DATE_FORMAT(" col " + INTERVAL 8 HOUR, '%Y-%m-%d %H:%i:%s')"
+/* clang-format off */
 #define REFUND_COLS                                                                     \
     "SELECT out_refund_no, refund_id, transaction_id, out_trade_no, total_fee, refund_fee, " \
     "status, " CST("refunded_at") ", COALESCE(" CST("ended_at") ", ''), "               \
     "COALESCE(notify_url, ''), api_version FROM mock_refund "
+/* clang-format on */
 #define REFUND_ORDER " ORDER BY refunded_at, refund_id"
 
 static const char *const store_sql[S_COUNT] = {
@@ -47,31 +48,29 @@ static const char *const store_sql[S_COUNT] = {
     [S_LIST_ALL] = REFUND_COLS REFUND_ORDER,
     [S_LIST_OTN] = REFUND_COLS "WHERE out_trade_no = ?" REFUND_ORDER,
     /* As ledger_refund picks the charge of an out_trade_no. */
-    [S_CHARGE_OF_OTN] =
-        "SELECT transaction_id FROM mock_charge WHERE out_trade_no = ? "
-        "ORDER BY refund_count > 0, seq LIMIT 1",
-    [S_CHARGE_LOCK] =
-        "SELECT out_trade_no, total_fee, refunded_fee + pending_fee FROM mock_charge "
-        "WHERE transaction_id = ? FOR UPDATE",
+    [S_CHARGE_OF_OTN] = "SELECT transaction_id FROM mock_charge WHERE out_trade_no = ? "
+                        "ORDER BY refund_count > 0, seq LIMIT 1",
+    [S_CHARGE_LOCK] = "SELECT out_trade_no, total_fee, refunded_fee + pending_fee FROM mock_charge "
+                      "WHERE transaction_id = ? FOR UPDATE",
     [S_INSERT] =
         "INSERT INTO mock_refund (out_refund_no, refund_id, transaction_id, out_trade_no, total_fee, "
         "refund_fee, refunded_at, status, outcome, due_at, notify_url, api_version) VALUES (?, ?, ?, ?, "
         "?, ?, UTC_TIMESTAMP(6), 'PROCESSING', ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?, ?)",
-    [S_PENDING_ADD] = "UPDATE mock_charge SET pending_fee = pending_fee + ? WHERE transaction_id = ?",
-    [S_DUE] =
-        "SELECT out_refund_no, transaction_id FROM mock_refund WHERE status = 'PROCESSING' "
-        "AND due_at <= UTC_TIMESTAMP(6) ORDER BY due_at LIMIT ?",
-    [S_END] =
-        "UPDATE mock_refund SET status = outcome, ended_at = UTC_TIMESTAMP(6) "
-        "WHERE out_refund_no = ? AND status = 'PROCESSING'",
+    [S_PENDING_ADD] =
+        "UPDATE mock_charge SET pending_fee = pending_fee + ? WHERE transaction_id = ?",
+    [S_DUE] = "SELECT out_refund_no, transaction_id FROM mock_refund WHERE status = 'PROCESSING' "
+              "AND due_at <= UTC_TIMESTAMP(6) ORDER BY due_at LIMIT ?",
+    [S_END] = "UPDATE mock_refund SET status = outcome, ended_at = UTC_TIMESTAMP(6) "
+              "WHERE out_refund_no = ? AND status = 'PROCESSING'",
     [S_CHARGE_SUCCESS] =
         "UPDATE mock_charge SET refunded_fee = refunded_fee + ?, refund_count = refund_count + 1, "
         "pending_fee = pending_fee - ? WHERE transaction_id = ?",
-    [S_CHARGE_RELEASE] = "UPDATE mock_charge SET pending_fee = pending_fee - ? WHERE transaction_id = ?",
+    [S_CHARGE_RELEASE] =
+        "UPDATE mock_charge SET pending_fee = pending_fee - ? WHERE transaction_id = ?",
 };
 
 struct refund_store {
-    mock_store m;            /* the connection, the last error (refund_store_error) */
+    mock_store m; /* the connection, the last error (refund_store_error) */
     MYSQL_STMT *stmt[S_COUNT];
 };
 
@@ -125,7 +124,7 @@ static int store_fetch_fail(refund_store *s, MYSQL_STMT *st)
 {
     unsigned int no = mysql_stmt_errno(st);
     mock_store_set_err(&s->m, no != 0 ? no : MOCK_STORE_ERR_LOGIC, "fetch",
-                  no != 0 ? mysql_stmt_error(st) : "a bad binding or out of memory");
+                       no != 0 ? mysql_stmt_error(st) : "a bad binding or out of memory");
     db_stmt_done(st);
     mysql_stmt_reset(st);
     return -1;
@@ -147,9 +146,8 @@ static int store_next(refund_store *s, MYSQL_STMT *st, refund_record *r)
                           r->refund_id, sizeof(r->refund_id), r->transaction_id,
                           sizeof(r->transaction_id), r->out_trade_no, sizeof(r->out_trade_no),
                           &r->total_fee, &r->refund_fee, r->status, sizeof(r->status),
-                          r->accepted_at, sizeof(r->accepted_at), r->ended_at,
-                          sizeof(r->ended_at), r->notify_url, sizeof(r->notify_url),
-                          &api_version);
+                          r->accepted_at, sizeof(r->accepted_at), r->ended_at, sizeof(r->ended_at),
+                          r->notify_url, sizeof(r->notify_url), &api_version);
     r->api_version = (int)api_version;
     return f < 0 ? store_fetch_fail(s, st) : f;
 }
@@ -201,7 +199,8 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
     MYSQL_STMT *st = store_exec(s, S_CHARGE_LOCK, "s", txid);
     if (st == NULL)
         return -1;
-    int f = db_stmt_fetch(st, "sll", r->out_trade_no, sizeof(r->out_trade_no), &r->total_fee, &taken);
+    int f = db_stmt_fetch(st, "sll", r->out_trade_no, sizeof(r->out_trade_no), &r->total_fee,
+                          &taken);
     if (f < 0)
         return store_fetch_fail(s, st);
     db_stmt_done(st);
@@ -216,9 +215,9 @@ static int store_accept_locked(refund_store *s, accept_arg *a, const char *txid)
         mock_store_rollback(&s->m);
         if (e == 1)
             *r = earlier;
-        *a->outcome = f == 0 ? REFUND_UNKNOWN_CHARGE
+        *a->outcome = f == 0                                      ? REFUND_UNKNOWN_CHARGE
                       : strcmp(earlier.transaction_id, txid) == 0 ? REFUND_AGAIN
-                                                                    : REFUND_OTHER_CHARGE;
+                                                                  : REFUND_OTHER_CHARGE;
         return 0;
     }
     if (r->total_fee != q->total_fee || q->refund_fee > r->total_fee - taken || q->refuse != NULL) {
@@ -286,8 +285,8 @@ static int store_accept_op(void *owner, void *arg)
     return -1;
 }
 
-int refund_store_accept(refund_store *s, const refund_request *req,
-                        refund_accept_outcome *outcome, refund_record *rec)
+int refund_store_accept(refund_store *s, const refund_request *req, refund_accept_outcome *outcome,
+                        refund_record *rec)
 {
     accept_arg a = { req, outcome, rec };
     return store_run(s, store_accept_op, &a);
@@ -299,7 +298,7 @@ typedef struct {
     const char *out_refund_no;
     const char *transaction_id;
     refund_record *rec;
-    bool ended;              /* this call ended it */
+    bool ended; /* this call ended it */
 } end_arg;
 
 static int store_end_op(void *owner, void *arg)
@@ -322,14 +321,15 @@ static int store_end_op(void *owner, void *arg)
     if (st == NULL)
         return -1;
     if (mysql_stmt_affected_rows(st) != 1) {
-        mock_store_rollback(&s->m);   /* another thread ended it */
+        mock_store_rollback(&s->m); /* another thread ended it */
         return 0;
     }
     if (store_get(s, a->out_refund_no, a->rec) != 1)
         return -1;
     const refund_record *r = a->rec;
     if (strcmp(r->status, "SUCCESS") == 0)
-        st = store_exec(s, S_CHARGE_SUCCESS, "lls", r->refund_fee, r->refund_fee, r->transaction_id);
+        st = store_exec(s, S_CHARGE_SUCCESS, "lls", r->refund_fee, r->refund_fee,
+                        r->transaction_id);
     else if (strcmp(r->status, "REFUNDCLOSE") == 0)
         st = store_exec(s, S_CHARGE_RELEASE, "ls", r->refund_fee, r->transaction_id);
     if (st == NULL || mock_store_commit(&s->m) != 0)
@@ -354,9 +354,8 @@ static int store_due_op(void *owner, void *arg)
     a->n = 0;
     if (st == NULL)
         return -1;
-    while (a->n < a->max &&
-           (f = db_stmt_fetch(st, "ss", a->keys[a->n][0], sizeof(a->keys[0][0]), a->keys[a->n][1],
-                              sizeof(a->keys[0][1]))) == 1)
+    while (a->n < a->max && (f = db_stmt_fetch(st, "ss", a->keys[a->n][0], sizeof(a->keys[0][0]),
+                                               a->keys[a->n][1], sizeof(a->keys[0][1]))) == 1)
         a->n++;
     if (f < 0)
         return store_fetch_fail(s, st);
@@ -400,19 +399,18 @@ int refund_store_settle(refund_store *s, int max,
 
 typedef struct {
     int sid;
-    const char *value;       /* NULL: no parameter */
+    const char *value; /* NULL: no parameter */
     refund_record *recs;
     int cap, n;
-    json_t *rows;            /* non-NULL: append JSON objects instead */
+    json_t *rows; /* non-NULL: append JSON objects instead */
 } find_arg;
 
 static json_t *store_record_json(const refund_record *r)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s}", "out_refund_no",
-                     r->out_refund_no, "refund_id", r->refund_id, "transaction_id",
-                     r->transaction_id, "out_trade_no", r->out_trade_no, "refund_fee",
-                     (json_int_t)r->refund_fee, "status", r->status, "accepted_at", r->accepted_at,
-                     "ended_at", r->ended_at);
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s}", "out_refund_no", r->out_refund_no,
+                     "refund_id", r->refund_id, "transaction_id", r->transaction_id, "out_trade_no",
+                     r->out_trade_no, "refund_fee", (json_int_t)r->refund_fee, "status", r->status,
+                     "accepted_at", r->accepted_at, "ended_at", r->ended_at);
 }
 
 static int store_find_op(void *owner, void *arg)
@@ -446,8 +444,10 @@ int refund_store_find(refund_store *s, refund_key key, const char *value, refund
                       int cap, int *n)
 {
     static const int sid[] = {
-        [REFUND_BY_REFUND_ID] = S_BY_RID, [REFUND_BY_OUT_REFUND_NO] = S_BY_ORN,
-        [REFUND_BY_TRANSACTION_ID] = S_BY_TXID, [REFUND_BY_OUT_TRADE_NO] = S_BY_OTN,
+        [REFUND_BY_REFUND_ID] = S_BY_RID,
+        [REFUND_BY_OUT_REFUND_NO] = S_BY_ORN,
+        [REFUND_BY_TRANSACTION_ID] = S_BY_TXID,
+        [REFUND_BY_OUT_TRADE_NO] = S_BY_OTN,
     };
     find_arg a = { sid[key], value, recs, cap, 0, NULL };
     int rc = store_run(s, store_find_op, &a);
@@ -457,8 +457,9 @@ int refund_store_find(refund_store *s, refund_key key, const char *value, refund
 
 json_t *refund_store_json(refund_store *s, const char *out_trade_no)
 {
-    find_arg a = { out_trade_no != NULL ? S_LIST_OTN : S_LIST_ALL, out_trade_no, NULL, 0, 0,
-                   json_array() };
+    find_arg a = {
+        out_trade_no != NULL ? S_LIST_OTN : S_LIST_ALL, out_trade_no, NULL, 0, 0, json_array()
+    };
     if (a.rows == NULL)
         return NULL;
     if (store_run(s, store_find_op, &a) != 0) {

@@ -42,42 +42,42 @@ typedef struct {
     char out_trade_no[33];
     long long total_fee;
     long long refund_fee;
-    char status[16];             /* PROCESSING, SUCCESS, REFUNDCLOSE, CHANGE */
-    char accepted_at[20];        /* yyyy-MM-dd HH:mm:ss, China time */
-    char ended_at[20];           /* the same; "" while PROCESSING */
-    char notify_url[257];        /* "" when none */
-    int api_version;             /* 2, or 3: asked through APIv3 (its notification is v3's) */
+    char status[16];      /* PROCESSING, SUCCESS, REFUNDCLOSE, CHANGE */
+    char accepted_at[20]; /* yyyy-MM-dd HH:mm:ss, China time */
+    char ended_at[20];    /* the same; "" while PROCESSING */
+    char notify_url[257]; /* "" when none */
+    int api_version;      /* 2, or 3: asked through APIv3 (its notification is v3's) */
 } refund_record;
 
 /* What a refund request asks. */
 typedef struct {
-    const char *transaction_id;  /* preferred when non-empty */
+    const char *transaction_id; /* preferred when non-empty */
     const char *out_trade_no;
     const char *out_refund_no;
     long long total_fee;
     long long refund_fee;
-    const char *notify_url;      /* NULL or "" : none */
-    long long delay_ms;          /* PROCESSING this long */
-    const char *outcome;         /* SUCCESS, REFUNDCLOSE or CHANGE */
-    const char *refuse;          /* non-NULL: a new refund is refused (an err_code) */
-    int api_version;             /* 2 or 3 */
+    const char *notify_url; /* NULL or "" : none */
+    long long delay_ms;     /* PROCESSING this long */
+    const char *outcome;    /* SUCCESS, REFUNDCLOSE or CHANGE */
+    const char *refuse;     /* non-NULL: a new refund is refused (an err_code) */
+    int api_version;        /* 2 or 3 */
 } refund_request;
 
 typedef enum {
-    REFUND_ACCEPTED = 0,         /* recorded as PROCESSING now */
-    REFUND_AGAIN,                /* out_refund_no seen before for this charge: nothing done */
-    REFUND_UNKNOWN_CHARGE,       /* no such charge */
-    REFUND_TOTAL_MISMATCH,       /* total_fee is not the charge's */
-    REFUND_OVER,                 /* refund_fee exceeds what is left */
-    REFUND_OTHER_CHARGE,         /* out_refund_no was used for another charge */
-    REFUND_REFUSED               /* a new refund, refused with req->refuse */
+    REFUND_ACCEPTED = 0,   /* recorded as PROCESSING now */
+    REFUND_AGAIN,          /* out_refund_no seen before for this charge: nothing done */
+    REFUND_UNKNOWN_CHARGE, /* no such charge */
+    REFUND_TOTAL_MISMATCH, /* total_fee is not the charge's */
+    REFUND_OVER,           /* refund_fee exceeds what is left */
+    REFUND_OTHER_CHARGE,   /* out_refund_no was used for another charge */
+    REFUND_REFUSED         /* a new refund, refused with req->refuse */
 } refund_accept_outcome;
 
 /* Accepts req (see refund_accept_outcome); *rec receives the refund (the
  * earlier one for REFUND_AGAIN / REFUND_OTHER_CHARGE; the charge's
  * transaction_id, out_trade_no and total_fee otherwise, when found). */
-int refund_store_accept(refund_store *s, const refund_request *req,
-                        refund_accept_outcome *outcome, refund_record *rec);
+int refund_store_accept(refund_store *s, const refund_request *req, refund_accept_outcome *outcome,
+                        refund_record *rec);
 
 /* Ends every PROCESSING refund whose time has come (at most max of them),
  * each in its own transaction, and calls ended(arg, rec) after the COMMIT

@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const char *const rules_endpoints[] = {
-    "*", "unifiedorder", "orderquery", "closeorder", "refund", "downloadbill", "refundquery",
-    "micropay", "reverse",
+    "*",           "unifiedorder", "orderquery", "closeorder", "refund", "downloadbill",
+    "refundquery", "micropay",     "reverse",
 };
 #define RULES_NENDPOINTS (sizeof(rules_endpoints) / sizeof(rules_endpoints[0]))
 
@@ -75,7 +75,8 @@ static int rules_known_keys(const json_t *obj, const char *const *keys, const ch
 {
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
+    json_object_foreach((json_t *)obj, key, v)
+    {
         size_t i = 0;
         while (keys[i] != NULL && strcmp(keys[i], key) != 0)
             i++;
@@ -103,14 +104,16 @@ static int rules_parse_fault(const json_t *f, rule *r, const char *where, char *
     const json_t *k = json_object_get(f, "kind");
     int kind = FAULT_NONE;
     if (k != NULL && (!json_is_string(k) || (kind = faults_kind_of(json_string_value(k))) < 0)) {
-        snprintf(err, errlen, "%s.kind must be one of none, error, reset, decline, "
-                              "timeout_after_charge", at);
+        snprintf(err, errlen,
+                 "%s.kind must be one of none, error, reset, decline, "
+                 "timeout_after_charge",
+                 at);
         return -1;
     }
     r->kind = (fault_kind)kind;
     bool order_only = kind == FAULT_DECLINE || kind == FAULT_TIMEOUT_AFTER_CHARGE;
     if (order_only && strcmp(r->endpoint, "unifiedorder") != 0 &&
-        strcmp(r->endpoint, "micropay") != 0) {   /* the charging calls */
+        strcmp(r->endpoint, "micropay") != 0) { /* the charging calls */
         snprintf(err, errlen, "%s.kind %s applies to endpoints unifiedorder and micropay only", at,
                  faults_kind_name(r->kind));
         return -1;
@@ -126,7 +129,8 @@ static int rules_parse_fault(const json_t *f, rule *r, const char *where, char *
 }
 
 /* The endpoint and out_trade_no of rule obj into r. 0 or -1. */
-static int rules_parse_match(const json_t *obj, rule *r, const char *where, char *err, size_t errlen)
+static int rules_parse_match(const json_t *obj, rule *r, const char *where, char *err,
+                             size_t errlen)
 {
     const json_t *ep = json_object_get(obj, "endpoint");
     const json_t *otn = json_object_get(obj, "out_trade_no");
@@ -136,15 +140,18 @@ static int rules_parse_match(const json_t *obj, rule *r, const char *where, char
            strcmp(rules_endpoints[i], json_string_value(ep)) != 0)
         i++;
     if (!json_is_string(ep) || i == RULES_NENDPOINTS) {
-        snprintf(err, errlen, "%s.endpoint must be one of unifiedorder, orderquery, closeorder, "
-                              "refund, downloadbill, refundquery, micropay, reverse, *", where);
+        snprintf(err, errlen,
+                 "%s.endpoint must be one of unifiedorder, orderquery, closeorder, "
+                 "refund, downloadbill, refundquery, micropay, reverse, *",
+                 where);
         return -1;
     }
     snprintf(r->endpoint, sizeof(r->endpoint), "%s", rules_endpoints[i]);
     if (otn != NULL && !json_is_null(otn)) {
         if (!json_is_string(otn) || !rules_pattern_ok(json_string_value(otn))) {
-            snprintf(err, errlen, "%s.out_trade_no must be a pattern of 1-%d characters of "
-                                  "[0-9A-Za-z_|*?-] ('*' any run, '?' one character)",
+            snprintf(err, errlen,
+                     "%s.out_trade_no must be a pattern of 1-%d characters of "
+                     "[0-9A-Za-z_|*?-] ('*' any run, '?' one character)",
                      where, RULES_PATTERN_MAX);
             return -1;
         }
@@ -175,7 +182,7 @@ static int rules_parse_one(const json_t *obj, size_t idx, rule *r, char *err, si
     }
     if (rules_parse_fault(f, r, where, err, errlen) != 0)
         return -1;
-    r->remaining = r->times;   /* RULES_KEEP == RULES_UNLIMITED: no limit */
+    r->remaining = r->times; /* RULES_KEEP == RULES_UNLIMITED: no limit */
     return 0;
 }
 
@@ -191,7 +198,8 @@ int rules_parse(const json_t *v, rules_list *out, char *err, size_t errlen)
         snprintf(err, errlen, "rules must be an array of at most %d rules, or null", RULES_MAX);
         return -1;
     }
-    json_array_foreach(v, i, obj) {
+    json_array_foreach(v, i, obj)
+    {
         if (rules_parse_one(obj, i, &out->v[i], err, errlen) != 0)
             return -1;
         out->n = i + 1;

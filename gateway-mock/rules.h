@@ -19,22 +19,22 @@
 
 #include "faults.h"
 
-#define RULES_MAX 32                   /* rules in one list */
-#define RULES_PATTERN_MAX 64           /* characters of an out_trade_no pattern */
+#define RULES_MAX 32         /* rules in one list */
+#define RULES_PATTERN_MAX 64 /* characters of an out_trade_no pattern */
 #define RULES_MAX_TIMES 1000000000LL
-#define RULES_MAX_HOLD_MS 600000LL     /* as hold_max_ms */
-#define RULES_UNLIMITED (-1LL)         /* times / remaining of a rule without `times` */
-#define RULES_KEEP (-1LL)              /* latency_ms / hold_ms not given */
+#define RULES_MAX_HOLD_MS 600000LL /* as hold_max_ms */
+#define RULES_UNLIMITED (-1LL)     /* times / remaining of a rule without `times` */
+#define RULES_KEEP (-1LL)          /* latency_ms / hold_ms not given */
 
 typedef struct {
-    char endpoint[16];                 /* "*" or unifiedorder, orderquery, ... */
+    char endpoint[16];                   /* "*" or unifiedorder, orderquery, ... */
     char pattern[RULES_PATTERN_MAX + 1]; /* glob over out_trade_no; "": every call */
-    long long times;                   /* RULES_UNLIMITED, or 1..RULES_MAX_TIMES */
-    long long remaining;               /* calls it may still decide (RULES_UNLIMITED) */
-    long long hits;                    /* calls it decided */
-    fault_kind kind;                   /* the fault it applies */
-    long long latency_ms;              /* RULES_KEEP: the endpoint's drawn latency */
-    long long hold_ms;                 /* timeout_after_charge: RULES_KEEP: hold_max_ms */
+    long long times;                     /* RULES_UNLIMITED, or 1..RULES_MAX_TIMES */
+    long long remaining;                 /* calls it may still decide (RULES_UNLIMITED) */
+    long long hits;                      /* calls it decided */
+    fault_kind kind;                     /* the fault it applies */
+    long long latency_ms;                /* RULES_KEEP: the endpoint's drawn latency */
+    long long hold_ms;                   /* timeout_after_charge: RULES_KEEP: hold_max_ms */
 } rule;
 
 typedef struct {
@@ -44,16 +44,16 @@ typedef struct {
 
 /* What a matched rule decided for one call. */
 typedef struct {
-    int index;                         /* the rule's index; -1: no rule matched */
+    int index; /* the rule's index; -1: no rule matched */
     fault_kind kind;
-    long long latency_ms;              /* RULES_KEEP: keep the drawn delay */
-    long long hold_ms;                 /* RULES_KEEP: the knob hold_max_ms */
+    long long latency_ms; /* RULES_KEEP: keep the drawn delay */
+    long long hold_ms;    /* RULES_KEEP: the knob hold_max_ms */
 } rules_decision;
 
 typedef struct {
     pthread_mutex_t mu;
     rules_list list;
-    atomic_size_t count;               /* list.n, read without the lock */
+    atomic_size_t count; /* list.n, read without the lock */
 } rules_set;
 
 /* Parses the JSON value of "rules" into *out: null or an array of at most

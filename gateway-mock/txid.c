@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/random.h>
 
-#define TXID_SPACE 10000000000000000ULL  /* 10^16 */
+#define TXID_SPACE 10000000000000000ULL /* 10^16 */
 /* Odd and not a multiple of 5, so x -> x*M mod 10^16 is a bijection. */
 #define TXID_MULT 6364136223846793ULL
-#define TXID_ADD  1442695040888963ULL
+#define TXID_ADD 1442695040888963ULL
 
 static _Atomic uint64_t txid_counter;
 

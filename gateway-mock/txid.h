@@ -15,7 +15,7 @@
 
 #define TXID_LEN 28
 #define TXID_BUF (TXID_LEN + 1)
-#define TXID_PREPAY_BUF 37     /* "wx" + 14 + 20 + NUL */
+#define TXID_PREPAY_BUF 37 /* "wx" + 14 + 20 + NUL */
 
 /* Sets the counter's start. txid_init_random() draws it from the OS random
  * source (returns 0, or -1 when that fails and the clock was used instead).

@@ -36,17 +36,19 @@ bool v3_api_path(const char *path)
 
 static const struct {
     v3_route route;
-    const char *method, *prefix, *suffix;   /* suffix NULL: the path is exactly prefix */
+    const char *method, *prefix, *suffix; /* suffix NULL: the path is exactly prefix */
     api_endpoint ep;
-    const char *name;                       /* the journal's endpoint */
+    const char *name; /* the journal's endpoint */
 } v3_routes[] = {
     { V3_NATIVE, "POST", "/v3/pay/transactions/native", NULL, API_UNIFIEDORDER, "v3_native" },
     { V3_JSAPI, "POST", "/v3/pay/transactions/jsapi", NULL, API_UNIFIEDORDER, "v3_jsapi" },
-    { V3_CLOSE, "POST", "/v3/pay/transactions/out-trade-no/", "/close", API_CLOSEORDER, "v3_close" },
+    { V3_CLOSE, "POST", "/v3/pay/transactions/out-trade-no/", "/close", API_CLOSEORDER,
+      "v3_close" },
     { V3_QUERY_OTN, "GET", "/v3/pay/transactions/out-trade-no/", "", API_ORDERQUERY, "v3_query" },
     { V3_QUERY_ID, "GET", "/v3/pay/transactions/id/", "", API_ORDERQUERY, "v3_query" },
     { V3_REFUND, "POST", "/v3/refund/domestic/refunds", NULL, API_REFUND, "v3_refund" },
-    { V3_REFUND_QUERY, "GET", "/v3/refund/domestic/refunds/", "", API_REFUNDQUERY, "v3_refundquery" },
+    { V3_REFUND_QUERY, "GET", "/v3/refund/domestic/refunds/", "", API_REFUNDQUERY,
+      "v3_refundquery" },
     { V3_TRADEBILL, "GET", "/v3/bill/tradebill", NULL, API_DOWNLOADBILL, "v3_tradebill" },
     { V3_BILLFILE, "GET", "/v3/billdownload/file", NULL, API_DOWNLOADBILL, "v3_billfile" },
     { V3_CERTIFICATES, "GET", "/v3/certificates", NULL, API_NONE, "v3_certificates" },
@@ -91,10 +93,10 @@ static int v3_sign_headers(mock_app *app, http_response *resp, const char *body,
     if (v3_keys_sign(app->v3, cfg.v3_platform_rotation, body, len, &s) != 0)
         return -1;
     int rc = http_response_header(resp, "Wechatpay-Nonce", s.nonce) != 0 ||
-             http_response_header(resp, "Wechatpay-Signature", s.signature) != 0 ||
-             http_response_header(resp, "Wechatpay-Timestamp", s.timestamp) != 0 ||
-             http_response_header(resp, "Wechatpay-Serial", s.serial) != 0 ||
-             http_response_header(resp, "Wechatpay-Signature-Type", WX3_AUTH_SCHEMA) != 0
+                     http_response_header(resp, "Wechatpay-Signature", s.signature) != 0 ||
+                     http_response_header(resp, "Wechatpay-Timestamp", s.timestamp) != 0 ||
+                     http_response_header(resp, "Wechatpay-Serial", s.serial) != 0 ||
+                     http_response_header(resp, "Wechatpay-Signature-Type", WX3_AUTH_SCHEMA) != 0
                  ? -1
                  : 0;
     v3_signed_free(&s);
@@ -114,8 +116,7 @@ void v3_reply(v3_call *vc, int status, json_t *body)
         return;
     }
     size_t len = text != NULL ? strlen(text) : 0;
-    if (http_response_set(resp, status, JSON_TYPE, text != NULL ? text : "",
-                          len) != 0 ||
+    if (http_response_set(resp, status, JSON_TYPE, text != NULL ? text : "", len) != 0 ||
         v3_sign_headers(vc->c.app, resp, text != NULL ? text : "", len) != 0) {
         log_msg(LOG_ERROR, "v3: cannot build or sign a reply");
         http_response_set(resp, 500, "text/plain", "reply failed\n", 13);
@@ -126,7 +127,7 @@ void v3_reply(v3_call *vc, int status, json_t *body)
 void v3_error(v3_call *vc, int status, const char *code, const char *message)
 {
     journal_entry *je = &vc->c.je;
-    if (je->result_code[0] == '\0') {   /* refused before any flow ran */
+    if (je->result_code[0] == '\0') { /* refused before any flow ran */
         api_copy(je->return_code, sizeof(je->return_code), "FAIL");
         api_copy(je->return_msg, sizeof(je->return_msg), message);
     }
@@ -165,12 +166,13 @@ static bool v3_authorized(v3_call *vc)
     }
     char *end = NULL;
     long long ts = strtoll(a.timestamp, &end, 10), now = (long long)time(NULL);
-    if (end == a.timestamp || *end != '\0' || ts < now - V3_CLOCK_SKEW_S || ts > now + V3_CLOCK_SKEW_S) {
+    if (end == a.timestamp || *end != '\0' || ts < now - V3_CLOCK_SKEW_S ||
+        ts > now + V3_CLOCK_SKEW_S) {
         snprintf(why, sizeof(why), "timestamp %s is more than %d s from now", a.timestamp,
                  V3_CLOCK_SKEW_S);
         goto refused;
     }
-    if (uri == NULL) {   /* no REQUEST_URI: the path and query as parsed */
+    if (uri == NULL) { /* no REQUEST_URI: the path and query as parsed */
         snprintf(urlbuf, sizeof(urlbuf), "%s%s%s", req->path, req->query[0] ? "?" : "", req->query);
         uri = urlbuf;
     }
@@ -236,7 +238,7 @@ static void v3_certificates(v3_call *vc)
  * applied (nothing done; the reply is set). */
 static bool v3_endpoint_fault(v3_call *vc, api_endpoint ep)
 {
-    if (ep == API_UNIFIEDORDER)   /* the flow applies its own */
+    if (ep == API_UNIFIEDORDER) /* the flow applies its own */
         return false;
     if (vc->c.fd.kind == FAULT_RESET) {
         log_msg(LOG_INFO, "%s: fault reset (nothing done)", vc->req->path);
@@ -272,7 +274,7 @@ static void v3_serve(v3_call *vc, api_endpoint ep)
 {
     bool parsed = v3_parse_body(vc);
     const char *otn = parsed ? v3_map_peek_otn(vc) : "";
-    api_copy(vc->c.je.out_trade_no, sizeof(vc->c.je.out_trade_no), otn);   /* for the journal */
+    api_copy(vc->c.je.out_trade_no, sizeof(vc->c.je.out_trade_no), otn); /* for the journal */
     if (ep != API_NONE) {
         api_draw_otn(&vc->c, ep, otn);
         clocks_sleep_ms(vc->c.fd.delay_ms);
@@ -287,7 +289,7 @@ static void v3_serve(v3_call *vc, api_endpoint ep)
         return;
     api_run(&vc->c, ep);
     if (strcmp(vc->c.je.reply, "reset") == 0 || strcmp(vc->c.je.reply, "withheld") == 0) {
-        vc->answered = true;   /* the same cut reply as v2's */
+        vc->answered = true; /* the same cut reply as v2's */
         return;
     }
     v3_map_reply(vc);
@@ -308,8 +310,10 @@ void v3_api_handle(mock_app *app, ledger *l, const http_request *req, http_respo
     vc.c.v.sign_type = WX_SIGN_MD5;
     vc.req = req;
     if (app->v3 == NULL) {
-        http_response_error(resp, 404, "NOT_FOUND", "APIv3 is not configured on this mock "
-                                                    "(IDEMPAY_WX_V3_CERT, IDEMPAY_MOCK_V3_PLATFORM_CERT, IDEMPAY_WX_APIV3_KEY)");
+        http_response_error(
+            resp, 404, "NOT_FOUND",
+            "APIv3 is not configured on this mock "
+            "(IDEMPAY_WX_V3_CERT, IDEMPAY_MOCK_V3_PLATFORM_CERT, IDEMPAY_WX_APIV3_KEY)");
         return;
     }
     r = v3_route_of(req->method, req->path, vc.key, sizeof(vc.key));

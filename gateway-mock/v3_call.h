@@ -10,17 +10,26 @@
 #include "api_call.h"
 
 typedef enum {
-    V3_NATIVE = 0, V3_JSAPI, V3_QUERY_OTN, V3_QUERY_ID, V3_CLOSE, V3_REFUND, V3_REFUND_QUERY,
-    V3_TRADEBILL, V3_BILLFILE, V3_CERTIFICATES, V3_NONE
+    V3_NATIVE = 0,
+    V3_JSAPI,
+    V3_QUERY_OTN,
+    V3_QUERY_ID,
+    V3_CLOSE,
+    V3_REFUND,
+    V3_REFUND_QUERY,
+    V3_TRADEBILL,
+    V3_BILLFILE,
+    V3_CERTIFICATES,
+    V3_NONE
 } v3_route;
 
 typedef struct {
-    api_call c;                  /* the v2 flow's call (c.v3 true) */
+    api_call c; /* the v2 flow's call (c.v3 true) */
     v3_route route;
     const http_request *req;
-    json_t *body;                /* the request's JSON object (POST), or NULL */
-    char key[70];                /* the path's {out_trade_no} / {transaction_id} / {out_refund_no} */
-    bool answered;               /* a reply is set */
+    json_t *body;  /* the request's JSON object (POST), or NULL */
+    char key[70];  /* the path's {out_trade_no} / {transaction_id} / {out_refund_no} */
+    bool answered; /* a reply is set */
 } v3_call;
 
 /* Answers status with body (stolen; NULL: an empty body, as a 204), signed

@@ -37,8 +37,8 @@ v3_keys *v3_keys_load(char *why, size_t whylen)
         goto fail;
     }
     if (apikey == NULL || strlen(apikey) != WX3_AEAD_KEY_LEN) {
-        snprintf(why, whylen, "IDEMPAY_WX_APIV3_KEY is %s", apikey == NULL ? "unset"
-                                                            : "not 32 characters");
+        snprintf(why, whylen, "IDEMPAY_WX_APIV3_KEY is %s",
+                 apikey == NULL ? "unset" : "not 32 characters");
         goto fail;
     }
     snprintf(k->apiv3_key, sizeof(k->apiv3_key), "%s", apikey);
@@ -80,8 +80,7 @@ int v3_keys_signing(const v3_keys *k, long long rotation)
     return rotation >= 2 && k->platforms == 2 ? 1 : 0;
 }
 
-int v3_keys_sign(const v3_keys *k, long long rotation, const char *body, size_t len,
-                 v3_signed *out)
+int v3_keys_sign(const v3_keys *k, long long rotation, const char *body, size_t len, v3_signed *out)
 {
     int i = v3_keys_signing(k, rotation);
     size_t mlen = 0;

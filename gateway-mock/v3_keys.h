@@ -27,7 +27,7 @@ typedef struct v3_keys {
     wx3_cert merchant;
     wx3_cert platform[2];
     EVP_PKEY *platform_key[2];
-    int platforms;                       /* 1, or 2 with the rotation target */
+    int platforms; /* 1, or 2 with the rotation target */
     char apiv3_key[WX3_AEAD_KEY_LEN + 1];
 } v3_keys;
 
@@ -50,7 +50,7 @@ typedef struct {
     char timestamp[21];
     char nonce[33];
     char serial[WX3_SERIAL_BUF];
-    char *signature;        /* malloc'd base64 (v3_signed_free) */
+    char *signature; /* malloc'd base64 (v3_signed_free) */
 } v3_signed;
 
 /* Signs body[0..len) now (real time: the SDKs check it against their

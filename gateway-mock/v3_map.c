@@ -57,9 +57,8 @@ static int map_rfc3339(const char *s, char out[15])
 
     if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &n) != 6)
         return -1;
-    if (strcmp(s + n, "Z") != 0 &&
-        (sscanf(s + n, "%c%2d:%2d", &sign, &oh, &om) != 3 || (sign != '+' && sign != '-') ||
-         strlen(s + n) != 6))
+    if (strcmp(s + n, "Z") != 0 && (sscanf(s + n, "%c%2d:%2d", &sign, &oh, &om) != 3 ||
+                                    (sign != '+' && sign != '-') || strlen(s + n) != 6))
         return -1;
     memset(&tm, 0, sizeof(tm));
     tm.tm_year = y - 1900, tm.tm_mon = mo - 1, tm.tm_mday = d;
@@ -254,7 +253,11 @@ const char *v3_map_peek_otn(const v3_call *vc)
 /* v2's err_code as v3's HTTP status and code. */
 static void reply_error(v3_call *vc)
 {
-    static const struct { const char *v2; int status; const char *v3; } map[] = {
+    static const struct {
+        const char *v2;
+        int status;
+        const char *v3;
+    } map[] = {
         { "SYSTEMERROR", 500, "SYSTEM_ERROR" },
         { "ORDERNOTEXIST", 404, "ORDER_NOT_EXIST" },
         { "REFUNDNOTEXIST", 404, "RESOURCE_NOT_EXISTS" },
@@ -274,7 +277,7 @@ static void reply_error(v3_call *vc)
         if (strcmp(code, map[i].v2) == 0)
             status = map[i].status, v3 = map[i].v3;
     if (strcmp(code, "INVALID_REQUEST") == 0 && strstr(des, "商户订单号重复") != NULL)
-        status = 403, v3 = "OUT_TRADE_NO_USED";   /* v2's "201 商户订单号重复" */
+        status = 403, v3 = "OUT_TRADE_NO_USED"; /* v2's "201 商户订单号重复" */
     if (vc->route == V3_REFUND && strcmp(code, "ORDERNOTEXIST") == 0)
         v3 = "RESOURCE_NOT_EXISTS";
     v3_error(vc, status, v3, des[0] != '\0' ? des : code);
@@ -290,7 +293,7 @@ static json_t *reply_transaction(v3_call *vc)
                           "trade_state", wx_msg_get(x, "trade_state"), "trade_state_desc",
                           wx_msg_get(x, "trade_state_desc"));
     if (o == NULL || txid == NULL || txid[0] == '\0')
-        return o;   /* not charged: no transaction_id, time or amount paid */
+        return o; /* not charged: no transaction_id, time or amount paid */
     char when[V3_TIME_BUF];
     long long fee = atoll(wx_msg_get(x, "total_fee") != NULL ? wx_msg_get(x, "total_fee") : "0");
     v3_time_from_compact(wx_msg_get(x, "time_end"), when);
@@ -299,9 +302,9 @@ static json_t *reply_transaction(v3_call *vc)
     json_object_set_new(o, "bank_type", json_string(wx_msg_get(x, "bank_type")));
     json_object_set_new(o, "attach", json_string(""));
     json_object_set_new(o, "success_time", json_string(when));
-    json_object_set_new(o, "amount", json_pack("{s:I, s:I, s:s, s:s}", "total", (json_int_t)fee,
-                                               "payer_total", (json_int_t)fee, "currency", "CNY",
-                                               "payer_currency", "CNY"));
+    json_object_set_new(o, "amount",
+                        json_pack("{s:I, s:I, s:s, s:s}", "total", (json_int_t)fee, "payer_total",
+                                  (json_int_t)fee, "currency", "CNY", "payer_currency", "CNY"));
     return o;
 }
 
@@ -310,7 +313,8 @@ static json_t *reply_refund_row(v3_call *vc, const char *otn, const char *orn)
 {
     json_t *rows = refund_flow_ledger_json(vc->c.app, otn), *row, *found = NULL;
     size_t i;
-    json_array_foreach(rows, i, row) {
+    json_array_foreach(rows, i, row)
+    {
         const char *o = json_string_value(json_object_get(row, "out_refund_no"));
         if (o != NULL && strcmp(o, orn) == 0)
             found = json_incref(row);
@@ -369,10 +373,13 @@ static void reply_tradebill(v3_call *vc)
     snprintf(url, sizeof(url), "%s://%s/v3/billdownload/file?token=%s.%s%s",
              https != NULL && strcmp(https, "on") == 0 ? "https" : "http",
              host != NULL ? host : "127.0.0.1", day,
-             q->type == BILL_SUCCESS ? "SUCCESS" : q->type == BILL_REFUND ? "REFUND" : "ALL",
+             q->type == BILL_SUCCESS  ? "SUCCESS"
+             : q->type == BILL_REFUND ? "REFUND"
+                                      : "ALL",
              q->gzip ? ".GZIP" : "");
-    v3_reply(vc, 200, json_pack("{s:s, s:s, s:s}", "hash_type", "SHA1", "hash_value", hex,
-                                "download_url", url));
+    v3_reply(vc, 200,
+             json_pack("{s:s, s:s, s:s}", "hash_type", "SHA1", "hash_value", hex, "download_url",
+                       url));
 }
 
 /* The bill itself: not signed, as WeChat's download is not. */
@@ -380,7 +387,7 @@ static void reply_billfile(v3_call *vc)
 {
     http_response *r = vc->c.resp;
     free(r->body);
-    r->body = vc->c.out.statement;   /* moves: no copy of a large statement */
+    r->body = vc->c.out.statement; /* moves: no copy of a large statement */
     r->body_len = vc->c.out.statement_len;
     vc->c.out.statement = NULL;
     r->status = 200;

@@ -23,7 +23,7 @@
 #include "notifier.h"
 #include "refund_store.h"
 
-#define V3_TIME_BUF 26   /* "2024-03-01T07:30:00+08:00" */
+#define V3_TIME_BUF 26 /* "2024-03-01T07:30:00+08:00" */
 
 /* t (UTC seconds) as RFC 3339 China time. */
 void v3_time(time_t t, char out[V3_TIME_BUF]);
@@ -41,7 +41,6 @@ json_t *v3_notify_transaction(const notifier_charge *c, const mock_creds *creds)
 char *v3_notify_charge_json(const notifier_charge *c, const mock_creds *creds,
                             const char *apiv3_key);
 /* The whole refund notification of r, or NULL. */
-char *v3_notify_refund_json(const refund_record *r, const mock_creds *creds,
-                            const char *apiv3_key);
+char *v3_notify_refund_json(const refund_record *r, const mock_creds *creds, const char *apiv3_key);
 
 #endif

@@ -30,15 +30,15 @@
 #define ARGS_STR(x) ARGS_STR_(x)
 
 typedef enum {
-    OPT_FLAG,     /* int set to 1 */
-    OPT_TEXT,     /* const char *; min 1: must not be empty */
-    OPT_URL,      /* char[256]: http(s)://..., trailing slashes dropped */
-    OPT_GATEWAY,  /* "v2" / "v3": sim_args.dialect; else as OPT_URL */
-    OPT_SIZE,     /* size_t in [min, max] */
-    OPT_INT,      /* int in [min, max] */
-    OPT_U64,      /* uint64_t in [min, max] */
-    OPT_SECONDS,  /* double in [min, max] (above_min: > min) */
-    OPT_PREFIX,   /* char[SCHED_PREFIX_MAX + 1] of [0-9A-Za-z] */
+    OPT_FLAG,      /* int set to 1 */
+    OPT_TEXT,      /* const char *; min 1: must not be empty */
+    OPT_URL,       /* char[256]: http(s)://..., trailing slashes dropped */
+    OPT_GATEWAY,   /* "v2" / "v3": sim_args.dialect; else as OPT_URL */
+    OPT_SIZE,      /* size_t in [min, max] */
+    OPT_INT,       /* int in [min, max] */
+    OPT_U64,       /* uint64_t in [min, max] */
+    OPT_SECONDS,   /* double in [min, max] (above_min: > min) */
+    OPT_PREFIX,    /* char[SCHED_PREFIX_MAX + 1] of [0-9A-Za-z] */
     OPT_THRESHOLD, /* repeatable: parsed into sim_args.thresholds */
     OPT_HELP,
     OPT_VERSION
@@ -48,113 +48,113 @@ typedef enum {
 
 typedef struct {
     const char *name;
-    const char *meta;        /* the value's name in the usage, NULL: no value */
+    const char *meta; /* the value's name in the usage, NULL: no value */
     opt_kind kind;
-    size_t off;              /* where the value goes in sim_args */
+    size_t off; /* where the value goes in sim_args */
     double min, max;
     int above_min;
-    size_t given_off;        /* an int set to 1 when the option is given, or NO_FIELD */
-    const char *bad;         /* why a value is refused */
-    const char *help;        /* lines after the first are indented */
+    size_t given_off; /* an int set to 1 when the option is given, or NO_FIELD */
+    const char *bad;  /* why a value is refused */
+    const char *help; /* lines after the first are indented */
 } sim_option;
 
 #define F(field) offsetof(sim_args, field)
 
 static const sim_option args_table[] = {
-    {"target", "URL", OPT_URL, F(target), 0, 0, 0, NO_FIELD,
-     "--target needs an http:// or https:// URL",
-     "payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)"},
-    {"gateway", "URL|v2|v3", OPT_GATEWAY, F(gateway), 0, 0, 0, NO_FIELD,
-     "--gateway needs an http:// or https:// URL, or v2 or v3",
-     "mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081);\n"
-     "v2 or v3: the WeChat Pay dialect the target is configured with\n"
-     "(IDEMPAY_WX_API); the run's prepay orders must have reached\n"
-     "the mock in it (/v3/ or /pay/unifiedorder; else exit 2)"},
-    {"scenario", "LIST", OPT_TEXT, F(scenarios), 0, 0, 0, NO_FIELD, "--scenario needs a name",
-     "all (default), double-click, retry-storm, callback-storm,\n"
-     "token-replay, forged-callback, order-mismatch, gateway-chaos,\n"
-     "crash (needs --chaos-cmd), nemesis (timing faults aimed at\n"
-     "the service's windows), ping (load only, not in all),\n"
-     "payer (the real flows' customer, not in all),\n"
-     "payer-edge (payments across a refused close, reloads,\n"
-     "USERPAYING; not in all), refunds (merchant refunds with\n"
-     "the gateway's refund faults; not in all), v3-attacks\n"
-     "(forged APIv3 notifications and the platform key rotated\n"
-     "mid-run; --gateway v3 only, not in all)"},
-    {"orders", "N", OPT_SIZE, F(orders), 1, 1000000, 0, NO_FIELD,
-     "--orders needs a number from 1 to 1000000",
-     "orders across the scenarios (default " ARGS_STR(DEFAULT_ORDERS) ")"},
-    {"concurrency", "C", OPT_INT, F(concurrency), 1, 1024, 0, NO_FIELD,
-     "--concurrency needs a number from 1 to 1024",
-     "client worker threads (default " ARGS_STR(DEFAULT_CONCURRENCY) ")"},
-    {"duration", "S", OPT_SECONDS, F(duration_s), 0, 86400, 0, NO_FIELD,
-     "--duration needs seconds from 0 to 86400",
-     "traffic budget in seconds; releases are spread over it\n(default 30; 0 = as fast as possible)"},
-    {"seed", "N", OPT_U64, F(seed), 0, (double)INT64_MAX, 0, F(seed_given),
-     "--seed needs a number from 0 to 9223372036854775807",
-     "0..2^63-1; default derived from the time, always printed"},
-    {"settle", "S", OPT_SECONDS, F(settle_s), 0, 3600, 0, F(settle_given),
-     "--settle needs seconds from 0 to 3600",
-     "after healing the gateway, wait up to S seconds for orders\n"
-     "to settle (default: the service's lease + FAILED recheck +\n"
-     "two reconciler periods + 5 s, at least 30; the wait ends once\n"
-     "nothing is pending)"},
-    {"json", "FILE", OPT_TEXT, F(json_path), 0, 0, 0, NO_FIELD, NULL,
-     "JSON report ('-' for stdout)"},
-    {"junit", "FILE", OPT_TEXT, F(junit_path), 0, 0, 0, NO_FIELD, NULL,
-     "JUnit XML report, one testcase per scenario x invariant"},
-    {"quiet", NULL, OPT_FLAG, F(quiet), 0, 0, 0, NO_FIELD, NULL,
-     "no progress lines and no banner (the seed, digest, report\nand result: line are still printed)"},
-    {"chaos-cmd", "CMD", OPT_TEXT, F(chaos_cmd), 1, 0, 0, NO_FIELD, "--chaos-cmd needs a command",
-     "run 'CMD ACTION' (sh -c) when the schedule plans it: every\n"
-     "--chaos-every S seconds in the crash scenario, at drawn\n"
-     "times in the nemesis; ACTION is kill-worker, restart-redis,\n"
-     "restart-mock or restart-mariadb (drawn from the seed); its\n"
-     "output goes to stderr"},
-    {"chaos-every", "S", OPT_SECONDS, F(chaos_every_s), 0.1, 3600, 0, F(chaos_every_given),
-     "--chaos-every needs seconds from 0.1 to 3600",
-     "the crash scenario's chaos period (default 5; needs --chaos-cmd)"},
-    {"db", NULL, OPT_FLAG, F(db), 0, 0, 0, NO_FIELD, NULL,
-     "also read idempay.payment_order from MariaDB (IDEMPAY_DB_*)"},
-    {"prefix", "P", OPT_PREFIX, F(prefix), 0, 0, 0, NO_FIELD,
-     "--prefix needs 1 to 12 characters of [0-9A-Za-z]",
-     "order-number prefix (default: unique per run, 8 characters)"},
-    {"mock-config", "JSON", OPT_TEXT, F(mock_override), 0, 0, 0, NO_FIELD, NULL,
-     "merged into every phase's mock config, e.g. '{\"dedupe\":false}'"},
-    {"print-schedule", NULL, OPT_FLAG, F(print_schedule), 0, 0, 0, NO_FIELD, NULL,
-     "print the generated schedule (its canonical text form)"},
-    {"schedule-only", NULL, OPT_FLAG, F(schedule_only), 0, 0, 0, NO_FIELD, NULL,
-     "print seed and schedule digest, contact nothing, exit 0"},
-    {"max-witnesses", "N", OPT_SIZE, F(max_witnesses), 0, 100000, 0, NO_FIELD,
-     "--max-witnesses needs a number",
-     "full witnesses in the human report (default " ARGS_STR(DEFAULT_MAX_WITNESSES) ")"},
-    {"history", "FILE", OPT_TEXT, F(history_path), 0, 0, 0, NO_FIELD, NULL,
-     "every client operation as JSON lines, in time order"},
-    {"soak", "MINUTES", OPT_SECONDS, F(soak_min), 0, 7 * 24 * 60, 1, NO_FIELD,
-     "--soak needs minutes, more than 0",
-     "run again and again with new seeds (each printed) until a\nviolation or the time is up"},
-    {"profile", "FILE", OPT_TEXT, F(profile_path), 1, 0, 0, NO_FIELD, "--profile needs a file",
-     "target profile (JSON): how to speak to a payment service of\n"
-     "another API shape (default: idempay's own API, built in;\n"
-     "examples in share/idempay/profiles)"},
-    {"out", "DIR", OPT_TEXT, F(out_dir), 1, 0, 0, NO_FIELD, "--out needs a directory",
-     "keep the run's folder DIR/<UTC time>-seed<N>/ (reports,\n"
-     "report.html, history, ledger, orders, schedule) and DIR/latest\n"
-     "(default $IDEMPAY_STATE_DIR/runs, else ./idempay-sim-runs)"},
-    {"no-out", NULL, OPT_FLAG, F(no_out), 0, 0, 0, NO_FIELD, NULL, "keep no folder"},
-    {"check", "DIR", OPT_TEXT, F(check_dir), 1, 0, 0, NO_FIELD, "--check needs a directory",
-     "judge the run saved in DIR again, offline (no service, mock\n"
-     "or database): same verdict and exit status"},
-    {"threshold", "EXPR", OPT_THRESHOLD, NO_FIELD, 0, 0, 0, NO_FIELD, NULL,
-     "a gate on the run's numbers, repeatable: KIND.METRIC OP VALUE,\n"
-     "e.g. 'pay.p99<800ms' 'pay.error_rate<0.01' 'callback.rate>50'\n"
-     "(KIND pay, query, token, callback, ping, stray, all; METRIC\n"
-     "pN, max, mean, error_rate, rate, count)"},
-    {"scenario-file", "FILE", OPT_TEXT, F(scenario_file_path), 1, 0, 0, NO_FIELD,
-     "--scenario-file needs a file",
-     "the phases to run from a JSON file (sim/scenarios/*.json)\ninstead of --scenario"},
-    {"help", NULL, OPT_HELP, NO_FIELD, 0, 0, 0, NO_FIELD, NULL, "this text (also -h)"},
-    {"version", NULL, OPT_VERSION, NO_FIELD, 0, 0, 0, NO_FIELD, NULL, "the version"},
+    { "target", "URL", OPT_URL, F(target), 0, 0, 0, NO_FIELD,
+      "--target needs an http:// or https:// URL",
+      "payment service (default http://127.0.0.1:$IDEMPAY_HTTP_PORT or 18080)" },
+    { "gateway", "URL|v2|v3", OPT_GATEWAY, F(gateway), 0, 0, 0, NO_FIELD,
+      "--gateway needs an http:// or https:// URL, or v2 or v3",
+      "mock gateway admin+ledger (default http://127.0.0.1:$IDEMPAY_MOCK_PORT or 18081);\n"
+      "v2 or v3: the WeChat Pay dialect the target is configured with\n"
+      "(IDEMPAY_WX_API); the run's prepay orders must have reached\n"
+      "the mock in it (/v3/ or /pay/unifiedorder; else exit 2)" },
+    { "scenario", "LIST", OPT_TEXT, F(scenarios), 0, 0, 0, NO_FIELD, "--scenario needs a name",
+      "all (default), double-click, retry-storm, callback-storm,\n"
+      "token-replay, forged-callback, order-mismatch, gateway-chaos,\n"
+      "crash (needs --chaos-cmd), nemesis (timing faults aimed at\n"
+      "the service's windows), ping (load only, not in all),\n"
+      "payer (the real flows' customer, not in all),\n"
+      "payer-edge (payments across a refused close, reloads,\n"
+      "USERPAYING; not in all), refunds (merchant refunds with\n"
+      "the gateway's refund faults; not in all), v3-attacks\n"
+      "(forged APIv3 notifications and the platform key rotated\n"
+      "mid-run; --gateway v3 only, not in all)" },
+    { "orders", "N", OPT_SIZE, F(orders), 1, 1000000, 0, NO_FIELD,
+      "--orders needs a number from 1 to 1000000",
+      "orders across the scenarios (default " ARGS_STR(DEFAULT_ORDERS) ")" },
+    { "concurrency", "C", OPT_INT, F(concurrency), 1, 1024, 0, NO_FIELD,
+      "--concurrency needs a number from 1 to 1024",
+      "client worker threads (default " ARGS_STR(DEFAULT_CONCURRENCY) ")" },
+    { "duration", "S", OPT_SECONDS, F(duration_s), 0, 86400, 0, NO_FIELD,
+      "--duration needs seconds from 0 to 86400",
+      "traffic budget in seconds; releases are spread over it\n(default 30; 0 = as fast as possible)" },
+    { "seed", "N", OPT_U64, F(seed), 0, (double)INT64_MAX, 0, F(seed_given),
+      "--seed needs a number from 0 to 9223372036854775807",
+      "0..2^63-1; default derived from the time, always printed" },
+    { "settle", "S", OPT_SECONDS, F(settle_s), 0, 3600, 0, F(settle_given),
+      "--settle needs seconds from 0 to 3600",
+      "after healing the gateway, wait up to S seconds for orders\n"
+      "to settle (default: the service's lease + FAILED recheck +\n"
+      "two reconciler periods + 5 s, at least 30; the wait ends once\n"
+      "nothing is pending)" },
+    { "json", "FILE", OPT_TEXT, F(json_path), 0, 0, 0, NO_FIELD, NULL,
+      "JSON report ('-' for stdout)" },
+    { "junit", "FILE", OPT_TEXT, F(junit_path), 0, 0, 0, NO_FIELD, NULL,
+      "JUnit XML report, one testcase per scenario x invariant" },
+    { "quiet", NULL, OPT_FLAG, F(quiet), 0, 0, 0, NO_FIELD, NULL,
+      "no progress lines and no banner (the seed, digest, report\nand result: line are still printed)" },
+    { "chaos-cmd", "CMD", OPT_TEXT, F(chaos_cmd), 1, 0, 0, NO_FIELD, "--chaos-cmd needs a command",
+      "run 'CMD ACTION' (sh -c) when the schedule plans it: every\n"
+      "--chaos-every S seconds in the crash scenario, at drawn\n"
+      "times in the nemesis; ACTION is kill-worker, restart-redis,\n"
+      "restart-mock or restart-mariadb (drawn from the seed); its\n"
+      "output goes to stderr" },
+    { "chaos-every", "S", OPT_SECONDS, F(chaos_every_s), 0.1, 3600, 0, F(chaos_every_given),
+      "--chaos-every needs seconds from 0.1 to 3600",
+      "the crash scenario's chaos period (default 5; needs --chaos-cmd)" },
+    { "db", NULL, OPT_FLAG, F(db), 0, 0, 0, NO_FIELD, NULL,
+      "also read idempay.payment_order from MariaDB (IDEMPAY_DB_*)" },
+    { "prefix", "P", OPT_PREFIX, F(prefix), 0, 0, 0, NO_FIELD,
+      "--prefix needs 1 to 12 characters of [0-9A-Za-z]",
+      "order-number prefix (default: unique per run, 8 characters)" },
+    { "mock-config", "JSON", OPT_TEXT, F(mock_override), 0, 0, 0, NO_FIELD, NULL,
+      "merged into every phase's mock config, e.g. '{\"dedupe\":false}'" },
+    { "print-schedule", NULL, OPT_FLAG, F(print_schedule), 0, 0, 0, NO_FIELD, NULL,
+      "print the generated schedule (its canonical text form)" },
+    { "schedule-only", NULL, OPT_FLAG, F(schedule_only), 0, 0, 0, NO_FIELD, NULL,
+      "print seed and schedule digest, contact nothing, exit 0" },
+    { "max-witnesses", "N", OPT_SIZE, F(max_witnesses), 0, 100000, 0, NO_FIELD,
+      "--max-witnesses needs a number",
+      "full witnesses in the human report (default " ARGS_STR(DEFAULT_MAX_WITNESSES) ")" },
+    { "history", "FILE", OPT_TEXT, F(history_path), 0, 0, 0, NO_FIELD, NULL,
+      "every client operation as JSON lines, in time order" },
+    { "soak", "MINUTES", OPT_SECONDS, F(soak_min), 0, 7 * 24 * 60, 1, NO_FIELD,
+      "--soak needs minutes, more than 0",
+      "run again and again with new seeds (each printed) until a\nviolation or the time is up" },
+    { "profile", "FILE", OPT_TEXT, F(profile_path), 1, 0, 0, NO_FIELD, "--profile needs a file",
+      "target profile (JSON): how to speak to a payment service of\n"
+      "another API shape (default: idempay's own API, built in;\n"
+      "examples in share/idempay/profiles)" },
+    { "out", "DIR", OPT_TEXT, F(out_dir), 1, 0, 0, NO_FIELD, "--out needs a directory",
+      "keep the run's folder DIR/<UTC time>-seed<N>/ (reports,\n"
+      "report.html, history, ledger, orders, schedule) and DIR/latest\n"
+      "(default $IDEMPAY_STATE_DIR/runs, else ./idempay-sim-runs)" },
+    { "no-out", NULL, OPT_FLAG, F(no_out), 0, 0, 0, NO_FIELD, NULL, "keep no folder" },
+    { "check", "DIR", OPT_TEXT, F(check_dir), 1, 0, 0, NO_FIELD, "--check needs a directory",
+      "judge the run saved in DIR again, offline (no service, mock\n"
+      "or database): same verdict and exit status" },
+    { "threshold", "EXPR", OPT_THRESHOLD, NO_FIELD, 0, 0, 0, NO_FIELD, NULL,
+      "a gate on the run's numbers, repeatable: KIND.METRIC OP VALUE,\n"
+      "e.g. 'pay.p99<800ms' 'pay.error_rate<0.01' 'callback.rate>50'\n"
+      "(KIND pay, query, token, callback, ping, stray, all; METRIC\n"
+      "pN, max, mean, error_rate, rate, count)" },
+    { "scenario-file", "FILE", OPT_TEXT, F(scenario_file_path), 1, 0, 0, NO_FIELD,
+      "--scenario-file needs a file",
+      "the phases to run from a JSON file (sim/scenarios/*.json)\ninstead of --scenario" },
+    { "help", NULL, OPT_HELP, NO_FIELD, 0, 0, 0, NO_FIELD, NULL, "this text (also -h)" },
+    { "version", NULL, OPT_VERSION, NO_FIELD, 0, 0, 0, NO_FIELD, NULL, "the version" },
 };
 
 #define ARGS_N (sizeof(args_table) / sizeof(args_table[0]))
@@ -172,7 +172,8 @@ static void args_usage_synopsis(FILE *out)
         size_t w = strlen(o->name) + (o->meta ? strlen(o->meta) + 1 : 0) + 5;
         if (col + w > 80)
             col = (size_t)fprintf(out, "\n%*s", (int)strlen(lead), "") - 1;
-        col += (size_t)fprintf(out, " [--%s%s%s]", o->name, o->meta ? " " : "", o->meta ? o->meta : "");
+        col += (size_t)fprintf(out, " [--%s%s%s]", o->name, o->meta ? " " : "",
+                               o->meta ? o->meta : "");
     }
     fputs("\n\n", out);
 }
@@ -411,7 +412,7 @@ static const char *args_value(int argc, char **argv, const char *name)
 
 int args_stdout_reports(int argc, char **argv)
 {
-    static const char *const flags[] = {"--json", "--junit", "--history"};
+    static const char *const flags[] = { "--json", "--junit", "--history" };
     int n = 0;
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         const char *v = args_value(argc, argv, flags[i]);
@@ -434,8 +435,10 @@ static int args_profile(sim_args *a)
         return -1;
     }
     if (a->db && !profile_has(a->profile, PROF_FEAT_DB)) {
-        fprintf(stderr, "idempay-sim: --db reads idempay's payment_order table; the target "
-                        "profile %s has no such table (features.db)\n", a->profile->name);
+        fprintf(stderr,
+                "idempay-sim: --db reads idempay's payment_order table; the target "
+                "profile %s has no such table (features.db)\n",
+                a->profile->name);
         profile_free(a->profile);
         a->profile = NULL;
         return -1;
@@ -502,10 +505,10 @@ args_result args_parse(int argc, char **argv, sim_args *a)
 {
     struct option longopts[ARGS_N + 1];
     for (size_t i = 0; i < ARGS_N; i++)
-        longopts[i] = (struct option){args_table[i].name,
-                                      args_table[i].meta ? required_argument : no_argument, NULL,
-                                      (int)(1000 + i)};
-    longopts[ARGS_N] = (struct option){NULL, 0, NULL, 0};
+        longopts[i] = (struct option){ args_table[i].name,
+                                       args_table[i].meta ? required_argument : no_argument, NULL,
+                                       (int)(1000 + i) };
+    longopts[ARGS_N] = (struct option){ NULL, 0, NULL, 0 };
     args_defaults(a);
     opterr = 0;
     optind = 1;
@@ -519,8 +522,10 @@ args_result args_parse(int argc, char **argv, sim_args *a)
         else if (c >= 1000 && c < 1000 + (int)ARGS_N)
             r = args_apply(a, &args_table[c - 1000], optarg);
         else
-            fprintf(stderr, "idempay-sim: unknown option or missing value: %s\n"
-                            "try 'idempay-sim --help'\n", argv[optind - 1]);
+            fprintf(stderr,
+                    "idempay-sim: unknown option or missing value: %s\n"
+                    "try 'idempay-sim --help'\n",
+                    argv[optind - 1]);
         if (r != ARGS_RUN)
             return r;
     }

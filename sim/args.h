@@ -13,9 +13,9 @@
 #include "run.h"
 
 typedef enum {
-    ARGS_RUN = 0,     /* parsed: run the simulator */
-    ARGS_DONE = 1,    /* --help or --version was printed on stdout: exit 0 */
-    ARGS_BAD = 2      /* bad arguments, said on stderr: exit 2 */
+    ARGS_RUN = 0,  /* parsed: run the simulator */
+    ARGS_DONE = 1, /* --help or --version was printed on stdout: exit 0 */
+    ARGS_BAD = 2   /* bad arguments, said on stderr: exit 2 */
 } args_result;
 
 /* Parses argv into a (all of it overwritten); loads --profile and

@@ -64,7 +64,7 @@ static int chaos_run_cmd(const char *cmd, const char *action)
     if (line == NULL)
         return -1;
     snprintf(line, len, "%s %s", cmd, action);
-    char *argv[] = {(char *)"/bin/sh", (char *)"-c", line, NULL};
+    char *argv[] = { (char *)"/bin/sh", (char *)"-c", line, NULL };
     /* The command's stdout goes to our stderr: never into the report. */
     posix_spawn_file_actions_t fa;
     int rc = posix_spawn_file_actions_init(&fa);

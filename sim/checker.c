@@ -16,14 +16,14 @@
 
 /* The descriptor of each invariant: its row of CHECKER_INVARIANTS. */
 typedef struct {
-    const char *name;        /* contract name */
-    const char *short_name;  /* report column head */
-    const char *text;        /* one-line description */
+    const char *name;       /* contract name */
+    const char *short_name; /* report column head */
+    const char *text;       /* one-line description */
     void (*check)(chk_ctx *c);
 } chk_invariant;
 
-#define CHK_INVARIANT_ROW(id, name, short, text) [INV_##id] = {#name, short, text, chk_##name},
-static const chk_invariant chk_invariants[INV_COUNT] = {CHECKER_INVARIANTS(CHK_INVARIANT_ROW)};
+#define CHK_INVARIANT_ROW(id, name, short, text) [INV_##id] = { #name, short, text, chk_##name },
+static const chk_invariant chk_invariants[INV_COUNT] = { CHECKER_INVARIANTS(CHK_INVARIANT_ROW) };
 #undef CHK_INVARIANT_ROW
 
 const char *checker_invariant_name(int inv)
@@ -52,7 +52,6 @@ int checker_pay_refused(const sim_op *op)
     return op->kind == OP_PAY &&
            (op->http_code == 403 || op->http_code == 409 || op->http_code == 422);
 }
-
 
 static int chk_index_build(chk_index *ix, size_t norders, size_t n,
                            long (*order_of)(const void *, size_t), const void *arr)
@@ -100,8 +99,7 @@ static int chk_scenario_of_order(const chk_ctx *c, long order)
     return sc < SC_COUNT ? sc : CHK_UNATTRIBUTED;
 }
 
-void chk_violate(chk_ctx *c, int inv, long order, long token, long charge,
-                        const char *fmt, ...)
+void chk_violate(chk_ctx *c, int inv, long order, long token, long charge, const char *fmt, ...)
 {
     chk_result *r = c->r;
     int sc;
@@ -191,10 +189,10 @@ static int chk_mark_strays(chk_ctx *c)
             const sim_charge *x = &c->o->charges[k];
             if (x->order != op->order)
                 continue;
-            if (op->txn[0] ? strcmp(op->txn, x->transaction_id) == 0
-                           : chk_time_known(x->at_us) &&
-                                 x->at_us >= op->start_us - CHK_CLOCK_SLACK_US &&
-                                 x->at_us <= op->end_us + CHK_CLOCK_SLACK_US)
+            if (op->txn[0]
+                    ? strcmp(op->txn, x->transaction_id) == 0
+                    : chk_time_known(x->at_us) && x->at_us >= op->start_us - CHK_CLOCK_SLACK_US &&
+                          x->at_us <= op->end_us + CHK_CLOCK_SLACK_US)
                 c->stray[k] = 1;
         }
     }
@@ -228,8 +226,7 @@ static void chk_stats_fill(chk_ctx *c)
             st->paid++;
         if (row->state == ROW_PRESENT && row->status == OST_FAILED)
             st->failed++;
-        if (!chk_row_known(row) ||
-            (c->o->db_rows != NULL && !chk_row_known(&c->o->db_rows[i])))
+        if (!chk_row_known(row) || (c->o->db_rows != NULL && !chk_row_known(&c->o->db_rows[i])))
             r->unreadable++;
     }
     for (size_t i = 0; i < c->o->nops; i++) {
@@ -246,7 +243,6 @@ static void chk_stats_fill(chk_ctx *c)
     }
 }
 
-
 int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *out)
 {
     chk_ctx c;
@@ -256,7 +252,8 @@ int checker_run(const sim_schedule *s, const sim_observations *obs, chk_result *
     c.o = obs;
     c.r = out;
     if (chk_index_build(&c.ops, s->norders, obs->nops, chk_op_order, obs->ops) < 0 ||
-        chk_index_build(&c.charges, s->norders, obs->ncharges, chk_charge_order, obs->charges) < 0 ||
+        chk_index_build(&c.charges, s->norders, obs->ncharges, chk_charge_order, obs->charges) <
+            0 ||
         chk_mark_strays(&c) < 0) {
         c.oom = 1;
         goto done;

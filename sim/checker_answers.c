@@ -55,8 +55,8 @@ void chk_no_402_after_charge(chk_ctx *c)
             chk_violate(c, INV_NO_402_AFTER_CHARGE, (long)i, op->token, k,
                         "answered 402 %s (+%.3f..+%.3f s) though the gateway had charged %s at "
                         "+%.3f s%s",
-                        op->error[0] ? op->error : "FAILED", chk_s(op->start_us),
-                        chk_s(op->end_us), x->transaction_id, chk_s(x->at_us),
+                        op->error[0] ? op->error : "FAILED", chk_s(op->start_us), chk_s(op->end_us),
+                        x->transaction_id, chk_s(x->at_us),
                         (op->flags & OPF_REPLAYED) ? " (a replayed answer)" : "");
             break; /* one per order */
         }
@@ -134,8 +134,8 @@ void chk_paid_answer_has_charge(chk_ctx *c)
                 continue;
             long k = chk_charge_of(c, i, op->txn);
             const sim_charge *x = k >= 0 ? &c->o->charges[k] : NULL;
-            if (x != NULL && (!chk_time_known(x->at_us) ||
-                              x->at_us <= op->end_us + CHK_CLOCK_SLACK_US))
+            if (x != NULL &&
+                (!chk_time_known(x->at_us) || x->at_us <= op->end_us + CHK_CLOCK_SLACK_US))
                 continue;
             if (x != NULL)
                 chk_violate(c, INV_PAID_ANSWER_HAS_CHARGE, (long)i, op->token, k,
@@ -194,11 +194,12 @@ void chk_closed_after_doubt(chk_ctx *c)
                 doubt = chk_doubt_before(c, &c->o->ops[c->ops.idx[k]], p);
             if (doubt)
                 continue;
-            chk_violate(c, INV_CLOSED_AFTER_DOUBT, (long)i, p->token, -1,
-                        "answered 402 payment_closed at +%.3f s, but no request of the order had "
-                        "been left in doubt (answered, or begun a lease of %.1f s) before: an "
-                        "attempt was closed while its request may still have waited for the gateway",
-                        chk_s(p->end_us), chk_s(c->o->lease_us));
+            chk_violate(
+                c, INV_CLOSED_AFTER_DOUBT, (long)i, p->token, -1,
+                "answered 402 payment_closed at +%.3f s, but no request of the order had "
+                "been left in doubt (answered, or begun a lease of %.1f s) before: an "
+                "attempt was closed while its request may still have waited for the gateway",
+                chk_s(p->end_us), chk_s(c->o->lease_us));
             break;
         }
 }

@@ -60,8 +60,8 @@ void chk_charge_has_paid_order(chk_ctx *c)
             continue; /* the payer's own second charge: second_charge_refunded judges it */
         if (x->order < 0) {
             chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, -1, -1, (long)i,
-                        "charge %s for %s, an order number this run never made",
-                        x->transaction_id, x->out_trade_no);
+                        "charge %s for %s, an order number this run never made", x->transaction_id,
+                        x->out_trade_no);
             continue;
         }
         const sim_row *rows[2];
@@ -85,8 +85,8 @@ void chk_charge_has_paid_order(chk_ctx *c)
             } else if (row->amount_fen != x->total_fee) {
                 chk_violate(c, INV_CHARGE_HAS_PAID_ORDER, x->order, -1, (long)i,
                             "charge %s of %lld fen but the PAID order's amount is %lld fen (%s)",
-                            x->transaction_id, (long long)x->total_fee,
-                            (long long)row->amount_fen, names[k]);
+                            x->transaction_id, (long long)x->total_fee, (long long)row->amount_fen,
+                            names[k]);
             } else {
                 continue;
             }
@@ -108,16 +108,15 @@ void chk_paid_has_charge(chk_ctx *c)
             int found = 0;
             for (size_t j = c->charges.off[i]; j < c->charges.off[i + 1]; j++)
                 if (row->transaction_id[0] != '\0' &&
-                    strcmp(c->o->charges[c->charges.idx[j]].transaction_id,
-                           row->transaction_id) == 0)
+                    strcmp(c->o->charges[c->charges.idx[j]].transaction_id, row->transaction_id) ==
+                        0)
                     found = 1;
             if (found)
                 continue;
             chk_violate(c, INV_PAID_HAS_CHARGE, (long)i, -1, -1,
                         "order PAID with transaction_id %s (%s) but the ledger has %s",
                         row->transaction_id[0] ? row->transaction_id : "(none)", names[k],
-                        c->charges.off[i + 1] > c->charges.off[i] ? "another charge"
-                                                                  : "no charge");
+                        c->charges.off[i + 1] > c->charges.off[i] ? "another charge" : "no charge");
             break;
         }
     }
@@ -144,13 +143,15 @@ void chk_client_paid_is_final(chk_ctx *c)
                                 "a client saw 200 PAID (txn %s at +%.3f s) but the order is %s "
                                 "at the end (%s)",
                                 op->txn[0] ? op->txn : "-", (double)op->start_us / 1e6,
-                                row->state == ROW_ABSENT ? "gone" : history_status_name(row->status),
+                                row->state == ROW_ABSENT ? "gone"
+                                                         : history_status_name(row->status),
                                 names[k]);
                     done = 1;
                 } else if (op->txn[0] && strcmp(op->txn, row->transaction_id) != 0) {
-                    chk_violate(c, INV_CLIENT_PAID_IS_FINAL, (long)i, op->token, -1,
-                                "a client saw PAID with txn %s but the order ends PAID with %s (%s)",
-                                op->txn, row->transaction_id, names[k]);
+                    chk_violate(
+                        c, INV_CLIENT_PAID_IS_FINAL, (long)i, op->token, -1,
+                        "a client saw PAID with txn %s but the order ends PAID with %s (%s)",
+                        op->txn, row->transaction_id, names[k]);
                     done = 1;
                 }
             }

@@ -43,8 +43,7 @@ void chk_token_single_order(chk_ctx *c)
         if (op->flags & OPF_FOREIGN) {
             chk_violate(c, INV_TOKEN_SINGLE_ORDER, op->order, op->token, -1,
                         "token #%zu of user %lld accepted for user %lld (HTTP %u)", t,
-                        (long long)c->s->tokens[t].user_id, (long long)op->user_id,
-                        op->http_code);
+                        (long long)c->s->tokens[t].user_id, (long long)op->user_id, op->http_code);
             continue;
         }
         if (op->flags & OPF_EXPIRED) {

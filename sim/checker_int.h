@@ -18,15 +18,16 @@ typedef struct {
     const sim_schedule *s;
     const sim_observations *o;
     chk_result *r;
-    chk_index ops;      /* ops per order */
-    chk_index charges;  /* charges per order */
-    unsigned char *stray; /* per ledger charge: made by the payer (the simulator), not the service */
+    chk_index ops;     /* ops per order */
+    chk_index charges; /* charges per order */
+    unsigned char
+        *stray; /* per ledger charge: made by the payer (the simulator), not the service */
     int oom;
 } chk_ctx;
 
 /* Records a violation of inv for order (or token) and ledger charge. */
-__attribute__((format(printf, 6, 7)))
-void chk_violate(chk_ctx *c, int inv, long order, long token, long charge, const char *fmt, ...);
+__attribute__((format(printf, 6, 7))) void chk_violate(chk_ctx *c, int inv, long order, long token,
+                                                       long charge, const char *fmt, ...);
 /* Whether a final row was read (present or absent). */
 int chk_row_known(const sim_row *row);
 /* The rows to judge for order i: the API row, and the DB row when read. */

@@ -100,7 +100,8 @@ static int cm_later_request(const chk_ctx *c, size_t i, const sim_op *a)
         const sim_op *p = &c->o->ops[c->ops.idx[j]];
         if (p == a || p->kind != OP_PAY || (p->flags & OPF_MISMATCH) || checker_pay_refused(p))
             continue;
-        if (chk_op_busy_until(c, p) > a->start_us && !(p->http_code == 402 && p->end_us <= a->end_us))
+        if (chk_op_busy_until(c, p) > a->start_us &&
+            !(p->http_code == 402 && p->end_us <= a->end_us))
             return 1;
     }
     return 0;
@@ -194,7 +195,8 @@ void chk_money_stats(chk_ctx *c)
             continue;
         long o = x->order;
         int sc = o >= 0 && (size_t)o < c->s->norders && c->s->orders[o].scenario < SC_COUNT
-                     ? c->s->orders[o].scenario : CHK_UNATTRIBUTED;
+                     ? c->s->orders[o].scenario
+                     : CHK_UNATTRIBUTED;
         r->stats[sc].refunds++;
     }
 }

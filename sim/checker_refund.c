@@ -45,8 +45,8 @@ static int64_t cr_first_close(const chk_ctx *c, size_t i, size_t *which)
         const sim_op *op = &c->o->ops[c->ops.idx[k]];
         int closed = (op->kind == OP_PAY && op->http_code == 402 &&
                       strcmp(op->error, "payment_closed") == 0) ||
-                     (op->kind == OP_QUERY && op->http_code == 200 &&
-                      op->status == OST_FAILED && cr_read_is_close(c, (long)i));
+                     (op->kind == OP_QUERY && op->http_code == 200 && op->status == OST_FAILED &&
+                      cr_read_is_close(c, (long)i));
         if (closed && (best == INT64_MIN || op->end_us < best)) {
             best = op->end_us;
             *which = c->ops.idx[k];
@@ -67,13 +67,11 @@ void chk_no_charge_after_close(chk_ctx *c)
             const sim_charge *x = &c->o->charges[c->charges.idx[k]];
             if (!chk_time_known(x->at_us) || x->at_us <= closed + CHK_CLOCK_SLACK_US)
                 continue;
-            chk_violate(c, INV_NO_CHARGE_AFTER_CLOSE, (long)i, op->token,
-                        (long)c->charges.idx[k],
+            chk_violate(c, INV_NO_CHARGE_AFTER_CLOSE, (long)i, op->token, (long)c->charges.idx[k],
                         "a client was told the order is closed (%s at +%.3f s), yet the gateway "
                         "charged it at +%.3f s (%s, %lld fen): the trade was still open",
                         op->kind == OP_PAY ? "402 payment_closed" : "a read said FAILED",
-                        chk_s(closed), chk_s(x->at_us), x->transaction_id,
-                        (long long)x->total_fee);
+                        chk_s(closed), chk_s(x->at_us), x->transaction_id, (long long)x->total_fee);
             break;
         }
     }
@@ -121,7 +119,8 @@ void chk_refund_result_reported(chk_ctx *c)
         if (l == NULL)
             chk_violate(c, INV_REFUND_RESULT_REPORTED, r->order, -1, -1,
                         "the gateway's refund %s of %s (%lld fen) ended %s, but the service "
-                        "does not list it", r->refund_no, r->transaction_id, (long long)r->fee,
+                        "does not list it",
+                        r->refund_no, r->transaction_id, (long long)r->fee,
                         history_refund_status_name(r->status));
         else if (l->status != r->status)
             chk_violate(c, INV_REFUND_RESULT_REPORTED, r->order, -1, -1,
@@ -173,11 +172,13 @@ void chk_refund_names_a_charge(chk_ctx *c)
             chk_violate(c, INV_REFUND_NAMES_A_CHARGE, (long)i, -1, -1,
                         "the service lists %zu duplicate-charge refund(s), the gateway has %zu "
                         "charge(s) of the order besides its kept one: it refunds a charge that "
-                        "does not exist", dup, second);
+                        "does not exist",
+                        dup, second);
         else if (merchant > 0 && all == 0)
             chk_violate(c, INV_REFUND_NAMES_A_CHARGE, (long)i, -1, -1,
                         "the service lists %zu merchant refund(s) of an order the gateway never "
-                        "charged", merchant);
+                        "charged",
+                        merchant);
     }
 }
 
@@ -195,8 +196,8 @@ static void cr_one_refund_per_key(chk_ctx *c, size_t i)
                 continue;
             chk_violate(c, INV_REFUND_MADE_ONCE, (long)i, -1, -1,
                         "one Idempotency-Key (#%u) was answered two refunds: %s at +%.3f s and "
-                        "%s at +%.3f s", a->idem, a->txn, chk_s(a->end_us), b->txn,
-                        chk_s(b->end_us));
+                        "%s at +%.3f s",
+                        a->idem, a->txn, chk_s(a->end_us), b->txn, chk_s(b->end_us));
             return;
         }
     }
@@ -228,7 +229,8 @@ static void cr_within(chk_ctx *c, size_t ci)
     if (x->total_fee >= 0 && taken > x->total_fee)
         chk_violate(c, INV_REFUND_MADE_ONCE, x->order, -1, (long)ci,
                     "the refunds of charge %s that took money add up to %lld fen, more than its "
-                    "%lld fen", x->transaction_id, (long long)taken, (long long)x->total_fee);
+                    "%lld fen",
+                    x->transaction_id, (long long)taken, (long long)x->total_fee);
 }
 
 void chk_refund_made_once(chk_ctx *c)
@@ -245,8 +247,8 @@ void chk_refund_made_once(chk_ctx *c)
             continue;
         chk_violate(c, INV_REFUND_MADE_ONCE, r->order, -1, -1,
                     "the gateway has a merchant refund %s (%lld fen, %s) that the service "
-                    "neither answered nor lists", r->refund_no, (long long)r->fee,
-                    history_refund_status_name(r->status));
+                    "neither answered nor lists",
+                    r->refund_no, (long long)r->fee, history_refund_status_name(r->status));
     }
     for (size_t i = 0; i < c->o->ncharges; i++)
         if (c->o->charges[i].order >= 0)

@@ -13,7 +13,7 @@
 #include "payer.h"
 
 #define CLIENT_CONNECT_TIMEOUT_MS 2000
-#define CLIENT_SESSION_MAX_MS 60000   /* no client waits longer for one order */
+#define CLIENT_SESSION_MAX_MS 60000 /* no client waits longer for one order */
 #define CLIENT_MAX_POLLS 40
 #define CLIENT_RETRY_AFTER_CAP_MS 1000
 #define CLIENT_BACKOFF_CAP_MS 2000
@@ -61,8 +61,8 @@ void client_sleep_ms(const client_world *w, int64_t ms)
 {
     while (ms > 0 && !client_stopped(w)) {
         int64_t slice = ms > 100 ? 100 : ms;
-        struct timespec ts = {.tv_sec = (time_t)(slice / 1000),
-                              .tv_nsec = (long)(slice % 1000) * 1000000L};
+        struct timespec ts = { .tv_sec = (time_t)(slice / 1000),
+                               .tv_nsec = (long)(slice % 1000) * 1000000L };
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
         ms -= slice;
@@ -172,8 +172,8 @@ http_status client_send(sim_client *c, profile_op pop, const profile_values *v, 
 {
     profile_request req;
     char err[160];
-    if (profile_request_build(c->world->profile, pop, c->world->target, v, &req, err,
-                              sizeof(err)) < 0) {
+    if (profile_request_build(c->world->profile, pop, c->world->target, v, &req, err, sizeof(err)) <
+        0) {
         memset(rep, 0, sizeof(*rep));
         client_copy_str(rep->error, sizeof(rep->error), err);
         return HTTP_ERR_OTHER;
@@ -232,7 +232,7 @@ void client_issue_token(sim_client *c, size_t slot)
     client_world *w = c->world;
     const sim_schedule *s = w->sched;
     client_token *tr = &w->tokens[slot];
-    profile_values v = {.user_id = s->tokens[slot].user_id};
+    profile_values v = { .user_id = s->tokens[slot].user_id };
     if (!profile_has(w->profile, PROF_FEAT_TOKENS))
         return; /* the target has no tokens: none is sent with any payment */
     for (int attempt = 1; attempt <= 3 && !client_stopped(w); attempt++) {
@@ -267,7 +267,6 @@ void client_issue_token(sim_client *c, size_t slot)
 
 /* ---- payments ---- */
 
-
 void client_pay_of(const sim_schedule *s, const sched_task *t, client_pay *p)
 {
     const sched_order *o = &s->orders[t->order];
@@ -281,8 +280,8 @@ void client_pay_of(const sim_schedule *s, const sched_task *t, client_pay *p)
 }
 
 /* The token p presents (NULL: none), noted in op; made_up holds a made-up one. */
-static const char *client_pay_token(const client_world *w, const sched_task *t,
-                                    const client_pay *p, sim_op *op, char made_up[80])
+static const char *client_pay_token(const client_world *w, const sched_task *t, const client_pay *p,
+                                    sim_op *op, char made_up[80])
 {
     if (p->token_use == TOK_SLOT && p->token >= 0 && w->tokens[p->token].ok) {
         op->token = p->token;
@@ -347,12 +346,17 @@ void client_post_pay(sim_client *c, const sched_task *t, long task, const client
     if (!profile_has(w->profile, PROF_FEAT_IDEM_KEY))
         op->idem = 0;
     snprintf(key, sizeof(key), "%s%s-k%d", w->prefix, s->orders[t->order].suffix, op->idem);
-    profile_values v = {.order_no = no, .user_id = p->user_id, .amount = amt,
-                        .amount_fen = p->fen, .token = token, .idem_key = op->idem ? key : NULL,
-                        .trade_type = payer_flow_name(t->flow),
-                        .auth_code = t->flow == FLOW_MICROPAY ? payer_auth_code(no, auth) : NULL,
-                        .openid = t->flow == FLOW_JSAPI
-                                      ? payer_openid(p->user_id, openid, sizeof(openid)) : NULL};
+    profile_values v = { .order_no = no,
+                         .user_id = p->user_id,
+                         .amount = amt,
+                         .amount_fen = p->fen,
+                         .token = token,
+                         .idem_key = op->idem ? key : NULL,
+                         .trade_type = payer_flow_name(t->flow),
+                         .auth_code = t->flow == FLOW_MICROPAY ? payer_auth_code(no, auth) : NULL,
+                         .openid = t->flow == FLOW_JSAPI
+                                       ? payer_openid(p->user_id, openid, sizeof(openid))
+                                       : NULL };
     memset(ap, 0, sizeof(*ap));
     http_status hs = client_send(c, PROF_OP_PAY, &v, timeout_ms, rep);
     if (hs == HTTP_OK)
@@ -376,7 +380,7 @@ int client_query(sim_client *c, const sched_task *t, long task, int attempt, lon
     sched_order_no(s, w->prefix, (size_t)t->order, no, sizeof(no));
     client_op_begin(c, &op, OP_QUERY, s->orders[t->order].scenario, t->order, task);
     op.attempt = (uint8_t)(attempt > 255 ? 255 : attempt);
-    profile_values v = {.order_no = no};
+    profile_values v = { .order_no = no };
     profile_answer a;
     http_status hs = client_send(c, PROF_OP_READ, &v, timeout_ms, &rep);
     if (hs == HTTP_OK)
@@ -468,8 +472,11 @@ static client_session_end client_session_run(sim_client *c, const sched_task *t,
                                              int first_attempt, int max_posts)
 {
     client_world *w = c->world;
-    client_session ss = {.c = c, .t = t, .task = task, .pol = pol,
-                         .deadline_us = client_now_us(w) + pol->patience_ms * 1000};
+    client_session ss = { .c = c,
+                          .t = t,
+                          .task = task,
+                          .pol = pol,
+                          .deadline_us = client_now_us(w) + pol->patience_ms * 1000 };
     for (int i = 0; i < max_posts && !client_stopped(w); i++) {
         sim_op op;
         http_reply rep;

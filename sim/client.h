@@ -38,45 +38,45 @@
 
 /* What the clients saw of one order (under client_world.mu). */
 typedef struct {
-    char txn[SIM_TXN_MAX];  /* the transaction id a 200 PAID named */
+    char txn[SIM_TXN_MAX]; /* the transaction id a 200 PAID named */
     uint8_t saw_paid;
-    uint8_t saw_declined;   /* a POST was answered 402 */
+    uint8_t saw_declined; /* a POST was answered 402 */
 } client_order_seen;
 
 /* One issued token (written before its phase starts). */
 typedef struct {
     char token[CLIENT_TOKEN_MAX];
     int64_t issued_us;
-    long expires_in;        /* s, as the service said */
-    int ok;                 /* 0: could not be issued */
+    long expires_in; /* s, as the service said */
+    int ok;          /* 0: could not be issued */
 } client_token;
 
 /* The merchant the simulator signs as (forged callbacks, the payer's own
  * second charges at the gateway). */
 typedef struct {
-    const char *appid, *mch_id, *key;  /* key: never printed */
-    const char *gateway;               /* the mock gateway, NULL: no second charges */
-    const char *notify_url;            /* the service's notification URL */
-    const char *notify_url_v3;         /* its APIv3 notification URL (v3-attacks) */
-    const struct forge_v3_keys *v3;    /* the platform's material (forge_v3.h), NULL: none */
+    const char *appid, *mch_id, *key; /* key: never printed */
+    const char *gateway;              /* the mock gateway, NULL: no second charges */
+    const char *notify_url;           /* the service's notification URL */
+    const char *notify_url_v3;        /* its APIv3 notification URL (v3-attacks) */
+    const struct forge_v3_keys *v3;   /* the platform's material (forge_v3.h), NULL: none */
 } client_merchant;
 
 /* The run as every client sees it. */
 typedef struct {
-    const char *target;        /* service base URL, no trailing slash */
+    const char *target;         /* service base URL, no trailing slash */
     const sim_profile *profile; /* how to speak to the target: every request is built and
                                    every answer read through it (never NULL) */
-    const char *prefix;        /* order-number prefix */
+    const char *prefix;         /* order-number prefix */
     const sim_schedule *sched;
     client_merchant merchant;
-    struct timespec t0;        /* the run's time 0 (monotonic) */
-    int64_t origin_epoch_us;   /* the wall clock at t0 */
-    volatile int *stop;        /* set by a signal: stop sending */
-    volatile int aborted;      /* set by the sequencer: skip what is left */
-    uint64_t salt;             /* run-unique: made-up tokens and transaction ids */
-    client_order_seen *orders; /* per schedule order */
-    client_token *tokens;      /* per token slot */
-    pthread_mutex_t mu;        /* guards orders[] */
+    struct timespec t0;                      /* the run's time 0 (monotonic) */
+    int64_t origin_epoch_us;                 /* the wall clock at t0 */
+    volatile int *stop;                      /* set by a signal: stop sending */
+    volatile int aborted;                    /* set by the sequencer: skip what is left */
+    uint64_t salt;                           /* run-unique: made-up tokens and transaction ids */
+    client_order_seen *orders;               /* per schedule order */
+    client_token *tokens;                    /* per token slot */
+    pthread_mutex_t mu;                      /* guards orders[] */
     atomic_uint_fast64_t outcome[OUT_COUNT]; /* every recorded operation */
 } client_world;
 
@@ -87,17 +87,17 @@ typedef struct {
     sim_history hist;
     sim_hist lat[OP_KIND_COUNT];
     uint64_t req[SC_COUNT][OP_KIND_COUNT][OUT_COUNT];
-    rng_t rng;                 /* the current task's jitter */
+    rng_t rng; /* the current task's jitter */
     char url[CLIENT_URL_MAX];
 } sim_client;
 
 /* A task's client behaviour with every default applied. */
 typedef struct {
-    long timeout_ms;           /* per request: the task's, else 10 s (pay) / 5 s (others) */
-    int64_t patience_ms;       /* the task's, capped at 60 s */
-    int max_posts;             /* the task's attempts, at least 1 */
-    int64_t backoff_ms;        /* backoff base: the task's, else 100 */
-    int64_t hasty_jitter_ms;   /* a hasty client's wait: below the task's backoff, else 20 */
+    long timeout_ms;         /* per request: the task's, else 10 s (pay) / 5 s (others) */
+    int64_t patience_ms;     /* the task's, capped at 60 s */
+    int max_posts;           /* the task's attempts, at least 1 */
+    int64_t backoff_ms;      /* backoff base: the task's, else 100 */
+    int64_t hasty_jitter_ms; /* a hasty client's wait: below the task's backoff, else 20 */
 } client_policy;
 
 /* Sets up w for schedule s (times start now). Returns 0, or -1 on OOM. */
@@ -140,10 +140,10 @@ typedef struct {
     int64_t user_id;
     int64_t fen;
     int style;
-    int token_use;     /* sched_token_use actually sent */
-    int token;         /* slot */
+    int token_use; /* sched_token_use actually sent */
+    int token;     /* slot */
     int idem;
-    uint8_t flags;     /* OPF_MISMATCH ... */
+    uint8_t flags; /* OPF_MISMATCH ... */
 } client_pay;
 
 /* The POST /api/pay t's order starts from (user, amount, style, token, key). */

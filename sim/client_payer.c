@@ -18,12 +18,12 @@
 #include "payer.h"
 #include "service_windows.h"
 
-#define PAYER_POLL_MS 500          /* the page's poll period */
-#define PAYER_CLOSE_WAIT_MS 60000  /* after-close: the longest wait for the close */
-#define PAYER_STALE_MAX_MS 60000   /* stale: the longest wait for the prepay to expire */
+#define PAYER_POLL_MS 500            /* the page's poll period */
+#define PAYER_CLOSE_WAIT_MS 60000    /* after-close: the longest wait for the close */
+#define PAYER_STALE_MAX_MS 60000     /* stale: the longest wait for the prepay to expire */
 #define PAYER_INTO_CLOSE_LEAD_MS 600 /* into-close: starts paying this long before expiry */
-#define PAYER_ACROSS_WAIT_MS 500   /* across-close: how long the customer's call is waited for */
-#define PAYER_RELOAD_AFTER_MS 300  /* reload: the page comes back this long after the prepay */
+#define PAYER_ACROSS_WAIT_MS 500     /* across-close: how long the customer's call is waited for */
+#define PAYER_RELOAD_AFTER_MS 300    /* reload: the page comes back this long after the prepay */
 
 /* POSTs for the prepay until an answer that is not "try again". Returns 1
  * with the prepay in a, or 0 (paid at once, refused, no answer). */
@@ -63,7 +63,7 @@ static payer_result cpay_pay_within(sim_client *c, const sched_task *t, long tas
     client_world *w = c->world;
     const sched_order *o = &w->sched->orders[t->order];
     char openid[40];
-    payer_request req = {.delay_ms = delay_ms};
+    payer_request req = { .delay_ms = delay_ms };
     if (t->flow == FLOW_NATIVE && a->code_url[0])
         req.code_url = a->code_url;
     else
@@ -81,9 +81,9 @@ static payer_result cpay_pay_within(sim_client *c, const sched_task *t, long tas
     op.attempt = 1;
     http_status hs = payer_pay(c->http, w->merchant.gateway, &req, timeout_ms, &rep, &pr);
     client_op_transport(&op, hs, &rep);
-    op.outcome = pr.result == PAYER_PAID ? OUT_OK
+    op.outcome = pr.result == PAYER_PAID                                   ? OUT_OK
                  : pr.result == PAYER_REFUSED || pr.result == PAYER_NO_API ? OUT_FAIL
-                                                                            : OUT_UNKNOWN;
+                                                                           : OUT_UNKNOWN;
     client_copy_str(op.txn, sizeof(op.txn), pr.transaction_id);
     if (pr.err_code[0])
         client_copy_str(op.error, sizeof(op.error), pr.err_code);
@@ -91,8 +91,8 @@ static payer_result cpay_pay_within(sim_client *c, const sched_task *t, long tas
     return pr.result;
 }
 
-static payer_result cpay_pay(sim_client *c, const sched_task *t, long task,
-                             const profile_answer *a, uint32_t delay_ms)
+static payer_result cpay_pay(sim_client *c, const sched_task *t, long task, const profile_answer *a,
+                             uint32_t delay_ms)
 {
     return cpay_pay_within(c, t, task, a, delay_ms, 10000 + (long)delay_ms);
 }
@@ -155,7 +155,8 @@ void client_task_payer(sim_client *c, const sched_task *t, long task)
         break;
     case PB_INTO_CLOSE: /* just before the expiry, confirmed after the close */
         client_sleep_ms(w, cpay_ttl_ms() > PAYER_INTO_CLOSE_LEAD_MS
-                               ? cpay_ttl_ms() - PAYER_INTO_CLOSE_LEAD_MS : 0);
+                               ? cpay_ttl_ms() - PAYER_INTO_CLOSE_LEAD_MS
+                               : 0);
         r = cpay_pay(c, t, task, &a, t->pay_delay_ms);
         break;
     case PB_LATE:
@@ -163,7 +164,8 @@ void client_task_payer(sim_client *c, const sched_task *t, long task)
         break;
     case PB_ACROSS_CLOSE: /* as into-close, but the page polls while it is confirmed */
         client_sleep_ms(w, cpay_ttl_ms() > PAYER_INTO_CLOSE_LEAD_MS
-                               ? cpay_ttl_ms() - PAYER_INTO_CLOSE_LEAD_MS : 0);
+                               ? cpay_ttl_ms() - PAYER_INTO_CLOSE_LEAD_MS
+                               : 0);
         r = cpay_pay_within(c, t, task, &a, t->pay_delay_ms, PAYER_ACROSS_WAIT_MS);
         break;
     case PB_RELOAD:

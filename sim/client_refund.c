@@ -19,7 +19,7 @@
 
 const char *refund_plan_name(int plan)
 {
-    static const char *const names[RP_COUNT] = {"twice", "race", "parts", "mismatch"};
+    static const char *const names[RP_COUNT] = { "twice", "race", "parts", "mismatch" };
     return plan >= 0 && plan < RP_COUNT ? names[plan] : "?";
 }
 
@@ -51,7 +51,7 @@ static long cr_request(sim_client *c, const sched_task *t, long task, int k, int
     int blen = snprintf(body, sizeof(body), "{\"amount\":\"%s\",\"reason\":\"sim %s\"}",
                         money_format(fen, amount), refund_plan_name(t->copies));
     char sig[4][CALLER_HEADER_LINE_MAX];
-    const char *headers[6] = {hdr, NULL};
+    const char *headers[6] = { hdr, NULL };
     for (int i = 0; i < REFUND_TRIES && !client_stopped(w); i++) {
         sim_op op;
         http_reply rep;
@@ -104,7 +104,7 @@ static void cr_wait_ended(sim_client *c, const sched_task *t, long task)
         op.flags |= OPF_LIST;
         op.attempt = (uint8_t)(n > 255 ? 255 : n);
         char sig[4][CALLER_HEADER_LINE_MAX];
-        const char *hdrs[5] = {NULL};
+        const char *hdrs[5] = { NULL };
         int ns = profile_sign_lines("GET", c->url, NULL, 0, sig);
         for (int k = 0; k < ns; k++)
             hdrs[k] = sig[k];

@@ -10,12 +10,12 @@
 
 /* The refund plans of an order (sched_task.copies). */
 typedef enum {
-    RP_TWICE = 0,  /* the whole charge, one key, two copies at once, then copy 0 again */
-    RP_RACE,       /* two copies at once, each 60 % of the charge under its own key:
-                      the refunds may not exceed the charge (one is refused 422) */
-    RP_PARTS,      /* 30 % (key 1), 30 % (key 2), key 1 again, then the whole (key 3:
-                      more than is left, 422 unless a REFUNDCLOSE gave some back) */
-    RP_MISMATCH,   /* the whole (key 1), key 1 with half (422), key 1 whole again */
+    RP_TWICE = 0, /* the whole charge, one key, two copies at once, then copy 0 again */
+    RP_RACE,      /* two copies at once, each 60 % of the charge under its own key:
+                     the refunds may not exceed the charge (one is refused 422) */
+    RP_PARTS,     /* 30 % (key 1), 30 % (key 2), key 1 again, then the whole (key 3:
+                     more than is left, 422 unless a REFUNDCLOSE gave some back) */
+    RP_MISMATCH,  /* the whole (key 1), key 1 with half (422), key 1 whole again */
     RP_COUNT
 } refund_plan;
 

@@ -14,7 +14,8 @@ int dialect_count(const char *body, size_t len, int *v3, int *v2)
     size_t i;
     int rc = json_is_array(req) ? 0 : -1;
 
-    json_array_foreach(req, i, r) {
+    json_array_foreach(req, i, r)
+    {
         const char *e = json_string_value(json_object_get(r, "endpoint"));
         if (e != NULL && (strcmp(e, "v3_native") == 0 || strcmp(e, "v3_jsapi") == 0))
             (*v3)++;
@@ -48,8 +49,8 @@ int dialect_check(const char *gateway, const sim_schedule *s, const char *prefix
 
     for (size_t t = 0; rc == 0 && t < s->ntasks && orders < DIALECT_SAMPLE; t++) {
         const sched_task *k = &s->tasks[t];
-        if ((k->flow != FLOW_NATIVE && k->flow != FLOW_JSAPI) || k->order < 0 ||
-            seen[k->order] || sched_order_no(s, prefix, (size_t)k->order, no, sizeof(no)) < 0)
+        if ((k->flow != FLOW_NATIVE && k->flow != FLOW_JSAPI) || k->order < 0 || seen[k->order] ||
+            sched_order_no(s, prefix, (size_t)k->order, no, sizeof(no)) < 0)
             continue;
         seen[k->order] = 1;
         orders++;
@@ -58,8 +59,9 @@ int dialect_check(const char *gateway, const sim_schedule *s, const char *prefix
     if (rc != 0)
         fprintf(out, "dialect: the mock's journal at %s cannot be read\n", gateway);
     else if ((dialect == 3 && v2 > 0) || (dialect == 2 && v3 > 0)) {
-        fprintf(out, "dialect: asked for v%d, but of %d prepay orders' calls %d were v3 and %d "
-                     "v2: the target does not speak v%d (IDEMPAY_WX_API)\n",
+        fprintf(out,
+                "dialect: asked for v%d, but of %d prepay orders' calls %d were v3 and %d "
+                "v2: the target does not speak v%d (IDEMPAY_WX_API)\n",
                 dialect, orders, v3, v2, dialect);
         rc = -1;
     } else {

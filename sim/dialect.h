@@ -14,7 +14,7 @@
 
 #include "schedule.h"
 
-#define DIALECT_SAMPLE 32   /* prepay orders whose journal is read, at most */
+#define DIALECT_SAMPLE 32 /* prepay orders whose journal is read, at most */
 
 /* Reads the journal of up to DIALECT_SAMPLE prepay orders of s (order
  * numbers from prefix) at gateway and checks they were placed in dialect

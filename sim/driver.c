@@ -20,17 +20,17 @@
 struct driver {
     driver_config cfg;
     client_world world;
-    forge_v3_keys *v3;          /* the platform's material (cfg.v3_forgeries), or NULL */
-    char notify_url_v3[600];    /* where the v3 forgeries go (driver.h) */
+    forge_v3_keys *v3;       /* the platform's material (cfg.v3_forgeries), or NULL */
+    char notify_url_v3[600]; /* where the v3 forgeries go (driver.h) */
     sim_pool *pool;
-    sim_client *clients;       /* one per worker */
+    sim_client *clients; /* one per worker */
     int nclients;
-    sim_client phaser;         /* the phase thread's own client (tokens) */
-    int64_t *phase_start_us;   /* per phase, -1 until it starts */
-    atomic_size_t *phase_began; /* per phase, its tasks past their release */
+    sim_client phaser;                 /* the phase thread's own client (tokens) */
+    int64_t *phase_start_us;           /* per phase, -1 until it starts */
+    atomic_size_t *phase_began;        /* per phase, its tasks past their release */
     atomic_int_fast64_t *phase_lag_us; /* per phase, the latest task's release lag */
-    size_t *task_phase;        /* task index -> phase */
-    long phase_ready;          /* the latest phase whose tasks may run (under ready_mu) */
+    size_t *task_phase;                /* task index -> phase */
+    long phase_ready;                  /* the latest phase whose tasks may run (under ready_mu) */
     pthread_mutex_t ready_mu;
     pthread_cond_t ready_cv;
     size_t seg_first_task, seg_first, seg_last;
@@ -60,9 +60,12 @@ static int driver_setup(driver *d, const driver_config *cfg)
     w->profile = cfg->profile != NULL ? cfg->profile : profile_builtin();
     w->prefix = cfg->prefix;
     w->stop = cfg->stop;
-    w->merchant = (client_merchant){.appid = cfg->appid, .mch_id = cfg->mch_id, .key = cfg->key,
-                                    .gateway = cfg->gateway, .notify_url = cfg->notify_url,
-                                    .notify_url_v3 = d->notify_url_v3};
+    w->merchant = (client_merchant){ .appid = cfg->appid,
+                                     .mch_id = cfg->mch_id,
+                                     .key = cfg->key,
+                                     .gateway = cfg->gateway,
+                                     .notify_url = cfg->notify_url,
+                                     .notify_url_v3 = d->notify_url_v3 };
     snprintf(d->notify_url_v3, sizeof(d->notify_url_v3), "%s",
              env_str("IDEMPAY_WX_V3_NOTIFY_URL", ""));
     if (d->notify_url_v3[0] == '\0')
@@ -77,7 +80,8 @@ static int driver_setup(driver *d, const driver_config *cfg)
         return -1;
     for (size_t p = 0; p < s->nphases; p++) {
         d->phase_start_us[p] = -1;
-        for (size_t t = s->phases[p].first_task; t < s->phases[p].first_task + s->phases[p].ntasks; t++)
+        for (size_t t = s->phases[p].first_task; t < s->phases[p].first_task + s->phases[p].ntasks;
+             t++)
             d->task_phase[t] = p;
     }
     return 0;
@@ -197,7 +201,7 @@ static void driver_each_one(int worker, size_t i, void *arg)
 
 void driver_each(driver *d, size_t n, void (*fn)(sim_client *c, size_t i, void *arg), void *arg)
 {
-    driver_each_job job = {.d = d, .fn = fn, .arg = arg};
+    driver_each_job job = { .d = d, .fn = fn, .arg = arg };
     pool_run(d->pool, n, driver_each_one, &job);
 }
 
@@ -309,7 +313,8 @@ static void *driver_phaser_main(void *arg)
     for (size_t p = d->seg_first; p < d->seg_last; p++) {
         const sched_phase *ph = &s->phases[p];
         if (!client_stopped(w)) {
-            for (size_t k = ph->first_token; k < ph->first_token + ph->ntokens && !client_stopped(w); k++)
+            for (size_t k = ph->first_token;
+                 k < ph->first_token + ph->ntokens && !client_stopped(w); k++)
                 client_issue_token(&d->phaser, k);
             if (p > d->seg_first)
                 driver_phase_outlast(d, p - 1);
@@ -322,8 +327,7 @@ static void *driver_phaser_main(void *arg)
     return NULL;
 }
 
-void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on_phase,
-                        void *arg)
+void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on_phase, void *arg)
 {
     const sim_schedule *s = d->cfg.sched;
     if (first >= last || last > s->nphases)

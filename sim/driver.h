@@ -23,22 +23,22 @@
 #include "schedule.h"
 
 typedef struct {
-    const char *target;        /* service base URL, no trailing slash */
-    const char *prefix;        /* order-number prefix of this run */
+    const char *target; /* service base URL, no trailing slash */
+    const char *prefix; /* order-number prefix of this run */
     const sim_schedule *sched;
-    int workers;               /* threads (--concurrency) */
-    const char *gateway;       /* the mock gateway (the payer's second charges), no slash */
-    const char *notify_url;    /* the service's notification URL, for those charges */
-    int v3_forgeries;          /* the schedule has APIv3 forgeries: the driver loads the
-                                  platform's material for them (forge_v3_load), and
-                                  driver_new fails without it; they go to
-                                  IDEMPAY_WX_V3_NOTIFY_URL, else notify_url + "/v3" */
+    int workers;                      /* threads (--concurrency) */
+    const char *gateway;              /* the mock gateway (the payer's second charges), no slash */
+    const char *notify_url;           /* the service's notification URL, for those charges */
+    int v3_forgeries;                 /* the schedule has APIv3 forgeries: the driver loads the
+                                         platform's material for them (forge_v3_load), and
+                                         driver_new fails without it; they go to
+                                         IDEMPAY_WX_V3_NOTIFY_URL, else notify_url + "/v3" */
     const char *appid, *mch_id, *key; /* merchant credentials (forged callbacks, charges) */
-    volatile int *stop;        /* set (e.g. by SIGINT) to skip the remaining tasks */
-    const sim_profile *profile; /* how to speak to the target: every request is built and
-                                   every answer read through it (NULL: the built-in idempay
-                                   profile); tokens, Idempotency-Keys and forged callbacks
-                                   are sent only when it has them */
+    volatile int *stop;               /* set (e.g. by SIGINT) to skip the remaining tasks */
+    const sim_profile *profile;       /* how to speak to the target: every request is built and
+                                         every answer read through it (NULL: the built-in idempay
+                                         profile); tokens, Idempotency-Keys and forged callbacks
+                                         are sent only when it has them */
 } driver_config;
 
 typedef struct {
@@ -72,8 +72,7 @@ typedef int (*driver_phase_fn)(void *arg, size_t phase);
  * first phase starts at once; each next one when the previous phase's budget
  * is used up, while the previous phase's late clients finish under the new
  * mock config. on_phase runs on the driver's phase thread. */
-void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on_phase,
-                        void *arg);
+void driver_run_segment(driver *d, size_t first, size_t last, driver_phase_fn on_phase, void *arg);
 
 /* When phase p started (driver_now_us), or -1 when it has not. */
 int64_t driver_phase_start_us(const driver *d, size_t p);

@@ -14,12 +14,12 @@
 #include "wx3_sign.h"
 
 #define FV3_DEFAULT_WINDOW_S 300
-#define FV3_STALE_MARGIN_S 60      /* how far past the window a stale timestamp lies, at least */
+#define FV3_STALE_MARGIN_S 60 /* how far past the window a stale timestamp lies, at least */
 
 struct forge_v3_keys {
     wx3_cert cert[2];
     EVP_PKEY *key[2];
-    int pairs;                     /* 1 or 2 */
+    int pairs; /* 1 or 2 */
     long long window_s;
     char apiv3_key[WX3_AEAD_KEY_LEN + 1];
 };
@@ -36,19 +36,22 @@ forge_v3_keys *forge_v3_load(char *why, size_t whylen)
     if (wx3_pair_load(env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT", NULL),
                       env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY", NULL), &k->cert[0],
                       &k->key[0]) != 0) {
-        snprintf(why, whylen, "IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY (the platform's key, "
-                              "to sign like it) are unset or unreadable");
+        snprintf(why, whylen,
+                 "IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY (the platform's key, "
+                 "to sign like it) are unset or unreadable");
         goto fail;
     }
     if (apikey == NULL || strlen(apikey) != WX3_AEAD_KEY_LEN) {
-        snprintf(why, whylen, "IDEMPAY_WX_APIV3_KEY is %s", apikey == NULL ? "unset"
-                                                            : "not 32 characters");
+        snprintf(why, whylen, "IDEMPAY_WX_APIV3_KEY is %s",
+                 apikey == NULL ? "unset" : "not 32 characters");
         goto fail;
     }
     snprintf(k->apiv3_key, sizeof(k->apiv3_key), "%s", apikey);
     k->pairs = wx3_pair_load(env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT", NULL),
                              env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY", NULL), &k->cert[1],
-                             &k->key[1]) == 0 ? 2 : 1;
+                             &k->key[1]) == 0
+                   ? 2
+                   : 1;
     k->window_s = env_int("IDEMPAY_WX_V3_TIME_WINDOW_S", FV3_DEFAULT_WINDOW_S);
     return k;
 fail:
@@ -88,18 +91,17 @@ static void fv3_time(time_t now, char out[32])
 }
 
 /* The decrypted resource: a paid transaction of no (malloc'd JSON). */
-static char *fv3_transaction(const char *appid, const char *mchid, const char *no,
-                             const char *txn, int64_t fee, const char *when)
+static char *fv3_transaction(const char *appid, const char *mchid, const char *no, const char *txn,
+                             int64_t fee, const char *when)
 {
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s}, "
                           "s:{s:I, s:I, s:s, s:s}}",
-                          "appid", appid, "mchid", mchid, "out_trade_no", no, "transaction_id",
-                          txn, "trade_type", "NATIVE", "trade_state", "SUCCESS",
-                          "trade_state_desc", "支付成功", "bank_type", "OTHERS", "attach", "",
-                          "success_time", when, "payer", "openid",
-                          "oSimulatorForgedPayer000000", "amount", "total", (json_int_t)fee,
-                          "payer_total", (json_int_t)fee, "currency", "CNY", "payer_currency",
-                          "CNY");
+                          "appid", appid, "mchid", mchid, "out_trade_no", no, "transaction_id", txn,
+                          "trade_type", "NATIVE", "trade_state", "SUCCESS", "trade_state_desc",
+                          "支付成功", "bank_type", "OTHERS", "attach", "", "success_time", when,
+                          "payer", "openid", "oSimulatorForgedPayer000000", "amount", "total",
+                          (json_int_t)fee, "payer_total", (json_int_t)fee, "currency", "CNY",
+                          "payer_currency", "CNY");
     char *s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return s;
@@ -131,11 +133,10 @@ static char *fv3_envelope(const char *ct, const char *nonce, const char *when)
     if (wx3_nonce(id, sizeof(id), 36) != 0)
         return NULL;
     json_t *env = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "id", id,
-                            "create_time", when, "resource_type", "encrypt-resource",
-                            "event_type", "TRANSACTION.SUCCESS", "summary", "支付成功",
-                            "resource", "original_type", "transaction", "algorithm",
-                            "AEAD_AES_256_GCM", "ciphertext", ct, "associated_data",
-                            "transaction", "nonce", nonce);
+                            "create_time", when, "resource_type", "encrypt-resource", "event_type",
+                            "TRANSACTION.SUCCESS", "summary", "支付成功", "resource",
+                            "original_type", "transaction", "algorithm", "AEAD_AES_256_GCM",
+                            "ciphertext", ct, "associated_data", "transaction", "nonce", nonce);
     char *s = env != NULL ? json_dumps(env, JSON_COMPACT) : NULL;
     json_decref(env);
     return s;
@@ -160,7 +161,8 @@ static int fv3_sign_headers(const forge_v3_keys *k, const sched_task *t, const c
     if (t->forge == FORGE_V3_WRONG_SERIAL) /* a serial of the same shape, no certificate's */
         snprintf(serial, sizeof(serial), "5157F09EFDC096DE15EBE81A47057A72%08llX",
                  (unsigned long long)(t->jitter_seed & 0xFFFFFFFFu));
-    if (wx3_nonce(nonce, sizeof(nonce), 32) != 0 || wx3_nonce(sent_nonce, sizeof(sent_nonce), 32) != 0)
+    if (wx3_nonce(nonce, sizeof(nonce), 32) != 0 ||
+        wx3_nonce(sent_nonce, sizeof(sent_nonce), 32) != 0)
         return -1;
     char *msg = wx3_response_message(tsbuf, nonce, signed_body, strlen(signed_body), &mlen);
     int rc = msg != NULL ? wx3_sign(k->key[pair], msg, mlen, &sig) : -1;

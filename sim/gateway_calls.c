@@ -12,17 +12,17 @@
 #include "text_copy.h"
 
 #define GC_TIMEOUT_MS 120000
-#define GC_ATTEMPTS 5     /* the mock may be restarting (the crash scenario) */
+#define GC_ATTEMPTS 5 /* the mock may be restarting (the crash scenario) */
 
 int gateway_calls_kind(const char *endpoint)
 {
-    static const char *const pay[] = {"unifiedorder", "micropay", "v3_native", "v3_jsapi"};
-    static const char *const fence[] = {"closeorder", "reverse", "v3_close"};
+    static const char *const pay[] = { "unifiedorder", "micropay", "v3_native", "v3_jsapi" };
+    static const char *const fence[] = { "closeorder", "reverse", "v3_close" };
     int kind = -1;
-    for (size_t i = 0; endpoint != NULL && i < sizeof pay / sizeof pay[0]; i++)
+    for (size_t i = 0; endpoint != NULL && i < sizeof(pay) / sizeof(pay[0]); i++)
         if (strcmp(endpoint, pay[i]) == 0)
             kind = GWCALL_PAY;
-    for (size_t i = 0; endpoint != NULL && i < sizeof fence / sizeof fence[0]; i++)
+    for (size_t i = 0; endpoint != NULL && i < sizeof(fence) / sizeof(fence[0]); i++)
         if (strcmp(endpoint, fence[i]) == 0)
             kind = GWCALL_FENCE;
     return kind;
@@ -99,7 +99,8 @@ int gateway_calls_read(const char *gateway, const sim_schedule *s, const char *p
         return -1;
     }
     for (int attempt = 1; attempt <= GC_ATTEMPTS && rc < 0; attempt++) {
-        http_status hs = http_client_request(c, "GET", url, NULL, NULL, 0, NULL, GC_TIMEOUT_MS, &rep);
+        http_status hs = http_client_request(c, "GET", url, NULL, NULL, 0, NULL, GC_TIMEOUT_MS,
+                                             &rep);
         if (hs == HTTP_OK && rep.code == 200) {
             rc = gateway_calls_parse(rep.body, rep.body_len, s, prefix, origin_epoch_us, out, n,
                                      err, errlen);
@@ -112,7 +113,7 @@ int gateway_calls_read(const char *gateway, const sim_schedule *s, const char *p
         }
         snprintf(err, errlen, "GET %s: %s", url, hs == HTTP_OK ? "not 200" : rep.error);
         if (attempt < GC_ATTEMPTS)
-            nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 500000000L}, NULL);
+            nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 500000000L }, NULL);
     }
     http_client_free(c);
     return rc;

@@ -15,11 +15,17 @@ int64_t gen_user(gen_ctx *g)
 int64_t gen_amount(gen_ctx *g)
 {
     switch (rng_below(&g->rng, 10)) {
-    case 0: case 1: case 2: case 3:
+    case 0:
+    case 1:
+    case 2:
+    case 3:
         return rng_range(&g->rng, 1, 99999);
-    case 4: case 5: case 6:
+    case 4:
+    case 5:
+    case 6:
         return rng_range(&g->rng, 1, 500) * 100;
-    case 7: case 8:
+    case 7:
+    case 8:
         return rng_range(&g->rng, 1, 9999) * 10;
     default:
         return rng_range(&g->rng, 1, MONEY_MAX_FEN);
@@ -40,8 +46,7 @@ int gen_order(gen_ctx *g, unsigned flags)
     return idx;
 }
 
-int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms,
-                     int chaos)
+int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms, int chaos)
 {
     char cfg[SCHED_MOCK_CONFIG_MAX];
     k->seed = (long long)(rng_splitmix64(&g->seed_state) >> 1);

@@ -18,11 +18,11 @@ typedef struct gen_ctx {
     sim_schedule *s;
     rng_t rng;
     int scenario;
-    const char *override;  /* --mock-config, merged into every phase (may be NULL) */
+    const char *override; /* --mock-config, merged into every phase (may be NULL) */
     const struct gen_client_override *client; /* a scenario file's clients (may be NULL) */
     char *err;
     size_t errlen;
-    uint64_t seed_state;   /* derives mock seeds and task jitter seeds */
+    uint64_t seed_state; /* derives mock seeds and task jitter seeds */
 } gen_ctx;
 
 /* A user id: mostly below 2^40, 5 % near 2^63. */
@@ -62,21 +62,21 @@ typedef struct {
     int min_attempts, max_attempts;
     uint32_t min_timeout_ms, max_timeout_ms;
     uint32_t min_backoff_ms, max_backoff_ms;
-    uint32_t patience_ms;     /* 0: GEN_PATIENCE_MS */
+    uint32_t patience_ms; /* 0: GEN_PATIENCE_MS */
 } gen_client;
 
 #define GEN_PATIENCE_MS 6000
 
 /* What a scenario file sets in a generator's clients: each field of c only
  * when its GEN_CLIENT_* bit is in set. */
-#define GEN_CLIENT_TOKEN_SHARE     0x01u
-#define GEN_CLIENT_IDEM_SHARE      0x02u
-#define GEN_CLIENT_POLL_SHARE      0x04u
-#define GEN_CLIENT_RETRY_DECLINED  0x08u
-#define GEN_CLIENT_ATTEMPTS        0x10u
-#define GEN_CLIENT_TIMEOUT         0x20u
-#define GEN_CLIENT_BACKOFF         0x40u
-#define GEN_CLIENT_PATIENCE        0x80u
+#define GEN_CLIENT_TOKEN_SHARE 0x01u
+#define GEN_CLIENT_IDEM_SHARE 0x02u
+#define GEN_CLIENT_POLL_SHARE 0x04u
+#define GEN_CLIENT_RETRY_DECLINED 0x08u
+#define GEN_CLIENT_ATTEMPTS 0x10u
+#define GEN_CLIENT_TIMEOUT 0x20u
+#define GEN_CLIENT_BACKOFF 0x40u
+#define GEN_CLIENT_PATIENCE 0x80u
 
 typedef struct gen_client_override {
     unsigned set;
@@ -95,11 +95,11 @@ int gen_order_extras(gen_ctx *g, const gen_client *c, int order, int *token, int
 /* How the orders of gen_orders_with_clients are paid. */
 typedef struct {
     const gen_client *client;
-    unsigned order_flags;     /* ORD_* of each order */
-    double dup_share;         /* a second client of the order; < 0: one, nothing drawn, and
-                                 the tasks' copy_index/copy_count left alone */
-    uint32_t step_ms;         /* the second client's release after the first */
-    uint32_t jitter_ms;       /* plus 0..jitter_ms drawn per client (0: nothing drawn) */
+    unsigned order_flags; /* ORD_* of each order */
+    double dup_share;     /* a second client of the order; < 0: one, nothing drawn, and
+                             the tasks' copy_index/copy_count left alone */
+    uint32_t step_ms;     /* the second client's release after the first */
+    uint32_t jitter_ms;   /* plus 0..jitter_ms drawn per client (0: nothing drawn) */
 } gen_orders_spec;
 
 /* The "orders with clients" of most scenarios: n new orders of the current

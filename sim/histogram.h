@@ -16,9 +16,9 @@
 
 typedef struct {
     uint64_t count;
-    uint64_t sum;    /* saturates at UINT64_MAX */
-    uint64_t min;    /* UINT64_MAX when empty */
-    uint64_t max;    /* 0 when empty */
+    uint64_t sum; /* saturates at UINT64_MAX */
+    uint64_t min; /* UINT64_MAX when empty */
+    uint64_t max; /* 0 when empty */
     uint64_t bucket[HIST_BUCKETS];
 } sim_hist;
 

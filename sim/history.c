@@ -103,8 +103,8 @@ void history_sort(sim_history *h)
 
 const char *history_refund_status_name(int st)
 {
-    static const char *const names[RST_COUNT] = {"PROCESSING", "SUCCESS", "REFUNDCLOSE",
-                                                 "CHANGE", "ABNORMAL", "OTHER"};
+    static const char *const names[RST_COUNT] = { "PROCESSING", "SUCCESS",  "REFUNDCLOSE",
+                                                  "CHANGE",     "ABNORMAL", "OTHER" };
     return (st >= 0 && st < RST_COUNT) ? names[st] : "?";
 }
 
@@ -118,20 +118,20 @@ int history_refund_status_parse(const char *s)
 
 const char *history_kind_name(int kind)
 {
-    static const char *const names[OP_KIND_COUNT] = {"pay", "query", "token", "callback", "ping",
-                                                     "stray", "payer", "refund"};
+    static const char *const names[OP_KIND_COUNT] = { "pay",  "query", "token", "callback",
+                                                      "ping", "stray", "payer", "refund" };
     return (kind >= 0 && kind < OP_KIND_COUNT) ? names[kind] : "?";
 }
 
 const char *history_outcome_name(int outcome)
 {
-    static const char *const names[OUT_COUNT] = {"ok", "fail", "unknown"};
+    static const char *const names[OUT_COUNT] = { "ok", "fail", "unknown" };
     return (outcome >= 0 && outcome < OUT_COUNT) ? names[outcome] : "?";
 }
 
 const char *history_status_name(int status)
 {
-    static const char *const names[] = {"PENDING", "PROCESSING", "PAID", "FAILED", "-"};
+    static const char *const names[] = { "PENDING", "PROCESSING", "PAID", "FAILED", "-" };
     return (status >= 0 && status <= OST_NONE) ? names[status] : "?";
 }
 
@@ -149,7 +149,7 @@ void history_charge_times(sim_charge *charges, size_t n, int64_t origin_epoch_us
 {
     for (size_t i = 0; i < n; i++)
         charges[i].at_us = charges[i].epoch_us == INT64_MIN ? INT64_MIN
-                                                           : charges[i].epoch_us - origin_epoch_us;
+                                                            : charges[i].epoch_us - origin_epoch_us;
 }
 
 void history_row_blank(sim_row *row, int state)

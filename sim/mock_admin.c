@@ -21,7 +21,8 @@
 static void mock_pause(int attempt)
 {
     long ns = 200000000L * attempt;
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = ns < MOCK_PAUSE_MAX_NS ? ns : MOCK_PAUSE_MAX_NS};
+    struct timespec ts = { .tv_sec = 0,
+                           .tv_nsec = ns < MOCK_PAUSE_MAX_NS ? ns : MOCK_PAUSE_MAX_NS };
     if (ts.tv_nsec >= 1000000000L) {
         ts.tv_sec = ts.tv_nsec / 1000000000L;
         ts.tv_nsec %= 1000000000L;
@@ -36,8 +37,8 @@ static int mock_call_on(http_client *c, const char *method, const char *url, con
                         long timeout_ms, http_reply *rep, char *err, size_t errlen)
 {
     for (int attempt = 1; attempt <= MOCK_ATTEMPTS; attempt++) {
-        http_status hs = http_client_request(c, method, url, body ? "application/json" : NULL,
-                                             body, body ? strlen(body) : 0, NULL, timeout_ms, rep);
+        http_status hs = http_client_request(c, method, url, body ? "application/json" : NULL, body,
+                                             body ? strlen(body) : 0, NULL, timeout_ms, rep);
         if (hs == HTTP_OK && rep->code >= 200 && rep->code < 300)
             return 0;
         if (hs == HTTP_OK)
@@ -126,7 +127,8 @@ static void mock_filter_obj(json_t *obj, const json_t *kn, char *dropped, size_t
             continue;
         const char *ep;
         json_t *ev, *tmp;
-        json_object_foreach_safe(v, tmp, ep, ev) {
+        json_object_foreach_safe(v, tmp, ep, ev)
+        {
             const json_t *kev = json_object_get(kv, ep);
             if (kev == NULL) {
                 mock_note_dropped(dropped, len, ep); /* before the del frees the key */
@@ -135,7 +137,8 @@ static void mock_filter_obj(json_t *obj, const json_t *kn, char *dropped, size_t
             }
             const char *knob;
             json_t *x, *tmp2;
-            json_object_foreach_safe(ev, tmp2, knob, x) {
+            json_object_foreach_safe(ev, tmp2, knob, x)
+            {
                 if (json_object_get(kev, knob) == NULL) {
                     mock_note_dropped(dropped, len, knob);
                     json_object_del(ev, knob);
@@ -220,9 +223,9 @@ int64_t mock_admin_time_us(const char *iso)
     return (int64_t)timegm(&tm) * 1000000 + us;
 }
 
-int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
-                            const char *prefix, sim_charge **out, size_t *n,
-                            long long *notifications, char *err, size_t errlen)
+int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s, const char *prefix,
+                            sim_charge **out, size_t *n, long long *notifications, char *err,
+                            size_t errlen)
 {
     json_error_t je;
     *out = NULL;
@@ -326,10 +329,10 @@ static void mock_journal_call(FILE *f, const json_t *e, int64_t origin)
 {
     const char *rc = mock_jstr(e, "result_code"), *ec = mock_jstr(e, "err_code");
     const char *txn = mock_jstr(e, "transaction_id"), *fault = mock_jstr(e, "fault");
-    fprintf(f, "    +%.3f s %-12s fault=%s reply=%s %s%s%s%s%s (%lld ms)\n",
-            mock_jtime(e, origin), mock_jstr(e, "endpoint"), fault[0] ? fault : "none",
-            mock_jstr(e, "reply"), mock_jstr(e, "return_code"), rc[0] ? "/" : "", rc,
-            ec[0] ? " " : "", ec, (long long)json_integer_value(json_object_get(e, "latency_ms")));
+    fprintf(f, "    +%.3f s %-12s fault=%s reply=%s %s%s%s%s%s (%lld ms)\n", mock_jtime(e, origin),
+            mock_jstr(e, "endpoint"), fault[0] ? fault : "none", mock_jstr(e, "reply"),
+            mock_jstr(e, "return_code"), rc[0] ? "/" : "", rc, ec[0] ? " " : "", ec,
+            (long long)json_integer_value(json_object_get(e, "latency_ms")));
     if (txn[0])
         fprintf(f, "      charged %s\n", txn);
 }
@@ -339,7 +342,8 @@ static void mock_journal_notification(FILE *f, const json_t *e, int64_t origin)
     json_t *st = json_object_get(e, "http_status");
     const char *error = mock_jstr(e, "error");
     fprintf(f, "    +%.3f s notification of %s copy %lld try %lld: ", mock_jtime(e, origin),
-            mock_jstr(e, "transaction_id"), (long long)json_integer_value(json_object_get(e, "copy")),
+            mock_jstr(e, "transaction_id"),
+            (long long)json_integer_value(json_object_get(e, "copy")),
             (long long)json_integer_value(json_object_get(e, "attempt")));
     if (json_is_integer(st))
         fprintf(f, "HTTP %lld %s", (long long)json_integer_value(st),
@@ -380,9 +384,9 @@ int mock_admin_format_journal(const char *body, size_t len, int64_t origin_epoch
     }
     /* A call is journaled when it is answered: sort by when it arrived. */
     for (size_t i = 0; i < ni; i++)
-        all[i] = (mock_jentry){json_array_get(req, i), 0};
+        all[i] = (mock_jentry){ json_array_get(req, i), 0 };
     for (size_t j = 0; j < nj; j++)
-        all[ni + j] = (mock_jentry){json_array_get(ntf, j), 1};
+        all[ni + j] = (mock_jentry){ json_array_get(ntf, j), 1 };
     qsort(all, ni + nj, sizeof(*all), mock_jentry_cmp);
     for (size_t k = 0; k < ni + nj; k++) {
         if (all[k].notification)
@@ -427,4 +431,3 @@ int mock_admin_journal(const char *gateway, const char *out_trade_no, int64_t or
     http_client_free(c);
     return rc;
 }
-

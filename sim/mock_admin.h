@@ -16,11 +16,13 @@
 /* Knobs a mock may not know yet (an older mock answers 400 to them): the
  * per-endpoint faults and the close switch. mock_admin_filter drops those
  * (only those) that the mock's own config does not list. */
+/* clang-format off */
 #define MOCK_OPTIONAL_KNOBS {"endpoints", "closeorder_enabled", "notify_enabled", "hold_max_ms", \
                              "close_race_rate", "userpaying_rate", "clock_offset_ms", \
                              "instant_charge", "closeorder_min_age_ms", "userpaying_pay_rate", \
                              "refund_close_rate", "refund_change_rate", "refund_notenough_rate", \
                              "refund_delay_ms", "bill_forge"}
+/* clang-format on */
 
 /* POST {gateway}/mock/reset. Returns 0, or -1 with a message in err. */
 int mock_admin_reset(const char *gateway, char *err, size_t errlen);
@@ -74,8 +76,8 @@ int mock_admin_ledger(const char *gateway, const sim_schedule *s, const char *pr
                       size_t errlen);
 
 /* Parses a ledger body (the same filtering as mock_admin_ledger). */
-int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s,
-                            const char *prefix, sim_charge **out, size_t *n,
-                            long long *notifications, char *err, size_t errlen);
+int mock_admin_parse_ledger(const char *body, size_t len, const sim_schedule *s, const char *prefix,
+                            sim_charge **out, size_t *n, long long *notifications, char *err,
+                            size_t errlen);
 
 #endif

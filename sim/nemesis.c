@@ -10,10 +10,10 @@
 #include "scenario_payer.h"
 
 #define NM_MAX_EPISODES 6
-#define NM_ONSET_MS 1200          /* the onset: held orders are first sent in it */
+#define NM_ONSET_MS 1200 /* the onset: held orders are first sent in it */
 #define NM_ONSET_SPREAD_MS 1000
-#define NM_TAIL_MS 1500           /* after the last held call lands */
-#define NM_HELD_MIN 8             /* held orders per episode (each holds a mock thread) */
+#define NM_TAIL_MS 1500 /* after the last held call lands */
+#define NM_HELD_MIN 8   /* held orders per episode (each holds a mock thread) */
 #define NM_HELD_MAX 12
 #define NM_AFTER_MIN 6
 #define NM_AFTER_MAX 2000
@@ -32,25 +32,33 @@ typedef enum {
 } nm_hold;
 
 static const char *const nm_hold_words[NM_HOLD_COUNT] = {
-    "under the gateway timeout", "straddling the gateway timeout",
-    "between the gateway timeout and the lease", "past the lease and a reconciler tick",
-    "spread from 0 to past the lease", "past the FAILED recheck",
+    "under the gateway timeout",
+    "straddling the gateway timeout",
+    "between the gateway timeout and the lease",
+    "past the lease and a reconciler tick",
+    "spread from 0 to past the lease",
+    "past the FAILED recheck",
 };
 
 typedef enum {
     NM_NOTIFY_NORMAL = 0,
-    NM_NOTIFY_DELAYED,     /* first delivery after the timeout or after the lease */
-    NM_NOTIFY_STORM,       /* duplicated, concurrent, reordered */
-    NM_NOTIFY_SLOW_RETRY,  /* a failed delivery is retried only after the lease */
-    NM_NOTIFY_DROPPED,     /* notify_enabled false: none are sent */
+    NM_NOTIFY_DELAYED,    /* first delivery after the timeout or after the lease */
+    NM_NOTIFY_STORM,      /* duplicated, concurrent, reordered */
+    NM_NOTIFY_SLOW_RETRY, /* a failed delivery is retried only after the lease */
+    NM_NOTIFY_DROPPED,    /* notify_enabled false: none are sent */
     NM_NOTIFY_COUNT
 } nm_notify;
 
 static const char *const nm_behaviour_words[NM_CLIENT_COUNT] = {
-    "-", "patient (honours Retry-After, stays past the lease)", "retries at once",
-    "times out before the gateway does", "gives up after one POST",
-    "gives up, comes back after the lease", "gives up, comes back after the key's claim",
-    "gives up, comes back after the held charge landed", "comes back (second visit)",
+    "-",
+    "patient (honours Retry-After, stays past the lease)",
+    "retries at once",
+    "times out before the gateway does",
+    "gives up after one POST",
+    "gives up, comes back after the lease",
+    "gives up, comes back after the key's claim",
+    "gives up, comes back after the held charge landed",
+    "comes back (second visit)",
     "pays a second time at the gateway",
 };
 
@@ -60,30 +68,30 @@ const char *nemesis_behaviour_name(int behaviour)
 }
 
 typedef struct {
-    int hold;                     /* nm_hold of the onset */
+    int hold; /* nm_hold of the onset */
     long hold_lo, hold_hi;
     int dedupe;
-    int notify;                   /* nm_notify */
+    int notify; /* nm_notify */
     long notify_delay_ms, notify_retry_ms, notify_copies, notify_concurrency;
     long after_latency_ms, after_jitter_ms;
-    double reset, error, decline, tac;      /* the aftermath's unifiedorder faults */
-    long tac_hold_ms;             /* hold_max_ms: how long a withheld reply is held */
-    sim_endpoint_faults ep[EP_COUNT];       /* the aftermath's other endpoints */
-    int chaos;                    /* sched_chaos_action, -1 none */
-    uint32_t chaos_at_ms;         /* from the onset's start */
-    int kill_after;               /* a second kill -9, while aftermath replies are withheld */
-    uint32_t kill_after_ms;       /* from the aftermath's start */
-    int pause;                    /* SIGSTOP a service process past its lease, then SIGCONT */
-    uint32_t pause_at_ms;         /* from the onset's start: while the held calls wait */
+    double reset, error, decline, tac; /* the aftermath's unifiedorder faults */
+    long tac_hold_ms;                  /* hold_max_ms: how long a withheld reply is held */
+    sim_endpoint_faults ep[EP_COUNT];  /* the aftermath's other endpoints */
+    int chaos;                         /* sched_chaos_action, -1 none */
+    uint32_t chaos_at_ms;              /* from the onset's start */
+    int kill_after;                    /* a second kill -9, while aftermath replies are withheld */
+    uint32_t kill_after_ms;            /* from the aftermath's start */
+    int pause;                         /* SIGSTOP a service process past its lease, then SIGCONT */
+    uint32_t pause_at_ms;              /* from the onset's start: while the held calls wait */
     uint32_t onset_ms, after_ms;
-    int nets_off;                 /* forced: dedupe off, notifications dropped */
-    int lease_aimed;              /* forced: holds past the lease, dedupe off (nets_off too) */
+    int nets_off;    /* forced: dedupe off, notifications dropped */
+    int lease_aimed; /* forced: holds past the lease, dedupe off (nets_off too) */
 } nm_episode;
 
 /* A second visit to add once the aftermath phase has begun. */
 typedef struct {
     int order, token, idem;
-    uint32_t at_ms;               /* from the onset's start */
+    uint32_t at_ms; /* from the onset's start */
 } nm_return;
 
 void nemesis_defaults(nm_params *p, size_t orders, double duration_s, int chaos,
@@ -112,12 +120,30 @@ static int nm_hold_range(const sim_windows *w, int hold, long *lo, long *hi)
     double R = (double)w->failed_recheck_ms;
     double a, b;
     switch (hold) {
-    case NM_HOLD_UNDER_TIMEOUT: a = 0.3 * T; b = 0.9 * T; break;
-    case NM_HOLD_STRADDLE_TIMEOUT: a = 0.7 * T; b = 1.4 * T; break;
-    case NM_HOLD_TIMEOUT_TO_LEASE: a = 1.2 * T; b = L - I > 1.3 * T ? L - I : 1.3 * T; break;
-    case NM_HOLD_PAST_LEASE: a = L + 1.2 * I; b = L + 3.5 * I; break;
-    case NM_HOLD_SPREAD: a = 0; b = L + 3.5 * I; break;
-    default: a = L + R + 1.5 * I; b = L + R + 3.0 * I; break;
+    case NM_HOLD_UNDER_TIMEOUT:
+        a = 0.3 * T;
+        b = 0.9 * T;
+        break;
+    case NM_HOLD_STRADDLE_TIMEOUT:
+        a = 0.7 * T;
+        b = 1.4 * T;
+        break;
+    case NM_HOLD_TIMEOUT_TO_LEASE:
+        a = 1.2 * T;
+        b = L - I > 1.3 * T ? L - I : 1.3 * T;
+        break;
+    case NM_HOLD_PAST_LEASE:
+        a = L + 1.2 * I;
+        b = L + 3.5 * I;
+        break;
+    case NM_HOLD_SPREAD:
+        a = 0;
+        b = L + 3.5 * I;
+        break;
+    default:
+        a = L + R + 1.5 * I;
+        b = L + R + 3.0 * I;
+        break;
     }
     if (b > (double)MOCK_MAX_LATENCY_MS)
         return -1;
@@ -128,7 +154,7 @@ static int nm_hold_range(const sim_windows *w, int hold, long *lo, long *hi)
 
 static void nm_draw_hold(gen_ctx *g, const nm_params *p, nm_episode *ep)
 {
-    static const unsigned weight[NM_HOLD_COUNT] = {10, 20, 20, 30, 10, 15};
+    static const unsigned weight[NM_HOLD_COUNT] = { 10, 20, 20, 30, 10, 15 };
     if (!ep->lease_aimed) {
         unsigned sum = 0;
         for (int h = 0; h < NM_HOLD_COUNT; h++)
@@ -163,7 +189,8 @@ static void nm_draw_nets(gen_ctx *g, const nm_params *p, nm_episode *ep)
     switch (ep->notify) {
     case NM_NOTIFY_DELAYED:
         ep->notify_delay_ms = rng_chance(&g->rng, 0.5)
-                                  ? nm_range(g, 0.5 * w->gateway_timeout_ms, 1.5 * w->gateway_timeout_ms)
+                                  ? nm_range(g, 0.5 * w->gateway_timeout_ms,
+                                             1.5 * w->gateway_timeout_ms)
                                   : nm_range(g, w->lease_ms, w->lease_ms + 2 * w->reconcile_ms);
         ep->notify_copies = nm_range(g, 1, 2);
         break;
@@ -220,7 +247,7 @@ static void nm_draw_chaos(gen_ctx *g, const nm_params *p, nm_episode *ep, int *m
     const sim_windows *w = &p->w;
     /* kill-worker .. restart-mariadb, then none (the pause is drawn apart) */
     enum { NM_DRAWN = CHAOS_RESTART_MARIADB + 1 };
-    static const unsigned weight[NM_DRAWN + 1] = {35, 15, 15, 10, 25};
+    static const unsigned weight[NM_DRAWN + 1] = { 35, 15, 15, 10, 25 };
     uint64_t x = rng_below(&g->rng, 100);
     int a = 0;
     while (a < NM_DRAWN && x >= weight[a])
@@ -304,9 +331,11 @@ static void nm_describe_onset(const nm_episode *ep, char *out, size_t len)
 {
     char nb[96];
     snprintf(out, len, "%sunifiedorder held %.1f-%.1f s (%s); dedupe %s; %s",
-             ep->nets_off ? "NETS REMOVED: " : ep->lease_aimed ? "AT THE LEASE: " : "",
-             ep->hold_lo / 1000.0, ep->hold_hi / 1000.0,
-             nm_hold_words[ep->hold], ep->dedupe ? "on" : "off", nm_notify_text(ep, nb, sizeof(nb)));
+             ep->nets_off      ? "NETS REMOVED: "
+             : ep->lease_aimed ? "AT THE LEASE: "
+                               : "",
+             ep->hold_lo / 1000.0, ep->hold_hi / 1000.0, nm_hold_words[ep->hold],
+             ep->dedupe ? "on" : "off", nm_notify_text(ep, nb, sizeof(nb)));
 }
 
 static void nm_describe_after(const nm_episode *ep, char *out, size_t len)
@@ -447,11 +476,11 @@ static int nm_pick(gen_ctx *g, const unsigned *weight, int n)
 /* The behaviour of a held order's first client. */
 static int nm_held_behaviour(gen_ctx *g, const nm_episode *ep)
 {
-    static const int kinds[7] = {NM_CLIENT_RETURN_LEASE, NM_CLIENT_PATIENT, NM_CLIENT_HASTY,
-                                 NM_CLIENT_IMPATIENT, NM_CLIENT_GIVE_UP, NM_CLIENT_RETURN_CLAIM,
-                                 NM_CLIENT_RETURN_LATE};
-    static const unsigned plain[7] = {30, 15, 10, 10, 10, 10, 15};
-    static const unsigned at_lease[7] = {35, 15, 25, 10, 5, 5, 5};
+    static const int kinds[7] = { NM_CLIENT_RETURN_LEASE, NM_CLIENT_PATIENT, NM_CLIENT_HASTY,
+                                  NM_CLIENT_IMPATIENT,    NM_CLIENT_GIVE_UP, NM_CLIENT_RETURN_CLAIM,
+                                  NM_CLIENT_RETURN_LATE };
+    static const unsigned plain[7] = { 30, 15, 10, 10, 10, 10, 15 };
+    static const unsigned at_lease[7] = { 35, 15, 25, 10, 5, 5, 5 };
     return kinds[nm_pick(g, ep->lease_aimed ? at_lease : plain, 7)];
 }
 
@@ -488,7 +517,8 @@ static int nm_held_order(gen_ctx *g, const nm_params *p, const nm_episode *ep, u
         sched_task *t = gen_task(g, TASK_PAY, o, at + (uint32_t)c * (uint32_t)nm_range(g, 0, 3));
         if (t == NULL)
             return -1;
-        int b = c == 0 ? behaviour : (rng_chance(&g->rng, 0.5) ? NM_CLIENT_HASTY : NM_CLIENT_IMPATIENT);
+        int b = c == 0 ? behaviour
+                       : (rng_chance(&g->rng, 0.5) ? NM_CLIENT_HASTY : NM_CLIENT_IMPATIENT);
         nm_client_fill(g, p, t, b, 1, token, idem);
         t->copy_index = (uint8_t)c;
         t->copy_count = (uint8_t)clients;
@@ -549,9 +579,9 @@ static int nm_token_race(gen_ctx *g, const nm_params *p, uint32_t at)
  * candidate for a second charge by the payer), or -1. */
 static int nm_after_order(gen_ctx *g, const nm_params *p, uint32_t at)
 {
-    static const int kinds[5] = {NM_CLIENT_PATIENT, NM_CLIENT_HASTY, NM_CLIENT_IMPATIENT,
-                                 NM_CLIENT_GIVE_UP, NM_CLIENT_RETURN_CLAIM};
-    static const unsigned weight[5] = {45, 10, 25, 10, 10};
+    static const int kinds[5] = { NM_CLIENT_PATIENT, NM_CLIENT_HASTY, NM_CLIENT_IMPATIENT,
+                                  NM_CLIENT_GIVE_UP, NM_CLIENT_RETURN_CLAIM };
+    static const unsigned weight[5] = { 45, 10, 25, 10, 10 };
     int o = gen_order(g, 0);
     if (o < 0)
         return -1;
@@ -615,7 +645,8 @@ static int nm_episode_emit(gen_ctx *g, const nm_params *p, const nm_episode *ep,
         int o = nm_after_order(g, p, at);
         if (o < 0)
             return -1;
-        if (i < NM_STRAYS_PER_EPISODE && *nstrays < (size_t)(NM_MAX_EPISODES * NM_STRAYS_PER_EPISODE))
+        if (i < NM_STRAYS_PER_EPISODE &&
+            *nstrays < (size_t)(NM_MAX_EPISODES * NM_STRAYS_PER_EPISODE))
             strays[(*nstrays)++] = o;
     }
     return 0;
@@ -658,7 +689,9 @@ static int nm_stray_phase(gen_ctx *g, const int *strays, size_t n, int silent)
 
 int nemesis_generate(gen_ctx *g, const nm_params *p)
 {
-    int episodes = p->episodes < 1 ? 1 : p->episodes > NM_MAX_EPISODES ? NM_MAX_EPISODES : p->episodes;
+    int episodes = p->episodes < 1                 ? 1
+                   : p->episodes > NM_MAX_EPISODES ? NM_MAX_EPISODES
+                                                   : p->episodes;
     /* One episode with the nets removed, and (with three episodes or more)
      * another aimed at the lease with the gateway's dedupe off. */
     int forced = (int)rng_below(&g->rng, (uint64_t)episodes);

@@ -39,15 +39,15 @@
 /* Client behaviours (sched_task.behaviour). */
 typedef enum {
     NM_CLIENT_NONE = 0,
-    NM_CLIENT_PATIENT,       /* honours Retry-After, polls, stays past the lease */
-    NM_CLIENT_HASTY,         /* retries at once, ignoring Retry-After */
-    NM_CLIENT_IMPATIENT,     /* its own timeout is shorter than the gateway's */
-    NM_CLIENT_GIVE_UP,       /* one POST, then gone */
-    NM_CLIENT_RETURN_LEASE,  /* gives up, comes back after the lease ran out */
-    NM_CLIENT_RETURN_CLAIM,  /* gives up, comes back after the key's claim ran out */
-    NM_CLIENT_RETURN_LATE,   /* gives up, comes back after the held charge landed */
-    NM_CLIENT_RETURNING,     /* the second visit of a returning client */
-    NM_CLIENT_STRAY,         /* the payer paying a second time at the gateway */
+    NM_CLIENT_PATIENT,      /* honours Retry-After, polls, stays past the lease */
+    NM_CLIENT_HASTY,        /* retries at once, ignoring Retry-After */
+    NM_CLIENT_IMPATIENT,    /* its own timeout is shorter than the gateway's */
+    NM_CLIENT_GIVE_UP,      /* one POST, then gone */
+    NM_CLIENT_RETURN_LEASE, /* gives up, comes back after the lease ran out */
+    NM_CLIENT_RETURN_CLAIM, /* gives up, comes back after the key's claim ran out */
+    NM_CLIENT_RETURN_LATE,  /* gives up, comes back after the held charge landed */
+    NM_CLIENT_RETURNING,    /* the second visit of a returning client */
+    NM_CLIENT_STRAY,        /* the payer paying a second time at the gateway */
     NM_CLIENT_COUNT
 } nm_client;
 
@@ -55,10 +55,10 @@ typedef enum {
 const char *nemesis_behaviour_name(int behaviour);
 
 typedef struct {
-    size_t orders;           /* the scenario's share of --orders */
-    int episodes;            /* 2 .. 6 */
-    int chaos;               /* a chaos command is configured */
-    sim_windows w;           /* the windows aimed at */
+    size_t orders; /* the scenario's share of --orders */
+    int episodes;  /* 2 .. 6 */
+    int chaos;     /* a chaos command is configured */
+    sim_windows w; /* the windows aimed at */
 } nm_params;
 
 /* Parameters for a run of duration_s (episodes: 2 + duration_s / 15, at

@@ -6,11 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const payer_flow_names[FLOW_COUNT] = {"MICROPAY", "NATIVE", "JSAPI"};
+static const char *const payer_flow_names[FLOW_COUNT] = { "MICROPAY", "NATIVE", "JSAPI" };
 
 static const char *const payer_behaviour_names[PB_COUNT] = {
-    "-", "once", "twice", "late", "after-close", "stale", "abandon", "into-close",
-    "across-close", "reload"};
+    "-",     "once",    "twice",      "late",         "after-close",
+    "stale", "abandon", "into-close", "across-close", "reload"
+};
 
 const char *payer_behaviour_name(int b)
 {
@@ -117,8 +118,8 @@ http_status payer_pay(http_client *h, const char *gateway, const payer_request *
         snprintf(out->err_code, sizeof(out->err_code), "request does not fit");
         return HTTP_ERR_OTHER;
     }
-    http_status hs = http_client_request(h, "POST", url, "application/json", body, (size_t)n,
-                                         NULL, timeout_ms, rep);
+    http_status hs = http_client_request(h, "POST", url, "application/json", body, (size_t)n, NULL,
+                                         timeout_ms, rep);
     if (hs == HTTP_OK) {
         payer_reply_read(rep->code, rep->body, rep->body_len, out);
     } else {

@@ -32,23 +32,23 @@ typedef enum { FLOW_MICROPAY = 0, FLOW_NATIVE, FLOW_JSAPI, FLOW_COUNT } payer_fl
  * out its prepay (sched_task.payer). */
 typedef enum {
     PB_NONE = 0,
-    PB_ONCE,        /* pays at once */
-    PB_TWICE,       /* pays, then pays again (WeChat refuses the second: ORDERPAID) */
-    PB_LATE,        /* pays slowly: the payment is confirmed delay_ms later */
-    PB_AFTER_CLOSE, /* waits until the service reports the order closed, then pays */
-    PB_STALE,       /* keeps the code and pays it long after (pay_delay_ms) */
-    PB_ABANDON,     /* never pays: the order must end closed after its expiry */
-    PB_INTO_CLOSE,  /* starts paying just before the expiry, so slowly (pay_delay_ms) that
-                       the merchant's close comes while it is confirmed: refused, or (the
-                       mock's close_race_rate) charged at the close, for the merchant to
-                       refund */
-    PB_ACROSS_CLOSE,/* (payer-edge) starts paying just before the expiry, so slowly
-                       (pay_delay_ms) that it is confirmed after the merchant's close
-                       was tried; does not wait for the payer's answer: the page polls
-                       meanwhile */
-    PB_RELOAD,      /* (payer-edge) the page is reloaded (POST /api/pay again) while the
-                       prepay is open; the customer pays the code of the second answer,
-                       then the first code it kept (refused: ORDERPAID) */
+    PB_ONCE,         /* pays at once */
+    PB_TWICE,        /* pays, then pays again (WeChat refuses the second: ORDERPAID) */
+    PB_LATE,         /* pays slowly: the payment is confirmed delay_ms later */
+    PB_AFTER_CLOSE,  /* waits until the service reports the order closed, then pays */
+    PB_STALE,        /* keeps the code and pays it long after (pay_delay_ms) */
+    PB_ABANDON,      /* never pays: the order must end closed after its expiry */
+    PB_INTO_CLOSE,   /* starts paying just before the expiry, so slowly (pay_delay_ms) that
+                        the merchant's close comes while it is confirmed: refused, or (the
+                        mock's close_race_rate) charged at the close, for the merchant to
+                        refund */
+    PB_ACROSS_CLOSE, /* (payer-edge) starts paying just before the expiry, so slowly
+                        (pay_delay_ms) that it is confirmed after the merchant's close
+                        was tried; does not wait for the payer's answer: the page polls
+                        meanwhile */
+    PB_RELOAD,       /* (payer-edge) the page is reloaded (POST /api/pay again) while the
+                        prepay is open; the customer pays the code of the second answer,
+                        then the first code it kept (refused: ORDERPAID) */
     PB_COUNT
 } payer_behaviour;
 
@@ -71,7 +71,7 @@ typedef struct {
     payer_result result;
     char transaction_id[40];
     char out_trade_no[48];
-    char err_code[48];      /* FAIL's err_code, or what made the answer unknown */
+    char err_code[48]; /* FAIL's err_code, or what made the answer unknown */
 } payer_reply;
 
 /* "once", "twice", "late", "after-close", "stale", "abandon", "into-close",

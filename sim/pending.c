@@ -12,8 +12,8 @@ static int settle_is_stray(const char *txn, const char *const *strays, size_t n)
     return 0;
 }
 
-size_t pending_orders(const sim_schedule *s, const sim_row *rows, const sim_charge *ch,
-                      size_t nch, const char *const *strays, size_t nstrays, size_t *out)
+size_t pending_orders(const sim_schedule *s, const sim_row *rows, const sim_charge *ch, size_t nch,
+                      const char *const *strays, size_t nstrays, size_t *out)
 {
     size_t n = 0;
     unsigned char *mark = calloc(s->norders ? s->norders : 1, 1);

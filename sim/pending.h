@@ -15,7 +15,7 @@
  * the payer made (a txn among strays[0..nstrays): the nemesis' second
  * charges, the customer's payments) that is not the order's kept charge
  * and not refunded yet. Returns how many (0 on OOM). */
-size_t pending_orders(const sim_schedule *s, const sim_row *rows, const sim_charge *ch,
-                      size_t nch, const char *const *strays, size_t nstrays, size_t *out);
+size_t pending_orders(const sim_schedule *s, const sim_row *rows, const sim_charge *ch, size_t nch,
+                      const char *const *strays, size_t nstrays, size_t *out);
 
 #endif

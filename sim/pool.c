@@ -22,13 +22,13 @@ struct sim_pool {
     pool_worker *w;
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
-    unsigned long gen;         /* bumped by each job */
+    unsigned long gen; /* bumped by each job */
     int quit;
     pool_job_fn fn;
     void *arg;
     size_t n;
-    atomic_size_t next;        /* the next index to take */
-    int active;                /* workers still in the current job */
+    atomic_size_t next; /* the next index to take */
+    int active;         /* workers still in the current job */
 };
 
 /* Takes indices of the current job until there are none left. */
@@ -86,7 +86,7 @@ sim_pool *pool_new(int nworkers, char *err, size_t errlen)
         goto fail;
     }
     for (int i = 0; i < p->nworkers; i++) {
-        p->w[i] = (pool_worker){.p = p, .index = i};
+        p->w[i] = (pool_worker){ .p = p, .index = i };
         if (pthread_create(&p->w[i].thread, NULL, pool_worker_main, &p->w[i]) != 0) {
             snprintf(err, errlen, "cannot start worker thread %d", i);
             goto fail;

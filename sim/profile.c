@@ -49,27 +49,29 @@ static const char profile_idempay_json[] =
     "  \"callback\": {\"method\": \"POST\", \"path\": \"/api/pay/callback/wechat\"}\n"
     "}\n";
 
-static const char *const prof_op_names[PROF_OP_COUNT] = {"pay", "read", "token", "callback",
-                                                         "ping"};
-static const char *const prof_value_names[PROF_VAL_COUNT] = {"order_no", "user_id", "amount",
-                                                             "token", "idempotency_key",
-                                                             "trade_type", "auth_code", "openid"};
+static const char *const prof_op_names[PROF_OP_COUNT] = { "pay", "read", "token", "callback",
+                                                          "ping" };
+static const char *const prof_value_names[PROF_VAL_COUNT] = {
+    "order_no", "user_id", "amount", "token", "idempotency_key", "trade_type", "auth_code", "openid"
+};
 static const char *const prof_field_names[PROF_FLD_COUNT] = {
-    "status", "transaction_id", "amount", "error", "user_id", "updated_at", "token", "expires_in",
-    "code_url", "prepay_id"};
-static const char *const prof_status_names[OST_NONE] = {"PENDING", "PROCESSING", "PAID",
-                                                        "FAILED"};
+    "status",     "transaction_id", "amount",     "error",    "user_id",
+    "updated_at", "token",          "expires_in", "code_url", "prepay_id"
+};
+static const char *const prof_status_names[OST_NONE] = { "PENDING", "PROCESSING", "PAID",
+                                                         "FAILED" };
 
 static const struct {
     const char *word;
     int code;
 } prof_meanings[] = {
-    {"paid", 200},    {"processing", 202}, {"failed", 402},  {"invalid", 400}, {"refused", 403},
-    {"absent", 404},  {"busy", 409},       {"mismatch", 422}, {"unknown", 500},
+    { "paid", 200 },    { "processing", 202 }, { "failed", 402 },
+    { "invalid", 400 }, { "refused", 403 },    { "absent", 404 },
+    { "busy", 409 },    { "mismatch", 422 },   { "unknown", 500 },
 };
 
-__attribute__((format(printf, 3, 4)))
-static int prof_fail(char *err, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int prof_fail(char *err, size_t len, const char *fmt,
+                                                           ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -97,12 +99,12 @@ static int prof_str(const json_t *v, char *out, size_t len)
 }
 
 /* Every key of o is one of known (NULL-terminated) or a comment. */
-static int prof_keys(json_t *o, const char *where, const char *const *known, char *err,
-                     size_t len)
+static int prof_keys(json_t *o, const char *where, const char *const *known, char *err, size_t len)
 {
     const char *key;
     json_t *v;
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         int ok = strcmp(key, "description") == 0 || strcmp(key, "$comment") == 0;
         for (size_t i = 0; !ok && known[i] != NULL; i++)
             ok = strcmp(key, known[i]) == 0;
@@ -180,8 +182,10 @@ static int prof_slot(int value, const json_t *v, profile_slot *s, const char *wh
 {
     char spec[PROFILE_FIELD_MAX + 32];
     if (prof_str(v, spec, sizeof(spec)) < 0)
-        return prof_fail(err, len, "%s: needs \"body:NAME\", \"query:NAME\" or \"header:NAME\" "
-                                   "(optionally \":string\", \":number\", \":fen\")", where);
+        return prof_fail(err, len,
+                         "%s: needs \"body:NAME\", \"query:NAME\" or \"header:NAME\" "
+                         "(optionally \":string\", \":number\", \":fen\")",
+                         where);
     char *name = strchr(spec, ':');
     char *as = name ? strchr(name + 1, ':') : NULL;
     if (name == NULL || name[1] == '\0' || (as != NULL && as == name + 1))
@@ -189,8 +193,10 @@ static int prof_slot(int value, const json_t *v, profile_slot *s, const char *wh
     *name++ = '\0';
     if (as != NULL)
         *as++ = '\0';
-    int in = strcmp(spec, "body") == 0 ? PROF_IN_BODY : strcmp(spec, "query") == 0 ? PROF_IN_QUERY
-             : strcmp(spec, "header") == 0 ? PROF_IN_HEADER : PROF_IN_NONE;
+    int in = strcmp(spec, "body") == 0     ? PROF_IN_BODY
+             : strcmp(spec, "query") == 0  ? PROF_IN_QUERY
+             : strcmp(spec, "header") == 0 ? PROF_IN_HEADER
+                                           : PROF_IN_NONE;
     if (in == PROF_IN_NONE)
         return prof_fail(err, len, "%s: unknown place '%s' (body, query, header)", where, spec);
     if (as != NULL && prof_slot_as(value, as, s) < 0)
@@ -216,12 +222,15 @@ static int prof_send(json_t *o, profile_endpoint *ep, const char *op, char *err,
     char where[64];
     if (!json_is_object(o))
         return prof_fail(err, len, "%s.send: needs an object", op);
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         int value = prof_index(prof_value_names, PROF_VAL_COUNT, key);
         snprintf(where, sizeof(where), "%s.send.%s", op, key);
         if (value < 0)
-            return prof_fail(err, len, "%s: unknown value (order_no, user_id, amount, token, "
-                                       "idempotency_key, trade_type, auth_code, openid)", where);
+            return prof_fail(err, len,
+                             "%s: unknown value (order_no, user_id, amount, token, "
+                             "idempotency_key, trade_type, auth_code, openid)",
+                             where);
         if (prof_slot(value, v, &ep->send[value], where, err, len) < 0)
             return -1;
     }
@@ -234,16 +243,18 @@ static int prof_fields(json_t *o, profile_endpoint *ep, const char *op, char *er
     json_t *v;
     if (!json_is_object(o))
         return prof_fail(err, len, "%s.fields: needs an object", op);
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         int f = prof_index(prof_field_names, PROF_FLD_COUNT, key);
         if (f < 0)
-            return prof_fail(err, len, "%s.fields.%s: unknown field (status, transaction_id, "
-                                       "amount, error, user_id, updated_at, token, expires_in, code_url, "
-                                       "prepay_id)",
+            return prof_fail(err, len,
+                             "%s.fields.%s: unknown field (status, transaction_id, "
+                             "amount, error, user_id, updated_at, token, expires_in, code_url, "
+                             "prepay_id)",
                              op, key);
         if (prof_str(v, ep->field[f], sizeof(ep->field[f])) < 0)
-            return prof_fail(err, len, "%s.fields.%s: needs a JSON path like \"data.status\"",
-                             op, key);
+            return prof_fail(err, len, "%s.fields.%s: needs a JSON path like \"data.status\"", op,
+                             key);
     }
     return 0;
 }
@@ -282,7 +293,7 @@ static int prof_rule_codes(json_t *v, profile_rule *r, const char *where, char *
 
 static int prof_rule(json_t *o, profile_rule *r, const char *where, char *err, size_t len)
 {
-    static const char *const known[] = {"http", "code", "means", "error", NULL};
+    static const char *const known[] = { "http", "code", "means", "error", NULL };
     json_t *http = json_object_get(o, "http"), *code = json_object_get(o, "code");
     const char *means = json_string_value(json_object_get(o, "means"));
     json_t *error = json_object_get(o, "error");
@@ -299,8 +310,10 @@ static int prof_rule(json_t *o, profile_rule *r, const char *where, char *err, s
         if (strcmp(means, prof_meanings[i].word) == 0)
             r->means = prof_meanings[i].code;
     if (r->means == 0)
-        return prof_fail(err, len, "%s.means: one of paid, processing, failed, invalid, "
-                                   "refused, absent, busy, mismatch, unknown", where);
+        return prof_fail(err, len,
+                         "%s.means: one of paid, processing, failed, invalid, "
+                         "refused, absent, busy, mismatch, unknown",
+                         where);
     if (error != NULL && prof_str(error, r->error, sizeof(r->error)) < 0)
         return prof_fail(err, len, "%s.error: a name of at most %d characters", where,
                          SIM_ERR_MAX - 1);
@@ -329,8 +342,8 @@ static int prof_path(profile_endpoint *ep, const char *op, char *err, size_t len
 {
     const char *p = ep->path;
     if (p[0] != '/' || strpbrk(p, " \t\r\n?#") != NULL)
-        return prof_fail(err, len, "%s.path: '%s' must start with / and have no spaces, ? or #",
-                         op, p);
+        return prof_fail(err, len, "%s.path: '%s' must start with / and have no spaces, ? or #", op,
+                         p);
     while ((p = strchr(p, '{')) != NULL) {
         const char *end = strchr(p, '}');
         char name[32];
@@ -340,8 +353,10 @@ static int prof_path(profile_endpoint *ep, const char *op, char *err, size_t len
         name[end - p - 1] = '\0';
         int value = prof_index(prof_value_names, PROF_VAL_COUNT, name);
         if (value < 0 || value == PROF_VAL_AMOUNT || value == PROF_VAL_IDEM_KEY)
-            return prof_fail(err, len, "%s.path: unknown placeholder {%s} ({order_no}, "
-                                       "{user_id}, {token})", op, name);
+            return prof_fail(err, len,
+                             "%s.path: unknown placeholder {%s} ({order_no}, "
+                             "{user_id}, {token})",
+                             op, name);
         if (ep->send[value].in != PROF_IN_NONE)
             return prof_fail(err, len, "%s: %s is in the path and in send", op, name);
         ep->send[value].in = PROF_IN_PATH;
@@ -352,19 +367,19 @@ static int prof_path(profile_endpoint *ep, const char *op, char *err, size_t len
 
 static int prof_method(json_t *m, profile_endpoint *ep, int op, char *err, size_t len)
 {
-    static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
-    const char *s = m ? json_string_value(m) : (op == PROF_OP_PAY || op == PROF_OP_CALLBACK)
-                                                     ? "POST" : "GET";
+    static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE" };
+    const char *s = m                                               ? json_string_value(m)
+                    : (op == PROF_OP_PAY || op == PROF_OP_CALLBACK) ? "POST"
+                                                                    : "GET";
     if (s == NULL || prof_index(methods, 5, s) < 0)
-        return prof_fail(err, len, "%s.method: GET, POST, PUT, PATCH or DELETE",
-                         prof_op_names[op]);
+        return prof_fail(err, len, "%s.method: GET, POST, PUT, PATCH or DELETE", prof_op_names[op]);
     snprintf(ep->method, sizeof(ep->method), "%s", s);
     return 0;
 }
 
 static int prof_endpoint(json_t *o, profile_endpoint *ep, int op, char *err, size_t len)
 {
-    static const char *const known[] = {"method", "path", "send", "fields", "answers", NULL};
+    static const char *const known[] = { "method", "path", "send", "fields", "answers", NULL };
     const char *name = prof_op_names[op];
     json_t *send = json_object_get(o, "send"), *fields = json_object_get(o, "fields");
     json_t *answers = json_object_get(o, "answers");
@@ -390,12 +405,13 @@ static int prof_endpoint(json_t *o, profile_endpoint *ep, int op, char *err, siz
 
 static int prof_features(json_t *o, sim_profile *p, char *err, size_t len)
 {
-    static const char *const names[] = {"tokens", "idempotency_key", "callbacks", "db"};
+    static const char *const names[] = { "tokens", "idempotency_key", "callbacks", "db" };
     const char *key;
     json_t *v;
     if (!json_is_object(o))
         return prof_fail(err, len, "features: needs an object of booleans");
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         int f = prof_index(names, 4, key);
         if (f < 0 || !json_is_boolean(v))
             return prof_fail(err, len, "features.%s: %s", key,
@@ -423,11 +439,14 @@ static int prof_statuses(json_t *o, sim_profile *p, char *err, size_t len)
     json_t *v;
     if (!json_is_object(o))
         return prof_fail(err, len, "statuses: needs an object");
-    json_object_foreach(o, key, v) {
+    json_object_foreach(o, key, v)
+    {
         int st = prof_index(prof_status_names, OST_NONE, key);
         if (st < 0)
-            return prof_fail(err, len, "statuses.%s: unknown (PENDING, PROCESSING, PAID, "
-                                       "FAILED)", key);
+            return prof_fail(err, len,
+                             "statuses.%s: unknown (PENDING, PROCESSING, PAID, "
+                             "FAILED)",
+                             key);
         if (!json_is_array(v) || json_array_size(v) == 0 ||
             json_array_size(v) > PROFILE_SPELLINGS_MAX)
             return prof_fail(err, len, "statuses.%s: a list of 1 to %d spellings", key,
@@ -446,8 +465,9 @@ static int prof_statuses(json_t *o, sim_profile *p, char *err, size_t len)
 
 static int prof_top(json_t *j, sim_profile *p, char *err, size_t len)
 {
-    static const char *const known[] = {"name", "features", "statuses", "body_code", "answers",
-                                        "pay", "read", "token", "callback", "ping", NULL};
+    static const char *const known[] = { "name",     "features", "statuses", "body_code",
+                                         "answers",  "pay",      "read",     "token",
+                                         "callback", "ping",     NULL };
     json_t *v;
     if (!json_is_object(j))
         return prof_fail(err, len, "a profile is a JSON object");
@@ -523,8 +543,9 @@ static int prof_check(const sim_profile *p, char *err, size_t len)
         if (p->nspellings[st] == 0)
             return prof_fail(err, len, "statuses.%s: required", prof_status_names[st]);
     if ((p->features & PROF_FEAT_TOKENS) && !tokens)
-        return prof_fail(err, len, "features.tokens needs the token operation (with send.user_id "
-                                   "and fields.token) and pay.send.token");
+        return prof_fail(err, len,
+                         "features.tokens needs the token operation (with send.user_id "
+                         "and fields.token) and pay.send.token");
     if (prof_check_feature(p, PROF_FEAT_TOKENS, tok->present || pay_token, "tokens",
                            "the token operation or pay.send.token", err, len) < 0 ||
         prof_check_feature(p, PROF_FEAT_IDEM_KEY, pay->send[PROF_VAL_IDEM_KEY].in != PROF_IN_NONE,
@@ -572,8 +593,10 @@ sim_profile *profile_load(const char *path, char *err, size_t errlen)
     if (text != NULL)
         n = fread(text, 1, PROFILE_FILE_MAX + 1, f);
     if (text == NULL || ferror(f) || n > PROFILE_FILE_MAX)
-        prof_fail(err, errlen, "%s: %s", path, text == NULL ? "out of memory"
-                                               : ferror(f) ? "read error" : "larger than 64 KiB");
+        prof_fail(err, errlen, "%s: %s", path,
+                  text == NULL ? "out of memory"
+                  : ferror(f)  ? "read error"
+                               : "larger than 64 KiB");
     else if ((p = profile_parse(text, n, why, sizeof(why))) == NULL)
         prof_fail(err, errlen, "%s: %s", path, why);
     fclose(f);
@@ -628,16 +651,16 @@ unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_
 {
     static const struct {
         int scenario;
-        unsigned feature;   /* 0: the ping operation */
+        unsigned feature; /* 0: the ping operation */
         const char *why;
     } needs[] = {
-        {SC_CALLBACK_STORM, PROF_FEAT_CALLBACKS, "no callbacks"},
-        {SC_TOKEN_REPLAY, PROF_FEAT_TOKENS, "no tokens"},
-        {SC_FORGED_CALLBACK, PROF_FEAT_CALLBACKS, "no callbacks"},
-        {SC_PING, 0, "no ping operation"},
-        {SC_PAYER, PROF_NEED_FLOWS, "pay sends no trade_type"},
-        {SC_PAYER_EDGE, PROF_NEED_FLOWS, "pay sends no trade_type"},
-        {SC_REFUNDS, PROF_NEED_IDEMPAY, "not idempay's merchant refund API"},
+        { SC_CALLBACK_STORM, PROF_FEAT_CALLBACKS, "no callbacks" },
+        { SC_TOKEN_REPLAY, PROF_FEAT_TOKENS, "no tokens" },
+        { SC_FORGED_CALLBACK, PROF_FEAT_CALLBACKS, "no callbacks" },
+        { SC_PING, 0, "no ping operation" },
+        { SC_PAYER, PROF_NEED_FLOWS, "pay sends no trade_type" },
+        { SC_PAYER_EDGE, PROF_NEED_FLOWS, "pay sends no trade_type" },
+        { SC_REFUNDS, PROF_NEED_IDEMPAY, "not idempay's merchant refund API" },
     };
     size_t used = 0;
     if (notelen > 0)

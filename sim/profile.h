@@ -29,27 +29,27 @@
 #include "history.h"
 
 #define PROFILE_NAME_MAX 64
-#define PROFILE_PATH_MAX 256     /* an operation's path template */
-#define PROFILE_FIELD_MAX 128    /* a JSON path, parameter or header name */
-#define PROFILE_RULES_MAX 16     /* answer rules per operation (and global) */
-#define PROFILE_RULE_VALUES 8    /* HTTP codes / body codes in one rule */
-#define PROFILE_SPELLINGS_MAX 8  /* spellings of one status */
+#define PROFILE_PATH_MAX 256    /* an operation's path template */
+#define PROFILE_FIELD_MAX 128   /* a JSON path, parameter or header name */
+#define PROFILE_RULES_MAX 16    /* answer rules per operation (and global) */
+#define PROFILE_RULE_VALUES 8   /* HTTP codes / body codes in one rule */
+#define PROFILE_SPELLINGS_MAX 8 /* spellings of one status */
 #define PROFILE_URL_MAX 1024
 #define PROFILE_BODY_MAX 2048
-#define PROFILE_HEADERS_MAX 8   /* the profile's own (at most 4) and the 4 signature headers */
+#define PROFILE_HEADERS_MAX 8 /* the profile's own (at most 4) and the 4 signature headers */
 #define PROFILE_HEADER_LINE_MAX 320
 #define PROFILE_TOKEN_MAX 160
 #define PROFILE_CODE_URL_MAX 256
 #define PROFILE_PREPAY_ID_MAX 72
-#define PROFILE_FILE_MAX 65536    /* a profile file is at most this long */
+#define PROFILE_FILE_MAX 65536 /* a profile file is at most this long */
 
 /* The operations a profile describes. pay and read are required. */
 typedef enum {
-    PROF_OP_PAY = 0,   /* a payment request (idempay: POST /api/pay) */
-    PROF_OP_READ,      /* read one order (GET /api/pay/orders/{order_no}) */
-    PROF_OP_TOKEN,     /* issue a payment token (GET /api/pay/token) */
-    PROF_OP_CALLBACK,  /* the WeChat Pay v2 notification URL (XML in and out) */
-    PROF_OP_PING,      /* a cheap health route (GET /api/ping); optional */
+    PROF_OP_PAY = 0,  /* a payment request (idempay: POST /api/pay) */
+    PROF_OP_READ,     /* read one order (GET /api/pay/orders/{order_no}) */
+    PROF_OP_TOKEN,    /* issue a payment token (GET /api/pay/token) */
+    PROF_OP_CALLBACK, /* the WeChat Pay v2 notification URL (XML in and out) */
+    PROF_OP_PING,     /* a cheap health route (GET /api/ping); optional */
     PROF_OP_COUNT
 } profile_op;
 
@@ -74,10 +74,10 @@ typedef enum {
 
 typedef enum {
     PROF_IN_NONE = 0,
-    PROF_IN_BODY,    /* a JSON body field ("a.b" nests) */
-    PROF_IN_QUERY,   /* a query parameter */
-    PROF_IN_HEADER,  /* a request header */
-    PROF_IN_PATH     /* a {placeholder} of the path */
+    PROF_IN_BODY,   /* a JSON body field ("a.b" nests) */
+    PROF_IN_QUERY,  /* a query parameter */
+    PROF_IN_HEADER, /* a request header */
+    PROF_IN_PATH    /* a {placeholder} of the path */
 } profile_where;
 
 /* How a value is written: the amount as the decimal yuan text ("12.30",
@@ -95,15 +95,15 @@ typedef enum {
     PROF_FLD_UPDATED_AT,
     PROF_FLD_TOKEN,
     PROF_FLD_EXPIRES_IN,
-    PROF_FLD_CODE_URL,   /* NATIVE: the code the customer scans (docs/FLOWS.md) */
-    PROF_FLD_PREPAY_ID,  /* NATIVE, JSAPI: the gateway's prepay order */
+    PROF_FLD_CODE_URL,  /* NATIVE: the code the customer scans (docs/FLOWS.md) */
+    PROF_FLD_PREPAY_ID, /* NATIVE, JSAPI: the gateway's prepay order */
     PROF_FLD_COUNT
 } profile_field;
 
 typedef struct {
-    uint8_t in;                      /* profile_where */
-    uint8_t as;                      /* profile_as */
-    char name[PROFILE_FIELD_MAX];    /* field path, parameter or header name */
+    uint8_t in;                   /* profile_where */
+    uint8_t as;                   /* profile_as */
+    char name[PROFILE_FIELD_MAX]; /* field path, parameter or header name */
 } profile_slot;
 
 /* An answer rule: when the HTTP code is one of http[] (none: any) and the
@@ -130,10 +130,10 @@ typedef struct {
 
 typedef struct {
     char name[PROFILE_NAME_MAX];
-    unsigned features;                                           /* PROF_FEAT_* */
+    unsigned features;                                                /* PROF_FEAT_* */
     char spelling[OST_NONE][PROFILE_SPELLINGS_MAX][PROFILE_NAME_MAX]; /* per OST_* */
     size_t nspellings[OST_NONE];
-    char body_code[PROFILE_FIELD_MAX];   /* where a body's own result code sits, "" none */
+    char body_code[PROFILE_FIELD_MAX];     /* where a body's own result code sits, "" none */
     profile_rule rules[PROFILE_RULES_MAX]; /* after each operation's own */
     size_t nrules;
     profile_endpoint ep[PROF_OP_COUNT];
@@ -172,12 +172,12 @@ unsigned profile_runnable(const sim_profile *p, unsigned mask, char *note, size_
  * A value the profile has no place for is not sent. */
 typedef struct {
     const char *order_no;
-    int64_t user_id;          /* <= 0: not sent */
-    const char *amount;       /* decimal yuan as the schedule writes it ("12.3", "12.30") */
-    int64_t amount_fen;       /* the same in fen (PROF_AS_FEN) */
+    int64_t user_id;    /* <= 0: not sent */
+    const char *amount; /* decimal yuan as the schedule writes it ("12.3", "12.30") */
+    int64_t amount_fen; /* the same in fen (PROF_AS_FEN) */
     const char *token;
     const char *idem_key;
-    const char *trade_type;   /* NULL: not sent (the service's default flow) */
+    const char *trade_type; /* NULL: not sent (the service's default flow) */
     const char *auth_code;
     const char *openid;
 } profile_values;
@@ -229,15 +229,15 @@ int profile_sign_lines(const char *method, const char *url, const char *body, si
 /* ---- answers ---- */
 
 typedef struct {
-    int code;                  /* the meaning as an idempay HTTP status (see the top) */
-    uint8_t status;            /* sim_order_status; OST_NONE when none is recognised */
-    int64_t user_id;           /* 0 when none */
-    int64_t amount_fen;        /* -1 when none or unparseable */
-    long expires_in;           /* a token's lifetime in s, 0 when not given */
-    char txn[SIM_TXN_MAX];     /* "" when none */
-    char error[SIM_ERR_MAX];   /* the body's error (or the matching rule's), "" none */
+    int code;                /* the meaning as an idempay HTTP status (see the top) */
+    uint8_t status;          /* sim_order_status; OST_NONE when none is recognised */
+    int64_t user_id;         /* 0 when none */
+    int64_t amount_fen;      /* -1 when none or unparseable */
+    long expires_in;         /* a token's lifetime in s, 0 when not given */
+    char txn[SIM_TXN_MAX];   /* "" when none */
+    char error[SIM_ERR_MAX]; /* the body's error (or the matching rule's), "" none */
     char updated_at[40];
-    char token[PROFILE_TOKEN_MAX]; /* "" when none or too long */
+    char token[PROFILE_TOKEN_MAX];         /* "" when none or too long */
     char code_url[PROFILE_CODE_URL_MAX];   /* "" when none or too long */
     char prepay_id[PROFILE_PREPAY_ID_MAX]; /* "" when none or too long */
 } profile_answer;

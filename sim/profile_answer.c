@@ -68,7 +68,8 @@ static void pans_fields(const sim_profile *p, const profile_endpoint *ep, json_t
     if (json_is_string(tok) && strlen(json_string_value(tok)) < sizeof(out->token))
         memcpy(out->token, json_string_value(tok), strlen(json_string_value(tok)) + 1);
     json_t *expires = ep->field[PROF_FLD_EXPIRES_IN][0]
-                          ? profile_json_at(j, ep->field[PROF_FLD_EXPIRES_IN]) : NULL;
+                          ? profile_json_at(j, ep->field[PROF_FLD_EXPIRES_IN])
+                          : NULL;
     if (json_is_integer(expires))
         out->expires_in = (long)json_integer_value(expires);
 }

@@ -13,8 +13,8 @@
 #include "caller_sign.h"
 #include "env.h"
 
-__attribute__((format(printf, 3, 4)))
-static int preq_fail(char *err, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int preq_fail(char *err, size_t len, const char *fmt,
+                                                           ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -111,9 +111,8 @@ static int preq_url(const profile_endpoint *ep, const char *base, const profile_
         const char *rbrace = strchr(lbrace, '}');
         size_t n = rbrace ? (size_t)(rbrace - lbrace - 1) : 0;
         int value = 0;
-        while (value < PROF_VAL_COUNT &&
-               (strlen(profile_value_name(value)) != n ||
-                strncmp(profile_value_name(value), lbrace + 1, n) != 0))
+        while (value < PROF_VAL_COUNT && (strlen(profile_value_name(value)) != n ||
+                                          strncmp(profile_value_name(value), lbrace + 1, n) != 0))
             value++;
         const char *t = value < PROF_VAL_COUNT ? preq_text(v, value, &ep->send[value], buf) : NULL;
         if (t == NULL || preq_escape(out->url, sizeof(out->url), &used, t) < 0)
@@ -253,8 +252,10 @@ int profile_request_sign_from_env(void)
     fclose(f);
     line[strcspn(line, "\r\n")] = '\0';
     if (profile_request_sign_as(name, line) != 0) {
-        fprintf(stderr, "idempay-sim: IDEMPAY_CALLER=%s or the secret in %s is not a caller's"
-                " (64 hex digits)\n", name, path);
+        fprintf(stderr,
+                "idempay-sim: IDEMPAY_CALLER=%s or the secret in %s is not a caller's"
+                " (64 hex digits)\n",
+                name, path);
         return -1;
     }
     return 1;
@@ -320,7 +321,7 @@ int profile_request_build(const sim_profile *p, profile_op op, const char *base,
         return preq_fail(err, errlen, "%s %s: a header does not fit or has a line break",
                          ep->method, ep->path);
     if (preq_sign(out) < 0)
-        return preq_fail(err, errlen, "%s %s: the caller signature could not be made",
-                         ep->method, ep->path);
+        return preq_fail(err, errlen, "%s %s: the caller signature could not be made", ep->method,
+                         ep->path);
     return 0;
 }

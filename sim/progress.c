@@ -19,8 +19,8 @@ struct progress {
     atomic_size_t phase;
     atomic_int stop;
     pthread_t thread;
-    uint64_t last_ops;      /* for the request rate */
-    double last_at;         /* seconds, when last_ops was read */
+    uint64_t last_ops; /* for the request rate */
+    double last_at;    /* seconds, when last_ops was read */
     double t0;
 };
 
@@ -32,10 +32,11 @@ static void progress_print(progress *p, size_t ph, const char *lead, const char 
     double now = clocks_mono_s(), dt = now - p->last_at;
     uint64_t ops = pr.outcome[OUT_OK] + pr.outcome[OUT_FAIL] + pr.outcome[OUT_UNKNOWN];
     const sched_phase *sp = &p->s->phases[ph];
-    fprintf(p->out, "%s+%.1f s [%zu/%zu %s/%s] tasks %llu/%llu  ok %llu fail %llu unknown %llu"
-                    "  %.0f req/s%s",
-            lead, now - p->t0, ph + 1, p->s->nphases, sched_scenario_name(sp->scenario),
-            sp->label, (unsigned long long)pr.tasks_done, (unsigned long long)p->s->ntasks,
+    fprintf(p->out,
+            "%s+%.1f s [%zu/%zu %s/%s] tasks %llu/%llu  ok %llu fail %llu unknown %llu"
+            "  %.0f req/s%s",
+            lead, now - p->t0, ph + 1, p->s->nphases, sched_scenario_name(sp->scenario), sp->label,
+            (unsigned long long)pr.tasks_done, (unsigned long long)p->s->ntasks,
             (unsigned long long)pr.outcome[OUT_OK], (unsigned long long)pr.outcome[OUT_FAIL],
             (unsigned long long)pr.outcome[OUT_UNKNOWN],
             dt > 0 ? (double)(ops - p->last_ops) / dt : 0.0, tail);
@@ -56,7 +57,7 @@ static void *progress_main(void *arg)
     size_t shown = (size_t)-1;
     double logged = p->t0;
     while (!atomic_load(&p->stop)) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = PROGRESS_POLL_NS};
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = PROGRESS_POLL_NS };
         nanosleep(&ts, NULL);
         size_t ph = progress_current(p);
         if (p->tty) {

@@ -33,7 +33,7 @@ static void readback_one(sim_client *c, size_t i, void *arg)
     sim_row *row = &job->rows[order];
     char no[64];
     sched_order_no(w->sched, w->prefix, order, no, sizeof(no));
-    profile_values v = {.order_no = no};
+    profile_values v = { .order_no = no };
     for (int attempt = 0; attempt < READBACK_TRIES; attempt++) {
         http_reply rep;
         profile_answer a;
@@ -52,7 +52,7 @@ static void readback_one(sim_client *c, size_t i, void *arg)
 
 size_t readback_orders(driver *d, const size_t *idx, size_t n, sim_row *rows)
 {
-    readback_job job = {.idx = idx, .rows = rows};
+    readback_job job = { .idx = idx, .rows = rows };
     atomic_store(&job.errors, 0);
     driver_each(d, n, readback_one, &job);
     return atomic_load(&job.errors);

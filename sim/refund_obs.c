@@ -115,7 +115,7 @@ static int ro_read_lists(refund_obs *o, http_client *h, const char *target, cons
             continue;
         snprintf(url, sizeof(url), "%s/api/pay/orders/%s/refunds", target, no);
         char sig[4][CALLER_HEADER_LINE_MAX];
-        const char *hdrs[5] = {NULL};
+        const char *hdrs[5] = { NULL };
         int ns = profile_sign_lines("GET", url, NULL, 0, sig);
         for (int k = 0; k < ns; k++)
             hdrs[k] = sig[k];
@@ -144,8 +144,8 @@ static int ro_behind(const refund_obs *o)
     return 0;
 }
 
-static int ro_read_ledger(refund_obs *o, http_client *h, const char *gateway,
-                          const sim_schedule *s, const char *prefix, char *err, size_t errlen)
+static int ro_read_ledger(refund_obs *o, http_client *h, const char *gateway, const sim_schedule *s,
+                          const char *prefix, char *err, size_t errlen)
 {
     char url[512];
     http_reply rep;
@@ -160,9 +160,8 @@ static int ro_read_ledger(refund_obs *o, http_client *h, const char *gateway,
     return refund_obs_parse_ledger(o, rep.body, rep.body_len, s, prefix, err, errlen);
 }
 
-int refund_obs_read(refund_obs *o, const char *target, const char *gateway,
-                    const sim_schedule *s, const char *prefix, double wait_s, char *err,
-                    size_t errlen)
+int refund_obs_read(refund_obs *o, const char *target, const char *gateway, const sim_schedule *s,
+                    const char *prefix, double wait_s, char *err, size_t errlen)
 {
     http_client *h = http_client_new(2000, RO_TIMEOUT_MS);
     int rc = -1;
@@ -175,7 +174,7 @@ int refund_obs_read(refund_obs *o, const char *target, const char *gateway,
     }
     for (int round = 0; round <= (int)(wait_s * 2); round++) {
         if (round > 0) {
-            struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000L};
+            struct timespec ts = { .tv_sec = 0, .tv_nsec = 500000000L };
             nanosleep(&ts, NULL);
         }
         if (ro_read_lists(o, h, target, s, prefix, err, errlen) != 0 ||

@@ -13,11 +13,11 @@
 #include "schedule.h"
 
 typedef struct {
-    sim_refund *ledger;    /* the gateway's refunds of the run's orders */
+    sim_refund *ledger; /* the gateway's refunds of the run's orders */
     size_t nledger;
-    sim_refund *listed;    /* the service's, order by order */
+    sim_refund *listed; /* the service's, order by order */
     size_t nlisted, cap_listed;
-    uint8_t *list_read;    /* per schedule order */
+    uint8_t *list_read; /* per schedule order */
 } refund_obs;
 
 /* The refunds of GET /mock/ledger's body under prefix into o->ledger
@@ -38,9 +38,8 @@ int refund_obs_wanted(const sim_schedule *s, size_t order);
  * refunds (gateway). When a listed refund is still PROCESSING while the
  * gateway's has ended, reads again (every 0.5 s, up to wait_s): the
  * service learns a result by its own refundquery. 0, or -1 (err set). */
-int refund_obs_read(refund_obs *o, const char *target, const char *gateway,
-                    const sim_schedule *s, const char *prefix, double wait_s, char *err,
-                    size_t errlen);
+int refund_obs_read(refund_obs *o, const char *target, const char *gateway, const sim_schedule *s,
+                    const char *prefix, double wait_s, char *err, size_t errlen);
 
 void refund_obs_free(refund_obs *o);
 

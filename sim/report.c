@@ -43,11 +43,21 @@ void report_xml_escape(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
         default:
             if (*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
                 fputc('?', out);
@@ -72,7 +82,7 @@ static void report_answers(const sim_report *r, FILE *out)
     if (r->obs == NULL || r->obs->nops == 0)
         return;
     for (int k = 0; k < OP_KIND_COUNT; k++) {
-        uint64_t code[600] = {0}, transport[8] = {0};
+        uint64_t code[600] = { 0 }, transport[8] = { 0 };
         int any = 0;
         for (size_t i = 0; i < r->obs->nops; i++) {
             const sim_op *op = &r->obs->ops[i];
@@ -95,7 +105,8 @@ static void report_answers(const sim_report *r, FILE *out)
             }
         for (int t = 0; t < 8; t++)
             if (transport[t]) {
-                fprintf(out, "%s%s x%llu", sep, t == 0 ? "no-status" : http_status_name((http_status)t),
+                fprintf(out, "%s%s x%llu", sep,
+                        t == 0 ? "no-status" : http_status_name((http_status)t),
                         (unsigned long long)transport[t]);
                 sep = ", ";
             }
@@ -109,10 +120,11 @@ static void report_run_lines(const sim_report *r, FILE *out)
 {
     uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
              unk = report_total(r, OUT_UNKNOWN);
-    fprintf(out, "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
-                 "%.0f requests/s; run %.1f s (settle %.1f s)\n",
-            (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
-            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s,
+    fprintf(out,
+            "\nrequests: %llu (ok %llu, fail %llu, unknown %llu) in %.1f s of traffic: "
+            "%.0f requests/s; run %.1f s (settle %.1f s)\n",
+            (unsigned long long)(ok + fail + unk), (unsigned long long)ok, (unsigned long long)fail,
+            (unsigned long long)unk, r->traffic_s,
             r->traffic_s > 0 ? (double)(ok + fail + unk) / r->traffic_s : 0.0, r->total_s,
             r->settle_s);
     if (r->notifications_sent >= 0)
@@ -171,17 +183,18 @@ static void report_traffic_table(const sim_report *r, FILE *out)
 static void report_refund_line(const sim_report *r, FILE *out)
 {
     const sim_observations *o = r->obs;
-    size_t st[RST_COUNT] = {0}, dup = 0;
+    size_t st[RST_COUNT] = { 0 }, dup = 0;
     if (o == NULL || o->list_read == NULL)
         return;
     for (size_t i = 0; i < o->nrefunds; i++)
         st[o->refunds[i].status < RST_COUNT ? o->refunds[i].status : RST_OTHER]++;
     for (size_t i = 0; i < o->nlisted; i++)
         dup += o->listed[i].duplicate;
-    fprintf(out, "\nrefunds at the gateway: %zu (SUCCESS %zu, REFUNDCLOSE %zu, CHANGE %zu, "
+    fprintf(out,
+            "\nrefunds at the gateway: %zu (SUCCESS %zu, REFUNDCLOSE %zu, CHANGE %zu, "
             "PROCESSING %zu); listed by the service: %zu (%zu of duplicate charges)\n",
-            o->nrefunds, st[RST_SUCCESS], st[RST_REFUNDCLOSE], st[RST_CHANGE],
-            st[RST_PROCESSING], o->nlisted, dup);
+            o->nrefunds, st[RST_SUCCESS], st[RST_REFUNDCLOSE], st[RST_CHANGE], st[RST_PROCESSING],
+            o->nlisted, dup);
 }
 
 /* The customer's payments through the mock's payer and the refunds of the
@@ -192,11 +205,12 @@ static void report_payer_table(const sim_report *r, FILE *out)
     int any = 0;
     for (int sc = 0; c && sc <= SC_COUNT && !any; sc++)
         any = c->stats[sc].payer_paid + c->stats[sc].payer_refused + c->stats[sc].payer_unknown +
-                  c->stats[sc].refunds > 0;
+                  c->stats[sc].refunds >
+              0;
     if (!any)
         return;
-    fprintf(out, "\n%-16s %8s %6s %7s %7s %7s\n", "payer", "payments", "paid", "refused",
-            "unknown", "refunds");
+    fprintf(out, "\n%-16s %8s %6s %7s %7s %7s\n", "payer", "payments", "paid", "refused", "unknown",
+            "refunds");
     for (int sc = 0; sc <= SC_COUNT; sc++) {
         const chk_stats *st = &c->stats[sc];
         uint64_t n = st->payer_paid + st->payer_refused + st->payer_unknown;
@@ -228,7 +242,8 @@ static void report_invariant_table(const sim_report *r, const chk_result *c, FIL
     }
     fprintf(out, "  (");
     for (int i = 0; i < INV_COUNT; i++)
-        fprintf(out, "%s%s = %s", i ? "; " : "", checker_invariant_short(i), checker_invariant_name(i));
+        fprintf(out, "%s%s = %s", i ? "; " : "", checker_invariant_short(i),
+                checker_invariant_name(i));
     fprintf(out, ")\n");
 }
 
@@ -322,8 +337,8 @@ void report_result_line(FILE *out, int exit_code, const uint64_t *seed)
 static json_t *report_hist_json(const sim_hist *h)
 {
     return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "count", (json_int_t)h->count, "p50_ms",
-                     hist_quantile(h, 0.5) / 1e3, "p90_ms", hist_quantile(h, 0.9) / 1e3,
-                     "p99_ms", hist_quantile(h, 0.99) / 1e3, "max_ms", h->max / 1e3, "mean_ms",
+                     hist_quantile(h, 0.5) / 1e3, "p90_ms", hist_quantile(h, 0.9) / 1e3, "p99_ms",
+                     hist_quantile(h, 0.99) / 1e3, "max_ms", h->max / 1e3, "mean_ms",
                      hist_mean(h) / 1e3);
 }
 
@@ -335,19 +350,18 @@ static json_t *report_outcomes_json(uint64_t ok, uint64_t fail, uint64_t unk)
 
 static json_t *report_row_json(const sim_row *row)
 {
-    static const char *const states[] = {"unread", "absent", "present", "error"};
+    static const char *const states[] = { "unread", "absent", "present", "error" };
     json_t *j = json_pack("{s:s}", "state", row->state <= ROW_ERROR ? states[row->state] : "?");
     if (j == NULL || row->state != ROW_PRESENT)
         return j;
     char amt[MONEY_STR_MAX];
     json_object_set_new(j, "status", json_string(history_status_name(row->status)));
     json_object_set_new(j, "user_id", json_integer((json_int_t)row->user_id));
-    json_object_set_new(j, "amount", row->amount_fen >= 0
-                                         ? json_string(money_format(row->amount_fen, amt))
-                                         : json_null());
-    json_object_set_new(j, "transaction_id", row->transaction_id[0]
-                                                 ? json_string(row->transaction_id)
-                                                 : json_null());
+    json_object_set_new(j, "amount",
+                        row->amount_fen >= 0 ? json_string(money_format(row->amount_fen, amt))
+                                             : json_null());
+    json_object_set_new(j, "transaction_id",
+                        row->transaction_id[0] ? json_string(row->transaction_id) : json_null());
     json_object_set_new(j, "updated_at", json_string(row->updated_at));
     return j;
 }
@@ -357,8 +371,8 @@ static json_t *report_violation_json(const sim_report *r, const chk_violation *v
     char no[64];
     witness_order_no(r, v->order, no, sizeof(no));
     json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "invariant", checker_invariant_name(v->invariant),
-                          "scenario", sched_scenario_name(v->scenario), "order_no", no,
-                          "message", v->message);
+                          "scenario", sched_scenario_name(v->scenario), "order_no", no, "message",
+                          v->message);
     if (j == NULL)
         return NULL;
     json_t *charges = json_array();
@@ -367,11 +381,10 @@ static json_t *report_violation_json(const sim_report *r, const chk_violation *v
         const sim_charge *c = &o->charges[i];
         if (!((v->order >= 0 && c->order == v->order) || (long)i == v->charge))
             continue;
-        json_array_append_new(charges,
-                              json_pack("{s:s,s:s,s:I,s:b,s:s}", "transaction_id",
-                                        c->transaction_id, "out_trade_no", c->out_trade_no,
-                                        "total_fee", (json_int_t)c->total_fee, "refunded",
-                                        c->refunded != 0, "charged_at", c->charged_at));
+        json_array_append_new(charges, json_pack("{s:s,s:s,s:I,s:b,s:s}", "transaction_id",
+                                                 c->transaction_id, "out_trade_no", c->out_trade_no,
+                                                 "total_fee", (json_int_t)c->total_fee, "refunded",
+                                                 c->refunded != 0, "charged_at", c->charged_at));
         if (c->at_us != INT64_MIN)
             json_object_set_new(json_array_get(charges, json_array_size(charges) - 1), "at_s",
                                 json_real((double)c->at_us / 1e6));
@@ -421,10 +434,10 @@ static json_t *report_scenario_json(const sim_report *r, int sc)
                                 json_pack("{s:b,s:I}", "pass", c->count[sc][i] == 0, "violations",
                                           (json_int_t)c->count[sc][i]));
         json_object_set_new(js, "invariants", inv);
-        json_object_set_new(js, "payer", json_pack("{s:I,s:I,s:I}", "paid",
-                                                   (json_int_t)st->payer_paid, "refused",
-                                                   (json_int_t)st->payer_refused, "unknown",
-                                                   (json_int_t)st->payer_unknown));
+        json_object_set_new(js, "payer",
+                            json_pack("{s:I,s:I,s:I}", "paid", (json_int_t)st->payer_paid,
+                                      "refused", (json_int_t)st->payer_refused, "unknown",
+                                      (json_int_t)st->payer_unknown));
         json_object_set_new(js, "refunds", json_integer((json_int_t)st->refunds));
     }
     return js;
@@ -477,7 +490,7 @@ static json_t *report_requests_json(const sim_report *r)
                                        report_total(r, OUT_UNKNOWN));
     json_t *bykind = json_object();
     for (int k = 0; k < OP_KIND_COUNT && bykind; k++) {
-        uint64_t n[OUT_COUNT] = {0};
+        uint64_t n[OUT_COUNT] = { 0 };
         for (int sc = 0; sc < SC_COUNT; sc++)
             for (int o = 0; o < OUT_COUNT; o++)
                 n[o] += r->requests[sc][k][o];
@@ -511,13 +524,13 @@ static json_t *report_phases_json(const sim_report *r)
     json_t *phases = json_array();
     for (size_t p = 0; p < r->sched->nphases && phases; p++) {
         const sched_phase *ph = &r->sched->phases[p];
-        json_array_append_new(phases, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "scenario",
-                                                sched_scenario_name(ph->scenario), "label",
-                                                ph->label, "tasks", (json_int_t)ph->ntasks,
-                                                "tokens", (json_int_t)ph->ntokens, "budget_s",
-                                                ph->budget_ms / 1e3, "start_s",
-                                                r->phase_s ? r->phase_s[p] : 0.0, "mock_config",
-                                                ph->mock_config, "faults", ph->faults));
+        json_array_append_new(phases,
+                              json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:s,s:s}", "scenario",
+                                        sched_scenario_name(ph->scenario), "label", ph->label,
+                                        "tasks", (json_int_t)ph->ntasks, "tokens",
+                                        (json_int_t)ph->ntokens, "budget_s", ph->budget_ms / 1e3,
+                                        "start_s", r->phase_s ? r->phase_s[p] : 0.0, "mock_config",
+                                        ph->mock_config, "faults", ph->faults));
     }
     return phases;
 }
@@ -529,8 +542,8 @@ static json_t *report_chaos_json(const sim_report *r)
         json_array_append_new(chaos, json_pack("{s:s,s:f,s:f,s:i}", "action",
                                                sched_chaos_name(r->chaos[i].action), "at_s",
                                                (double)r->chaos[i].at_us / 1e6, "duration_s",
-                                               (double)r->chaos[i].duration_us / 1e6,
-                                               "exit_status", r->chaos[i].exit_status));
+                                               (double)r->chaos[i].duration_us / 1e6, "exit_status",
+                                               r->chaos[i].exit_status));
     return chaos;
 }
 
@@ -544,10 +557,11 @@ static void report_head_json(json_t *root, const sim_report *r)
     json_object_set_new(root, "target", json_string(r->target ? r->target : ""));
     json_object_set_new(root, "gateway", json_string(r->gateway ? r->gateway : ""));
     json_object_set_new(root, "exit_code", json_integer(r->exit_code));
-    json_object_set_new(root, "result", json_string(r->exit_code == 0   ? "pass"
-                                                    : r->exit_code == 1 ? "fail"
-                                                    : r->exit_code == 3 ? "threshold"
-                                                                        : "error"));
+    json_object_set_new(root, "result",
+                        json_string(r->exit_code == 0   ? "pass"
+                                    : r->exit_code == 1 ? "fail"
+                                    : r->exit_code == 3 ? "threshold"
+                                                        : "error"));
     json_object_set_new(root, "error", r->error ? json_string(r->error) : json_null());
     json_object_set_new(root, "orders", json_integer((json_int_t)r->sched->norders));
 }
@@ -609,7 +623,7 @@ static double report_scenario_span(const sim_report *r, int sc)
         if (r->sched->phases[p].scenario != sc || r->phase_s[p] < 0)
             continue;
         double end = p + 1 < r->sched->nphases && r->phase_s[p + 1] >= 0 ? r->phase_s[p + 1]
-                                                                          : r->traffic_s;
+                                                                         : r->traffic_s;
         span += end > r->phase_s[p] ? end - r->phase_s[p] : 0.0;
     }
     return span;
@@ -648,11 +662,13 @@ int report_junit(const sim_report *r, const char *path)
     failures += threshold_failed(r->thresholds, r->nthresholds);
     int errors = (c == NULL || r->exit_code == 2) ? 1 : 0;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(f, "<testsuites name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
-               "time=\"%.3f\">\n",
+    fprintf(f,
+            "<testsuites name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
+            "time=\"%.3f\">\n",
             tests + (size_t)errors, failures, errors, r->total_s);
-    fprintf(f, "  <testsuite name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
-               "time=\"%.3f\">\n",
+    fprintf(f,
+            "  <testsuite name=\"idempay-sim\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" "
+            "time=\"%.3f\">\n",
             tests + (size_t)errors, failures, errors, r->total_s);
     fprintf(f, "    <properties>\n");
     fprintf(f, "      <property name=\"seed\" value=\"%llu\"/>\n", (unsigned long long)r->seed);
@@ -698,8 +714,10 @@ int report_junit(const sim_report *r, const char *path)
     }
     threshold_junit(r->thresholds, r->nthresholds, r->traffic_s, f);
     if (errors) {
-        fprintf(f, "    <testcase classname=\"idempay-sim.run\" name=\"carried_out\" "
-                   "time=\"%.3f\">\n      <error message=\"", r->total_s);
+        fprintf(f,
+                "    <testcase classname=\"idempay-sim.run\" name=\"carried_out\" "
+                "time=\"%.3f\">\n      <error message=\"",
+                r->total_s);
         report_xml_escape(f, r->error ? r->error : "the run could not be carried out");
         fprintf(f, "\"/>\n    </testcase>\n");
     }
@@ -711,10 +729,10 @@ int report_junit(const sim_report *r, const char *path)
  * the history back (saved_history.c). */
 static void report_history_exact(json_t *j, const sim_op *op)
 {
-    json_t *x = json_pack("{s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i}", "start_us",
-                          (json_int_t)op->start_us, "end_us", (json_int_t)op->end_us, "order",
-                          op->order, "token", op->token, "token_use", op->token_use, "transport",
-                          op->transport, "flags", op->flags, "forge", op->forge);
+    json_t *x = json_pack("{s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i}", "start_us", (json_int_t)op->start_us,
+                          "end_us", (json_int_t)op->end_us, "order", op->order, "token", op->token,
+                          "token_use", op->token_use, "transport", op->transport, "flags",
+                          op->flags, "forge", op->forge);
     json_object_update(j, x);
     json_decref(x);
 }
@@ -730,15 +748,16 @@ int report_history(const sim_report *r, const char *path)
         char no[64];
         witness_order_no(r, op->order, no, sizeof(no));
         json_t *j = json_pack("{s:f,s:f,s:s,s:s,s:s,s:i,s:i,s:s,s:s}", "start_s",
-                              (double)op->start_us / 1e6, "end_s", (double)op->end_us / 1e6,
-                              "kind", history_kind_name(op->kind), "scenario",
+                              (double)op->start_us / 1e6, "end_s", (double)op->end_us / 1e6, "kind",
+                              history_kind_name(op->kind), "scenario",
                               sched_scenario_name(op->scenario), "order_no", no, "task", op->task,
                               "attempt", op->attempt, "outcome", history_outcome_name(op->outcome),
                               "status", history_status_name(op->status));
         if (j == NULL)
             continue;
         report_history_exact(j, op);
-        json_object_set_new(j, "http_code", op->http_code ? json_integer(op->http_code) : json_null());
+        json_object_set_new(j, "http_code",
+                            op->http_code ? json_integer(op->http_code) : json_null());
         if (op->user_id)
             json_object_set_new(j, "user_id", json_integer((json_int_t)op->user_id));
         if (op->amount_fen >= 0)

@@ -16,42 +16,42 @@ struct sim_threshold; /* threshold.h */
 
 /* One run of the chaos command. */
 typedef struct {
-    int64_t at_us;        /* when it started, from the run start */
+    int64_t at_us; /* when it started, from the run start */
     int64_t duration_us;
-    int exit_status;      /* exit code, or 128+signal, or -1 when it could not run */
-    uint8_t action;       /* sched_chaos_action */
-    uint32_t phase;       /* the phase that planned it */
+    int exit_status; /* exit code, or 128+signal, or -1 when it could not run */
+    uint8_t action;  /* sched_chaos_action */
+    uint32_t phase;  /* the phase that planned it */
 } sim_chaos_event;
 
 typedef struct {
     uint64_t seed;
-    const char *digest;        /* schedule digest, hex */
-    const char *prefix;        /* this run's order-number prefix */
+    const char *digest; /* schedule digest, hex */
+    const char *prefix; /* this run's order-number prefix */
     const char *target;
     const char *gateway;
-    const char *replay_cmd;    /* the command line that replays the run (may be NULL) */
+    const char *replay_cmd; /* the command line that replays the run (may be NULL) */
     const sim_schedule *sched;
     const sim_observations *obs;
-    const chk_result *chk;     /* NULL when the checks could not run */
+    const chk_result *chk; /* NULL when the checks could not run */
     /* Requests by scenario x kind x outcome, and latency by kind (pings included). */
     uint64_t requests[SC_COUNT][OP_KIND_COUNT][OUT_COUNT];
     sim_hist latency[OP_KIND_COUNT];
-    double traffic_s;          /* wall time of the traffic phases */
-    double total_s;            /* whole run, settling included */
-    double settle_s;           /* time spent settling */
+    double traffic_s; /* wall time of the traffic phases */
+    double total_s;   /* whole run, settling included */
+    double settle_s;  /* time spent settling */
     const sim_chaos_event *chaos;
     size_t nchaos;
-    const double *phase_s;     /* when each phase started, s from the traffic start
-                                  (-1 never; NULL unknown) */
+    const double *phase_s;        /* when each phase started, s from the traffic start
+                                     (-1 never; NULL unknown) */
     long long notifications_sent; /* from the ledger, -1 unknown */
-    const char *windows;       /* the service windows the nemesis aimed at (NULL: no nemesis) */
-    const char *mock_missing;  /* optional knobs the mock did not know ("" / NULL: none) */
-    const char *profile;       /* the target profile's name (NULL: the built-in idempay) */
-    const char *skipped;       /* scenarios the profile cannot run, with why ("" / NULL: none) */
-    char *const *journal;      /* per schedule order: the mock's journal of it as text lines
-                                  (NULL entries, or NULL: not fetched) */
-    int exit_code;             /* 0, 1, 2, 3 (every invariant held, a threshold failed) */
-    const char *error;         /* why the run could not be carried out (exit 2) */
+    const char *windows;          /* the service windows the nemesis aimed at (NULL: no nemesis) */
+    const char *mock_missing;     /* optional knobs the mock did not know ("" / NULL: none) */
+    const char *profile;          /* the target profile's name (NULL: the built-in idempay) */
+    const char *skipped;          /* scenarios the profile cannot run, with why ("" / NULL: none) */
+    char *const *journal;         /* per schedule order: the mock's journal of it as text lines
+                                     (NULL entries, or NULL: not fetched) */
+    int exit_code;                /* 0, 1, 2, 3 (every invariant held, a threshold failed) */
+    const char *error;            /* why the run could not be carried out (exit 2) */
     const struct sim_threshold *thresholds; /* --threshold gates, measured (NULL: none) */
     size_t nthresholds;
 } sim_report;

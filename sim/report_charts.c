@@ -15,22 +15,21 @@
 #define CH_MB 28
 
 typedef struct {
-    double t0, t1;   /* the time axis, s */
-    double vmax;     /* the value axis: 0 .. vmax */
-    int h;           /* height in px (width CH_W) */
+    double t0, t1; /* the time axis, s */
+    double vmax;   /* the value axis: 0 .. vmax */
+    int h;         /* height in px (width CH_W) */
 } ch_frame;
 
 const char *charts_kind_colour(int kind)
 {
-    static const char *const c[OP_KIND_COUNT] = {"#1f77b4", "#ff7f0e", "#2ca02c",
-                                                 "#d62728", "#9467bd", "#8c564b",
-                                                 "#e377c2", "#7f7f7f"};
+    static const char *const c[OP_KIND_COUNT] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                                  "#9467bd", "#8c564b", "#e377c2", "#7f7f7f" };
     return kind >= 0 && kind < OP_KIND_COUNT ? c[kind] : "#777";
 }
 
 const char *charts_outcome_colour(int outcome)
 {
-    static const char *const c[OUT_COUNT] = {"#4caf50", "#ff9800", "#9e9e9e"};
+    static const char *const c[OUT_COUNT] = { "#4caf50", "#ff9800", "#9e9e9e" };
     return outcome >= 0 && outcome < OUT_COUNT ? c[outcome] : "#777";
 }
 
@@ -56,8 +55,9 @@ static double ch_step(double span, int n)
 
 static void ch_open(FILE *f, const ch_frame *fr, const char *cls, const char *attrs)
 {
-    fprintf(f, "<svg class=\"chart %s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-               "height=\"%d\" viewBox=\"0 0 %d %d\" %s>\n",
+    fprintf(f,
+            "<svg class=\"chart %s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+            "height=\"%d\" viewBox=\"0 0 %d %d\" %s>\n",
             cls, CH_W, fr->h, CH_W, fr->h, attrs ? attrs : "");
 }
 
@@ -66,8 +66,9 @@ static void ch_axes(FILE *f, const ch_frame *fr, const char *unit)
 {
     double ys = ch_step(fr->vmax, 4), xs = ch_step(fr->t1 - fr->t0, 12);
     for (double v = 0; v <= fr->vmax * 1.0001 && ys > 0; v += ys)
-        fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                   "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+        fprintf(f,
+                "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>"
+                "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 CH_ML, CH_W - CH_MR, ch_y(fr, v), ch_y(fr, v), CH_ML - 4, ch_y(fr, v) + 4, v);
     for (double t = ceil(fr->t0 / xs) * xs; t <= fr->t1 && xs > 0; t += xs)
         fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%gs</text>\n",
@@ -100,24 +101,29 @@ static void ch_events(FILE *f, const ch_frame *fr, const sim_report *r)
             continue;
         a = a < fr->t0 ? fr->t0 : a;
         b = b > fr->t1 ? fr->t1 : b;
-        fprintf(f, "<g class=\"phase\" data-phase=\"%zu\" data-start-s=\"%.6f\"><rect class=\"band%zu\" x=\"%.1f\" y=\"%d\" "
-                   "width=\"%.1f\" height=\"%d\"><title>",
-                p, (double)st[p] / 1e6, p % 2, ch_x(fr, a), CH_MT, ch_x(fr, b) - ch_x(fr, a), fr->h - CH_MT - CH_MB);
+        fprintf(
+            f,
+            "<g class=\"phase\" data-phase=\"%zu\" data-start-s=\"%.6f\"><rect class=\"band%zu\" x=\"%.1f\" y=\"%d\" "
+            "width=\"%.1f\" height=\"%d\"><title>",
+            p, (double)st[p] / 1e6, p % 2, ch_x(fr, a), CH_MT, ch_x(fr, b) - ch_x(fr, a),
+            fr->h - CH_MT - CH_MB);
         fprintf(f, "%s/%s from +%.2f s: ", sched_scenario_name(s->phases[p].scenario),
                 s->phases[p].label, (double)st[p] / 1e6);
-        report_xml_escape(f, s->phases[p].faults[0] ? s->phases[p].faults : s->phases[p].mock_config);
+        report_xml_escape(f,
+                          s->phases[p].faults[0] ? s->phases[p].faults : s->phases[p].mock_config);
         fprintf(f, "</title></rect>");
         if (ch_x(fr, b) - ch_x(fr, a) > 6.0 * (double)strlen(s->phases[p].label))
-            fprintf(f, "<text class=\"plabel\" x=\"%.1f\" y=\"%d\">%s</text>",
-                    ch_x(fr, a) + 2, CH_MT + 10, s->phases[p].label);
+            fprintf(f, "<text class=\"plabel\" x=\"%.1f\" y=\"%d\">%s</text>", ch_x(fr, a) + 2,
+                    CH_MT + 10, s->phases[p].label);
         fprintf(f, "</g>\n");
     }
     for (size_t i = 0; i < r->nchaos; i++) {
         double t = (double)r->chaos[i].at_us / 1e6;
         if (t < fr->t0 || t > fr->t1)
             continue;
-        fprintf(f, "<g class=\"chaos\" data-at-s=\"%.6f\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
-                   "y2=\"%d\"/><title>chaos %s at +%.2f s (exit %d)</title></g>\n",
+        fprintf(f,
+                "<g class=\"chaos\" data-at-s=\"%.6f\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+                "y2=\"%d\"/><title>chaos %s at +%.2f s (exit %d)</title></g>\n",
                 t, ch_x(fr, t), ch_x(fr, t), CH_MT, fr->h - CH_MB,
                 sched_chaos_name(r->chaos[i].action), t, r->chaos[i].exit_status);
     }
@@ -141,7 +147,8 @@ static void ch_line(FILE *f, const ch_frame *fr, const sim_timeline *t, const do
             pen = 0;
             continue;
         }
-        fprintf(f, "%s%.1f %.1f", pen ? " L" : " M", ch_x(fr, ((double)b + 0.5) * w), ch_y(fr, v[b]));
+        fprintf(f, "%s%.1f %.1f", pen ? " L" : " M", ch_x(fr, ((double)b + 0.5) * w),
+                ch_y(fr, v[b]));
         pen = 1;
     }
     fprintf(f, "\"/>\n");
@@ -161,8 +168,9 @@ static void ch_counts_attr(FILE *f, const char *name, const uint64_t *v, size_t 
 
 static void ch_legend(FILE *f, int i, const char *colour, const char *text)
 {
-    fprintf(f, "<rect x=\"%d\" y=\"4\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-               "<text class=\"legend\" x=\"%d\" y=\"13\">%s</text>\n",
+    fprintf(f,
+            "<rect x=\"%d\" y=\"4\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+            "<text class=\"legend\" x=\"%d\" y=\"13\">%s</text>\n",
             CH_ML + 150 + i * 110, colour, CH_ML + 164 + i * 110, text);
 }
 
@@ -170,7 +178,7 @@ void charts_throughput(FILE *f, const sim_report *r, const sim_timeline *t)
 {
     double w = (double)t->interval_us / 1e6, vmax = 1.0;
     double *rate = calloc(t->nbuckets ? t->nbuckets : 1, sizeof(*rate));
-    ch_frame fr = {.t0 = 0, .t1 = ch_t_end(t), .h = 260};
+    ch_frame fr = { .t0 = 0, .t1 = ch_t_end(t), .h = 260 };
     if (rate == NULL)
         return;
     for (size_t i = 0; i < (size_t)OP_KIND_COUNT * t->nbuckets; i++)
@@ -189,8 +197,8 @@ void charts_throughput(FILE *f, const sim_report *r, const sim_timeline *t)
         }
         if (sum == 0)
             continue;
-        fprintf(f, "<g class=\"series\" data-kind=\"%s\" data-total=\"%llu\"",
-                history_kind_name(k), (unsigned long long)sum);
+        fprintf(f, "<g class=\"series\" data-kind=\"%s\" data-total=\"%llu\"", history_kind_name(k),
+                (unsigned long long)sum);
         ch_counts_attr(f, "data-counts", c, t->nbuckets);
         fprintf(f, ">\n");
         ch_line(f, &fr, t, rate, NULL, charts_kind_colour(k), "");
@@ -203,11 +211,12 @@ void charts_throughput(FILE *f, const sim_report *r, const sim_timeline *t)
 
 static void ch_latency_one(FILE *f, const sim_report *r, const sim_timeline *t, int k)
 {
-    const double *p50 = t->p50_ms + (size_t)k * t->nbuckets, *p99 = t->p99_ms + (size_t)k * t->nbuckets;
+    const double *p50 = t->p50_ms + (size_t)k * t->nbuckets,
+                 *p99 = t->p99_ms + (size_t)k * t->nbuckets;
     double vmax = 1.0;
     for (size_t b = 0; b < t->nbuckets; b++)
         vmax = p99[b] > vmax ? p99[b] : vmax;
-    ch_frame fr = {.t0 = 0, .t1 = ch_t_end(t), .h = 190};
+    ch_frame fr = { .t0 = 0, .t1 = ch_t_end(t), .h = 190 };
     fr.vmax = ch_step(vmax, 4) * ceil(vmax / ch_step(vmax, 4));
     char attrs[64];
     snprintf(attrs, sizeof(attrs), "data-kind=\"%s\"", history_kind_name(k));
@@ -216,10 +225,12 @@ static void ch_latency_one(FILE *f, const sim_report *r, const sim_timeline *t, 
     char unit[64];
     snprintf(unit, sizeof(unit), "%s latency, ms", history_kind_name(k));
     ch_axes(f, &fr, unit);
-    fprintf(f, "<g class=\"series\" data-kind=\"%s\" data-quantile=\"p50\">\n", history_kind_name(k));
+    fprintf(f, "<g class=\"series\" data-kind=\"%s\" data-quantile=\"p50\">\n",
+            history_kind_name(k));
     const uint64_t *n = t->count + (size_t)k * t->nbuckets;
     ch_line(f, &fr, t, p50, n, charts_kind_colour(k), "");
-    fprintf(f, "</g><g class=\"series\" data-kind=\"%s\" data-quantile=\"p99\">\n", history_kind_name(k));
+    fprintf(f, "</g><g class=\"series\" data-kind=\"%s\" data-quantile=\"p99\">\n",
+            history_kind_name(k));
     ch_line(f, &fr, t, p99, n, charts_kind_colour(k), " stroke-dasharray=\"5,3\"");
     fprintf(f, "</g>\n");
     ch_legend(f, 0, charts_kind_colour(k), "p50 (solid)");
@@ -247,7 +258,7 @@ void charts_outcomes(FILE *f, const sim_report *r, const sim_timeline *t)
             n += t->outcome[(size_t)o * t->nbuckets + b];
         vmax = (double)n > vmax ? (double)n : vmax;
     }
-    ch_frame fr = {.t0 = 0, .t1 = ch_t_end(t), .h = 240};
+    ch_frame fr = { .t0 = 0, .t1 = ch_t_end(t), .h = 240 };
     fr.vmax = ch_step(vmax, 4) * ceil(vmax / ch_step(vmax, 4));
     ch_open(f, &fr, "outcomes", NULL);
     ch_events(f, &fr, r);
@@ -267,7 +278,8 @@ void charts_outcomes(FILE *f, const sim_report *r, const sim_timeline *t)
             double y1 = ch_y(&fr, (double)(below + c[b])), y0 = ch_y(&fr, (double)below);
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
                     ch_x(&fr, (double)b * w) + 0.5, y1,
-                    ch_x(&fr, w) - ch_x(&fr, 0) - 1.0 > 0.5 ? ch_x(&fr, w) - ch_x(&fr, 0) - 1.0 : 0.5,
+                    ch_x(&fr, w) - ch_x(&fr, 0) - 1.0 > 0.5 ? ch_x(&fr, w) - ch_x(&fr, 0) - 1.0
+                                                            : 0.5,
                     y0 - y1);
         }
         fprintf(f, "\n</g>\n");
@@ -283,7 +295,7 @@ void charts_outcomes(FILE *f, const sim_report *r, const sim_timeline *t)
 
 typedef struct {
     double t0, t1;
-    int32_t task[CH_MAX_LANES];  /* client lanes: the task each shows */
+    int32_t task[CH_MAX_LANES]; /* client lanes: the task each shows */
     int nclients;
 } ch_witness;
 
@@ -305,10 +317,10 @@ static void ch_span(ch_witness *w, double t)
 }
 
 /* The journal's entries ("    +1.234 s unifiedorder ..."), one call per line. */
-static void ch_journal_each(const char *text, void (*fn)(void *, double, const char *, const char *),
-                            void *arg)
+static void ch_journal_each(const char *text,
+                            void (*fn)(void *, double, const char *, const char *), void *arg)
 {
-    for (const char *p = text; p != NULL && *p; ) {
+    for (const char *p = text; p != NULL && *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         char line[512], word[64];
@@ -369,17 +381,23 @@ static void ch_journal_mark(void *arg, double t, const char *word, const char *l
     ch_journal_ctx *c = arg;
     int notify = strcmp(word, "notification") == 0, refund = strcmp(word, "refund") == 0;
     double x = ch_x(c->fr, t), y = CH_MT + (notify ? 2 : 1) * CH_LANE + 3;
-    fprintf(c->f, "<g class=\"%s\" data-at-s=\"%.3f\"><rect x=\"%.1f\" y=\"%.1f\" width=\"4\" "
-                  "height=\"12\" fill=\"%s\"/><title>",
-            notify ? "notification" : refund ? "gateway-call refund" : "gateway-call", t, x - 2, y,
-            notify ? "#17becf" : refund ? "#9c27b0" : "#555");
+    fprintf(c->f,
+            "<g class=\"%s\" data-at-s=\"%.3f\"><rect x=\"%.1f\" y=\"%.1f\" width=\"4\" "
+            "height=\"12\" fill=\"%s\"/><title>",
+            notify   ? "notification"
+            : refund ? "gateway-call refund"
+                     : "gateway-call",
+            t, x - 2, y,
+            notify   ? "#17becf"
+            : refund ? "#9c27b0"
+                     : "#555");
     report_xml_escape(c->f, line);
     fprintf(c->f, "</title></g>\n");
 }
 
 static void ch_witness_lanes(FILE *f, const ch_witness *w)
 {
-    static const char *const fixed[] = {"ledger charges", "gateway calls", "notifications"};
+    static const char *const fixed[] = { "ledger charges", "gateway calls", "notifications" };
     for (int l = 0; l < 3 + w->nclients; l++) {
         fprintf(f, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>", CH_ML,
                 CH_W - CH_MR, CH_MT + l * CH_LANE + CH_LANE, CH_MT + l * CH_LANE + CH_LANE);
@@ -400,13 +418,15 @@ static void ch_witness_op(FILE *f, const ch_frame *fr, const ch_witness *w, cons
     if (lane == w->nclients)
         return;
     double x0 = ch_x(fr, (double)op->start_us / 1e6), x1 = ch_x(fr, (double)op->end_us / 1e6);
-    fprintf(f, "<g class=\"op\" data-kind=\"%s\" data-http=\"%u\" data-start-s=\"%.6f\">"
-               "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"12\" fill=\"%s\"/><title>%s %u %s%s%s +%.3f..+%.3f s</title></g>\n",
-            history_kind_name(op->kind), (unsigned)op->http_code, (double)op->start_us / 1e6, x0,
-            CH_MT + (lane + 3) * CH_LANE + 3, x1 - x0 > 2 ? x1 - x0 : 2,
-            charts_outcome_colour(op->outcome), history_kind_name(op->kind), (unsigned)op->http_code,
-            history_status_name(op->status), op->error[0] ? " " : "", op->error,
-            (double)op->start_us / 1e6, (double)op->end_us / 1e6);
+    fprintf(
+        f,
+        "<g class=\"op\" data-kind=\"%s\" data-http=\"%u\" data-start-s=\"%.6f\">"
+        "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"12\" fill=\"%s\"/><title>%s %u %s%s%s +%.3f..+%.3f s</title></g>\n",
+        history_kind_name(op->kind), (unsigned)op->http_code, (double)op->start_us / 1e6, x0,
+        CH_MT + (lane + 3) * CH_LANE + 3, x1 - x0 > 2 ? x1 - x0 : 2,
+        charts_outcome_colour(op->outcome), history_kind_name(op->kind), (unsigned)op->http_code,
+        history_status_name(op->status), op->error[0] ? " " : "", op->error,
+        (double)op->start_us / 1e6, (double)op->end_us / 1e6);
 }
 
 void charts_witness(FILE *f, const sim_report *r, const chk_violation *v)
@@ -415,7 +435,9 @@ void charts_witness(FILE *f, const sim_report *r, const chk_violation *v)
     ch_witness w;
     memset(&w, 0, sizeof(w));
     ch_witness_plan(r, v, &w);
-    ch_frame fr = {.t0 = w.t0, .t1 = w.t1, .vmax = 1, .h = CH_MT + (3 + w.nclients) * CH_LANE + CH_MB};
+    ch_frame fr = {
+        .t0 = w.t0, .t1 = w.t1, .vmax = 1, .h = CH_MT + (3 + w.nclients) * CH_LANE + CH_MB
+    };
     ch_open(f, &fr, "witness", NULL);
     ch_events(f, &fr, r);
     ch_witness_lanes(f, &w);
@@ -431,13 +453,15 @@ void charts_witness(FILE *f, const sim_report *r, const chk_violation *v)
         if (!ch_charge_mine(v, c, i) || c->at_us == INT64_MIN)
             continue;
         double x = ch_x(&fr, (double)c->at_us / 1e6);
-        fprintf(f, "<g class=\"charge\" data-at-s=\"%.6f\" data-refunded=\"%d\"><path d=\"M%.1f %d l6 6 l-6 6 l-6 -6 z\" "
-                   "fill=\"%s\"/><title>charge %s total_fee=%lld%s at +%.3f s</title></g>\n",
-                (double)c->at_us / 1e6, c->refunded != 0, x, CH_MT + 3, c->refunded ? "#9c27b0" : "#d62728",
-                c->transaction_id, (long long)c->total_fee, c->refunded ? " (refunded)" : "",
-                (double)c->at_us / 1e6);
+        fprintf(
+            f,
+            "<g class=\"charge\" data-at-s=\"%.6f\" data-refunded=\"%d\"><path d=\"M%.1f %d l6 6 l-6 6 l-6 -6 z\" "
+            "fill=\"%s\"/><title>charge %s total_fee=%lld%s at +%.3f s</title></g>\n",
+            (double)c->at_us / 1e6, c->refunded != 0, x, CH_MT + 3,
+            c->refunded ? "#9c27b0" : "#d62728", c->transaction_id, (long long)c->total_fee,
+            c->refunded ? " (refunded)" : "", (double)c->at_us / 1e6);
     }
-    ch_journal_ctx jc = {.f = f, .fr = &fr};
+    ch_journal_ctx jc = { .f = f, .fr = &fr };
     if (v->order >= 0 && r->journal != NULL)
         ch_journal_each(r->journal[v->order], ch_journal_mark, &jc);
     fprintf(f, "</svg>\n");

@@ -46,22 +46,29 @@ static void html_header(FILE *f, const sim_report *r)
 {
     uint64_t ok = report_total(r, OUT_OK), fail = report_total(r, OUT_FAIL),
              unk = report_total(r, OUT_UNKNOWN);
-    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-               "<title>idempay-sim seed %llu: %s</title><style>%s</style></head>\n",
-            (unsigned long long)r->seed, r->exit_code == 0 ? "PASS" : r->exit_code == 1 ? "FAIL" : "ERROR",
+    fprintf(f,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>idempay-sim seed %llu: %s</title><style>%s</style></head>\n",
+            (unsigned long long)r->seed,
+            r->exit_code == 0   ? "PASS"
+            : r->exit_code == 1 ? "FAIL"
+                                : "ERROR",
             html_style);
-    fprintf(f, "<body data-exit-code=\"%d\">\n<h1>idempay-sim report <span class=\"verdict v%d\" "
-               "id=\"verdict\">%s</span></h1>\n<dl class=\"meta\">",
+    fprintf(f,
+            "<body data-exit-code=\"%d\">\n<h1>idempay-sim report <span class=\"verdict v%d\" "
+            "id=\"verdict\">%s</span></h1>\n<dl class=\"meta\">",
             r->exit_code, r->exit_code < 0 || r->exit_code > 2 ? 2 : r->exit_code,
             html_verdict(r->exit_code));
     fprintf(f, "<dt>seed</dt><dd id=\"seed\">%llu</dd><dt>schedule digest</dt><dd>%s</dd>",
             (unsigned long long)r->seed, r->digest ? r->digest : "-");
     fprintf(f, "<dt>order prefix</dt><dd>%s</dd><dt>target</dt><dd>", r->prefix ? r->prefix : "-");
     html_text(f, r->target);
-    fprintf(f, "</dd><dt>orders</dt><dd>%zu</dd><dt>requests</dt><dd>%llu (ok %llu, fail %llu, "
-               "unknown %llu) in %.1f s of traffic; run %.1f s (settle %.1f s)</dd>",
+    fprintf(f,
+            "</dd><dt>orders</dt><dd>%zu</dd><dt>requests</dt><dd>%llu (ok %llu, fail %llu, "
+            "unknown %llu) in %.1f s of traffic; run %.1f s (settle %.1f s)</dd>",
             r->sched->norders, (unsigned long long)(ok + fail + unk), (unsigned long long)ok,
-            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s, r->total_s, r->settle_s);
+            (unsigned long long)fail, (unsigned long long)unk, r->traffic_s, r->total_s,
+            r->settle_s);
     if (r->windows != NULL) {
         fprintf(f, "<dt>service windows</dt><dd>");
         html_text(f, r->windows);
@@ -101,8 +108,9 @@ static void html_invariants(FILE *f, const sim_report *r)
         fprintf(f, "<tr><td class=\"name\">%s</td>", sched_scenario_name(sc));
         for (int i = 0; i < INV_COUNT; i++) {
             size_t n = c->count[sc][i];
-            fprintf(f, "<td class=\"%s\" data-scenario=\"%s\" data-invariant=\"%s\" "
-                       "data-violations=\"%zu\">%s",
+            fprintf(f,
+                    "<td class=\"%s\" data-scenario=\"%s\" data-invariant=\"%s\" "
+                    "data-violations=\"%zu\">%s",
                     n ? "fail" : "pass", sched_scenario_name(sc), checker_invariant_name(i), n,
                     n ? "FAIL " : "pass");
             if (n)
@@ -116,9 +124,10 @@ static void html_invariants(FILE *f, const sim_report *r)
 
 static void html_latency_row(FILE *f, const char *name, const sim_hist *h)
 {
-    fprintf(f, "<tr class=\"latency\" data-kind=\"%s\" data-count=\"%llu\" data-p50-ms=\"%.17g\" "
-               "data-p99-ms=\"%.17g\"><td class=\"name\">%s</td><td>%llu</td><td>%.3f</td>"
-               "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td></tr>\n",
+    fprintf(f,
+            "<tr class=\"latency\" data-kind=\"%s\" data-count=\"%llu\" data-p50-ms=\"%.17g\" "
+            "data-p99-ms=\"%.17g\"><td class=\"name\">%s</td><td>%llu</td><td>%.3f</td>"
+            "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td></tr>\n",
             name, (unsigned long long)h->count, hist_quantile(h, 0.5) / 1e3,
             hist_quantile(h, 0.99) / 1e3, name, (unsigned long long)h->count,
             hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.9) / 1e3, hist_quantile(h, 0.99) / 1e3,
@@ -146,10 +155,11 @@ static void html_violations(FILE *f, const sim_report *r)
     const chk_result *c = r->chk;
     if (c == NULL || c->nv == 0)
         return;
-    fprintf(f, "<h2>Violations (%zu)</h2>\n<p class=\"note\">Each witness as a timeline: "
-               "ledger charges (diamonds; purple: refunded), the gateway's calls (purple: "
-               "refunds) and notifications from its journal, and one lane per client of the "
-               "order (bars: ok green, fail orange, unknown grey). Hover for details.</p>\n",
+    fprintf(f,
+            "<h2>Violations (%zu)</h2>\n<p class=\"note\">Each witness as a timeline: "
+            "ledger charges (diamonds; purple: refunded), the gateway's calls (purple: "
+            "refunds) and notifications from its journal, and one lane per client of the "
+            "order (bars: ok green, fail orange, unknown grey). Hover for details.</p>\n",
             c->total);
     for (size_t i = 0; i < c->nv; i++) {
         const chk_violation *v = &c->v[i];
@@ -160,8 +170,9 @@ static void html_violations(FILE *f, const sim_report *r)
                     c->nv - i);
             break;
         }
-        fprintf(f, "<div class=\"violation\" data-invariant=\"%s\" data-order=\"%s\"><h3>%s: %s "
-                   "(%s)</h3><p>",
+        fprintf(f,
+                "<div class=\"violation\" data-invariant=\"%s\" data-order=\"%s\"><h3>%s: %s "
+                "(%s)</h3><p>",
                 checker_invariant_name(v->invariant), no, checker_invariant_name(v->invariant), no,
                 sched_scenario_name(v->scenario));
         html_text(f, v->message);
@@ -180,8 +191,8 @@ static void html_violations(FILE *f, const sim_report *r)
 static json_t *html_hist_json(const sim_hist *h)
 {
     return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}", "count", (json_int_t)h->count, "p50_ms",
-                     hist_quantile(h, 0.5) / 1e3, "p90_ms", hist_quantile(h, 0.9) / 1e3,
-                     "p99_ms", hist_quantile(h, 0.99) / 1e3, "max_ms", h->max / 1e3, "mean_ms",
+                     hist_quantile(h, 0.5) / 1e3, "p90_ms", hist_quantile(h, 0.9) / 1e3, "p99_ms",
+                     hist_quantile(h, 0.99) / 1e3, "max_ms", h->max / 1e3, "mean_ms",
                      hist_mean(h) / 1e3);
 }
 
@@ -248,8 +259,8 @@ static json_t *html_series_json(const sim_timeline *t)
     for (int o = 0; o < OUT_COUNT && outcomes != NULL; o++)
         json_object_set_new(outcomes, history_outcome_name(o),
                             html_u64_array(t->outcome + (size_t)o * t->nbuckets, t->nbuckets));
-    return json_pack("{s:f,s:I,s:o,s:o}", "interval_s", (double)t->interval_us / 1e6,
-                     "intervals", (json_int_t)t->nbuckets, "kinds", kinds, "outcomes", outcomes);
+    return json_pack("{s:f,s:I,s:o,s:o}", "interval_s", (double)t->interval_us / 1e6, "intervals",
+                     (json_int_t)t->nbuckets, "kinds", kinds, "outcomes", outcomes);
 }
 
 static json_t *html_events_json(const sim_report *r)
@@ -258,11 +269,11 @@ static json_t *html_events_json(const sim_report *r)
     const int64_t *st = r->obs ? r->obs->phase_start_us : NULL;
     for (size_t p = 0; phases != NULL && p < r->sched->nphases; p++) {
         const sched_phase *ph = &r->sched->phases[p];
-        json_array_append_new(phases, json_pack("{s:s,s:s,s:f,s:s}", "scenario",
-                                                sched_scenario_name(ph->scenario), "label",
-                                                ph->label, "start_s",
-                                                st != NULL ? (double)st[p] / 1e6 : -1.0, "faults",
-                                                ph->faults));
+        json_array_append_new(phases,
+                              json_pack("{s:s,s:s,s:f,s:s}", "scenario",
+                                        sched_scenario_name(ph->scenario), "label", ph->label,
+                                        "start_s", st != NULL ? (double)st[p] / 1e6 : -1.0,
+                                        "faults", ph->faults));
     }
     for (size_t i = 0; chaos != NULL && i < r->nchaos; i++)
         json_array_append_new(chaos, json_pack("{s:s,s:f,s:i}", "action",
@@ -280,13 +291,11 @@ static void html_data(FILE *f, const sim_report *r, const sim_timeline *t)
                             "ok", (json_int_t)report_total(r, OUT_OK), "fail",
                             (json_int_t)report_total(r, OUT_FAIL), "unknown",
                             (json_int_t)report_total(r, OUT_UNKNOWN));
-    json_t *root = json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:o}", "exit_code",
-                             (json_int_t)r->exit_code, "schedule_digest",
-                             r->digest ? r->digest : "", "requests", req, "latency",
-                             html_latency_json(r), "invariants", html_invariants_json(r),
+    json_t *root = json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:o}", "exit_code", (json_int_t)r->exit_code,
+                             "schedule_digest", r->digest ? r->digest : "", "requests", req,
+                             "latency", html_latency_json(r), "invariants", html_invariants_json(r),
                              "series", html_series_json(t), "events", html_events_json(r));
-    char *text = root != NULL ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS |
-                                                     JSON_ESCAPE_SLASH)
+    char *text = root != NULL ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS | JSON_ESCAPE_SLASH)
                               : NULL;
     fprintf(f, "<script type=\"application/json\" id=\"idempay-report-data\">%s</script>\n",
             text != NULL ? text : "{}");
@@ -313,9 +322,10 @@ static const char html_script[] =
 static void html_body(FILE *f, const sim_report *r, const sim_timeline *t)
 {
     html_header(f, r);
-    fprintf(f, "<h2>Throughput per request kind</h2>\n<p class=\"note\">Client operations that "
-               "ended in each %.1f s interval, per second. Bands: the phases (hover for their "
-               "faults); red dashed lines: chaos runs.</p>\n",
+    fprintf(f,
+            "<h2>Throughput per request kind</h2>\n<p class=\"note\">Client operations that "
+            "ended in each %.1f s interval, per second. Bands: the phases (hover for their "
+            "faults); red dashed lines: chaos runs.</p>\n",
             (double)t->interval_us / 1e6);
     charts_throughput(f, r, t);
     fprintf(f, "<h2>Latency over time per request kind</h2>\n");

@@ -59,8 +59,8 @@ int results_create(const char *base, uint64_t seed, char *dir, size_t dirlen, ch
         char suffix[16] = "";
         if (n > 1)
             snprintf(suffix, sizeof(suffix), "-%d", n);
-        if ((size_t)snprintf(dir, dirlen, "%s/%s-seed%llu%s", base, stamp,
-                             (unsigned long long)seed, suffix) >= dirlen) {
+        if ((size_t)snprintf(dir, dirlen, "%s/%s-seed%llu%s", base, stamp, (unsigned long long)seed,
+                             suffix) >= dirlen) {
             snprintf(err, errlen, "the results path under %s is too long", base);
             return -1;
         }
@@ -90,8 +90,10 @@ int results_write(const char *dir, const sim_report *r, const saved_run_meta *m,
     static const struct {
         const char *name;
         int (*write)(const sim_report *, const char *);
-    } files[] = {{"report.json", report_json}, {"junit.xml", report_junit},
-                 {"history.jsonl", report_history}, {"report.html", report_html_write}};
+    } files[] = { { "report.json", report_json },
+                  { "junit.xml", report_junit },
+                  { "history.jsonl", report_history },
+                  { "report.html", report_html_write } };
     char path[4096];
     if (results_human(dir, r, max_witnesses) < 0) {
         snprintf(err, errlen, "cannot write %s/report.txt: %s", dir, strerror(errno));

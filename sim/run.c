@@ -52,9 +52,9 @@ typedef struct {
     sim_report rep;
     driver *d;
     chaos *ch;
-    progress *prog;             /* the progress line(s) on stderr, NULL: none */
-    sim_threshold *thresholds;  /* --threshold, measured on this run */
-    struct timespec started;    /* when sim_run began (the time of a run that could not start) */
+    progress *prog;            /* the progress line(s) on stderr, NULL: none */
+    sim_threshold *thresholds; /* --threshold, measured on this run */
+    struct timespec started;   /* when sim_run began (the time of a run that could not start) */
     sim_history hist;
     sim_row *api_rows, *db_rows;
     size_t *pending;
@@ -62,24 +62,24 @@ typedef struct {
     sim_charge *charges;
     size_t ncharges;
     long long notifications;
-    const char **strays;        /* transaction ids of the payer's own second charges and of
-                                   the customer's payments through the mock's payer */
+    const char **strays; /* transaction ids of the payer's own second charges and of
+                            the customer's payments through the mock's payer */
     size_t nstrays;
     chk_result chk;
     int have_chk;
-    sim_observations obs;       /* what the checker judges (the report reads it too) */
-    int64_t *phase_start_us;    /* obs.phase_start_us */
+    sim_observations obs;    /* what the checker judges (the report reads it too) */
+    int64_t *phase_start_us; /* obs.phase_start_us */
     const char *error;
     char errbuf[1024];
-    char **journal;             /* per order: the mock's journal of it (witnessed orders only) */
-    char *mock_known;           /* the mock's own config: phase configs are cut to it */
-    char mock_missing[256];     /* optional knobs the mock did not know */
-    char skipped[384];          /* scenarios the target profile cannot run, with why */
+    char **journal;         /* per order: the mock's journal of it (witnessed orders only) */
+    char *mock_known;       /* the mock's own config: phase configs are cut to it */
+    char mock_missing[256]; /* optional knobs the mock did not know */
+    char skipped[384];      /* scenarios the target profile cannot run, with why */
     int phase_failed;
-    refund_obs refunds;         /* the ledger's refunds and the service's lists (run_refunds) */
-    sim_gwcall *calls;          /* the service's payment calls and fences (the mock's journal) */
+    refund_obs refunds; /* the ledger's refunds and the service's lists (run_refunds) */
+    sim_gwcall *calls;  /* the service's payment calls and fences (the mock's journal) */
     size_t ncalls;
-    int calls_read;             /* 1 when the journal was read */
+    int calls_read; /* 1 when the journal was read */
 } run_ctx;
 
 /* Whether the run reads refunds (scenarios refunds, payer-edge, against
@@ -111,8 +111,8 @@ static int run_schedule(run_ctx *c)
     char err[512] = "", v3note[96];
     if (a->scenario_file != NULL) {
         c->mask = scenario_file_mask(a->scenario_file);
-    } else if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err,
-                               sizeof(err)) < 0) {
+    } else if (scenarios_parse(a->scenarios, a->chaos_cmd != NULL, &c->mask, err, sizeof(err)) <
+               0) {
         fprintf(stderr, "idempay-sim: %s\n", err);
         return 2;
     }
@@ -127,10 +127,14 @@ static int run_schedule(run_ctx *c)
     }
     windows_load(&c->w);
     windows_describe(&c->w, c->windows_text, sizeof(c->windows_text));
-    sim_plan plan = {.mask = c->mask, .orders = a->orders, .duration_s = a->duration_s,
-                     .concurrency = a->concurrency, .chaos = a->chaos_cmd != NULL,
-                     .chaos_every_s = a->chaos_every_s, .mock_override = a->mock_override,
-                     .windows = &c->w};
+    sim_plan plan = { .mask = c->mask,
+                      .orders = a->orders,
+                      .duration_s = a->duration_s,
+                      .concurrency = a->concurrency,
+                      .chaos = a->chaos_cmd != NULL,
+                      .chaos_every_s = a->chaos_every_s,
+                      .mock_override = a->mock_override,
+                      .windows = &c->w };
     sched_init(&c->s, a->seed);
     if ((a->scenario_file != NULL
              ? scenario_file_build(a->scenario_file, &plan, &c->s, err, sizeof(err))
@@ -185,7 +189,7 @@ static int run_preflight_target(run_ctx *c)
     const sim_args *a = c->a;
     const sim_profile *prof = run_profile(c);
     profile_op op = prof->ep[PROF_OP_PING].present ? PROF_OP_PING : PROF_OP_READ;
-    profile_values v = {.order_no = "preflight0"};
+    profile_values v = { .order_no = "preflight0" };
     profile_request req;
     char err[256];
     if (profile_request_build(prof, op, a->target, &v, &req, err, sizeof(err)) < 0) {
@@ -203,8 +207,9 @@ static int run_preflight_target(run_ctx *c)
         if (!up) {
             snprintf(c->errbuf, sizeof(c->errbuf), "target %s is not answering: %s %s %s",
                      a->target, req.method, prof->ep[op].path,
-                     hs != HTTP_OK ? r.error : op == PROF_OP_PING ? "did not return 200"
-                                                                  : "answered 5xx");
+                     hs != HTTP_OK        ? r.error
+                     : op == PROF_OP_PING ? "did not return 200"
+                                          : "answered 5xx");
             if (i < 2)
                 sleep(1);
         }
@@ -242,8 +247,8 @@ static int run_configure(run_ctx *c, const char *config, char *err, size_t errle
     }
     if (dropped[0] && strstr(c->mock_missing, dropped) == NULL) {
         size_t used = strlen(c->mock_missing);
-        snprintf(c->mock_missing + used, sizeof(c->mock_missing) - used, "%s%s",
-                 used ? ", " : "", dropped);
+        snprintf(c->mock_missing + used, sizeof(c->mock_missing) - used, "%s%s", used ? ", " : "",
+                 dropped);
     }
     return mock_admin_configure(c->a->gateway, cut, err, errlen);
 }
@@ -283,20 +288,24 @@ static int run_start_driver(run_ctx *c)
     const sim_args *a = c->a;
     static char notify_url[512];
     char err[512];
-    snprintf(notify_url, sizeof(notify_url), "%s",
-             env_str("IDEMPAY_NOTIFY_URL", ""));
+    snprintf(notify_url, sizeof(notify_url), "%s", env_str("IDEMPAY_NOTIFY_URL", ""));
     if (notify_url[0] == '\0')
         snprintf(notify_url, sizeof(notify_url), "%s%s", forge_notify_base(a->target),
                  profile_has(run_profile(c), PROF_FEAT_CALLBACKS)
-                     ? run_profile(c)->ep[PROF_OP_CALLBACK].path : "/api/pay/callback/wechat");
-    driver_config dc = {.target = a->target, .prefix = a->prefix, .sched = &c->s,
-                        .workers = a->concurrency, .gateway = c->need_gateway ? a->gateway : NULL,
-                        .notify_url = notify_url,
-                        .v3_forgeries = (c->mask & (1u << SC_V3_ATTACKS)) != 0,
-                        .appid = env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID),
-                        .mch_id = env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID),
-                        .key = env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY), .stop = &sim_stop,
-                        .profile = run_profile(c)};
+                     ? run_profile(c)->ep[PROF_OP_CALLBACK].path
+                     : "/api/pay/callback/wechat");
+    driver_config dc = { .target = a->target,
+                         .prefix = a->prefix,
+                         .sched = &c->s,
+                         .workers = a->concurrency,
+                         .gateway = c->need_gateway ? a->gateway : NULL,
+                         .notify_url = notify_url,
+                         .v3_forgeries = (c->mask & (1u << SC_V3_ATTACKS)) != 0,
+                         .appid = env_str("IDEMPAY_WX_APPID", IDEMPAY_DEV_APPID),
+                         .mch_id = env_str("IDEMPAY_WX_MCHID", IDEMPAY_DEV_MCHID),
+                         .key = env_str("IDEMPAY_WX_KEY", IDEMPAY_DEV_KEY),
+                         .stop = &sim_stop,
+                         .profile = run_profile(c) };
     c->d = driver_new(&dc, err, sizeof(err));
     if (c->d == NULL) {
         snprintf(c->errbuf, sizeof(c->errbuf), "%s", err);
@@ -438,7 +447,9 @@ static void run_bills_ready(run_ctx *c, int ready)
     /* With the refund scenarios the bill also carries a forged copy of every
      * charge line (the mock's bill_forge): the service must not trust it. */
     snprintf(cfg, sizeof(cfg), "{\"clock_offset_ms\":%lld%s}", offset,
-             !run_wants_refunds(c) ? "" : ready ? ",\"bill_forge\":true" : ",\"bill_forge\":false");
+             !run_wants_refunds(c) ? ""
+             : ready               ? ",\"bill_forge\":true"
+                                   : ",\"bill_forge\":false");
     if (run_configure(c, cfg, err, sizeof(err)) < 0 && !c->a->quiet)
         fprintf(stderr, "settling: cannot move the mock's clock: %s\n", err);
 }
@@ -485,7 +496,7 @@ static int run_settle_wait(run_ctx *c)
             said = driver_now_us(c->d);
             progress_settling(stderr, (double)(said - t0) / 1e6, settle_s, n);
         }
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = RUN_SETTLE_POLL_NS};
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = RUN_SETTLE_POLL_NS };
         nanosleep(&ts, NULL);
     }
     /* The final read: every order, then the ledger. */
@@ -566,11 +577,11 @@ static void run_journals(run_ctx *c)
     c->journal = calloc(c->s.norders ? c->s.norders : 1, sizeof(*c->journal));
     for (size_t i = 0; c->journal != NULL && i < c->chk.nv && i < c->a->max_witnesses; i++) {
         long o = c->chk.v[i].order;
-        if (o < 0 || c->journal[o] != NULL || sched_order_no(&c->s, c->a->prefix, (size_t)o, no,
-                                                             sizeof(no)) < 0)
+        if (o < 0 || c->journal[o] != NULL ||
+            sched_order_no(&c->s, c->a->prefix, (size_t)o, no, sizeof(no)) < 0)
             continue;
-        if (mock_admin_journal(c->a->gateway, no, driver_origin_epoch_us(c->d), &c->journal[o],
-                               err, sizeof(err)) < 0)
+        if (mock_admin_journal(c->a->gateway, no, driver_origin_epoch_us(c->d), &c->journal[o], err,
+                               sizeof(err)) < 0)
             break; /* the mock is gone: no journals */
     }
     c->rep.journal = c->journal;
@@ -622,8 +633,9 @@ static int run_report(run_ctx *c, int rc)
     struct {
         const char *path;
         int (*write)(const sim_report *, const char *);
-    } out[3] = {{a->json_path, report_json}, {a->junit_path, report_junit},
-                {a->history_path, report_history}};
+    } out[3] = { { a->json_path, report_json },
+                 { a->junit_path, report_junit },
+                 { a->history_path, report_history } };
     for (int i = 0; i < 3; i++)
         if (out[i].path != NULL && out[i].write(&c->rep, out[i].path) < 0) {
             fprintf(stderr, "idempay-sim: cannot write %s: %s\n", out[i].path, strerror(errno));
@@ -664,14 +676,18 @@ static int run_save(const run_ctx *c, int rc)
     const sim_args *a = c->a;
     if (a->no_out)
         return rc;
-    saved_run_meta m = {.recipe = {.scenarios = a->scenarios, .mask = c->mask,
-                                   .scenario_file = a->scenario_file_path, .orders = a->orders,
-                                   .duration_s = a->duration_s, .concurrency = a->concurrency,
-                                   .chaos = a->chaos_cmd != NULL,
-                                   .chaos_every_s = a->chaos_every_s,
-                                   .mock_override = a->mock_override, .windows = c->w},
-                        .origin_epoch_us = c->d != NULL ? driver_origin_epoch_us(c->d) : 0,
-                        .judged = c->have_chk};
+    saved_run_meta m = { .recipe = { .scenarios = a->scenarios,
+                                     .mask = c->mask,
+                                     .scenario_file = a->scenario_file_path,
+                                     .orders = a->orders,
+                                     .duration_s = a->duration_s,
+                                     .concurrency = a->concurrency,
+                                     .chaos = a->chaos_cmd != NULL,
+                                     .chaos_every_s = a->chaos_every_s,
+                                     .mock_override = a->mock_override,
+                                     .windows = c->w },
+                         .origin_epoch_us = c->d != NULL ? driver_origin_epoch_us(c->d) : 0,
+                         .judged = c->have_chk };
     if (results_save(a->out_dir, &c->rep, &m, a->max_witnesses) < 0 && rc == 0)
         rc = 2;
     return rc;
@@ -715,9 +731,8 @@ static int run_read_calls(run_ctx *c)
     if (strcmp(run_profile(c)->name, profile_builtin()->name) != 0)
         return 0;
     char err[512];
-    int rc = gateway_calls_read(c->a->gateway, &c->s, c->a->prefix,
-                                driver_origin_epoch_us(c->d), &c->calls, &c->ncalls, err,
-                                sizeof(err));
+    int rc = gateway_calls_read(c->a->gateway, &c->s, c->a->prefix, driver_origin_epoch_us(c->d),
+                                &c->calls, &c->ncalls, err, sizeof(err));
     if (rc < 0) {
         snprintf(c->errbuf, sizeof(c->errbuf), "cannot read the mock's journal: %s", err);
         return -1;
@@ -744,9 +759,14 @@ static void run_settle_all(run_ctx *c)
 static void run_observations(run_ctx *c)
 {
     sim_observations *obs = &c->obs;
-    *obs = (sim_observations){.ops = c->hist.op, .nops = c->hist.n, .charges = c->charges,
-                              .ncharges = c->ncharges, .api_rows = c->api_rows,
-                              .db_rows = c->db_rows, .prefix = c->a->prefix, .seed = c->a->seed};
+    *obs = (sim_observations){ .ops = c->hist.op,
+                               .nops = c->hist.n,
+                               .charges = c->charges,
+                               .ncharges = c->ncharges,
+                               .api_rows = c->api_rows,
+                               .db_rows = c->db_rows,
+                               .prefix = c->a->prefix,
+                               .seed = c->a->seed };
     c->phase_start_us = calloc(c->s.nphases ? c->s.nphases : 1, sizeof(*c->phase_start_us));
     for (size_t p = 0; c->phase_start_us != NULL && c->d != NULL && p < c->s.nphases; p++)
         c->phase_start_us[p] = driver_phase_start_us(c->d, p);
@@ -816,7 +836,7 @@ int sim_run(const sim_args *a)
     rc = run_judge(c, &c->obs);
     if (rc == 0 && a->dialect != 0 && c->need_gateway &&
         dialect_check(a->gateway, &c->s, a->prefix, a->dialect, run_out(a)) != 0)
-        rc = 2;   /* not the v3 target the run was asked to judge */
+        rc = 2; /* not the v3 target the run was asked to judge */
     rc = run_thresholds(c, rc);
     run_journals(c);
     rc = run_report(c, rc);

@@ -27,7 +27,9 @@ int saved_run_dump(const char *dir, const char *name, json_t *root, char *err, s
     return rc;
 }
 
+/* clang-format off */
 #define WF(field) {#field, offsetof(sim_windows, field)}
+/* clang-format on */
 const saved_window_field saved_window_fields[SAVED_WINDOW_FIELDS] = {
     WF(gateway_timeout_ms), WF(lease_ms),     WF(reconcile_ms), WF(failed_recheck_ms),
     WF(retry_after_s),      WF(statement_ms), WF(claim_ms),     WF(notify_retry_ms),
@@ -39,8 +41,8 @@ static json_t *sr_windows_json(const sim_windows *w)
     json_t *j = json_object();
     for (size_t i = 0; j != NULL && i < SAVED_WINDOW_FIELDS; i++)
         json_object_set_new(j, saved_window_fields[i].name,
-                            json_integer(*(const long *)((const char *)w +
-                                                         saved_window_fields[i].off)));
+                            json_integer(
+                                *(const long *)((const char *)w + saved_window_fields[i].off)));
     if (j != NULL)
         json_object_set_new(j, "from_env", json_integer(w->from_env));
     return j;
@@ -48,11 +50,10 @@ static json_t *sr_windows_json(const sim_windows *w)
 
 static json_t *sr_recipe_json(const saved_recipe *rc)
 {
-    json_t *j = json_pack("{s:s,s:I,s:f,s:i,s:b,s:f,s:o}", "scenarios", rc->scenarios,
-                          "orders", (json_int_t)rc->orders, "duration_s", rc->duration_s,
-                          "concurrency", rc->concurrency, "chaos", rc->chaos != 0,
-                          "chaos_every_s", rc->chaos_every_s, "windows",
-                          sr_windows_json(&rc->windows));
+    json_t *j = json_pack("{s:s,s:I,s:f,s:i,s:b,s:f,s:o}", "scenarios", rc->scenarios, "orders",
+                          (json_int_t)rc->orders, "duration_s", rc->duration_s, "concurrency",
+                          rc->concurrency, "chaos", rc->chaos != 0, "chaos_every_s",
+                          rc->chaos_every_s, "windows", sr_windows_json(&rc->windows));
     if (j != NULL) {
         if (rc->mask != 0)
             json_object_set_new(j, "mask", json_integer((json_int_t)rc->mask));
@@ -118,12 +119,12 @@ static int sr_write_chaos(const char *dir, const sim_report *r, char *err, size_
     }
     for (size_t i = 0; ran != NULL && i < r->nchaos; i++) {
         const sim_chaos_event *e = &r->chaos[i];
-        json_array_append_new(ran, json_pack("{s:s,s:I,s:I,s:I,s:i,s:f}", "action",
-                                             sched_chaos_name(e->action), "phase",
-                                             (json_int_t)e->phase, "at_us", (json_int_t)e->at_us,
-                                             "duration_us", (json_int_t)e->duration_us,
-                                             "exit_status", e->exit_status, "at_s",
-                                             (double)e->at_us / 1e6));
+        json_array_append_new(ran,
+                              json_pack("{s:s,s:I,s:I,s:I,s:i,s:f}", "action",
+                                        sched_chaos_name(e->action), "phase", (json_int_t)e->phase,
+                                        "at_us", (json_int_t)e->at_us, "duration_us",
+                                        (json_int_t)e->duration_us, "exit_status", e->exit_status,
+                                        "at_s", (double)e->at_us / 1e6));
     }
     return saved_run_dump(dir, SAVED_CHAOS, json_pack("{s:o,s:o}", "planned", planned, "ran", ran),
                           err, errlen);
@@ -134,12 +135,11 @@ static json_t *sr_refunds_json(const sim_refund *v, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; a != NULL && i < n; i++)
-        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:s,s:b}", "refund_no",
-                                           v[i].refund_no, "transaction_id", v[i].transaction_id,
-                                           "order", (json_int_t)v[i].order, "fee",
-                                           (json_int_t)v[i].fee, "status",
-                                           history_refund_status_name(v[i].status), "duplicate",
-                                           v[i].duplicate != 0));
+        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:I,s:s,s:b}", "refund_no", v[i].refund_no,
+                                           "transaction_id", v[i].transaction_id, "order",
+                                           (json_int_t)v[i].order, "fee", (json_int_t)v[i].fee,
+                                           "status", history_refund_status_name(v[i].status),
+                                           "duplicate", v[i].duplicate != 0));
     return a;
 }
 
@@ -192,9 +192,9 @@ static int sr_write_ledger(const char *dir, const sim_report *r, char *err, size
     }
     json_t *j = json_pack("{s:o}", "charges", a);
     if (j != NULL)
-        json_object_set_new(j, "notifications_sent", r->notifications_sent >= 0
-                                                         ? json_integer(r->notifications_sent)
-                                                         : json_null());
+        json_object_set_new(j, "notifications_sent",
+                            r->notifications_sent >= 0 ? json_integer(r->notifications_sent)
+                                                       : json_null());
     sr_refunds(j, r);
     sr_calls(j, r);
     return saved_run_dump(dir, SAVED_LEDGER, j, err, errlen);
@@ -219,9 +219,9 @@ static int sr_write_orders(const char *dir, const sim_report *r, char *err, size
         char no[64];
         if (sched_order_no(r->sched, r->prefix ? r->prefix : "", i, no, sizeof(no)) < 0)
             no[0] = '\0';
-        json_array_append_new(a, json_pack("{s:I,s:s,s:o,s:o}", "index", (json_int_t)i,
-                                           "order_no", no, "api", sr_row_json(&o->api_rows[i]),
-                                           "db", sr_row_json(o->db_rows ? &o->db_rows[i] : NULL)));
+        json_array_append_new(a, json_pack("{s:I,s:s,s:o,s:o}", "index", (json_int_t)i, "order_no",
+                                           no, "api", sr_row_json(&o->api_rows[i]), "db",
+                                           sr_row_json(o->db_rows ? &o->db_rows[i] : NULL)));
     }
     return saved_run_dump(dir, SAVED_ORDERS, json_pack("{s:o}", "orders", a), err, errlen);
 }

@@ -30,7 +30,7 @@ typedef struct {
     size_t orders;
     double duration_s;
     int concurrency;
-    int chaos;                 /* --chaos-cmd given */
+    int chaos; /* --chaos-cmd given */
     double chaos_every_s;
     const char *mock_override; /* --mock-config, or NULL */
     sim_windows windows;
@@ -39,8 +39,8 @@ typedef struct {
 /* What the writer needs besides the report. */
 typedef struct {
     saved_recipe recipe;
-    int64_t origin_epoch_us;   /* the wall clock at the run's time 0 */
-    int judged;                /* the checker ran (its rows and ledger were read) */
+    int64_t origin_epoch_us; /* the wall clock at the run's time 0 */
+    int judged;              /* the checker ran (its rows and ledger were read) */
 } saved_run_meta;
 
 /* Writes schedule.json, schedule.txt, run.json, chaos.json, ledger.json and
@@ -56,26 +56,26 @@ typedef struct {
     sim_schedule sched;
     char digest[65];
     saved_recipe recipe;
-    char *scenarios, *mock_override;   /* the recipe's strings */
+    char *scenarios, *mock_override; /* the recipe's strings */
     char prefix[SCHED_PREFIX_MAX + 1];
     char *target, *gateway, *replay, *windows_text, *mock_missing, *error;
     sim_history hist;
     sim_charge *charges;
     size_t ncharges;
-    sim_refund *refunds, *listed;      /* the refunds judged (NULL: none were read) */
+    sim_refund *refunds, *listed; /* the refunds judged (NULL: none were read) */
     size_t nrefunds, nlisted;
-    sim_gwcall *calls;                 /* the payment calls and fences judged (NULL: not read) */
+    sim_gwcall *calls; /* the payment calls and fences judged (NULL: not read) */
     size_t ncalls;
     int64_t gateway_timeout_us;
     uint8_t *list_read;
-    sim_row *api_rows, *db_rows;       /* db_rows NULL: not read (no --db) */
+    sim_row *api_rows, *db_rows; /* db_rows NULL: not read (no --db) */
     int64_t *phase_start_us;
     double *phase_s;
     sim_chaos_event *chaos;
     size_t nchaos;
-    char **journal;                    /* per order (NULL entries) */
+    char **journal; /* per order (NULL entries) */
     int judged;
-    int exit_code;                     /* the run's own exit status */
+    int exit_code; /* the run's own exit status */
     sim_observations obs;
     sim_report rep;
 } saved_run;

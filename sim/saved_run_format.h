@@ -22,7 +22,7 @@
  * long field of sim_windows (from_env, an int, is written beside them). */
 typedef struct {
     const char *name;
-    size_t off;                /* offsetof(sim_windows, ...) */
+    size_t off; /* offsetof(sim_windows, ...) */
 } saved_window_field;
 
 #define SAVED_WINDOW_FIELDS 8
@@ -38,8 +38,8 @@ int saved_run_dump(const char *dir, const char *name, json_t *root, char *err, s
 
 /* run.json: seed, prefix, ends, phase starts, the verdict and error, the
  * request counts and latency histograms, the witnessed orders' journals. */
-int saved_run_write_meta(const char *dir, const sim_report *r, const saved_run_meta *m,
-                         char *err, size_t errlen);
+int saved_run_write_meta(const char *dir, const sim_report *r, const saved_run_meta *m, char *err,
+                         size_t errlen);
 /* Reads run.json into out (the schedule must be loaded: phases, orders).
  * Returns 0, or -1 with a message in err. */
 int saved_run_load_meta(json_t *root, saved_run *out, char *err, size_t errlen);

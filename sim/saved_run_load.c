@@ -51,7 +51,8 @@ static void sl_recipe(json_t *rj, saved_run *out)
     out->recipe.chaos = json_is_true(json_object_get(rj, "chaos"));
     out->recipe.chaos_every_s = json_number_value(json_object_get(rj, "chaos_every_s"));
     for (size_t i = 0; i < SAVED_WINDOW_FIELDS; i++)
-        *(long *)((char *)win + saved_window_fields[i].off) = sl_int(w, saved_window_fields[i].name);
+        *(long *)((char *)win + saved_window_fields[i].off) = sl_int(w,
+                                                                     saved_window_fields[i].name);
     win->from_env = (int)sl_int(w, "from_env");
 }
 
@@ -90,11 +91,13 @@ static int sl_schedule(const char *dir, saved_run *out, char *err, size_t errlen
     }
     sl_recipe(rj, out);
     sched_init(&out->sched, strtoull(seed, NULL, 10));
-    sim_plan plan = {.orders = out->recipe.orders, .duration_s = out->recipe.duration_s,
-                     .concurrency = out->recipe.concurrency, .chaos = out->recipe.chaos,
-                     .chaos_every_s = out->recipe.chaos_every_s,
-                     .mock_override = out->recipe.mock_override,
-                     .windows = &out->recipe.windows};
+    sim_plan plan = { .orders = out->recipe.orders,
+                      .duration_s = out->recipe.duration_s,
+                      .concurrency = out->recipe.concurrency,
+                      .chaos = out->recipe.chaos,
+                      .chaos_every_s = out->recipe.chaos_every_s,
+                      .mock_override = out->recipe.mock_override,
+                      .windows = &out->recipe.windows };
     if (out->scenarios == NULL ||
         scenarios_parse(out->scenarios, plan.chaos, &mask, err, errlen) < 0)
         goto out;
@@ -102,10 +105,12 @@ static int sl_schedule(const char *dir, saved_run *out, char *err, size_t errlen
     unsigned built = (unsigned)json_integer_value(json_object_get(rj, "mask"));
     plan.mask = built != 0 ? built : mask;
     if (sl_build(dir, json_string_value(json_object_get(rj, "scenario_file")), &plan, out, err,
-                 errlen) < 0 || sched_digest(&out->sched, out->digest) < 0)
+                 errlen) < 0 ||
+        sched_digest(&out->sched, out->digest) < 0)
         goto out;
     if (strcmp(out->digest, digest) != 0) {
-        snprintf(err, errlen, "the rebuilt schedule's digest %s is not the saved %s: the run "
+        snprintf(err, errlen,
+                 "the rebuilt schedule's digest %s is not the saved %s: the run "
                  "was saved by another version of idempay-sim, or %s was edited",
                  out->digest, digest, SAVED_SCHEDULE);
         goto out;
@@ -124,11 +129,11 @@ static int sl_refund_list(json_t *a, sim_refund **v, size_t *n)
     *v = calloc(json_array_size(a) + 1, sizeof(**v));
     if (*v == NULL)
         return -1;
-    json_array_foreach(a, i, x) {
+    json_array_foreach(a, i, x)
+    {
         sim_refund *r = &(*v)[(*n)++];
         snprintf(r->refund_no, sizeof(r->refund_no), "%s", sl_str(x, "refund_no"));
-        snprintf(r->transaction_id, sizeof(r->transaction_id), "%s",
-                 sl_str(x, "transaction_id"));
+        snprintf(r->transaction_id, sizeof(r->transaction_id), "%s", sl_str(x, "transaction_id"));
         r->order = (long)json_integer_value(json_object_get(x, "order"));
         r->fee = json_integer_value(json_object_get(x, "fee"));
         r->status = (uint8_t)history_refund_status_parse(sl_str(x, "status"));
@@ -149,7 +154,8 @@ static int sl_refunds(json_t *j, saved_run *out)
         sl_refund_list(json_object_get(j, "refunds"), &out->refunds, &out->nrefunds) < 0 ||
         sl_refund_list(json_object_get(j, "listed_refunds"), &out->listed, &out->nlisted) < 0)
         return -1;
-    json_array_foreach(read, i, x) {
+    json_array_foreach(read, i, x)
+    {
         json_int_t k = json_integer_value(x);
         if (k >= 0 && (size_t)k < out->sched.norders)
             out->list_read[k] = 1;
@@ -169,7 +175,8 @@ static int sl_calls(json_t *j, saved_run *out)
     if (out->calls == NULL)
         return -1;
     out->gateway_timeout_us = json_integer_value(json_object_get(g, "timeout_us"));
-    json_array_foreach(a, i, x) {
+    json_array_foreach(a, i, x)
+    {
         sim_gwcall *c = &out->calls[out->ncalls];
         snprintf(c->out_trade_no, sizeof(c->out_trade_no), "%s", sl_str(x, "out_trade_no"));
         snprintf(c->endpoint, sizeof(c->endpoint), "%s", sl_str(x, "endpoint"));
@@ -194,14 +201,12 @@ static int sl_ledger(const char *dir, saved_run *out, int64_t origin, char *err,
     out->charges = calloc(json_array_size(a) + 1, sizeof(*out->charges));
     if (out->charges == NULL)
         a = NULL; /* out of memory: saved_run_load says so */
-    json_array_foreach(a, i, v) {
+    json_array_foreach(a, i, v)
+    {
         sim_charge *c = &out->charges[out->ncharges++];
-        snprintf(c->transaction_id, sizeof(c->transaction_id), "%s",
-                 sl_str(v, "transaction_id"));
-        snprintf(c->out_trade_no, sizeof(c->out_trade_no), "%s",
-                 sl_str(v, "out_trade_no"));
-        snprintf(c->charged_at, sizeof(c->charged_at), "%s",
-                 sl_str(v, "charged_at"));
+        snprintf(c->transaction_id, sizeof(c->transaction_id), "%s", sl_str(v, "transaction_id"));
+        snprintf(c->out_trade_no, sizeof(c->out_trade_no), "%s", sl_str(v, "out_trade_no"));
+        snprintf(c->charged_at, sizeof(c->charged_at), "%s", sl_str(v, "charged_at"));
         c->total_fee = json_integer_value(json_object_get(v, "total_fee"));
         c->refunded = json_is_true(json_object_get(v, "refunded"));
         json_t *rc = json_object_get(v, "refund_count"), *rf = json_object_get(v, "refunded_fee");
@@ -225,10 +230,8 @@ static void sl_row(json_t *v, sim_row *row)
     row->status = (uint8_t)history_status_parse(json_string_value(json_object_get(v, "status")));
     row->user_id = json_integer_value(json_object_get(v, "user_id"));
     row->amount_fen = json_integer_value(json_object_get(v, "amount_fen"));
-    snprintf(row->transaction_id, sizeof(row->transaction_id), "%s",
-             sl_str(v, "transaction_id"));
-    snprintf(row->updated_at, sizeof(row->updated_at), "%s",
-             sl_str(v, "updated_at"));
+    snprintf(row->transaction_id, sizeof(row->transaction_id), "%s", sl_str(v, "transaction_id"));
+    snprintf(row->updated_at, sizeof(row->updated_at), "%s", sl_str(v, "updated_at"));
 }
 
 static int sl_orders(const char *dir, saved_run *out, char *err, size_t errlen)
@@ -238,7 +241,8 @@ static int sl_orders(const char *dir, saved_run *out, char *err, size_t errlen)
     if (j == NULL)
         return -1;
     out->api_rows = calloc(n, sizeof(*out->api_rows));
-    json_array_foreach(a, i, v) {
+    json_array_foreach(a, i, v)
+    {
         long k = sl_int(v, "index");
         if (k < 0 || (size_t)k >= out->sched.norders || out->api_rows == NULL)
             continue;
@@ -262,7 +266,8 @@ static int sl_chaos(const char *dir, saved_run *out, char *err, size_t errlen)
     out->chaos = calloc(json_array_size(a) + 1, sizeof(*out->chaos));
     if (out->chaos == NULL)
         a = NULL; /* out of memory: saved_run_load says so */
-    json_array_foreach(a, i, v) {
+    json_array_foreach(a, i, v)
+    {
         sim_chaos_event *e = &out->chaos[out->nchaos++];
         const char *name = json_string_value(json_object_get(v, "action"));
         for (int k = 0; k < CHAOS_ACTION_COUNT; k++)
@@ -283,8 +288,7 @@ static int sl_meta(const char *dir, saved_run *out, int64_t *origin, char *err, 
     json_t *j = sl_read(dir, SAVED_RUN, err, errlen);
     if (j == NULL)
         return -1;
-    snprintf(out->prefix, sizeof(out->prefix), "%s",
-             sl_str(j, "prefix"));
+    snprintf(out->prefix, sizeof(out->prefix), "%s", sl_str(j, "prefix"));
     *origin = json_integer_value(json_object_get(j, "origin_epoch_us"));
     int rc = saved_run_load_meta(j, out, err, errlen);
     json_decref(j);
@@ -340,8 +344,7 @@ int saved_run_load(const char *dir, saved_run *out, char *err, size_t errlen)
     sched_init(&out->sched, 0);
     if (sl_schedule(dir, out, err, errlen) < 0 || sl_meta(dir, out, &origin, err, errlen) < 0 ||
         sl_chaos(dir, out, err, errlen) < 0 || sl_ledger(dir, out, origin, err, errlen) < 0 ||
-        sl_orders(dir, out, err, errlen) < 0 ||
-        saved_run_load_history(dir, out, err, errlen) < 0)
+        sl_orders(dir, out, err, errlen) < 0 || saved_run_load_history(dir, out, err, errlen) < 0)
         return -1;
     if (out->charges == NULL || out->api_rows == NULL || out->chaos == NULL) {
         snprintf(err, errlen, "out of memory");

@@ -9,7 +9,7 @@
 
 const char *saved_row_state_name(int state)
 {
-    static const char *const names[] = {"unread", "absent", "present", "error"};
+    static const char *const names[] = { "unread", "absent", "present", "error" };
     return (state >= ROW_UNREAD && state <= ROW_ERROR) ? names[state] : "?";
 }
 
@@ -43,8 +43,8 @@ static json_t *meta_latency_json(const sim_report *r)
         json_t *b = json_array();
         for (size_t i = 0; b != NULL && i < HIST_BUCKETS; i++)
             if (h->bucket[i])
-                json_array_append_new(b, json_pack("[I,I]", (json_int_t)i,
-                                                   (json_int_t)h->bucket[i]));
+                json_array_append_new(b,
+                                      json_pack("[I,I]", (json_int_t)i, (json_int_t)h->bucket[i]));
         json_array_append_new(a, json_pack("{s:i,s:I,s:s,s:I,s:I,s:o}", "kind", k, "count",
                                            (json_int_t)h->count, "sum", "", "min",
                                            (json_int_t)(h->count ? h->min : 0), "max",
@@ -60,10 +60,11 @@ static json_t *meta_starts_json(const sim_report *r)
     json_t *a = json_array();
     const sim_observations *o = r->obs;
     for (size_t p = 0; a != NULL && p < r->sched->nphases; p++)
-        json_array_append_new(a, json_pack("{s:I,s:f}", "start_us",
-                                           (json_int_t)(o && o->phase_start_us
-                                                            ? o->phase_start_us[p] : -1),
-                                           "start_s", r->phase_s ? r->phase_s[p] : -1.0));
+        json_array_append_new(a,
+                              json_pack("{s:I,s:f}", "start_us",
+                                        (json_int_t)(o && o->phase_start_us ? o->phase_start_us[p]
+                                                                            : -1),
+                                        "start_s", r->phase_s ? r->phase_s[p] : -1.0));
     return a;
 }
 
@@ -84,17 +85,17 @@ static json_t *meta_str(const char *s)
     return s != NULL ? json_string(s) : json_null();
 }
 
-int saved_run_write_meta(const char *dir, const sim_report *r, const saved_run_meta *m,
-                         char *err, size_t errlen)
+int saved_run_write_meta(const char *dir, const sim_report *r, const saved_run_meta *m, char *err,
+                         size_t errlen)
 {
     const sim_observations *o = r->obs;
     json_t *j = json_pack("{s:i,s:s,s:I,s:I,s:I,s:b,s:i,s:f,s:f,s:f,s:I}", "format",
-                          SAVED_RUN_FORMAT, "prefix", r->prefix ? r->prefix : "",
-                          "origin_epoch_us", (json_int_t)m->origin_epoch_us, "service_call_us",
+                          SAVED_RUN_FORMAT, "prefix", r->prefix ? r->prefix : "", "origin_epoch_us",
+                          (json_int_t)m->origin_epoch_us, "service_call_us",
                           (json_int_t)(o ? o->service_call_us : 0), "lease_us",
-                          (json_int_t)(o ? o->lease_us : 0), "judged", m->judged != 0,
-                          "exit_code", r->exit_code, "traffic_s", r->traffic_s, "settle_s",
-                          r->settle_s, "total_s", r->total_s, "notifications_sent",
+                          (json_int_t)(o ? o->lease_us : 0), "judged", m->judged != 0, "exit_code",
+                          r->exit_code, "traffic_s", r->traffic_s, "settle_s", r->settle_s,
+                          "total_s", r->total_s, "notifications_sent",
                           (json_int_t)r->notifications_sent);
     if (j == NULL)
         return saved_run_dump(dir, SAVED_RUN, NULL, err, errlen);
@@ -123,26 +124,31 @@ static void meta_load_counts(json_t *root, sim_report *rep)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(root, "requests"), i, v) {
+    json_array_foreach(json_object_get(root, "requests"), i, v)
+    {
         json_int_t s = json_integer_value(json_array_get(v, 0)),
                    k = json_integer_value(json_array_get(v, 1)),
                    o = json_integer_value(json_array_get(v, 2));
         if (s >= 0 && s < SC_COUNT && k >= 0 && k < OP_KIND_COUNT && o >= 0 && o < OUT_COUNT)
             rep->requests[s][k][o] = (uint64_t)json_integer_value(json_array_get(v, 3));
     }
-    json_array_foreach(json_object_get(root, "latency"), i, v) {
+    json_array_foreach(json_object_get(root, "latency"), i, v)
+    {
         json_int_t k = json_integer_value(json_object_get(v, "kind"));
         if (k < 0 || k >= OP_KIND_COUNT)
             continue;
         sim_hist *h = &rep->latency[k];
         h->count = (uint64_t)json_integer_value(json_object_get(v, "count"));
-        h->sum = strtoull(json_string_value(json_object_get(v, "sum")) ? json_string_value(
-                              json_object_get(v, "sum")) : "0", NULL, 10);
+        h->sum = strtoull(json_string_value(json_object_get(v, "sum"))
+                              ? json_string_value(json_object_get(v, "sum"))
+                              : "0",
+                          NULL, 10);
         h->min = h->count ? (uint64_t)json_integer_value(json_object_get(v, "min")) : UINT64_MAX;
         h->max = (uint64_t)json_integer_value(json_object_get(v, "max"));
         size_t bi;
         json_t *b;
-        json_array_foreach(json_object_get(v, "buckets"), bi, b) {
+        json_array_foreach(json_object_get(v, "buckets"), bi, b)
+        {
             json_int_t idx = json_integer_value(json_array_get(b, 0));
             if (idx >= 0 && idx < (json_int_t)HIST_BUCKETS)
                 h->bucket[idx] = (uint64_t)json_integer_value(json_array_get(b, 1));
@@ -178,11 +184,12 @@ static void meta_load_journals(json_t *root, saved_run *out)
     const char *key;
     json_t *v;
     out->journal = calloc(out->sched.norders ? out->sched.norders : 1, sizeof(*out->journal));
-    json_object_foreach(json_object_get(root, "journals"), key, v) {
+    json_object_foreach(json_object_get(root, "journals"), key, v)
+    {
         char *end = NULL;
         unsigned long i = strtoul(key, &end, 10);
-        if (out->journal != NULL && *end == '\0' && i < out->sched.norders &&
-            json_is_string(v) && out->journal[i] == NULL)
+        if (out->journal != NULL && *end == '\0' && i < out->sched.norders && json_is_string(v) &&
+            out->journal[i] == NULL)
             out->journal[i] = strdup(json_string_value(v));
     }
 }

@@ -13,17 +13,26 @@
 
 static const struct {
     int min_copies, max_copies;
-    double concurrent_share;   /* copies as separate concurrent clients (else back to back) */
-    uint32_t max_offset_ms;    /* between concurrent copies */
-    uint32_t max_gap_ms;       /* between back-to-back copies */
+    double concurrent_share; /* copies as separate concurrent clients (else back to back) */
+    uint32_t max_offset_ms;  /* between concurrent copies */
+    uint32_t max_gap_ms;     /* between back-to-back copies */
     gen_client client;
 } dc_draws = {
-    .min_copies = 2, .max_copies = 10, .concurrent_share = 0.6, .max_offset_ms = 5,
+    .min_copies = 2,
+    .max_copies = 10,
+    .concurrent_share = 0.6,
+    .max_offset_ms = 5,
     .max_gap_ms = 5,
-    .client = {.token_share = 0.5, .idem_share = 0.5, .poll_share = 0.5,
-               .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 6,
-               .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-               .min_backoff_ms = 100, .max_backoff_ms = 300},
+    .client = { .token_share = 0.5,
+                .idem_share = 0.5,
+                .poll_share = 0.5,
+                .retry_declined_share = 0.0,
+                .min_attempts = 3,
+                .max_attempts = 6,
+                .min_timeout_ms = 8000,
+                .max_timeout_ms = 10000,
+                .min_backoff_ms = 100,
+                .max_backoff_ms = 300 },
 };
 
 /* The copies of order o (token tok, key idem) released from start: separate
@@ -59,7 +68,7 @@ static int dc_copies(gen_ctx *g, int o, int tok, int idem, uint32_t start)
 
 int gen_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    static const char *const labels[2] = {"fast", "slow-nodedupe"};
+    static const char *const labels[2] = { "fast", "slow-nodedupe" };
     for (int ph = 0; ph < 2; ph++) {
         size_t n = gen_part(orders, 2, 1 - ph); /* the odd order to the second phase */
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
@@ -90,22 +99,30 @@ int gen_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t b
 /* ---- retry-storm ---- */
 
 static const struct {
-    long min_latency_ms, max_latency_ms;  /* gateway latency per phase */
+    long min_latency_ms, max_latency_ms; /* gateway latency per phase */
     double timeout_after_charge_rate;
-    double dup_share;                     /* a second impatient client of the same order */
-    gen_client client;                    /* timeouts below the latency are set per phase */
+    double dup_share;  /* a second impatient client of the same order */
+    gen_client client; /* timeouts below the latency are set per phase */
 } rs_draws = {
-    .min_latency_ms = 200, .max_latency_ms = 400, .timeout_after_charge_rate = 0.08,
+    .min_latency_ms = 200,
+    .max_latency_ms = 400,
+    .timeout_after_charge_rate = 0.08,
     .dup_share = 0.2,
-    .client = {.token_share = 0.4, .idem_share = 0.5, .poll_share = 0.4,
-               .retry_declined_share = 0.0, .min_attempts = 4, .max_attempts = 10,
-               .min_timeout_ms = 50, .max_timeout_ms = 150,
-               .min_backoff_ms = 30, .max_backoff_ms = 200},
+    .client = { .token_share = 0.4,
+                .idem_share = 0.5,
+                .poll_share = 0.4,
+                .retry_declined_share = 0.0,
+                .min_attempts = 4,
+                .max_attempts = 10,
+                .min_timeout_ms = 50,
+                .max_timeout_ms = 150,
+                .min_backoff_ms = 30,
+                .max_backoff_ms = 200 },
 };
 
 int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    static const char *const labels[2] = {"dedupe", "nodedupe"};
+    static const char *const labels[2] = { "dedupe", "nodedupe" };
     for (int ph = 0; ph < 2; ph++) {
         size_t n = gen_part(orders, 2, 1 - ph); /* the odd order to the second phase */
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
@@ -122,7 +139,7 @@ int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bu
             c.max_timeout_ms = (uint32_t)(k.latency_ms - 30);
         if (c.min_timeout_ms > c.max_timeout_ms)
             c.min_timeout_ms = c.max_timeout_ms;
-        gen_orders_spec spec = {.client = &c, .dup_share = rs_draws.dup_share, .step_ms = 20};
+        gen_orders_spec spec = { .client = &c, .dup_share = rs_draws.dup_share, .step_ms = 20 };
         if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
             return -1;
     }
@@ -133,20 +150,31 @@ int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bu
 
 static const struct {
     int phases;
-    long min_copies, max_copies;          /* notify_copies */
+    long min_copies, max_copies; /* notify_copies */
     long min_notify_concurrency, max_notify_concurrency;
     long max_notify_delay_ms;
-    double timeout_after_charge_rate;     /* phases after the first */
+    double timeout_after_charge_rate; /* phases after the first */
     double dup_share;
     gen_client client;
 } cs_draws = {
-    .phases = 2, .min_copies = 2, .max_copies = 10, .min_notify_concurrency = 16,
-    .max_notify_concurrency = 64, .max_notify_delay_ms = 10, .timeout_after_charge_rate = 0.05,
+    .phases = 2,
+    .min_copies = 2,
+    .max_copies = 10,
+    .min_notify_concurrency = 16,
+    .max_notify_concurrency = 64,
+    .max_notify_delay_ms = 10,
+    .timeout_after_charge_rate = 0.05,
     .dup_share = 0.25,
-    .client = {.token_share = 0.3, .idem_share = 0.3, .poll_share = 0.6,
-               .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 6,
-               .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-               .min_backoff_ms = 100, .max_backoff_ms = 300},
+    .client = { .token_share = 0.3,
+                .idem_share = 0.3,
+                .poll_share = 0.6,
+                .retry_declined_share = 0.0,
+                .min_attempts = 3,
+                .max_attempts = 6,
+                .min_timeout_ms = 8000,
+                .max_timeout_ms = 10000,
+                .min_backoff_ms = 100,
+                .max_backoff_ms = 300 },
 };
 
 int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
@@ -158,8 +186,8 @@ int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t
         k.latency_ms = rng_range(&g->rng, 0, 20);
         k.jitter_ms = 10;
         k.notify_copies = rng_range(&g->rng, cs_draws.min_copies, cs_draws.max_copies);
-        k.notify_concurrency =
-            rng_range(&g->rng, cs_draws.min_notify_concurrency, cs_draws.max_notify_concurrency);
+        k.notify_concurrency = rng_range(&g->rng, cs_draws.min_notify_concurrency,
+                                         cs_draws.max_notify_concurrency);
         k.notify_delay_ms = rng_range(&g->rng, 0, cs_draws.max_notify_delay_ms);
         k.notify_retry_ms = rng_range(&g->rng, 50, 300);
         k.timeout_after_charge_rate = ph == 0 ? 0.0 : cs_draws.timeout_after_charge_rate;
@@ -169,7 +197,9 @@ int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
         if (gen_phase(g, label, &k, budget, 0) < 0)
             return -1;
-        gen_orders_spec spec = {.client = &cs_draws.client, .dup_share = cs_draws.dup_share, .jitter_ms = 3};
+        gen_orders_spec spec = { .client = &cs_draws.client,
+                                 .dup_share = cs_draws.dup_share,
+                                 .jitter_ms = 3 };
         if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
             return -1;
     }

@@ -20,16 +20,22 @@ typedef struct {
 
 static const gc_params gc_draws = {
     .dup_share = 0.15,
-    .client = {.token_share = 0.3, .idem_share = 0.4, .poll_share = 0.5,
-               .retry_declined_share = 0.3, .min_attempts = 3, .max_attempts = 8,
-               .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-               .min_backoff_ms = 50, .max_backoff_ms = 300},
+    .client = { .token_share = 0.3,
+                .idem_share = 0.4,
+                .poll_share = 0.5,
+                .retry_declined_share = 0.3,
+                .min_attempts = 3,
+                .max_attempts = 8,
+                .min_timeout_ms = 8000,
+                .max_timeout_ms = 10000,
+                .min_backoff_ms = 50,
+                .max_backoff_ms = 300 },
 };
 
 int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     const gc_params *p = &gc_draws;
-    static const char *const labels[3] = {"errors-declines", "resets-latency", "mix"};
+    static const char *const labels[3] = { "errors-declines", "resets-latency", "mix" };
     for (int ph = 0; ph < 3; ph++) {
         size_t n = gen_part(orders, 3, ph);
         sim_mock_knobs k;
@@ -57,7 +63,7 @@ int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t 
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
         if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
             return -1;
-        gen_orders_spec spec = {.client = &p->client, .dup_share = p->dup_share, .step_ms = 2};
+        gen_orders_spec spec = { .client = &p->client, .dup_share = p->dup_share, .step_ms = 2 };
         if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
             return -1;
     }
@@ -71,10 +77,17 @@ static const struct {
     gen_client client;
 } cr_draws = {
     .dup_share = 0.2,
-    .client = {.token_share = 0.3, .idem_share = 0.5, .poll_share = 0.5,
-               .retry_declined_share = 0.2, .min_attempts = 8, .max_attempts = 12,
-               .min_timeout_ms = 6000, .max_timeout_ms = 8000,
-               .min_backoff_ms = 200, .max_backoff_ms = 600, .patience_ms = 20000},
+    .client = { .token_share = 0.3,
+                .idem_share = 0.5,
+                .poll_share = 0.5,
+                .retry_declined_share = 0.2,
+                .min_attempts = 8,
+                .max_attempts = 12,
+                .min_timeout_ms = 6000,
+                .max_timeout_ms = 8000,
+                .min_backoff_ms = 200,
+                .max_backoff_ms = 600,
+                .patience_ms = 20000 },
 };
 
 /* The chaos command every every_ms (the chaos command's period), each
@@ -84,8 +97,8 @@ static const struct {
  * not made. */
 static int cr_chaos_plan(gen_ctx *g, uint32_t every_ms, uint32_t budget_ms)
 {
-    static const sched_chaos_action mix[4] = {CHAOS_KILL_WORKER, CHAOS_KILL_WORKER,
-                                              CHAOS_RESTART_REDIS, CHAOS_RESTART_MOCK};
+    static const sched_chaos_action mix[4] = { CHAOS_KILL_WORKER, CHAOS_KILL_WORKER,
+                                               CHAOS_RESTART_REDIS, CHAOS_RESTART_MOCK };
     uint32_t every = every_ms ? every_ms : 5000;
     uint32_t runs = budget_ms / every + 6;
     for (uint32_t k = 1; k <= runs; k++)
@@ -113,8 +126,9 @@ int gen_crash(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_m
     k.timeout_after_charge_rate = 0.15;
     if (gen_phase(g, "crash", &k, budget, 1) < 0)
         return -1;
-    gen_orders_spec spec = {.client = &cr_draws.client, .dup_share = cr_draws.dup_share,
-                            .step_ms = 3};
+    gen_orders_spec spec = { .client = &cr_draws.client,
+                             .dup_share = cr_draws.dup_share,
+                             .step_ms = 3 };
     if (gen_orders_with_clients(g, orders, budget, &spec, NULL) < 0)
         return -1;
     return cr_chaos_plan(g, every_ms, budget);

@@ -15,9 +15,9 @@
 
 typedef struct {
     int scenario;
-    size_t orders;             /* 0: its weight's share */
-    double duration_s;         /* < 0: its weight's share (nemesis: the run's duration) */
-    char *mock;                /* file knobs as a JSON object text (top + phase), NULL none */
+    size_t orders;     /* 0: its weight's share */
+    double duration_s; /* < 0: its weight's share (nemesis: the run's duration) */
+    char *mock;        /* file knobs as a JSON object text (top + phase), NULL none */
     gen_client_override client;
 } sf_phase;
 
@@ -27,8 +27,8 @@ struct sim_scenario_file {
     sf_phase phase[SCENARIO_FILE_PHASES_MAX];
     size_t nphases;
     unsigned mask;
-    int plain;                 /* phases only name scenarios, once each, in contract order */
-    char sha256[65];           /* of the canonical JSON */
+    int plain;       /* phases only name scenarios, once each, in contract order */
+    char sha256[65]; /* of the canonical JSON */
 };
 
 /* ---- errors that name the field ---- */
@@ -39,8 +39,8 @@ typedef struct {
     size_t errlen;
 } sf_ctx;
 
-__attribute__((format(printf, 3, 4)))
-static int sf_fail(sf_ctx *x, const char *field, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int sf_fail(sf_ctx *x, const char *field,
+                                                         const char *fmt, ...)
 {
     char msg[384];
     va_list ap;
@@ -56,7 +56,8 @@ static int sf_known_keys(sf_ctx *x, const char *field, json_t *obj, const char *
 {
     const char *key;
     json_t *v;
-    json_object_foreach(obj, key, v) {
+    json_object_foreach(obj, key, v)
+    {
         size_t i = 0;
         (void)v;
         while (known[i] != NULL && strcmp(known[i], key) != 0)
@@ -141,14 +142,18 @@ static int sf_endpoints(sf_ctx *x, const char *field, json_t *eps, const json_t 
     json_t *ep, *v;
     if (!json_is_object(eps))
         return sf_fail(x, field, "'endpoints' needs an object of endpoint names");
-    json_object_foreach(eps, name, ep) {
+    json_object_foreach(eps, name, ep)
+    {
         const json_t *rep = json_object_get(ref, name);
         if (rep == NULL)
-            return sf_fail(x, field, "unknown endpoint '%s' in endpoints (orderquery, "
-                           "closeorder, refund, downloadbill)", name);
+            return sf_fail(x, field,
+                           "unknown endpoint '%s' in endpoints (orderquery, "
+                           "closeorder, refund, downloadbill)",
+                           name);
         if (!json_is_object(ep))
             return sf_fail(x, field, "endpoints.%s needs an object", name);
-        json_object_foreach(ep, knob, v) {
+        json_object_foreach(ep, knob, v)
+        {
             const json_t *r = json_object_get(rep, knob);
             if (r == NULL)
                 return sf_fail(x, field, "endpoints.%s: unknown knob '%s'", name, knob);
@@ -159,8 +164,7 @@ static int sf_endpoints(sf_ctx *x, const char *field, json_t *eps, const json_t 
     json_t *full = json_deep_copy(ref);
     if (full == NULL)
         return sf_fail(x, field, "out of memory");
-    json_object_foreach(eps, name, ep)
-        json_object_update(json_object_get(full, name), ep);
+    json_object_foreach(eps, name, ep) json_object_update(json_object_get(full, name), ep);
     int rc = json_object_update(eps, full);
     json_decref(full);
     return rc == 0 ? 0 : sf_fail(x, field, "out of memory");
@@ -173,7 +177,8 @@ static int sf_mock(sf_ctx *x, const char *field, json_t *mock, const json_t *ref
     json_t *v;
     if (!json_is_object(mock))
         return sf_fail(x, field, "'mock' needs an object of mock knobs");
-    json_object_foreach(mock, key, v) {
+    json_object_foreach(mock, key, v)
+    {
         const json_t *r = json_object_get(ref, key);
         if (r == NULL)
             return sf_fail(x, field, "unknown mock knob '%s' (see docs/MOCK.md)", key);
@@ -200,8 +205,10 @@ static int sf_range(sf_ctx *x, json_t *obj, const char *key, const char *field, 
         return 0;
     if (!json_is_integer(a) || !json_is_integer(b) || json_integer_value(a) < lo ||
         json_integer_value(b) > hi || json_integer_value(a) > json_integer_value(b))
-        return sf_fail(x, field, "'%s' needs an integer from %lld to %lld, or [min, max] of "
-                       "such", key, lo, hi);
+        return sf_fail(x, field,
+                       "'%s' needs an integer from %lld to %lld, or [min, max] of "
+                       "such",
+                       key, lo, hi);
     *min = (uint32_t)json_integer_value(a);
     *max = (uint32_t)json_integer_value(b);
     return 1;
@@ -217,18 +224,25 @@ static int sf_share(sf_ctx *x, json_t *obj, const char *key, const char *field, 
 /* The "client" object of field over *o (fields it names are set). */
 static int sf_client(sf_ctx *x, const char *field, json_t *cl, gen_client_override *o)
 {
-    static const char *const known[] = {"attempts", "timeout_ms", "backoff_ms", "patience_ms",
-                                        "poll_share", "retry_after_decline_share",
-                                        "idempotency_key_share", "token_share", NULL};
+    static const char *const known[] = { "attempts",
+                                         "timeout_ms",
+                                         "backoff_ms",
+                                         "patience_ms",
+                                         "poll_share",
+                                         "retry_after_decline_share",
+                                         "idempotency_key_share",
+                                         "token_share",
+                                         NULL };
     static const struct {
         const char *key;
         unsigned bit;
         size_t off;
-    } shares[] = {{"token_share", GEN_CLIENT_TOKEN_SHARE, offsetof(gen_client, token_share)},
-                  {"idempotency_key_share", GEN_CLIENT_IDEM_SHARE, offsetof(gen_client, idem_share)},
-                  {"poll_share", GEN_CLIENT_POLL_SHARE, offsetof(gen_client, poll_share)},
-                  {"retry_after_decline_share", GEN_CLIENT_RETRY_DECLINED,
-                   offsetof(gen_client, retry_declined_share)}};
+    } shares[] = { { "token_share", GEN_CLIENT_TOKEN_SHARE, offsetof(gen_client, token_share) },
+                   { "idempotency_key_share", GEN_CLIENT_IDEM_SHARE,
+                     offsetof(gen_client, idem_share) },
+                   { "poll_share", GEN_CLIENT_POLL_SHARE, offsetof(gen_client, poll_share) },
+                   { "retry_after_decline_share", GEN_CLIENT_RETRY_DECLINED,
+                     offsetof(gen_client, retry_declined_share) } };
     if (!json_is_object(cl))
         return sf_fail(x, field, "'client' needs an object");
     if (sf_known_keys(x, field, cl, known) < 0)
@@ -267,8 +281,8 @@ static int sf_client(sf_ctx *x, const char *field, json_t *cl, gen_client_overri
 
 /* The phase's knobs: the file's top-level ones with its own merged over
  * them, as a JSON object text in *out (NULL when neither has any). */
-static int sf_phase_mock(sf_ctx *x, const char *field, json_t *top, json_t *mine,
-                         const json_t *ref, char **out)
+static int sf_phase_mock(sf_ctx *x, const char *field, json_t *top, json_t *mine, const json_t *ref,
+                         char **out)
 {
     *out = NULL;
     if (mine != NULL && sf_mock(x, field, mine, ref) < 0)
@@ -288,25 +302,27 @@ static int sf_phase_mock(sf_ctx *x, const char *field, json_t *top, json_t *mine
 /* Phase i: its scenario, share, knobs and clients. *plain is cleared when
  * it sets anything but the scenario. */
 static int sf_phase_parse(sf_ctx *x, size_t i, json_t *ph, json_t *top_mock,
-                          const gen_client_override *top_client, const json_t *ref,
-                          sf_phase *out, int *plain)
+                          const gen_client_override *top_client, const json_t *ref, sf_phase *out,
+                          int *plain)
 {
-    static const char *const known[] = {"scenario", "description", "orders", "duration_s",
-                                        "mock", "client", NULL};
+    static const char *const known[] = { "scenario", "description", "orders", "duration_s",
+                                         "mock",     "client",      NULL };
     char field[32];
     long long orders = 0;
     snprintf(field, sizeof(field), "phases[%zu]", i);
     if (!json_is_object(ph))
         return sf_fail(x, field, "a phase is an object with a \"scenario\"");
     if (json_object_get(ph, "concurrency") != NULL)
-        return sf_fail(x, field, "'concurrency' is the run's (one pool of client workers): set "
+        return sf_fail(x, field,
+                       "'concurrency' is the run's (one pool of client workers): set "
                        "it at the top of the file or with --concurrency");
     if (sf_known_keys(x, field, ph, known) < 0)
         return -1;
     const char *name = json_string_value(json_object_get(ph, "scenario"));
     out->scenario = name != NULL ? sched_scenario_parse(name) : -1;
     if (out->scenario < 0)
-        return sf_fail(x, field, "'scenario' needs a scenario name (double-click, retry-storm, "
+        return sf_fail(x, field,
+                       "'scenario' needs a scenario name (double-click, retry-storm, "
                        "callback-storm, token-replay, forged-callback, order-mismatch, "
                        "gateway-chaos, crash, nemesis, ping)");
     out->duration_s = -1.0;
@@ -329,7 +345,8 @@ static int sf_phase_parse(sf_ctx *x, size_t i, json_t *ph, json_t *top_mock,
         return -1;
     const char *key;
     json_t *v;
-    json_object_foreach(ph, key, v) {
+    json_object_foreach(ph, key, v)
+    {
         (void)v;
         if (strcmp(key, "scenario") != 0 && strcmp(key, "description") != 0)
             *plain = 0;
@@ -354,8 +371,8 @@ static int sf_digest(json_t *root, char out[65])
 /* The top level: run values, default knobs and clients, then each phase. */
 static int sf_parse(sf_ctx *x, json_t *root, sim_scenario_file *f)
 {
-    static const char *const known[] = {"description", "orders", "duration_s", "concurrency",
-                                        "mock", "client", "phases", NULL};
+    static const char *const known[] = { "description", "orders", "duration_s", "concurrency",
+                                         "mock",        "client", "phases",     NULL };
     long long orders = 0, conc = 0;
     gen_client_override top_client;
     memset(&top_client, 0, sizeof(top_client));
@@ -393,7 +410,7 @@ static int sf_parse(sf_ctx *x, json_t *root, sim_scenario_file *f)
 
 sim_scenario_file *scenario_file_load(const char *path, char *err, size_t errlen)
 {
-    sf_ctx x = {.path = path, .err = err, .errlen = errlen};
+    sf_ctx x = { .path = path, .err = err, .errlen = errlen };
     json_error_t je;
     sim_scenario_file *f = calloc(1, sizeof(*f));
     json_t *root = NULL;
@@ -475,7 +492,8 @@ static void sf_shares(const sim_scenario_file *f, const sim_plan *plan, size_t *
             given += orders[i];
         }
         uint32_t budget_ms = p->duration_s >= 0 ? (uint32_t)(p->duration_s * 1000.0)
-                             : wsum ? (uint32_t)(plan->duration_s * 1000.0 * w / wsum) : 0;
+                             : wsum             ? (uint32_t)(plan->duration_s * 1000.0 * w / wsum)
+                                                : 0;
         /* a quarter of a ms over, so that scenarios_build truncates it back to budget_ms */
         duration_s[i] = (scenarios_flags(p->scenario) & SCF_OWN_LENGTH) && p->duration_s < 0
                             ? plan->duration_s
@@ -548,9 +566,10 @@ int scenario_file_build(const sim_scenario_file *f, const sim_plan *plan, sim_sc
     double duration_s[SCENARIO_FILE_PHASES_MAX];
     for (size_t i = 0; i < f->nphases; i++)
         if ((scenarios_flags(f->phase[i].scenario) & SCF_NEEDS_CHAOS) && !plan->chaos) {
-            snprintf(err, errlen, "--scenario-file %s: phases[%zu]: %s needs --chaos-cmd CMD "
-                     "(it kills service processes while requests are in flight)", f->path, i,
-                     sched_scenario_name(f->phase[i].scenario));
+            snprintf(err, errlen,
+                     "--scenario-file %s: phases[%zu]: %s needs --chaos-cmd CMD "
+                     "(it kills service processes while requests are in flight)",
+                     f->path, i, sched_scenario_name(f->phase[i].scenario));
             return -1;
         }
     if (f->plain) { /* the --scenario list it names: the same schedule and digest */

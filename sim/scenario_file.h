@@ -37,9 +37,9 @@ typedef struct sim_scenario_file sim_scenario_file;
 /* The run-wide values the file sets (the command line's flags, when given,
  * win over them). */
 typedef struct {
-    size_t orders;        /* 0: not set */
-    double duration_s;    /* < 0: not set */
-    int concurrency;      /* 0: not set */
+    size_t orders;     /* 0: not set */
+    double duration_s; /* < 0: not set */
+    int concurrency;   /* 0: not set */
 } scenario_file_run;
 
 /* Loads and validates path. Returns the file, or NULL with a message in err

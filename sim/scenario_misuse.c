@@ -14,18 +14,28 @@
 /* ---- token-replay ---- */
 
 typedef struct {
-    int min_copies, max_copies;     /* one token, many requests of one order */
-    int min_orders, max_orders;     /* one token, many orders */
-    int expiry_probe;               /* try a token after its TTL (only if short) */
+    int min_copies, max_copies; /* one token, many requests of one order */
+    int min_orders, max_orders; /* one token, many orders */
+    int expiry_probe;           /* try a token after its TTL (only if short) */
     gen_client client;
 } tr_params;
 
 static const tr_params tr_draws = {
-    .min_copies = 3, .max_copies = 8, .min_orders = 2, .max_orders = 6, .expiry_probe = 1,
-    .client = {.token_share = 1.0, .idem_share = 0.3, .poll_share = 0.5,
-               .retry_declined_share = 0.0, .min_attempts = 2, .max_attempts = 5,
-               .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-               .min_backoff_ms = 100, .max_backoff_ms = 300},
+    .min_copies = 3,
+    .max_copies = 8,
+    .min_orders = 2,
+    .max_orders = 6,
+    .expiry_probe = 1,
+    .client = { .token_share = 1.0,
+                .idem_share = 0.3,
+                .poll_share = 0.5,
+                .retry_declined_share = 0.0,
+                .min_attempts = 2,
+                .max_attempts = 5,
+                .min_timeout_ms = 8000,
+                .max_timeout_ms = 10000,
+                .min_backoff_ms = 100,
+                .max_backoff_ms = 300 },
 };
 
 static sched_task *tr_pay(gen_ctx *g, const tr_params *p, int order, int token, uint32_t at)
@@ -93,7 +103,8 @@ static int tr_many_orders(gen_ctx *g, const tr_params *p, uint32_t start)
             snprintf(g->err, g->errlen, "out of memory or too many orders");
             return -1;
         }
-        uint32_t at = start + (sequential ? (uint32_t)c * 150u : (uint32_t)rng_range(&g->rng, 0, 3));
+        uint32_t at = start +
+                      (sequential ? (uint32_t)c * 150u : (uint32_t)rng_range(&g->rng, 0, 3));
         if (tr_pay(g, p, o, tok, at) == NULL)
             return -1;
     }
@@ -166,16 +177,22 @@ int gen_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t b
 /* ---- forged-callback ---- */
 
 typedef struct {
-    int max_forgeries;     /* per target */
+    int max_forgeries; /* per target */
     gen_client client;
 } fc_params;
 
 static const fc_params fc_draws = {
     .max_forgeries = 3,
-    .client = {.token_share = 0.3, .idem_share = 0.3, .poll_share = 0.5,
-               .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 5,
-               .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-               .min_backoff_ms = 100, .max_backoff_ms = 300},
+    .client = { .token_share = 0.3,
+                .idem_share = 0.3,
+                .poll_share = 0.5,
+                .retry_declined_share = 0.0,
+                .min_attempts = 3,
+                .max_attempts = 5,
+                .min_timeout_ms = 8000,
+                .max_timeout_ms = 10000,
+                .min_backoff_ms = 100,
+                .max_backoff_ms = 300 },
 };
 
 /* The declined phase's orders: one client each, one POST, declines final.
@@ -202,12 +219,11 @@ static int fc_declined(gen_ctx *g, const fc_params *p, size_t n, uint32_t b, int
 /* One forgery against target: its kind drawn (never-submitted targets
  * have their own kinds), a real paid order whose transaction id it may
  * replay, and a wrong fee when the kind wants one. */
-static int fc_forgery(gen_ctx *g, int target, int never, int first_paid, size_t npaid,
-                      uint32_t at)
+static int fc_forgery(gen_ctx *g, int target, int never, int first_paid, size_t npaid, uint32_t at)
 {
-    static const uint8_t decl_kinds[4] = {FORGE_BAD_SIGN, FORGE_WRONG_FEE, FORGE_REPLAY_TXN,
-                                          FORGE_WRONG_MCH};
-    static const uint8_t never_kinds[3] = {FORGE_UNKNOWN_ORDER, FORGE_BAD_SIGN, FORGE_REPLAY_TXN};
+    static const uint8_t decl_kinds[4] = { FORGE_BAD_SIGN, FORGE_WRONG_FEE, FORGE_REPLAY_TXN,
+                                           FORGE_WRONG_MCH };
+    static const uint8_t never_kinds[3] = { FORGE_UNKNOWN_ORDER, FORGE_BAD_SIGN, FORGE_REPLAY_TXN };
     sched_task *t = gen_task(g, TASK_FORGE, target, at);
     if (t == NULL)
         return -1;
@@ -217,7 +233,7 @@ static int fc_forgery(gen_ctx *g, int target, int never, int first_paid, size_t 
     t->variant_fen = fen;
     if (t->forge == FORGE_WRONG_FEE)
         t->variant_fen = fen > 1 && rng_chance(&g->rng, 0.5) ? fen - rng_range(&g->rng, 1, fen - 1)
-                                                            : fen + rng_range(&g->rng, 1, 500);
+                                                             : fen + rng_range(&g->rng, 1, 500);
     t->timeout_ms = 5000;
     t->max_attempts = 1;
     t->patience_ms = GEN_PATIENCE_MS;
@@ -233,10 +249,11 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
     uint32_t b = budget_ms / 3;
     sim_mock_knobs k;
     int first_paid, first_decl;
-    gen_orders_spec paid = {.client = &p->client, .dup_share = -1};
+    gen_orders_spec paid = { .client = &p->client, .dup_share = -1 };
 
     scenarios_mock_defaults(&k);
-    if (gen_phase(g, "paid", &k, b, 0) < 0 || gen_orders_with_clients(g, npaid, b, &paid, &first_paid) < 0)
+    if (gen_phase(g, "paid", &k, b, 0) < 0 ||
+        gen_orders_with_clients(g, npaid, b, &paid, &first_paid) < 0)
         return -1;
     scenarios_mock_defaults(&k);
     k.decline_rate = 1.0;
@@ -253,7 +270,8 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
     size_t ntargets = ndecl + nnever;
     for (size_t i = 0; i < ntargets; i++) {
         int never = i >= ndecl;
-        int target = never ? gen_order(g, ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET) : first_decl + (int)i;
+        int target = never ? gen_order(g, ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET)
+                           : first_decl + (int)i;
         if (target < 0)
             return -1;
         int n = (int)rng_range(&g->rng, 1, p->max_forgeries);
@@ -274,10 +292,16 @@ typedef struct {
 
 static const om_params om_draws = {
     .max_variants = 4,
-    .client = {.token_share = 0.4, .idem_share = 0.4, .poll_share = 0.5,
-               .retry_declined_share = 0.0, .min_attempts = 3, .max_attempts = 5,
-               .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-               .min_backoff_ms = 100, .max_backoff_ms = 300},
+    .client = { .token_share = 0.4,
+                .idem_share = 0.4,
+                .poll_share = 0.5,
+                .retry_declined_share = 0.0,
+                .min_attempts = 3,
+                .max_attempts = 5,
+                .min_timeout_ms = 8000,
+                .max_timeout_ms = 10000,
+                .min_backoff_ms = 100,
+                .max_backoff_ms = 300 },
 };
 
 int gen_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)

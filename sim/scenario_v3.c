@@ -32,13 +32,21 @@
 #define V3_FORGE_DELAY_MS 2000u
 #define V3_PHASE_MIN_MS 4000u
 
-static const gen_client v3_declined_client = {
-    .min_attempts = 1, .max_attempts = 1, .min_timeout_ms = 8000, .max_timeout_ms = 10000,
-    .min_backoff_ms = 100, .max_backoff_ms = 300};
+static const gen_client v3_declined_client = { .min_attempts = 1,
+                                               .max_attempts = 1,
+                                               .min_timeout_ms = 8000,
+                                               .max_timeout_ms = 10000,
+                                               .min_backoff_ms = 100,
+                                               .max_backoff_ms = 300 };
 
-static const gen_client v3_payer_client = {
-    .idem_share = 0.5, .min_attempts = 3, .max_attempts = 6, .min_timeout_ms = 4000,
-    .max_timeout_ms = 8000, .min_backoff_ms = 100, .max_backoff_ms = 300, .patience_ms = 20000};
+static const gen_client v3_payer_client = { .idem_share = 0.5,
+                                            .min_attempts = 3,
+                                            .max_attempts = 6,
+                                            .min_timeout_ms = 4000,
+                                            .max_timeout_ms = 8000,
+                                            .min_backoff_ms = 100,
+                                            .max_backoff_ms = 300,
+                                            .patience_ms = 20000 };
 
 /* n customers of the current phase who pay once. 0 or -1. */
 static int v3_payers(gen_ctx *g, size_t n, uint32_t budget_ms)
@@ -85,9 +93,9 @@ int gen_v3_attacks(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bud
     uint32_t b = budget_ms / 3, bf = b > V3_PHASE_MIN_MS ? b : V3_PHASE_MIN_MS;
     uint32_t br = budget_ms - 2 * b > V3_PHASE_MIN_MS ? budget_ms - 2 * b : V3_PHASE_MIN_MS;
     unsigned kind = (unsigned)rng_below(&g->rng, V3_KINDS);
-    const gen_orders_spec declined = {.client = &v3_declined_client,
-                                      .order_flags = ORD_DECLINE | ORD_FORGE_TARGET,
-                                      .dup_share = -1};
+    const gen_orders_spec declined = { .client = &v3_declined_client,
+                                       .order_flags = ORD_DECLINE | ORD_FORGE_TARGET,
+                                       .dup_share = -1 };
     sim_mock_knobs k;
     int first = -1;
 
@@ -106,8 +114,7 @@ int gen_v3_attacks(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bud
     static const char forge_own[] = "{\"instant_charge\":false,\"v3_platform_rotation\":0}";
     static const char rotated_own[] = "{\"instant_charge\":false,\"v3_platform_rotation\":2}";
     scenarios_mock_defaults(&k);
-    if (gen_payer_phase(g, "v3-forge", forge_own, &k, bf) < 0 ||
-        v3_payers(g, npay / 2, bf) < 0 ||
+    if (gen_payer_phase(g, "v3-forge", forge_own, &k, bf) < 0 || v3_payers(g, npay / 2, bf) < 0 ||
         v3_forgeries(g, first, ndecl + nnever, 0, &kind, V3_FORGE_DELAY_MS,
                      bf - V3_FORGE_DELAY_MS) < 0)
         return -1;

@@ -24,9 +24,9 @@ typedef struct {
     unsigned flags;
 } sc_descriptor;
 
-#define SC_DESCRIPTOR_ROW(id, name, code, weight, generate, flags) \
-    [SC_##id] = {name, weight, generate, flags},
-static const sc_descriptor sc_table[SC_COUNT] = {SIM_SCENARIOS(SC_DESCRIPTOR_ROW)};
+#define SC_DESCRIPTOR_ROW(id, name, code, weight, generate, flags)                                 \
+    [SC_##id] = { name, weight, generate, flags },
+static const sc_descriptor sc_table[SC_COUNT] = { SIM_SCENARIOS(SC_DESCRIPTOR_ROW) };
 #undef SC_DESCRIPTOR_ROW
 
 unsigned scenarios_weight(int scenario)
@@ -151,7 +151,6 @@ done:
     json_decref(o);
     return rc;
 }
-
 
 /* The flags that shape the schedule (and, with the nemesis, the windows
  * it aims at), for the digest. */

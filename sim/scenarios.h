@@ -14,14 +14,14 @@
 #include "windows.h"
 
 typedef struct {
-    unsigned mask;            /* bit (1u << sim_scenario) per scenario to run */
-    size_t orders;            /* orders shared by the selected order scenarios */
-    double duration_s;        /* traffic budget shared by the scenarios (0: no pacing) */
-    int concurrency;          /* client workers (ping tasks, and recorded in the digest) */
-    int chaos;                /* a chaos command is configured */
-    double chaos_every_s;     /* its period (crash lasts at least 2.5 periods) */
-    const char *mock_override;/* JSON object merged into every phase's mock config, or NULL */
-    const sim_windows *windows;/* the service's windows the nemesis aims at (NULL: defaults) */
+    unsigned mask;              /* bit (1u << sim_scenario) per scenario to run */
+    size_t orders;              /* orders shared by the selected order scenarios */
+    double duration_s;          /* traffic budget shared by the scenarios (0: no pacing) */
+    int concurrency;            /* client workers (ping tasks, and recorded in the digest) */
+    int chaos;                  /* a chaos command is configured */
+    double chaos_every_s;       /* its period (crash lasts at least 2.5 periods) */
+    const char *mock_override;  /* JSON object merged into every phase's mock config, or NULL */
+    const sim_windows *windows; /* the service's windows the nemesis aims at (NULL: defaults) */
     const struct gen_client_override *client; /* a scenario file's client behaviour, applied
                                                  to every generator's clients (NULL: none) */
 } sim_plan;
@@ -35,7 +35,7 @@ typedef struct gen_ctx gen_ctx;
 typedef int (*sc_generator)(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 
 /* Every generator of SIM_SCENARIOS, declared from its row. */
-#define SC_DECLARE_GENERATOR(id, name, code, weight, generate, flags) \
+#define SC_DECLARE_GENERATOR(id, name, code, weight, generate, flags)                              \
     int generate(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms);
 SIM_SCENARIOS(SC_DECLARE_GENERATOR)
 #undef SC_DECLARE_GENERATOR

@@ -11,14 +11,14 @@
 
 #define SCHED_SCENARIO_NAME(id, name, code, weight, generate, flags) [SC_##id] = name,
 #define SCHED_SCENARIO_CODE(id, name, code, weight, generate, flags) [SC_##id] = code,
-static const char *const sched_names[SC_COUNT] = {SIM_SCENARIOS(SCHED_SCENARIO_NAME)};
-static const char *const sched_codes[SC_COUNT] = {SIM_SCENARIOS(SCHED_SCENARIO_CODE)};
+static const char *const sched_names[SC_COUNT] = { SIM_SCENARIOS(SCHED_SCENARIO_NAME) };
+static const char *const sched_codes[SC_COUNT] = { SIM_SCENARIOS(SCHED_SCENARIO_CODE) };
 #undef SCHED_SCENARIO_NAME
 #undef SCHED_SCENARIO_CODE
 static const char *const sched_forge_names[FORGE_KIND_COUNT] = {
-    "bad-sign", "wrong-fee", "replayed-txn", "unknown-order", "wrong-mch",
-    "v3-stale", "v3-new-nonce", "v3-wrong-serial", "v3-ciphertext", "v3-ciphertext-signed",
-    "v3-tag", "v3-tag-signed",
+    "bad-sign", "wrong-fee",     "replayed-txn",    "unknown-order", "wrong-mch",
+    "v3-stale", "v3-new-nonce",  "v3-wrong-serial", "v3-ciphertext", "v3-ciphertext-signed",
+    "v3-tag",   "v3-tag-signed",
 };
 static const char *const sched_chaos_names[CHAOS_ACTION_COUNT] = {
     "kill-worker", "restart-redis", "restart-mock", "restart-mariadb", "pause-worker",
@@ -85,8 +85,8 @@ static int sched_grow(void **arr, size_t *cap, size_t n, size_t sz)
     return 0;
 }
 
-int sched_add_order(sim_schedule *s, rng_t *r, int scenario, int64_t user_id,
-                    int64_t amount_fen, int style, unsigned flags)
+int sched_add_order(sim_schedule *s, rng_t *r, int scenario, int64_t user_id, int64_t amount_fen,
+                    int style, unsigned flags)
 {
     if (s->norders >= SCHED_MAX_ORDERS ||
         sched_grow((void **)&s->orders, &s->cap_orders, s->norders, sizeof(sched_order)) < 0)
@@ -139,8 +139,8 @@ sched_task *sched_add_task(sim_schedule *s, sched_task_kind kind)
     return t;
 }
 
-int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
-                      const char *mock_config, uint32_t budget_ms, int chaos)
+int sched_begin_phase(sim_schedule *s, int scenario, const char *label, const char *mock_config,
+                      uint32_t budget_ms, int chaos)
 {
     if (strlen(mock_config) >= SCHED_MOCK_CONFIG_MAX ||
         sched_grow((void **)&s->phases, &s->cap_phases, s->nphases, sizeof(sched_phase)) < 0)
@@ -162,7 +162,9 @@ int sched_add_chaos(sim_schedule *s, sched_chaos_action action, uint32_t at_ms)
     if (s->nphases == 0 || (int)action < 0 || action >= CHAOS_ACTION_COUNT ||
         sched_grow((void **)&s->chaos, &s->cap_chaos, s->nchaos, sizeof(sched_chaos)) < 0)
         return -1;
-    sched_chaos c = {.phase = (uint32_t)(s->nphases - 1), .at_ms = at_ms, .action = (uint8_t)action};
+    sched_chaos c = { .phase = (uint32_t)(s->nphases - 1),
+                      .at_ms = at_ms,
+                      .action = (uint8_t)action };
     /* Keep (phase, at_ms) order: events are added phase by phase. */
     size_t i = s->nchaos;
     while (i > 0 && s->chaos[i - 1].phase == c.phase && s->chaos[i - 1].at_ms > at_ms) {
@@ -192,8 +194,7 @@ void sched_mark_barriers(sim_schedule *s)
         const sched_phase *prev = p > 0 ? &s->phases[p - 1] : NULL;
         ph->barrier = (uint8_t)(prev == NULL || ph->budget_ms == 0 || prev->budget_ms == 0 ||
                                 ph->chaos || prev->chaos || ph->exclusive || prev->exclusive ||
-                                ph->scenario == SC_PING ||
-                                prev->scenario == SC_PING ||
+                                ph->scenario == SC_PING || prev->scenario == SC_PING ||
                                 (ph->scenario == SC_NEMESIS && prev->scenario != SC_NEMESIS));
     }
 }
@@ -234,7 +235,7 @@ void sched_sort_tasks(sim_schedule *s)
                     size_t i = lo, j = mid, k = lo;
                     while (i < mid && j < hi)
                         tmp[k++] = sched_task_cmp(&base[idx[j]], &base[idx[i]]) < 0 ? idx[j++]
-                                                                                  : idx[i++];
+                                                                                    : idx[i++];
                     while (i < mid)
                         tmp[k++] = idx[i++];
                     while (j < hi)
@@ -308,11 +309,11 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
     char line[1024];
     int n;
 
-#define SCHED_EMIT(...)                                                          \
-    do {                                                                         \
-        n = snprintf(line, sizeof(line), __VA_ARGS__);                           \
-        if (n > 0)                                                               \
-            fn(ctx, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1); \
+#define SCHED_EMIT(...)                                                                            \
+    do {                                                                                           \
+        n = snprintf(line, sizeof(line), __VA_ARGS__);                                             \
+        if (n > 0)                                                                                 \
+            fn(ctx, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);                \
     } while (0)
 
     SCHED_EMIT("idempay-sim schedule v2\n");
@@ -329,8 +330,8 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
         SCHED_EMIT("phase %zu sc=%s label=%s budget=%u chaos=%u excl=%u barrier=%u tokens=%zu+%zu "
                    "tasks=%zu+%zu mock=%s\n",
                    p, sched_scenario_name(ph->scenario), ph->label, ph->budget_ms, ph->chaos,
-                   ph->exclusive, ph->barrier,
-                   ph->first_token, ph->ntokens, ph->first_task, ph->ntasks, ph->mock_config);
+                   ph->exclusive, ph->barrier, ph->first_token, ph->ntokens, ph->first_task,
+                   ph->ntasks, ph->mock_config);
         if (ph->faults[0])
             SCHED_EMIT("faults %zu %s\n", p, ph->faults);
         for (size_t k = 0; k < s->nchaos; k++)
@@ -346,14 +347,14 @@ static void sched_emit(const sim_schedule *s, sched_line_fn fn, void *ctx)
                        "att=%u copies=%u forge=%u rd=%u exp=%u copy=%u/%u aux=%d vu=%lld vf=%lld "
                        "start=%u gap=%u to=%u bo=%u pat=%u js=%llu hasty=%u beh=%u\n",
                        k, t->kind, t->order, t->token, t->token_use, t->style, t->idem, t->poll,
-                       t->max_attempts, t->copies, t->forge, t->retry_declined,
-                       t->expect_expired, t->copy_index, t->copy_count, t->aux_order,
-                       (long long)t->variant_user, (long long)t->variant_fen, t->start_ms,
-                       t->gap_ms, t->timeout_ms, t->backoff_ms, t->patience_ms,
-                       (unsigned long long)t->jitter_seed, t->hasty, t->behaviour);
+                       t->max_attempts, t->copies, t->forge, t->retry_declined, t->expect_expired,
+                       t->copy_index, t->copy_count, t->aux_order, (long long)t->variant_user,
+                       (long long)t->variant_fen, t->start_ms, t->gap_ms, t->timeout_ms,
+                       t->backoff_ms, t->patience_ms, (unsigned long long)t->jitter_seed, t->hasty,
+                       t->behaviour);
             if (t->flow != 0 || t->payer != 0 || t->pay_delay_ms != 0) /* real flows only: */
                 SCHED_EMIT("flow %zu %u payer=%u delay=%u\n", k, t->flow, t->payer,
-                           t->pay_delay_ms);  /* today's tasks print as before */
+                           t->pay_delay_ms); /* today's tasks print as before */
         }
     }
 #undef SCHED_EMIT

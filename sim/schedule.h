@@ -27,9 +27,9 @@ typedef enum { AMT_FIXED2 = 0, AMT_SHORT = 1 } sched_amount_style;
 
 /* Order flags. */
 #define ORD_NEVER_SUBMITTED 0x01u /* no client ever POSTs it (forgery target) */
-#define ORD_FORGE_TARGET    0x02u /* forged callbacks name it */
-#define ORD_DECLINE         0x04u /* paid in a phase where the gateway declines all */
-#define ORD_MISMATCH        0x08u /* variants with another user/amount are sent */
+#define ORD_FORGE_TARGET 0x02u    /* forged callbacks name it */
+#define ORD_DECLINE 0x04u         /* paid in a phase where the gateway declines all */
+#define ORD_MISMATCH 0x08u        /* variants with another user/amount are sent */
 
 #define SCHED_SUFFIX_LEN 12       /* 2 scenario letters, 5 base36 index, 5 random */
 #define SCHED_MAX_ORDERS 60466176 /* 36^5 */
@@ -42,12 +42,12 @@ typedef struct {
     int64_t user_id;
     int64_t amount_fen;
     uint8_t scenario;
-    uint8_t style;    /* sched_amount_style of its first request */
+    uint8_t style; /* sched_amount_style of its first request */
     uint8_t flags;
 } sched_order;
 
 typedef struct {
-    int64_t user_id;  /* the user the token is issued to */
+    int64_t user_id; /* the user the token is issued to */
     uint8_t scenario;
 } sched_token;
 
@@ -76,43 +76,43 @@ typedef enum {
     FORGE_UNKNOWN_ORDER, /* properly signed, an order the service never saw */
     FORGE_WRONG_MCH,     /* properly signed, another mch_id */
     /* APIv3 (forge_v3.h): a paid TRANSACTION.SUCCESS of the order, one defect each */
-    FORGE_V3_STALE,      /* signed like the platform, Wechatpay-Timestamp outside the window */
-    FORGE_V3_NEW_NONCE,  /* signed like the platform, replayed with another Wechatpay-Nonce */
+    FORGE_V3_STALE,        /* signed like the platform, Wechatpay-Timestamp outside the window */
+    FORGE_V3_NEW_NONCE,    /* signed like the platform, replayed with another Wechatpay-Nonce */
     FORGE_V3_WRONG_SERIAL, /* signed like the platform, Wechatpay-Serial of no certificate */
-    FORGE_V3_CIPHERTEXT, /* a ciphertext byte changed after signing */
+    FORGE_V3_CIPHERTEXT,   /* a ciphertext byte changed after signing */
     FORGE_V3_CIPHERTEXT_SIGNED, /* a ciphertext byte changed, then signed: only AEAD refuses */
-    FORGE_V3_TAG,        /* a GCM tag byte changed after signing */
-    FORGE_V3_TAG_SIGNED, /* a GCM tag byte changed, then signed: only AEAD refuses */
+    FORGE_V3_TAG,               /* a GCM tag byte changed after signing */
+    FORGE_V3_TAG_SIGNED,        /* a GCM tag byte changed, then signed: only AEAD refuses */
     FORGE_KIND_COUNT
 } sched_forge_kind;
 
 typedef struct {
-    uint8_t kind;          /* sched_task_kind */
-    uint8_t token_use;     /* sched_token_use */
-    uint8_t style;         /* amount text style of this task's requests */
-    uint8_t idem;          /* 0: no Idempotency-Key; n: key variant n of the order */
-    uint8_t poll;          /* on 202, poll GET /api/pay/orders/{no} instead of re-POSTing */
-    uint8_t max_attempts;  /* POSTs before giving up (>= 1) */
-    uint8_t copies;        /* BURST: POSTs; MISMATCH: variants */
-    uint8_t forge;         /* sched_forge_kind */
-    uint8_t retry_declined;/* after 402, POST again (the service allows it) */
-    uint8_t expect_expired;/* wait for the token to expire first (short TTL only) */
-    uint8_t copy_index;    /* which copy of a double-click this is (0 = first) */
-    uint8_t copy_count;    /* how many copies the double-click has */
-    uint8_t hasty;         /* retries at once: ignores Retry-After and backoff */
-    uint8_t behaviour;     /* the nemesis' client behaviour (nemesis_behaviour_name), 0 none */
-    int32_t order;         /* index into orders (-1: none) */
-    int32_t token;         /* token slot for TOK_SLOT, else -1 */
-    int32_t aux_order;     /* FORGE_REPLAY_TXN: the order whose transaction is replayed;
-                              FORGE_V3_*: the platform key that signs (0, 1: the second) */
-    int64_t variant_user;  /* MISMATCH: the other user */
-    int64_t variant_fen;   /* MISMATCH: the other amount; FORGE_WRONG_FEE: the fee sent */
-    uint32_t start_ms;     /* release time from the phase start */
-    uint32_t gap_ms;       /* BURST: between copies */
-    uint32_t timeout_ms;   /* per request */
-    uint32_t backoff_ms;   /* base of the exponential retry backoff */
-    uint32_t patience_ms;  /* the client gives up on the order after this */
-    uint64_t jitter_seed;  /* seeds the task's own backoff jitter */
+    uint8_t kind;           /* sched_task_kind */
+    uint8_t token_use;      /* sched_token_use */
+    uint8_t style;          /* amount text style of this task's requests */
+    uint8_t idem;           /* 0: no Idempotency-Key; n: key variant n of the order */
+    uint8_t poll;           /* on 202, poll GET /api/pay/orders/{no} instead of re-POSTing */
+    uint8_t max_attempts;   /* POSTs before giving up (>= 1) */
+    uint8_t copies;         /* BURST: POSTs; MISMATCH: variants */
+    uint8_t forge;          /* sched_forge_kind */
+    uint8_t retry_declined; /* after 402, POST again (the service allows it) */
+    uint8_t expect_expired; /* wait for the token to expire first (short TTL only) */
+    uint8_t copy_index;     /* which copy of a double-click this is (0 = first) */
+    uint8_t copy_count;     /* how many copies the double-click has */
+    uint8_t hasty;          /* retries at once: ignores Retry-After and backoff */
+    uint8_t behaviour;      /* the nemesis' client behaviour (nemesis_behaviour_name), 0 none */
+    int32_t order;          /* index into orders (-1: none) */
+    int32_t token;          /* token slot for TOK_SLOT, else -1 */
+    int32_t aux_order;      /* FORGE_REPLAY_TXN: the order whose transaction is replayed;
+                               FORGE_V3_*: the platform key that signs (0, 1: the second) */
+    int64_t variant_user;   /* MISMATCH: the other user */
+    int64_t variant_fen;    /* MISMATCH: the other amount; FORGE_WRONG_FEE: the fee sent */
+    uint32_t start_ms;      /* release time from the phase start */
+    uint32_t gap_ms;        /* BURST: between copies */
+    uint32_t timeout_ms;    /* per request */
+    uint32_t backoff_ms;    /* base of the exponential retry backoff */
+    uint32_t patience_ms;   /* the client gives up on the order after this */
+    uint64_t jitter_seed;   /* seeds the task's own backoff jitter */
     /* The real flows (docs/FLOWS.md); 0 for every task of today's scenarios,
      * which pay with the customer's payment code (MICROPAY): */
     uint8_t flow;          /* payer_flow: MICROPAY, NATIVE, JSAPI */
@@ -122,15 +122,15 @@ typedef struct {
 
 typedef struct {
     uint8_t scenario;
-    uint8_t chaos;         /* the chaos command runs during this phase */
-    uint8_t exclusive;     /* runs alone: barriers before and after it */
-    uint8_t barrier;       /* every earlier task finishes before this phase starts;
-                              otherwise it starts when the previous phase's budget
-                              is used up, and late clients finish meanwhile */
+    uint8_t chaos;     /* the chaos command runs during this phase */
+    uint8_t exclusive; /* runs alone: barriers before and after it */
+    uint8_t barrier;   /* every earlier task finishes before this phase starts;
+                          otherwise it starts when the previous phase's budget
+                          is used up, and late clients finish meanwhile */
     char label[32];
     char mock_config[SCHED_MOCK_CONFIG_MAX]; /* JSON object for PUT /mock/config */
-    char faults[SCHED_FAULTS_MAX]; /* the phase's faults in words ("" for plain phases) */
-    uint32_t budget_ms;    /* intended length (releases are spread over it) */
+    char faults[SCHED_FAULTS_MAX];           /* the phase's faults in words ("" for plain phases) */
+    uint32_t budget_ms;                      /* intended length (releases are spread over it) */
     size_t first_token, ntokens;
     size_t first_task, ntasks;
     /* The next phase's mock config waits until every task of this one has
@@ -144,13 +144,13 @@ typedef struct {
 /* Chaos actions: the last word given to the --chaos-cmd command (./stack
  * chaos ACTION). */
 typedef enum {
-    CHAOS_KILL_WORKER = 0,   /* kill -9 one service process */
+    CHAOS_KILL_WORKER = 0, /* kill -9 one service process */
     CHAOS_RESTART_REDIS,
-    CHAOS_RESTART_MOCK,      /* kill -9 the mock gateway: held replies and pending
-                                notifications are lost */
+    CHAOS_RESTART_MOCK, /* kill -9 the mock gateway: held replies and pending
+                           notifications are lost */
     CHAOS_RESTART_MARIADB,
-    CHAOS_PAUSE_WORKER,      /* SIGSTOP one service process past its lease, then SIGCONT
-                                (the nemesis only: after the draws above, see nemesis.c) */
+    CHAOS_PAUSE_WORKER, /* SIGSTOP one service process past its lease, then SIGCONT
+                           (the nemesis only: after the draws above, see nemesis.c) */
     CHAOS_ACTION_COUNT
 } sched_chaos_action;
 
@@ -158,12 +158,12 @@ typedef enum {
 typedef struct {
     uint32_t phase;
     uint32_t at_ms;
-    uint8_t action;        /* sched_chaos_action */
+    uint8_t action; /* sched_chaos_action */
 } sched_chaos;
 
 typedef struct {
     uint64_t seed;
-    char params[512];      /* the flags that shape the schedule, for the digest */
+    char params[512]; /* the flags that shape the schedule, for the digest */
     sched_order *orders;
     size_t norders, cap_orders;
     sched_token *tokens;
@@ -172,7 +172,7 @@ typedef struct {
     size_t ntasks, cap_tasks;
     sched_phase *phases;
     size_t nphases, cap_phases;
-    sched_chaos *chaos;    /* in phase order, then at_ms */
+    sched_chaos *chaos; /* in phase order, then at_ms */
     size_t nchaos, cap_chaos;
 } sim_schedule;
 
@@ -195,8 +195,8 @@ void sched_free(sim_schedule *s);
 
 /* Appends an order; its suffix is the scenario code, the index in base36 and
  * five characters drawn from r. Returns the index, or -1 (OOM, too many). */
-int sched_add_order(sim_schedule *s, rng_t *r, int scenario, int64_t user_id,
-                    int64_t amount_fen, int style, unsigned flags);
+int sched_add_order(sim_schedule *s, rng_t *r, int scenario, int64_t user_id, int64_t amount_fen,
+                    int style, unsigned flags);
 /* Appends a token slot to the current phase (issued before its tasks run).
  * Returns its index, or -1 (OOM, or no phase begun). */
 int sched_add_token(sim_schedule *s, int scenario, int64_t user_id);
@@ -205,8 +205,8 @@ int sched_add_token(sim_schedule *s, int scenario, int64_t user_id);
 sched_task *sched_add_task(sim_schedule *s, sched_task_kind kind);
 /* Starts a phase; tokens and tasks added afterwards belong to it.
  * mock_config is copied (truncated configs are refused: -1). Returns 0/-1. */
-int sched_begin_phase(sim_schedule *s, int scenario, const char *label,
-                      const char *mock_config, uint32_t budget_ms, int chaos);
+int sched_begin_phase(sim_schedule *s, int scenario, const char *label, const char *mock_config,
+                      uint32_t budget_ms, int chaos);
 
 /* Plans a run of the chaos command with action at_ms after the current
  * phase starts. Returns 0, or -1 (OOM, or no phase begun). */
@@ -235,8 +235,8 @@ char *sched_amount_text(int64_t fen, int style, char out[16]);
 
 /* The full order number: prefix + suffix. Returns 0, or -1 if it does not
  * fit outlen. */
-int sched_order_no(const sim_schedule *s, const char *prefix, size_t order,
-                   char *out, size_t outlen);
+int sched_order_no(const sim_schedule *s, const char *prefix, size_t order, char *out,
+                   size_t outlen);
 /* The index of the order whose number is order_no under prefix, or -1. */
 long sched_order_lookup(const sim_schedule *s, const char *prefix, const char *order_no);
 

@@ -11,7 +11,7 @@
 #include "histogram.h"
 #include "history.h"
 
-static const char *const th_op_text[] = {"<", "<=", ">", ">=", "==", "!="};
+static const char *const th_op_text[] = { "<", "<=", ">", ">=", "==", "!=" };
 
 /* ---- parsing ---- */
 
@@ -45,8 +45,11 @@ static int th_parse_metric(const char *name, size_t len, sim_threshold *t)
     static const struct {
         const char *name;
         th_metric metric;
-    } named[] = {{"max", TH_MAX}, {"mean", TH_MEAN}, {"error_rate", TH_ERROR_RATE},
-                 {"rate", TH_RATE}, {"count", TH_COUNT}};
+    } named[] = { { "max", TH_MAX },
+                  { "mean", TH_MEAN },
+                  { "error_rate", TH_ERROR_RATE },
+                  { "rate", TH_RATE },
+                  { "count", TH_COUNT } };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (strlen(named[i].name) == len && strncmp(name, named[i].name, len) == 0) {
             t->metric = named[i].metric;
@@ -69,7 +72,7 @@ static int th_parse_metric(const char *name, size_t len, sim_threshold *t)
 
 static int th_parse_op(const char **p, th_op *op)
 {
-    static const th_op order[] = {TH_LE, TH_GE, TH_EQ, TH_NE, TH_LT, TH_GT}; /* longest first */
+    static const th_op order[] = { TH_LE, TH_GE, TH_EQ, TH_NE, TH_LT, TH_GT }; /* longest first */
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         size_t n = strlen(th_op_text[order[i]]);
         if (strncmp(*p, th_op_text[order[i]], n) == 0) {
@@ -160,30 +163,38 @@ int threshold_parse(const char *expr, sim_threshold *t, char *err, size_t errlen
     memset(t, 0, sizeof(*t));
     size_t len = expr ? strlen(expr) : 0;
     if (len == 0 || len > THRESHOLD_EXPR_MAX) {
-        snprintf(err, errlen, "--threshold needs an expression of 1 to %d characters, "
-                 "e.g. 'pay.p99<800ms'", THRESHOLD_EXPR_MAX);
+        snprintf(err, errlen,
+                 "--threshold needs an expression of 1 to %d characters, "
+                 "e.g. 'pay.p99<800ms'",
+                 THRESHOLD_EXPR_MAX);
         return -1;
     }
     memcpy(t->expr, expr, len + 1);
     const char *p = th_skip_space(expr);
     const char *dot = strchr(p, '.');
     if (dot == NULL || th_parse_kind(p, (size_t)(dot - p), &t->kind) < 0) {
-        snprintf(err, errlen, "--threshold '%s': starts with a request kind and a dot: "
-                 "pay., query., token., callback., ping., stray., payer. or all.", expr);
+        snprintf(err, errlen,
+                 "--threshold '%s': starts with a request kind and a dot: "
+                 "pay., query., token., callback., ping., stray., payer. or all.",
+                 expr);
         return -1;
     }
     const char *m = dot + 1, *q = m;
     while (*q && (isalnum((unsigned char)*q) || *q == '_' || *q == '.'))
         q++;
     if (th_parse_metric(m, (size_t)(q - m), t) < 0) {
-        snprintf(err, errlen, "--threshold '%s': unknown metric '%.*s' (pN such as p50, p99 "
-                 "or p99.9, max, mean, error_rate, rate, count)", expr, (int)(q - m), m);
+        snprintf(err, errlen,
+                 "--threshold '%s': unknown metric '%.*s' (pN such as p50, p99 "
+                 "or p99.9, max, mean, error_rate, rate, count)",
+                 expr, (int)(q - m), m);
         return -1;
     }
     q = th_skip_space(q);
     if (th_parse_op(&q, &t->op) < 0) {
-        snprintf(err, errlen, "--threshold '%s': needs an operator after the metric "
-                 "(<, <=, >, >=, == or !=)", expr);
+        snprintf(err, errlen,
+                 "--threshold '%s': needs an operator after the metric "
+                 "(<, <=, >, >=, == or !=)",
+                 expr);
         return -1;
     }
     return th_parse_limit(expr, q, t, err, errlen);
@@ -192,12 +203,18 @@ int threshold_parse(const char *expr, sim_threshold *t, char *err, size_t errlen
 int threshold_holds(double value, th_op op, double limit)
 {
     switch (op) {
-    case TH_LT: return value < limit;
-    case TH_LE: return value <= limit;
-    case TH_GT: return value > limit;
-    case TH_GE: return value >= limit;
-    case TH_EQ: return value == limit;
-    default:    return value != limit;
+    case TH_LT:
+        return value < limit;
+    case TH_LE:
+        return value <= limit;
+    case TH_GT:
+        return value > limit;
+    case TH_GE:
+        return value >= limit;
+    case TH_EQ:
+        return value == limit;
+    default:
+        return value != limit;
     }
 }
 
@@ -239,12 +256,18 @@ static void th_measure(const sim_report *r, int kind, th_sample *out)
 static double th_value(const sim_threshold *t, const th_sample *s, double traffic_s)
 {
     switch (t->metric) {
-    case TH_QUANTILE: return (double)hist_quantile(&s->latency, t->quantile / 100.0) / 1e3;
-    case TH_MAX:      return (double)s->latency.max / 1e3;
-    case TH_MEAN:     return hist_mean(&s->latency) / 1e3;
-    case TH_ERROR_RATE: return s->count ? (double)s->errors / (double)s->count : 0.0;
-    case TH_RATE:     return traffic_s > 0 ? (double)s->count / traffic_s : 0.0;
-    default:          return (double)s->count;
+    case TH_QUANTILE:
+        return (double)hist_quantile(&s->latency, t->quantile / 100.0) / 1e3;
+    case TH_MAX:
+        return (double)s->latency.max / 1e3;
+    case TH_MEAN:
+        return hist_mean(&s->latency) / 1e3;
+    case TH_ERROR_RATE:
+        return s->count ? (double)s->errors / (double)s->count : 0.0;
+    case TH_RATE:
+        return traffic_s > 0 ? (double)s->count / traffic_s : 0.0;
+    default:
+        return (double)s->count;
     }
 }
 
@@ -274,7 +297,7 @@ size_t threshold_failed(const sim_threshold *t, size_t n)
 
 static const char *th_metric_name(const sim_threshold *t, char *buf, size_t len)
 {
-    static const char *const names[] = {"p", "max", "mean", "error_rate", "rate", "count"};
+    static const char *const names[] = { "p", "max", "mean", "error_rate", "rate", "count" };
     if (t->metric != TH_QUANTILE)
         return names[t->metric];
     snprintf(buf, len, "p%g", t->quantile);
@@ -298,8 +321,10 @@ static void th_measured_text(const sim_threshold *t, char *out, size_t len)
                  t->kind == THRESHOLD_KIND_ALL ? "" : " ");
     else
         snprintf(out, len, "%s = %.*f%s%s", th_metric_name(t, mb, sizeof(mb)),
-                 t->metric == TH_COUNT ? 0 : t->metric == TH_ERROR_RATE ? 4 : 3, t->value,
-                 *th_unit(t->metric) ? " " : "", th_unit(t->metric));
+                 t->metric == TH_COUNT        ? 0
+                 : t->metric == TH_ERROR_RATE ? 4
+                                              : 3,
+                 t->value, *th_unit(t->metric) ? " " : "", th_unit(t->metric));
 }
 
 void threshold_human(const sim_threshold *t, size_t n, FILE *out)
@@ -310,7 +335,10 @@ void threshold_human(const sim_threshold *t, size_t n, FILE *out)
     for (size_t i = 0; i < n; i++) {
         char m[96];
         th_measured_text(&t[i], m, sizeof(m));
-        fprintf(out, "  %-5s %-28s %s\n", !t[i].evaluated ? "-" : t[i].pass ? "pass" : "FAIL",
+        fprintf(out, "  %-5s %-28s %s\n",
+                !t[i].evaluated ? "-"
+                : t[i].pass     ? "pass"
+                                : "FAIL",
                 t[i].expr, m);
     }
 }
@@ -320,18 +348,18 @@ json_t *threshold_json(const sim_threshold *t, size_t n)
     json_t *arr = json_array();
     for (size_t i = 0; arr != NULL && i < n; i++) {
         char mb[24];
-        json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:f,s:s,s:b,s:b}", "expression", t[i].expr,
-                              "kind", t[i].kind == THRESHOLD_KIND_ALL ? "all"
-                                                                       : history_kind_name(t[i].kind),
+        json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:f,s:s,s:b,s:b}", "expression", t[i].expr, "kind",
+                              t[i].kind == THRESHOLD_KIND_ALL ? "all"
+                                                              : history_kind_name(t[i].kind),
                               "metric", th_metric_name(&t[i], mb, sizeof(mb)), "op",
                               th_op_text[t[i].op], "limit", t[i].limit, "unit",
                               th_unit(t[i].metric), "pass", t[i].evaluated && t[i].pass,
                               "evaluated", t[i].evaluated != 0);
         if (o != NULL)
-            json_object_set_new(o, "value", t[i].evaluated && (t[i].samples ||
-                                                               !th_is_latency(t[i].metric))
-                                                ? json_real(t[i].value)
-                                                : json_null());
+            json_object_set_new(o, "value",
+                                t[i].evaluated && (t[i].samples || !th_is_latency(t[i].metric))
+                                    ? json_real(t[i].value)
+                                    : json_null());
         if (o == NULL || json_array_append_new(arr, o) != 0) {
             json_decref(arr);
             return NULL;
@@ -352,7 +380,8 @@ void threshold_junit(const sim_threshold *t, size_t n, double time_s, FILE *f)
             continue;
         }
         th_measured_text(&t[i], m, sizeof(m));
-        fprintf(f, ">\n      <%s message=\"", t[i].evaluated ? "failure type=\"threshold\"" : "skipped");
+        fprintf(f, ">\n      <%s message=\"",
+                t[i].evaluated ? "failure type=\"threshold\"" : "skipped");
         report_xml_escape(f, m);
         fprintf(f, "\"/>\n    </testcase>\n");
     }

@@ -42,12 +42,12 @@ typedef struct sim_threshold {
     char expr[THRESHOLD_EXPR_MAX + 1]; /* as given, for the reports */
     int kind;                          /* sim_op_kind, or THRESHOLD_KIND_ALL */
     th_metric metric;
-    double quantile;                   /* TH_QUANTILE: 0 < quantile < 100 */
+    double quantile; /* TH_QUANTILE: 0 < quantile < 100 */
     th_op op;
-    double limit;                      /* in the metric's unit: ms, fraction, 1/s, count */
+    double limit; /* in the metric's unit: ms, fraction, 1/s, count */
     /* Set by threshold_eval: */
-    int evaluated;                     /* 0: the run could not be judged */
-    int samples;                       /* the kind had requests (latency needs some) */
+    int evaluated; /* 0: the run could not be judged */
+    int samples;   /* the kind had requests (latency needs some) */
     double value;
     int pass;
 } sim_threshold;

@@ -6,8 +6,8 @@
 
 int64_t timeline_interval_us(int64_t span_us)
 {
-    static const int64_t steps_ms[] = {100,   200,   500,   1000,   2000,   5000,  10000,
-                                       15000, 30000, 60000, 120000, 300000, 600000};
+    static const int64_t steps_ms[] = { 100,   200,   500,   1000,   2000,   5000,  10000,
+                                        15000, 30000, 60000, 120000, 300000, 600000 };
     size_t n = sizeof(steps_ms) / sizeof(steps_ms[0]);
     for (size_t i = 0; i < n; i++)
         if (span_us / (steps_ms[i] * 1000) < TIMELINE_MAX_BUCKETS)

@@ -14,12 +14,12 @@
 #define TIMELINE_MAX_BUCKETS 120
 
 typedef struct {
-    int64_t interval_us;   /* width of one interval */
-    size_t nbuckets;       /* intervals from time 0 to the last end */
-    uint64_t *count;       /* [kind * nbuckets + b] operations that ended */
-    double *p50_ms;        /* [kind * nbuckets + b]; 0 when count is 0 */
+    int64_t interval_us; /* width of one interval */
+    size_t nbuckets;     /* intervals from time 0 to the last end */
+    uint64_t *count;     /* [kind * nbuckets + b] operations that ended */
+    double *p50_ms;      /* [kind * nbuckets + b]; 0 when count is 0 */
     double *p99_ms;
-    uint64_t *outcome;     /* [outcome * nbuckets + b] */
+    uint64_t *outcome; /* [outcome * nbuckets + b] */
 } sim_timeline;
 
 /* The interval for a run that spans span_us: the smallest of 0.1, 0.2,

@@ -17,18 +17,18 @@
 #include <stddef.h>
 
 typedef struct {
-    long gateway_timeout_ms;   /* IDEMPAY_GATEWAY_TIMEOUT_MS: one gateway call */
-    long lease_ms;             /* IDEMPAY_LEASE_MS: a PROCESSING order's lease */
-    long reconcile_ms;         /* IDEMPAY_RECONCILE_INTERVAL_MS: reconciler period */
-    long failed_recheck_ms;    /* IDEMPAY_FAILED_RECHECK_MS: a FAILED order asked again */
-    long retry_after_s;        /* IDEMPAY_RETRY_AFTER: Retry-After of 202/409/503 */
-    long statement_ms;         /* IDEMPAY_STATEMENT_INTERVAL_MS (./stack: 30000): how often
-                                  the statement job reads the gateway's statement */
-    long claim_ms;             /* an Idempotency-Key claim's lease (service_windows_claim_ms) */
-    long service_call_ms;      /* the longest one payment request keeps the gateway busy
-                                  (service_windows_call_ms: 2 x timeout + 1 s) */
-    long notify_retry_ms;      /* the mock's default first retry step (common/mock_knobs) */
-    int from_env;              /* how many of the settings were set (the rest: defaults) */
+    long gateway_timeout_ms; /* IDEMPAY_GATEWAY_TIMEOUT_MS: one gateway call */
+    long lease_ms;           /* IDEMPAY_LEASE_MS: a PROCESSING order's lease */
+    long reconcile_ms;       /* IDEMPAY_RECONCILE_INTERVAL_MS: reconciler period */
+    long failed_recheck_ms;  /* IDEMPAY_FAILED_RECHECK_MS: a FAILED order asked again */
+    long retry_after_s;      /* IDEMPAY_RETRY_AFTER: Retry-After of 202/409/503 */
+    long statement_ms;       /* IDEMPAY_STATEMENT_INTERVAL_MS (./stack: 30000): how often
+                                the statement job reads the gateway's statement */
+    long claim_ms;           /* an Idempotency-Key claim's lease (service_windows_claim_ms) */
+    long service_call_ms;    /* the longest one payment request keeps the gateway busy
+                                (service_windows_call_ms: 2 x timeout + 1 s) */
+    long notify_retry_ms;    /* the mock's default first retry step (common/mock_knobs) */
+    int from_env;            /* how many of the settings were set (the rest: defaults) */
 } sim_windows;
 
 /* Reads the windows through common/service_windows (environment over the

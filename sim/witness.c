@@ -11,8 +11,8 @@
 
 void witness_order_no(const sim_report *r, long order, char *out, size_t len)
 {
-    if (order < 0 || sched_order_no(r->sched, r->prefix ? r->prefix : "", (size_t)order, out,
-                                    len) < 0)
+    if (order < 0 ||
+        sched_order_no(r->sched, r->prefix ? r->prefix : "", (size_t)order, out, len) < 0)
         snprintf(out, len, "-");
 }
 
@@ -96,10 +96,10 @@ static void witness_row_line(FILE *f, const char *name, const sim_row *row)
 /* Two ops that say the same thing: one line for a run of them. */
 static int witness_same(const sim_op *a, const sim_op *b)
 {
-    return a->task >= 0 && a->task == b->task && a->kind == b->kind && a->http_code == b->http_code &&
-           a->status == b->status && a->flags == b->flags && a->transport == b->transport &&
-           a->token_use == b->token_use && a->idem == b->idem && strcmp(a->error, b->error) == 0 &&
-           strcmp(a->txn, b->txn) == 0;
+    return a->task >= 0 && a->task == b->task && a->kind == b->kind &&
+           a->http_code == b->http_code && a->status == b->status && a->flags == b->flags &&
+           a->transport == b->transport && a->token_use == b->token_use && a->idem == b->idem &&
+           strcmp(a->error, b->error) == 0 && strcmp(a->txn, b->txn) == 0;
 }
 
 /* A phase's mock knobs in a few words, for phases without a faults text. */
@@ -107,18 +107,19 @@ static void witness_knobs(const sched_phase *ph, char *out, size_t len)
 {
     json_t *j = json_loads(ph->mock_config, 0, NULL);
     json_t *dedupe = json_object_get(j, "dedupe"), *notify = json_object_get(j, "notify_enabled");
-    snprintf(out, len,
-             "latency %lld+%lld ms, SYSTEMERROR %.0f%%, decline %.0f%%, reset %.0f%%, charged+reply "
-             "withheld %.0f%%, dedupe %s, notifications x%lld%s",
-             (long long)json_integer_value(json_object_get(j, "latency_ms")),
-             (long long)json_integer_value(json_object_get(j, "jitter_ms")),
-             json_number_value(json_object_get(j, "error_rate")) * 100,
-             json_number_value(json_object_get(j, "decline_rate")) * 100,
-             json_number_value(json_object_get(j, "reset_rate")) * 100,
-             json_number_value(json_object_get(j, "timeout_after_charge_rate")) * 100,
-             json_is_false(dedupe) ? "off" : "on",
-             (long long)json_integer_value(json_object_get(j, "notify_copies")),
-             json_is_false(notify) ? " (dropped)" : "");
+    snprintf(
+        out, len,
+        "latency %lld+%lld ms, SYSTEMERROR %.0f%%, decline %.0f%%, reset %.0f%%, charged+reply "
+        "withheld %.0f%%, dedupe %s, notifications x%lld%s",
+        (long long)json_integer_value(json_object_get(j, "latency_ms")),
+        (long long)json_integer_value(json_object_get(j, "jitter_ms")),
+        json_number_value(json_object_get(j, "error_rate")) * 100,
+        json_number_value(json_object_get(j, "decline_rate")) * 100,
+        json_number_value(json_object_get(j, "reset_rate")) * 100,
+        json_number_value(json_object_get(j, "timeout_after_charge_rate")) * 100,
+        json_is_false(dedupe) ? "off" : "on",
+        (long long)json_integer_value(json_object_get(j, "notify_copies")),
+        json_is_false(notify) ? " (dropped)" : "");
     json_decref(j);
 }
 
@@ -163,8 +164,8 @@ static void witness_phases(const sim_report *r, int64_t from, int64_t to, FILE *
         char knobs[SCHED_FAULTS_MAX];
         if (!ph->faults[0])
             witness_knobs(ph, knobs, sizeof(knobs));
-        fprintf(f, "    phase %s/%s from +%.1f s: %s\n", sched_scenario_name(ph->scenario), ph->label,
-                (double)st[p] / 1e6, ph->faults[0] ? ph->faults : knobs);
+        fprintf(f, "    phase %s/%s from +%.1f s: %s\n", sched_scenario_name(ph->scenario),
+                ph->label, (double)st[p] / 1e6, ph->faults[0] ? ph->faults : knobs);
     }
 }
 

@@ -45,7 +45,6 @@
 #define IDEMPAY_SQL_DIR "/usr/share/idempay/sql"
 #endif
 
-
 typedef struct {
     const char *sql_dir;
     int status_only;
@@ -172,7 +171,7 @@ static int list_migrations(const char *dir, char **names, int cap)
         if (is_migration(e->d_name) && (names[n] = strdup(e->d_name)))
             n++;
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_names);
+    qsort(names, (size_t)n, sizeof(*names), cmp_names);
     return n;
 }
 
@@ -190,8 +189,8 @@ static MYSQL *connect_admin(void)
         return NULL;
     mysql_options(db, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
     mysql_options(db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-    if (!mysql_real_connect(db, p.socket ? NULL : p.host, user, pass, NULL,
-                            p.socket ? 0 : p.port, p.socket, CLIENT_MULTI_STATEMENTS)) {
+    if (!mysql_real_connect(db, p.socket ? NULL : p.host, user, pass, NULL, p.socket ? 0 : p.port,
+                            p.socket, CLIENT_MULTI_STATEMENTS)) {
         fprintf(stderr, "idempay-migrate: cannot connect as %s to %s: %s\n", user,
                 p.socket ? p.socket : p.host, mysql_error(db));
         mysql_close(db);
@@ -207,7 +206,7 @@ static const char *const account_hosts[] = { "localhost", "127.0.0.1" };
 /* Database-level privileges a program account never holds: revoked where
  * it keeps its data privileges, so an account made by an older
  * --create-user (GRANT ALL) loses them without a moment without SELECT. */
-#define ACCOUNT_NOT_DATA \
+#define ACCOUNT_NOT_DATA                                                                           \
     "CREATE, DROP, GRANT OPTION, REFERENCES, INDEX, ALTER, CREATE TEMPORARY TABLES, LOCK TABLES, " \
     "EXECUTE, CREATE VIEW, SHOW VIEW, CREATE ROUTINE, ALTER ROUTINE, EVENT, TRIGGER, DELETE HISTORY"
 #define ACCOUNT_DATA "SELECT, INSERT, UPDATE, DELETE"
@@ -222,8 +221,8 @@ static const char *const account_hosts[] = { "localhost", "127.0.0.1" };
 typedef struct {
     db_account account;
     const char *what;
-    int data_on[3];     /* ACCOUNT_DATA on databases[i] */
-    int all_on[3];      /* ALL PRIVILEGES on databases[i] (the migration account) */
+    int data_on[3]; /* ACCOUNT_DATA on databases[i] */
+    int all_on[3];  /* ALL PRIVILEGES on databases[i] (the migration account) */
 } account_plan;
 
 /* The idempay databases: the service's, the mock's ledger (IDEMPAY_MOCK_DB),
@@ -248,8 +247,10 @@ static const account_plan account_plans[] = {
 static int account_wanted(const account_plan *a, const db_conn_params *p)
 {
     static const char *const user_settings[] = {
-        [DB_ACCOUNT_SERVICE] = "IDEMPAY_DB_USER", [DB_ACCOUNT_MOCK] = "IDEMPAY_MOCK_DB_USER",
-        [DB_ACCOUNT_SIM] = "IDEMPAY_SIM_DB_USER", [DB_ACCOUNT_MIGRATE] = "IDEMPAY_MIGRATE_DB_USER",
+        [DB_ACCOUNT_SERVICE] = "IDEMPAY_DB_USER",
+        [DB_ACCOUNT_MOCK] = "IDEMPAY_MOCK_DB_USER",
+        [DB_ACCOUNT_SIM] = "IDEMPAY_SIM_DB_USER",
+        [DB_ACCOUNT_MIGRATE] = "IDEMPAY_MIGRATE_DB_USER",
     };
     if (strcmp(p->user, "root") == 0)
         return 0;
@@ -288,34 +289,34 @@ static int account_make_at(MYSQL *db, const account_plan *a, const char *user, c
     char sql[1024];
 
     account_databases(dbs);
-    snprintf(sql, sizeof sql, "CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s'", user, host,
+    snprintf(sql, sizeof(sql), "CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s'", user, host,
              pass);
     if (run_sql(db, sql, "create user") != 0)
         return -1;
-    snprintf(sql, sizeof sql, "ALTER USER '%s'@'%s' IDENTIFIED BY '%s'", user, host, pass);
+    snprintf(sql, sizeof(sql), "ALTER USER '%s'@'%s' IDENTIFIED BY '%s'", user, host, pass);
     if (run_sql(db, sql, "set password") != 0)
         return -1;
     for (int i = 0; i < 3; i++) {
         if (a->all_on[i])
-            snprintf(sql, sizeof sql, "GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s'", dbs[i], user,
+            snprintf(sql, sizeof(sql), "GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s'", dbs[i], user,
                      host);
         else if (a->data_on[i])
-            snprintf(sql, sizeof sql, "GRANT " ACCOUNT_DATA " ON `%s`.* TO '%s'@'%s'", dbs[i], user,
-                     host);
+            snprintf(sql, sizeof(sql), "GRANT " ACCOUNT_DATA " ON `%s`.* TO '%s'@'%s'", dbs[i],
+                     user, host);
         else
-            snprintf(sql, sizeof sql, "REVOKE ALL PRIVILEGES ON `%s`.* FROM '%s'@'%s'", dbs[i], user,
-                     host);
+            snprintf(sql, sizeof(sql), "REVOKE ALL PRIVILEGES ON `%s`.* FROM '%s'@'%s'", dbs[i],
+                     user, host);
         if (a->all_on[i] || a->data_on[i] ? run_sql(db, sql, "grant") : run_revoke(db, sql))
             return -1;
         if (!a->all_on[i] && !a->data_on[i]) {
-            snprintf(sql, sizeof sql, "REVOKE GRANT OPTION ON `%s`.* FROM '%s'@'%s'", dbs[i], user,
+            snprintf(sql, sizeof(sql), "REVOKE GRANT OPTION ON `%s`.* FROM '%s'@'%s'", dbs[i], user,
                      host);
             if (run_revoke(db, sql) != 0)
                 return -1;
         }
         if (a->data_on[i]) {
-            snprintf(sql, sizeof sql, "REVOKE " ACCOUNT_NOT_DATA " ON `%s`.* FROM '%s'@'%s'", dbs[i],
-                     user, host);
+            snprintf(sql, sizeof(sql), "REVOKE " ACCOUNT_NOT_DATA " ON `%s`.* FROM '%s'@'%s'",
+                     dbs[i], user, host);
             if (run_revoke(db, sql) != 0)
                 return -1;
         }
@@ -331,8 +332,10 @@ static int account_escape(MYSQL *db, const account_plan *a, const db_conn_params
     size_t ul = strlen(p->user), pl = p->password ? strlen(p->password) : 0;
 
     if (ul == 0 || ul > 80 || pl == 0 || pl > 200) {
-        fprintf(stderr, "idempay-migrate: the %s account: user and password must be set, the user"
-                        " at most 80 and the password at most 200 characters\n", a->what);
+        fprintf(stderr,
+                "idempay-migrate: the %s account: user and password must be set, the user"
+                " at most 80 and the password at most 200 characters\n",
+                a->what);
         return -1;
     }
     mysql_real_escape_string(db, user, p->user, (unsigned long)ul);
@@ -352,7 +355,7 @@ static int accounts_make(MYSQL *db, int quiet)
             fprintf(stderr, "idempay-migrate: IDEMPAY_MOCK_DB must be [A-Za-z0-9_], 1..64\n");
             return -1;
         }
-    for (size_t k = 0; k < sizeof account_plans / sizeof account_plans[0]; k++) {
+    for (size_t k = 0; k < sizeof(account_plans) / sizeof(account_plans[0]); k++) {
         const account_plan *a = &account_plans[k];
         db_conn_params p;
         char user[256], pass[512];
@@ -362,7 +365,7 @@ static int accounts_make(MYSQL *db, int quiet)
             continue;
         if (account_escape(db, a, &p, user, pass) != 0)
             return -1;
-        for (size_t h = 0; h < sizeof account_hosts / sizeof account_hosts[0]; h++)
+        for (size_t h = 0; h < sizeof(account_hosts) / sizeof(account_hosts[0]); h++)
             if (account_make_at(db, a, user, pass, account_hosts[h]) != 0)
                 return -1;
         if (!quiet)
@@ -385,8 +388,8 @@ static int accounts_grant_tables(MYSQL *db)
         return 0;
     if (account_escape(db, a, &p, user, pass) != 0)
         return -1;
-    for (size_t h = 0; h < sizeof account_hosts / sizeof account_hosts[0]; h++) {
-        snprintf(sql, sizeof sql, "GRANT SELECT ON `idempay`.`payment_order` TO '%s'@'%s'", user,
+    for (size_t h = 0; h < sizeof(account_hosts) / sizeof(account_hosts[0]); h++) {
+        snprintf(sql, sizeof(sql), "GRANT SELECT ON `idempay`.`payment_order` TO '%s'@'%s'", user,
                  account_hosts[h]);
         if (run_sql(db, sql, "grant") != 0)
             return -1;
@@ -410,8 +413,10 @@ static MYSQL *connect_root(void)
     mysql_options(db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
     if (!mysql_real_connect(db, p.socket ? NULL : p.host, "root", NULL, NULL, p.socket ? 0 : p.port,
                             p.socket, 0)) {
-        fprintf(stderr, "idempay-migrate: --create-users: cannot connect as root (unix socket %s):"
-                        " %s\n", p.socket ? p.socket : "(IDEMPAY_DB_SOCKET unset)", mysql_error(db));
+        fprintf(stderr,
+                "idempay-migrate: --create-users: cannot connect as root (unix socket %s):"
+                " %s\n",
+                p.socket ? p.socket : "(IDEMPAY_DB_SOCKET unset)", mysql_error(db));
         mysql_close(db);
         return NULL;
     }
@@ -420,7 +425,7 @@ static MYSQL *connect_root(void)
 
 static int parse_args(int argc, char **argv, migrate_opts *o)
 {
-    memset(o, 0, sizeof *o);
+    memset(o, 0, sizeof(*o));
     o->sql_dir = env_str("IDEMPAY_SQL_DIR", IDEMPAY_SQL_DIR);
     o->lock_timeout_s = 60;
     for (int i = 1; i < argc; i++) {
@@ -450,18 +455,20 @@ static int parse_args(int argc, char **argv, migrate_opts *o)
 /* What the run found and did. */
 typedef struct {
     int applied, present;
-    char last[256];          /* the latest version applied, "none" */
+    char last[256]; /* the latest version applied, "none" */
 } migrate_tally;
 
 /* Takes the migration lock and makes schema_migrations. Returns 0, or the exit status (2). */
 static int migrate_prepare(MYSQL *db, const migrate_opts *o)
 {
     char sql[1024];
-    snprintf(sql, sizeof sql, "SELECT GET_LOCK('%s', %ld)", MIGRATE_LOCK, o->lock_timeout_s);
+    snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', %ld)", MIGRATE_LOCK, o->lock_timeout_s);
     long long got = query_number(db, sql);
     if (got != 1) {
-        fprintf(stderr, "idempay-migrate: another migration holds the lock '%s' (waited %ld s)%s%s\n",
-                MIGRATE_LOCK, o->lock_timeout_s, got < 0 ? ": " : "", got < 0 ? mysql_error(db) : "");
+        fprintf(stderr,
+                "idempay-migrate: another migration holds the lock '%s' (waited %ld s)%s%s\n",
+                MIGRATE_LOCK, o->lock_timeout_s, got < 0 ? ": " : "",
+                got < 0 ? mysql_error(db) : "");
         return 2;
     }
     if (run_sql(db,
@@ -491,7 +498,7 @@ static int migrate_apply(MYSQL *db, const char *path, const char *version)
         return 1;
     }
     free(text);
-    snprintf(sql, sizeof sql, "INSERT INTO idempay.schema_migrations (version) VALUES ('%s')",
+    snprintf(sql, sizeof(sql), "INSERT INTO idempay.schema_migrations (version) VALUES ('%s')",
              version);
     if (run_sql(db, sql, "record") != 0)
         return 1;
@@ -505,16 +512,17 @@ static int migrate_one(MYSQL *db, const migrate_opts *o, const char *name, migra
 {
     char version[256], path[4096], sql[1024];
     long long got;
-    snprintf(version, sizeof version, "%.*s", (int)(strlen(name) - 4), name);
-    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM idempay.schema_migrations WHERE version = '%s'",
-             version);   /* version is [0-9]{3}_ + a file name: no quotes can reach it */
+    snprintf(version, sizeof(version), "%.*s", (int)(strlen(name) - 4), name);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM idempay.schema_migrations WHERE version = '%s'",
+             version); /* version is [0-9]{3}_ + a file name: no quotes can reach it */
     if (strchr(version, '\'') || strchr(version, '\\') || (got = query_number(db, sql)) < 0) {
         fprintf(stderr, "idempay-migrate: cannot read schema_migrations: %s\n", mysql_error(db));
         return 2;
     }
     if (got > 0) {
         t->present++;
-        snprintf(t->last, sizeof t->last, "%s", version);
+        snprintf(t->last, sizeof(t->last), "%s", version);
         if (o->status_only && !o->quiet)
             printf("applied  %s\n", version);
         return 0;
@@ -523,11 +531,11 @@ static int migrate_one(MYSQL *db, const migrate_opts *o, const char *name, migra
         printf("pending  %s\n", version);
         return 0;
     }
-    snprintf(path, sizeof path, "%s/%s", o->sql_dir, name);
+    snprintf(path, sizeof(path), "%s/%s", o->sql_dir, name);
     if (migrate_apply(db, path, version) != 0)
         return 1;
     t->applied++;
-    snprintf(t->last, sizeof t->last, "%s", version);
+    snprintf(t->last, sizeof(t->last), "%s", version);
     return 0;
 }
 
@@ -535,7 +543,7 @@ static int migrate_one(MYSQL *db, const migrate_opts *o, const char *name, migra
  * makes the accounts and applies the migrations. The exit status. */
 static int migrate_run(const migrate_opts *o, char **names, int n)
 {
-    migrate_tally t = {.last = "none"};
+    migrate_tally t = { .last = "none" };
     char sql[1024];
     int rc = 2;
     /* --create-users: the accounts first (the migration account must exist
@@ -556,7 +564,7 @@ static int migrate_run(const migrate_opts *o, char **names, int n)
     if (rc == 0 && (!o->quiet || t.applied))
         printf("idempay-migrate: %d applied now, %d already applied, %d pending; schema at %s\n",
                t.applied, t.present, o->status_only || o->dry_run ? n - t.present : 0, t.last);
-    snprintf(sql, sizeof sql, "SELECT RELEASE_LOCK('%s')", MIGRATE_LOCK);
+    snprintf(sql, sizeof(sql), "SELECT RELEASE_LOCK('%s')", MIGRATE_LOCK);
     query_number(db, sql);
 done:
     mysql_close(db);
@@ -573,7 +581,7 @@ int main(int argc, char **argv)
 
     if (parse_args(argc, argv, &o) != 0)
         return 2;
-    if (env_config_load(err, sizeof err) != 0) {
+    if (env_config_load(err, sizeof(err)) != 0) {
         fprintf(stderr, "idempay-migrate: configuration: %s\n", err);
         return 2;
     }

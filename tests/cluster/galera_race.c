@@ -86,7 +86,7 @@ static int race_status(MYSQL *db, long long id, int for_update)
     MYSQL_ROW row;
     int st = -1;
 
-    snprintf(sql, sizeof sql, "SELECT status FROM race_order WHERE id = %lld%s", id,
+    snprintf(sql, sizeof(sql), "SELECT status FROM race_order WHERE id = %lld%s", id,
              for_update ? " FOR UPDATE" : "");
     if (race_exec(db, sql) != 0)
         return -2;
@@ -114,7 +114,7 @@ static void *race_turn_main(void *arg)
     case RACE_NAIVE:
         if (race_status(db, t->id, 0) == 0) {
             race_charge(t);
-            snprintf(sql, sizeof sql, "UPDATE race_order SET status = 2, paid_by = %d WHERE id = %lld",
+            snprintf(sql, sizeof(sql), "UPDATE race_order SET status = 2, paid_by = %d WHERE id = %lld",
                      t->client->who, t->id);
             e = race_exec(db, sql);
             if (e == 0)
@@ -127,7 +127,7 @@ static void *race_turn_main(void *arg)
         race_must(db, "START TRANSACTION");
         if (race_status(db, t->id, 1) == 0) {
             race_charge(t);
-            snprintf(sql, sizeof sql, "UPDATE race_order SET status = 2, paid_by = %d WHERE id = %lld",
+            snprintf(sql, sizeof(sql), "UPDATE race_order SET status = 2, paid_by = %d WHERE id = %lld",
                      t->client->who, t->id);
             e = race_exec(db, sql);
             if (e == 0)
@@ -145,7 +145,7 @@ static void *race_turn_main(void *arg)
         }
         break;
     case RACE_CAS:
-        snprintf(sql, sizeof sql, "UPDATE race_order SET status = 1, paid_by = %d"
+        snprintf(sql, sizeof(sql), "UPDATE race_order SET status = 1, paid_by = %d"
                  " WHERE id = %lld AND status = 0", t->client->who, t->id);
         for (int tries = 0; tries < 3; tries++) {
             e = race_exec(db, sql);
@@ -155,7 +155,7 @@ static void *race_turn_main(void *arg)
             }
             if (e == 0 && mysql_affected_rows(db) == 1) {
                 race_charge(t);
-                snprintf(sql, sizeof sql, "UPDATE race_order SET status = 2"
+                snprintf(sql, sizeof(sql), "UPDATE race_order SET status = 2"
                          " WHERE id = %lld AND status = 1 AND paid_by = %d", t->id, t->client->who);
                 if (race_exec(db, sql) == 0 && mysql_affected_rows(db) == 1)
                     atomic_fetch_add(t->writes, 1);
@@ -207,7 +207,7 @@ static void race_run(race_client *a, race_client *b, enum race_mode mode, int ro
         race_turn turn_a = {mode, id, &barrier, a, &charges, &failed, &writes, &conflicts};
         race_turn turn_b = {mode, id, &barrier, b, &charges, &failed, &writes, &conflicts};
 
-        snprintf(sql, sizeof sql, "INSERT INTO race_order (id, status, paid_by) VALUES (%lld, 0, 0)", id);
+        snprintf(sql, sizeof(sql), "INSERT INTO race_order (id, status, paid_by) VALUES (%lld, 0, 0)", id);
         race_must(a->db, sql);
         /* B waits (wsrep_sync_wait) until the row is there. */
         while (race_status(b->db, id, 0) != 0)

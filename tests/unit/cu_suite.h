@@ -46,8 +46,9 @@ static inline int cu_suite_run(const char *suite, CU_InitializeFunc init, CU_Cle
  * and returns the exit status to return from main (1). */
 static inline int cu_service_missing(const char *suite, const char *service, const char *detail)
 {
-    fprintf(stderr, "%s: %s unreachable (%s): failed (a suite that needs it fails without it;"
-                    " ./stack up starts it)\n",
+    fprintf(stderr,
+            "%s: %s unreachable (%s): failed (a suite that needs it fails without it;"
+            " ./stack up starts it)\n",
             suite, service, detail != NULL ? detail : "no detail");
     return 1;
 }
@@ -75,7 +76,7 @@ static inline int cu_temp_file(const char *text, char *path, size_t len)
 }
 
 /* CU_SUITE_RUN("money", NULL, NULL, tests) with tests a cu_test array. */
-#define CU_SUITE_RUN(suite, init, clean, tests) \
+#define CU_SUITE_RUN(suite, init, clean, tests)                                                    \
     cu_suite_run((suite), (init), (clean), (tests), sizeof(tests) / sizeof((tests)[0]))
 
 #endif

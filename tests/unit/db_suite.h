@@ -27,8 +27,7 @@ static inline int db_suite_init(app_config *cfg, app_ctx **ctx, char *prefix, si
     *ctx = app_ctx_new(cfg, 0);
     if (*ctx == NULL)
         return -1;
-    snprintf(prefix, len, "%s%05d%04ld", tag, (int)(getpid() % 100000),
-             (long)(time(NULL) % 10000));
+    snprintf(prefix, len, "%s%05d%04ld", tag, (int)(getpid() % 100000), (long)(time(NULL) % 10000));
     return 0;
 }
 

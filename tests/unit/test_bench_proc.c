@@ -17,9 +17,9 @@ static pid_t child;
 /* A child whose environment is exactly what the tests look up. */
 static int start_child(void)
 {
-    char *const argv[] = {"sleep", "30", NULL};
-    char *const envp[] = {"IDEMPAY_WX_KEY_OLD=not this one", "IDEMPAY_WX_KEY=k3y with = sign",
-                          "OTHER=1", NULL};
+    char *const argv[] = { "sleep", "30", NULL };
+    char *const envp[] = { "IDEMPAY_WX_KEY_OLD=not this one", "IDEMPAY_WX_KEY=k3y with = sign",
+                           "OTHER=1", NULL };
 
     child = fork();
     if (child < 0)
@@ -32,8 +32,8 @@ static int start_child(void)
     for (int i = 0; i < 200; i++) {
         char exe[256] = "";
         char path[64];
-        snprintf(path, sizeof path, "/proc/%d/exe", (int)child);
-        ssize_t n = readlink(path, exe, sizeof exe - 1);
+        snprintf(path, sizeof(path), "/proc/%d/exe", (int)child);
+        ssize_t n = readlink(path, exe, sizeof(exe) - 1);
         if (n > 0 && strstr(exe, "sleep") != NULL)
             return 0;
         usleep(10000);
@@ -54,15 +54,15 @@ static void test_environ_lookup(void)
 {
     char v[64];
 
-    CU_ASSERT_EQUAL(proc_environ_get(child, "IDEMPAY_WX_KEY", v, sizeof v), 1);
+    CU_ASSERT_EQUAL(proc_environ_get(child, "IDEMPAY_WX_KEY", v, sizeof(v)), 1);
     CU_ASSERT_STRING_EQUAL(v, "k3y with = sign");
-    CU_ASSERT_EQUAL(proc_environ_get(child, "OTHER", v, sizeof v), 1);
+    CU_ASSERT_EQUAL(proc_environ_get(child, "OTHER", v, sizeof(v)), 1);
     CU_ASSERT_STRING_EQUAL(v, "1");
-    CU_ASSERT_EQUAL(proc_environ_get(child, "IDEMPAY_WX", v, sizeof v), 0);   /* a prefix only */
-    CU_ASSERT_EQUAL(proc_environ_get(child, "MISSING", v, sizeof v), 0);
-    CU_ASSERT_EQUAL(proc_environ_get(child, "IDEMPAY_WX_KEY", v, 4), 1);      /* cut to fit */
+    CU_ASSERT_EQUAL(proc_environ_get(child, "IDEMPAY_WX", v, sizeof(v)), 0); /* a prefix only */
+    CU_ASSERT_EQUAL(proc_environ_get(child, "MISSING", v, sizeof(v)), 0);
+    CU_ASSERT_EQUAL(proc_environ_get(child, "IDEMPAY_WX_KEY", v, 4), 1); /* cut to fit */
     CU_ASSERT_STRING_EQUAL(v, "k3y");
-    CU_ASSERT_EQUAL(proc_environ_get(999999999, "IDEMPAY_WX_KEY", v, sizeof v), -1);
+    CU_ASSERT_EQUAL(proc_environ_get(999999999, "IDEMPAY_WX_KEY", v, sizeof(v)), -1);
 }
 
 static void test_cpu_time(void)
@@ -90,8 +90,8 @@ static void test_cpu_time(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"a variable is read from another process's environment", test_environ_lookup},
-        {"CPU time is read for a process and for the machine", test_cpu_time},
+        { "a variable is read from another process's environment", test_environ_lookup },
+        { "CPU time is read for a process and for the machine", test_cpu_time },
     };
     if (start_child() != 0) {
         stop_child();

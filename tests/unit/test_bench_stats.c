@@ -7,7 +7,7 @@
 
 static void test_median_odd_even(void)
 {
-    stats_runs s = {0};
+    stats_runs s = { 0 };
 
     stats_add(&s, 3);
     CU_ASSERT_DOUBLE_EQUAL(stats_median(&s), 3, 1e-12);
@@ -24,25 +24,25 @@ static void test_median_odd_even(void)
 
 static void test_spread(void)
 {
-    stats_runs s = {0};
+    stats_runs s = { 0 };
 
     stats_add(&s, 100);
-    CU_ASSERT_DOUBLE_EQUAL(stats_spread(&s), 0, 1e-12);   /* one run: no spread */
+    CU_ASSERT_DOUBLE_EQUAL(stats_spread(&s), 0, 1e-12); /* one run: no spread */
     stats_add(&s, 90);
     stats_add(&s, 110);
-    CU_ASSERT_DOUBLE_EQUAL(stats_spread(&s), 0.2, 1e-12);  /* (110 - 90) / 100 */
+    CU_ASSERT_DOUBLE_EQUAL(stats_spread(&s), 0.2, 1e-12); /* (110 - 90) / 100 */
 }
 
 static void test_empty_and_full(void)
 {
-    stats_runs s = {0};
+    stats_runs s = { 0 };
 
     CU_ASSERT_FALSE(stats_has(&s));
     CU_ASSERT_DOUBLE_EQUAL(stats_median(&s), 0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(stats_spread(&s), 0, 1e-12);
     for (int i = 0; i < STATS_MAX_RUNS + 5; i++)
         stats_add(&s, i);
-    CU_ASSERT_EQUAL(s.n, STATS_MAX_RUNS);                  /* beyond the limit: ignored */
+    CU_ASSERT_EQUAL(s.n, STATS_MAX_RUNS); /* beyond the limit: ignored */
     CU_ASSERT_DOUBLE_EQUAL(stats_max(&s), STATS_MAX_RUNS - 1, 1e-12);
 }
 
@@ -51,7 +51,7 @@ static void test_quantiles(void)
     double v[100];
 
     for (int i = 0; i < 100; i++)
-        v[i] = 100 - i;                                    /* 100 .. 1, unsorted */
+        v[i] = 100 - i; /* 100 .. 1, unsorted */
     stats_sort(v, 100);
     CU_ASSERT_DOUBLE_EQUAL(v[0], 1, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(stats_quantile_sorted(v, 100, 0.50), 50, 1e-12);
@@ -65,10 +65,10 @@ static void test_quantiles(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"the median is right for odd and even counts", test_median_odd_even},
-        {"spread is (max - min) / median", test_spread},
-        {"an empty set gives zeros and the run limit is kept", test_empty_and_full},
-        {"quantiles are nearest-rank", test_quantiles},
+        { "the median is right for odd and even counts", test_median_odd_even },
+        { "spread is (max - min) / median", test_spread },
+        { "an empty set gives zeros and the run limit is kept", test_empty_and_full },
+        { "quantiles are nearest-rank", test_quantiles },
     };
     return CU_SUITE_RUN("bench_stats", NULL, NULL, tests);
 }

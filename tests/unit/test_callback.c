@@ -208,8 +208,9 @@ static void test_result_codes(void)
 
 static void test_total_fee(void)
 {
-    static const char *bad[] = { "0", "-1", "12.30", "0100", "1e3", " 1", "abc",
-                                 "99999999999", "" };
+    static const char *bad[] = {
+        "0", "-1", "12.30", "0100", "1e3", " 1", "abc", "99999999999", ""
+    };
     wx_msg m;
     callback_notification n;
 
@@ -365,8 +366,8 @@ static void test_bare_text_values(void)
     CU_ASSERT_EQUAL_FATAL(wx_sign_msg(&m, T_KEY, WX_SIGN_MD5, 0), 0);
     size_t off = (size_t)snprintf(text, sizeof(text), "<xml>");
     for (size_t i = 0; i < m.n; i++)
-        off += (size_t)snprintf(text + off, sizeof(text) - off, "<%s>%s</%s>",
-                                m.field[i].name, m.field[i].value, m.field[i].name);
+        off += (size_t)snprintf(text + off, sizeof(text) - off, "<%s>%s</%s>", m.field[i].name,
+                                m.field[i].value, m.field[i].name);
     snprintf(text + off, sizeof(text) - off, "</xml>");
     CU_ASSERT_EQUAL(t_verify_text(text, &n), CB_VERDICT_OK);
     CU_ASSERT_EQUAL(n.total_fee, 1230);
@@ -406,7 +407,7 @@ static void test_sign_type_policy(void)
     wx_msg_free(&m);
 
     t_notification(&m, "1230");
-    wx_msg_set(&m, "sign_type", "MD5");   /* named MD5 is MD5 */
+    wx_msg_set(&m, "sign_type", "MD5"); /* named MD5 is MD5 */
     CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_SIGN_TYPE);
     wx_msg_free(&m);
 
@@ -469,8 +470,8 @@ static void test_notification_shape(void)
         wx_msg_free(&m);
     }
 
-    static const char *const foreign[] = { "prepay_id", "code_url", "recall", "refund_id",
-                                           "out_refund_no", "req_info" };
+    static const char *const foreign[] = { "prepay_id", "code_url",      "recall",
+                                           "refund_id", "out_refund_no", "req_info" };
     for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
         t_notification(&m, "1230");
         wx_msg_set(&m, foreign[i], "x");
@@ -483,7 +484,7 @@ static void test_notification_shape(void)
     CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
     wx_msg_free(&m);
     t_notification(&m, "1230");
-    wx_msg_set(&m, "time_end", "202401011200001");   /* 15 digits */
+    wx_msg_set(&m, "time_end", "202401011200001"); /* 15 digits */
     CU_ASSERT_EQUAL(t_verify_msg(&m, 0, &n), CB_VERDICT_NOT_NOTIFICATION);
     wx_msg_free(&m);
     t_notification(&m, "1230");
@@ -515,7 +516,8 @@ static void test_notification_shape(void)
 static void test_verdict_metrics(void)
 {
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_SIGN_TYPE), MET_CB_FAIL_SIGN_TYPE);
-    CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_NOT_NOTIFICATION), MET_CB_FAIL_NOT_NOTIFICATION);
+    CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_NOT_NOTIFICATION),
+                    MET_CB_FAIL_NOT_NOTIFICATION);
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_OK), -1);
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_MALFORMED), MET_CB_FAIL_MALFORMED);
     CU_ASSERT_EQUAL(callback_verdict_metric(CB_VERDICT_RESULT), MET_CB_FAIL_RESULT);

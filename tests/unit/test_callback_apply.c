@@ -40,12 +40,12 @@ static char prefix[16];
 
 static int proxy_listen_fd = -1;
 static int proxy_port;
-static int proxy_upstream_port;      /* MariaDB's, read at start */
-static atomic_bool proxy_armed;      /* cut the next connection that gets a 1062 */
-static atomic_int proxy_cuts;        /* connections cut so far */
+static int proxy_upstream_port; /* MariaDB's, read at start */
+static atomic_bool proxy_armed; /* cut the next connection that gets a 1062 */
+static atomic_int proxy_cuts;   /* connections cut so far */
 
 /* MariaDB's error packet for ER_DUP_ENTRY: 0xFF, 1062 little-endian, '#23000'. */
-static const unsigned char dup_entry_packet[] = {0xFF, 0x26, 0x04, '#', '2', '3', '0', '0', '0'};
+static const unsigned char dup_entry_packet[] = { 0xFF, 0x26, 0x04, '#', '2', '3', '0', '0', '0' };
 
 static bool proxy_has_dup_entry(const unsigned char *buf, size_t n)
 {
@@ -57,7 +57,7 @@ static bool proxy_has_dup_entry(const unsigned char *buf, size_t n)
 
 static int proxy_upstream(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct sockaddr_in a = { .sin_family = AF_INET };
     int fd = socket(AF_INET, SOCK_STREAM, 0);
 
     a.sin_port = htons((uint16_t)proxy_upstream_port);
@@ -77,7 +77,7 @@ static void *proxy_conn(void *arg)
     unsigned char buf[65536];
 
     while (server >= 0) {
-        struct pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+        struct pollfd p[2] = { { client, POLLIN, 0 }, { server, POLLIN, 0 } };
         if (poll(p, 2, 10000) <= 0)
             break;
         if (p[0].revents) {
@@ -121,7 +121,7 @@ static void *proxy_accept(void *arg)
 
 static int proxy_start(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct sockaddr_in a = { .sin_family = AF_INET };
     socklen_t len = sizeof(a);
     pthread_t t;
 
@@ -184,8 +184,11 @@ static char *notification(const char *order, const char *transaction_id, long lo
 static bool apply(app_ctx *c, const char *order, const char *transaction_id, long long fee)
 {
     char *xml = notification(order, transaction_id, fee);
-    http_request req = {.method = "POST", .path = "/api/pay/callback/wechat", .query = "",
-                        .content_type = "text/xml", .remote_addr = ""};
+    http_request req = { .method = "POST",
+                         .path = "/api/pay/callback/wechat",
+                         .query = "",
+                         .content_type = "text/xml",
+                         .remote_addr = "" };
     http_response resp;
     bool ok;
 
@@ -253,7 +256,9 @@ static void test_applied_once(void)
     CU_ASSERT_EQUAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_EQUAL(row.status, ORDER_PAID);
     CU_ASSERT_STRING_EQUAL(row.transaction_id, t);
-    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_callback_record WHERE order_no = ?", no), 1);
+    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_callback_record WHERE order_no = ?",
+                              no),
+                    1);
     CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_refund WHERE order_no = ?", no), 0);
 }
 
@@ -269,8 +274,10 @@ static void test_second_charge_queued_for_refund(void)
     CU_ASSERT(apply(ctx, no, t2, 500));
     CU_ASSERT_EQUAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
     CU_ASSERT_STRING_EQUAL(row.transaction_id, t1);
-    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_refund WHERE transaction_id = ?", t2), 1);
-    CU_ASSERT_EQUAL(query_int("SELECT outcome FROM payment_callback_record WHERE third_party_no = ?", t2), 1);
+    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_refund WHERE transaction_id = ?", t2),
+                    1);
+    CU_ASSERT_EQUAL(
+        query_int("SELECT outcome FROM payment_callback_record WHERE third_party_no = ?", t2), 1);
 }
 
 /* A closed order is never paid: its charge is recorded and refunded. */
@@ -287,7 +294,8 @@ static void test_charge_of_closed_order_refunded(void)
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
     CU_ASSERT_EQUAL(row.final_reason, ORDER_FINAL_CLOSED);
     CU_ASSERT_STRING_EQUAL(row.transaction_id, "");
-    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_refund WHERE transaction_id = ?", t), 1);
+    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_refund WHERE transaction_id = ?", t),
+                    1);
 }
 
 /* The repeat of a recorded notification meets 1062 on the record INSERT;
@@ -318,7 +326,9 @@ static void test_rollback_losing_connection_after_duplicate(void)
     int cuts = atomic_load(&proxy_cuts);
     CU_ASSERT(apply(pc, no, t, 321));
     CU_ASSERT_EQUAL(atomic_load(&proxy_cuts), cuts + 1);
-    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_callback_record WHERE order_no = ?", no), 1);
+    CU_ASSERT_EQUAL(query_int("SELECT COUNT(*) FROM payment_callback_record WHERE order_no = ?",
+                              no),
+                    1);
     app_ctx_free(pc);
     if (saved_port != NULL)
         setenv("IDEMPAY_DB_PORT", saved_port, 1);
@@ -331,12 +341,13 @@ static void test_rollback_losing_connection_after_duplicate(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"the stack's MariaDB is reachable", test_database_reachable},
-        {"a notification is applied once", test_applied_once},
-        {"a second charge is queued for refund", test_second_charge_queued_for_refund},
-        {"a charge of a closed order is refunded, never PAID", test_charge_of_closed_order_refunded},
-        {"a ROLLBACK that loses the connection after 1062 starts over",
-         test_rollback_losing_connection_after_duplicate},
+        { "the stack's MariaDB is reachable", test_database_reachable },
+        { "a notification is applied once", test_applied_once },
+        { "a second charge is queued for refund", test_second_charge_queued_for_refund },
+        { "a charge of a closed order is refunded, never PAID",
+          test_charge_of_closed_order_refunded },
+        { "a ROLLBACK that loses the connection after 1062 starts over",
+          test_rollback_losing_connection_after_duplicate },
     };
     return CU_SUITE_RUN("callback_apply", suite_init, suite_clean, tests);
 }

@@ -31,7 +31,7 @@ static http_request signed_request(void)
 {
     http_request r;
 
-    memset(&r, 0, sizeof r);
+    memset(&r, 0, sizeof(r));
     r.method = "POST";
     r.path = "/api/pay";
     r.query = "x=1";
@@ -71,7 +71,7 @@ static void test_every_part_is_signed(void)
     r.query = "x=2";
     CU_ASSERT_EQUAL(caller_auth_verify(&r, key), CALLER_AUTH_BAD_SIGNATURE);
     r = signed_request();
-    r.query = "";   /* "/api/pay?x=1" is not "/api/pay" */
+    r.query = ""; /* "/api/pay?x=1" is not "/api/pay" */
     CU_ASSERT_EQUAL(caller_auth_verify(&r, key), CALLER_AUTH_BAD_SIGNATURE);
     r = signed_request();
     r.auth_timestamp = "1700000001";
@@ -83,7 +83,7 @@ static void test_every_part_is_signed(void)
     r.body_len--;
     CU_ASSERT_EQUAL(caller_auth_verify(&r, key), CALLER_AUTH_BAD_SIGNATURE);
     r = signed_request();
-    memcpy(other, key, sizeof other);
+    memcpy(other, key, sizeof(other));
     other[31] ^= 1;
     CU_ASSERT_EQUAL(caller_auth_verify(&r, other), CALLER_AUTH_BAD_SIGNATURE);
 }
@@ -97,7 +97,7 @@ static void test_signature_text(void)
         upper[i] = (char)(sig[i] >= 'a' && sig[i] <= 'f' ? sig[i] - 32 : sig[i]);
     r.auth_signature = upper;
     CU_ASSERT_EQUAL(caller_auth_verify(&r, key), CALLER_AUTH_OK);
-    memcpy(flipped, sig, sizeof flipped);
+    memcpy(flipped, sig, sizeof(flipped));
     flipped[63] = flipped[63] == '0' ? '1' : '0';
     r.auth_signature = flipped;
     CU_ASSERT_EQUAL(caller_auth_verify(&r, key), CALLER_AUTH_BAD_SIGNATURE);
@@ -108,8 +108,10 @@ static void test_signature_text(void)
 static void test_shapes(void)
 {
     http_request r = signed_request();
-    static const char *const bad_ts[] = { "", "-1700000000", "+1700000000", " 1700000000",
-                                          "1700000000 ", "17000000000000", "0x10", "1e9" };
+    static const char *const bad_ts[] = {
+        "",     "-1700000000", "+1700000000", " 1700000000", "1700000000 ", "17000000000000",
+        "0x10", "1e9"
+    };
     static const char *const bad_nonce[] = { "", "short", "has space 0123456789",
                                              "nonce/0123456789ab", "nonce.0123456789ab" };
 
@@ -119,12 +121,12 @@ static void test_shapes(void)
     r = signed_request();
     r.auth_signature = NULL;
     CU_ASSERT_EQUAL(caller_auth_screen(&r, NOW, 300, NULL), CALLER_AUTH_MISSING);
-    for (size_t i = 0; i < sizeof bad_ts / sizeof bad_ts[0]; i++) {
+    for (size_t i = 0; i < sizeof(bad_ts) / sizeof(bad_ts[0]); i++) {
         r = signed_request();
         r.auth_timestamp = bad_ts[i];
         CU_ASSERT_EQUAL(caller_auth_screen(&r, NOW, 300, NULL), CALLER_AUTH_MALFORMED);
     }
-    for (size_t i = 0; i < sizeof bad_nonce / sizeof bad_nonce[0]; i++) {
+    for (size_t i = 0; i < sizeof(bad_nonce) / sizeof(bad_nonce[0]); i++) {
         r = signed_request();
         r.auth_nonce = bad_nonce[i];
         CU_ASSERT_EQUAL(caller_auth_screen(&r, NOW, 300, NULL), CALLER_AUTH_MALFORMED);
@@ -162,21 +164,26 @@ static void test_keys(void)
     static const char hex[] = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(hex, k1), 0);
-    CU_ASSERT_EQUAL(memcmp(k1, key, sizeof k1), 0);
+    CU_ASSERT_EQUAL(memcmp(k1, key, sizeof(k1)), 0);
     CU_ASSERT_EQUAL(caller_sign_key_from_hex("00", k1), -1);
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(NULL, k1), -1);
     CU_ASSERT_EQUAL(caller_sign_key_from_hex(
-        "zz0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", k1), -1);
+                        "zz0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", k1),
+                    -1);
     CU_ASSERT_EQUAL(caller_store_derive_key(IDEMPAY_DEV_KEY, "shop-1",
-                                            "00112233445566778899aabbccddeeff", k1), 0);
+                                            "00112233445566778899aabbccddeeff", k1),
+                    0);
     CU_ASSERT_EQUAL(caller_store_derive_key(IDEMPAY_DEV_KEY, "shop-2",
-                                            "00112233445566778899aabbccddeeff", k2), 0);
+                                            "00112233445566778899aabbccddeeff", k2),
+                    0);
     CU_ASSERT_EQUAL(caller_store_derive_key("another-merchant-key-0123456789ab", "shop-1",
-                                            "00112233445566778899aabbccddeeff", k3), 0);
-    CU_ASSERT_NOT_EQUAL(memcmp(k1, k2, sizeof k1), 0);
-    CU_ASSERT_NOT_EQUAL(memcmp(k1, k3, sizeof k1), 0);
+                                            "00112233445566778899aabbccddeeff", k3),
+                    0);
+    CU_ASSERT_NOT_EQUAL(memcmp(k1, k2, sizeof(k1)), 0);
+    CU_ASSERT_NOT_EQUAL(memcmp(k1, k3, sizeof(k1)), 0);
     CU_ASSERT_EQUAL(caller_sign_headers("shop-1", hex, NOW, "GET", "/api/pay/token", "user_id=1",
-                                        NULL, 0, lines), 0);
+                                        NULL, 0, lines),
+                    0);
     CU_ASSERT_STRING_EQUAL(lines[0], "X-Idempay-Caller: shop-1");
     CU_ASSERT_STRING_EQUAL(lines[1], "X-Idempay-Timestamp: 1700000000");
     CU_ASSERT_EQUAL(strncmp(lines[3], "X-Idempay-Signature: ", 21), 0);

@@ -66,10 +66,10 @@ static void test_letters_round_trip(void)
                     1);
     CU_ASSERT_STRING_EQUAL(a, "order-1");
     CU_ASSERT_EQUAL(a_null, 0);
-    CU_ASSERT_STRING_EQUAL(b, "");          /* NULL parameter, NULL column: "" */
+    CU_ASSERT_STRING_EQUAL(b, ""); /* NULL parameter, NULL column: "" */
     CU_ASSERT_EQUAL(n, 42);
     CU_ASSERT_STRING_EQUAL(nul, "");
-    CU_ASSERT_EQUAL(nn, 0);                 /* NULL number: 0 */
+    CU_ASSERT_EQUAL(nn, 0); /* NULL number: 0 */
     CU_ASSERT_EQUAL(n_null, 1);
     CU_ASSERT_EQUAL(db_stmt_fetch(st, "ssls", a, sizeof(a), b, sizeof(b), &n, nul, sizeof(nul)), 0);
 }
@@ -82,9 +82,10 @@ static void test_text_cut_at_buffer(void)
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(st);
     CU_ASSERT_EQUAL_FATAL(db_stmt_exec(st, "ssl", "abcdef", "abc", 1LL), 0);
-    CU_ASSERT_EQUAL(db_stmt_fetch(st, "ssls", small, sizeof(small), b, sizeof(b), &n, c, sizeof(c)), 1);
-    CU_ASSERT_STRING_EQUAL(small, "abc");   /* cap - 1 characters, terminated */
-    CU_ASSERT_STRING_EQUAL(b, "abc");       /* exactly cap - 1: whole */
+    CU_ASSERT_EQUAL(db_stmt_fetch(st, "ssls", small, sizeof(small), b, sizeof(b), &n, c, sizeof(c)),
+                    1);
+    CU_ASSERT_STRING_EQUAL(small, "abc"); /* cap - 1 characters, terminated */
+    CU_ASSERT_STRING_EQUAL(b, "abc");     /* exactly cap - 1: whole */
     db_stmt_done(st);
 }
 
@@ -99,7 +100,7 @@ static void test_malloc_text(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(big);
     CU_ASSERT_EQUAL(strlen(big), 70000);
     CU_ASSERT_EQUAL(big[69999], 'x');
-    CU_ASSERT_PTR_NULL(none);               /* NULL column: NULL */
+    CU_ASSERT_PTR_NULL(none); /* NULL column: NULL */
     CU_ASSERT_PTR_NOT_NULL(empty);
     if (empty != NULL)
         CU_ASSERT_STRING_EQUAL(empty, "");
@@ -122,7 +123,7 @@ static void test_bad_letters(void)
     CU_ASSERT_EQUAL(db_stmt_exec(st, "sssssssssssssssssssssssss", "", "", "", "", "", "", "", "",
                                  "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "",
                                  ""),
-                    -1);                    /* 25 letters: more than it binds */
+                    -1); /* 25 letters: more than it binds */
     CU_ASSERT_EQUAL_FATAL(db_stmt_exec(st, "ssl", "a", "b", 1LL), 0);
     CU_ASSERT_EQUAL(db_stmt_fetch(st, "mlq", &t, &n), -1);
     CU_ASSERT_PTR_NULL(t);

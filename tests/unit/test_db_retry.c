@@ -18,7 +18,7 @@
 #define SCRIPT_MAX 32
 
 typedef struct {
-    db_try_status status[SCRIPT_MAX];  /* what try i says; past n: the last */
+    db_try_status status[SCRIPT_MAX]; /* what try i says; past n: the last */
     db_try_report report[SCRIPT_MAX];
     int n;
     int tries;
@@ -54,7 +54,10 @@ static void script_add(script *s, db_try_status st, unsigned int err_no, bool lo
 }
 
 static const db_retry_policy policy = {
-    .max_tries = 5, .max_lost_tries = 2, .pause_base_ms = 1, .pause_step_ms = 2,
+    .max_tries = 5,
+    .max_lost_tries = 2,
+    .pause_base_ms = 1,
+    .pause_step_ms = 2,
     .sleep_ms = record_sleep,
 };
 
@@ -88,7 +91,7 @@ static void test_a_deadlock_forever_ends_after_max_tries(void)
     script_add(&s, DB_TRY_FAILED, 1213, false, false);
     CU_ASSERT_EQUAL(run(&policy, &s, &last), -1);
     CU_ASSERT_EQUAL(s.tries, 5);
-    CU_ASSERT_EQUAL(npauses, 4);      /* none after the last try */
+    CU_ASSERT_EQUAL(npauses, 4); /* none after the last try */
     CU_ASSERT_EQUAL(last.err_no, 1213);
 }
 
@@ -96,12 +99,12 @@ static void test_a_lost_connection_gets_max_lost_tries(void)
 {
     script s = { .n = 0 };
 
-    script_add(&s, DB_TRY_FAILED, 2013, false, false);   /* lost by its number */
+    script_add(&s, DB_TRY_FAILED, 2013, false, false); /* lost by its number */
     CU_ASSERT_EQUAL(run(&policy, &s, NULL), -1);
     CU_ASSERT_EQUAL(s.tries, 2);
 
     script t = { .n = 0 };
-    script_add(&t, DB_TRY_FAILED, 0, true, false);       /* lost by the try's word */
+    script_add(&t, DB_TRY_FAILED, 0, true, false); /* lost by the try's word */
     script_add(&t, DB_TRY_DONE, 0, false, false);
     CU_ASSERT_EQUAL(run(&policy, &t, NULL), 0);
     CU_ASSERT_EQUAL(t.tries, 2);
@@ -217,8 +220,9 @@ static void test_a_lock_wait_timeout_is_tried_again(void)
 
     CU_ASSERT_FATAL(holder != NULL && waiter != NULL);
     CU_ASSERT_EQUAL_FATAL(exec1(holder, "START TRANSACTION", NULL), 0);
-    CU_ASSERT_EQUAL_FATAL(
-        exec1(holder, "SELECT 1 FROM payment_order WHERE order_no = ? FOR UPDATE", order_no), 0);
+    CU_ASSERT_EQUAL_FATAL(exec1(holder, "SELECT 1 FROM payment_order WHERE order_no = ? FOR UPDATE",
+                                order_no),
+                          0);
     CU_ASSERT_EQUAL(db_run(&p, waiter_try, &w, NULL), 0);
     CU_ASSERT_EQUAL(w.first_err, 1205);
     CU_ASSERT_EQUAL(w.tries, 2);
@@ -238,8 +242,10 @@ static int suite_init(void)
     }
     snprintf(order_no, sizeof(order_no), "DBRT%05d", (int)(getpid() % 100000));
     (void)exec1(holder, "DELETE FROM payment_order WHERE order_no = ?", order_no);
-    if (exec1(holder, "INSERT INTO payment_order (order_no, user_id, amount, status) "
-                      "VALUES (?, 1, 1.00, 0)", order_no) != 0 ||
+    if (exec1(holder,
+              "INSERT INTO payment_order (order_no, user_id, amount, status) "
+              "VALUES (?, 1, 1.00, 0)",
+              order_no) != 0 ||
         exec1(waiter, "SET SESSION innodb_lock_wait_timeout = 1", NULL) != 0)
         return -1;
     return 0;

@@ -40,7 +40,7 @@ static void *thread_init(int index)
 static void handle(void *tctx, const http_request *req, http_response *resp)
 {
     char text[HTTP_MAX_BODY + 512];
-    int n = snprintf(text, sizeof text,
+    int n = snprintf(text, sizeof(text),
                      "tctx=%s method=%s path=%s query=%s ct=%s key=%s remote=%s fd=%s "
                      "too_large=%d len=%zu body=%s",
                      tctx == (void *)0x1d ? "ok" : "bad", req->method, req->path, req->query,
@@ -50,12 +50,12 @@ static void handle(void *tctx, const http_request *req, http_response *resp)
 
     if (strcmp(req->path, "/empty") == 0) {
         resp->status = 204;
-        snprintf(resp->content_type, sizeof resp->content_type, "text/plain");
+        snprintf(resp->content_type, sizeof(resp->content_type), "text/plain");
         return;
     }
     http_response_header(resp, "X-Echo", "1");
     http_response_set(resp, 201, "text/plain; charset=utf-8", text,
-                      n > 0 && (size_t)n < sizeof text ? (size_t)n : 0);
+                      n > 0 && (size_t)n < sizeof(text) ? (size_t)n : 0);
 }
 
 static void *serve(void *arg)
@@ -85,8 +85,9 @@ static void put(bytes *b, const void *p, size_t n)
 
 static void record(bytes *b, int type, const void *content, size_t n)
 {
-    unsigned char h[8] = { 1, (unsigned char)type, 0, 1, (unsigned char)(n >> 8),
-                           (unsigned char)(n & 0xff), 0, 0 };
+    unsigned char h[8] = {
+        1, (unsigned char)type, 0, 1, (unsigned char)(n >> 8), (unsigned char)(n & 0xff), 0, 0
+    };
     put(b, h, 8);
     put(b, content, n);
 }
@@ -107,21 +108,21 @@ static void nv_len(bytes *b, size_t n)
  * and returns what came back on stdout (malloc'd, NUL-terminated). */
 static char *fcgi_call(const char *const *params, const char *body, size_t body_len)
 {
-    static const unsigned char begin[8] = { 0, 1, 0, 0, 0, 0, 0, 0 };   /* responder */
+    static const unsigned char begin[8] = { 0, 1, 0, 0, 0, 0, 0, 0 }; /* responder */
     bytes out = { 0 }, nv = { 0 }, in = { 0 };
     struct sockaddr_un sa;
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
-    memset(&sa, 0, sizeof sa);
+    memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock_path);
-    for (int i = 0; connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0; i++) {
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+    for (int i = 0; connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0; i++) {
         struct timespec ts = { 0, 20000000L };
         if (i > 250)
             return NULL;
-        nanosleep(&ts, NULL);   /* the adapter is still starting */
+        nanosleep(&ts, NULL); /* the adapter is still starting */
     }
-    record(&out, FCGI_BEGIN_REQUEST, begin, sizeof begin);
+    record(&out, FCGI_BEGIN_REQUEST, begin, sizeof(begin));
     for (size_t i = 0; params[i] != NULL; i += 2) {
         nv_len(&nv, strlen(params[i]));
         nv_len(&nv, strlen(params[i + 1]));
@@ -172,10 +173,10 @@ static int suite_init(void)
 {
     pthread_t t;
 
-    snprintf(sock_dir, sizeof sock_dir, "/tmp/idempay-fcgi-XXXXXX");
+    snprintf(sock_dir, sizeof(sock_dir), "/tmp/idempay-fcgi-XXXXXX");
     if (mkdtemp(sock_dir) == NULL)
         return -1;
-    snprintf(sock_path, sizeof sock_path, "%s/adapter.sock", sock_dir);
+    snprintf(sock_path, sizeof(sock_path), "%s/adapter.sock", sock_dir);
     /* Serves until the process exits. */
     if (pthread_create(&t, NULL, serve, NULL) != 0)
         return -1;
@@ -196,28 +197,49 @@ typedef struct {
     const char *name;
     const char *const *params;
     const char *body;
-    const char *const *expect;    /* substrings of the reply, NULL-terminated */
+    const char *const *expect; /* substrings of the reply, NULL-terminated */
 } fcgi_case;
 
-static const char *const p_get[] = { "REQUEST_METHOD", "GET", "REQUEST_URI", "/api/pay/orders/A1?x=1&y=2",
-                                     "QUERY_STRING", "x=1&y=2", "REMOTE_ADDR", "127.0.0.1", NULL };
-static const char *const e_get[] = { "Status: 201\r\n", "Content-Type: text/plain; charset=utf-8\r\n",
-                                     "X-Echo: 1\r\n", "tctx=ok method=GET path=/api/pay/orders/A1 ",
+static const char *const p_get[] = { "REQUEST_METHOD",
+                                     "GET",
+                                     "REQUEST_URI",
+                                     "/api/pay/orders/A1?x=1&y=2",
+                                     "QUERY_STRING",
+                                     "x=1&y=2",
+                                     "REMOTE_ADDR",
+                                     "127.0.0.1",
+                                     NULL };
+static const char *const e_get[] = { "Status: 201\r\n",
+                                     "Content-Type: text/plain; charset=utf-8\r\n",
+                                     "X-Echo: 1\r\n",
+                                     "tctx=ok method=GET path=/api/pay/orders/A1 ",
                                      "query=x=1&y=2 ct= key=(none) remote=127.0.0.1 fd=yes",
-                                     "too_large=0 len=0 body=", NULL };
-static const char *const p_post[] = { "REQUEST_METHOD", "POST", "REQUEST_URI", "/api/pay",
-                                      "CONTENT_TYPE", "application/json", "CONTENT_LENGTH", "12",
-                                      "HTTP_IDEMPOTENCY_KEY", "k-1", NULL };
-static const char *const e_post[] = { "method=POST path=/api/pay query= ct=application/json key=k-1",
-                                      "len=12 body={\"amount\":1}", "Content-Length: ", NULL };
-static const char *const p_bare[] = { NULL };    /* no parameters at all: the defaults */
+                                     "too_large=0 len=0 body=",
+                                     NULL };
+static const char *const p_post[] = { "REQUEST_METHOD",
+                                      "POST",
+                                      "REQUEST_URI",
+                                      "/api/pay",
+                                      "CONTENT_TYPE",
+                                      "application/json",
+                                      "CONTENT_LENGTH",
+                                      "12",
+                                      "HTTP_IDEMPOTENCY_KEY",
+                                      "k-1",
+                                      NULL };
+static const char *const e_post[] = {
+    "method=POST path=/api/pay query= ct=application/json key=k-1", "len=12 body={\"amount\":1}",
+    "Content-Length: ", NULL
+};
+static const char *const p_bare[] = { NULL }; /* no parameters at all: the defaults */
 static const char *const e_bare[] = { "method=GET path=/ query= ct= key=(none) remote= ", NULL };
-static const char *const p_big[] = { "REQUEST_METHOD", "POST", "REQUEST_URI", "/api/pay",
+static const char *const p_big[] = { "REQUEST_METHOD", "POST",  "REQUEST_URI", "/api/pay",
                                      "CONTENT_LENGTH", "65537", NULL };
 static const char *const e_big[] = { "too_large=1 len=0 body=", NULL };
 static const char *const p_empty[] = { "REQUEST_URI", "/empty", NULL };
-static const char *const e_empty[] = { "Status: 204\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n",
-                                       NULL };
+static const char *const e_empty[] = {
+    "Status: 204\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n", NULL
+};
 
 static void run_case(const fcgi_case *c)
 {
@@ -242,7 +264,7 @@ static void test_requests(void)
         { "body over the limit", p_big, NULL, e_big },
         { "an empty reply", p_empty, NULL, e_empty },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_case(&cases[i]);
 }
 
@@ -251,12 +273,12 @@ static void test_body_at_the_limit(void)
     static char body[HTTP_MAX_BODY + 1];
     char cl[16], want[64];
     memset(body, 'b', HTTP_MAX_BODY);
-    snprintf(cl, sizeof cl, "%d", HTTP_MAX_BODY);
-    const char *const params[] = { "REQUEST_METHOD", "POST", "REQUEST_URI", "/b", "CONTENT_LENGTH", cl,
-                                   NULL };
+    snprintf(cl, sizeof(cl), "%d", HTTP_MAX_BODY);
+    const char *const params[] = { "REQUEST_METHOD", "POST", "REQUEST_URI", "/b",
+                                   "CONTENT_LENGTH", cl,     NULL };
     char *reply = fcgi_call(params, body, HTTP_MAX_BODY);
     CU_ASSERT_PTR_NOT_NULL_FATAL(reply);
-    snprintf(want, sizeof want, "too_large=0 len=%d body=bbbb", HTTP_MAX_BODY);
+    snprintf(want, sizeof(want), "too_large=0 len=%d body=bbbb", HTTP_MAX_BODY);
     CU_ASSERT_PTR_NOT_NULL(strstr(reply, want));
     free(reply);
 }
@@ -264,7 +286,7 @@ static void test_body_at_the_limit(void)
 static void test_long_path_is_cut(void)
 {
     static char uri[4096];
-    memset(uri, 'p', sizeof uri - 1);
+    memset(uri, 'p', sizeof(uri) - 1);
     uri[0] = '/';
     const char *const params[] = { "REQUEST_URI", uri, NULL };
     char *reply = fcgi_call(params, NULL, 0);
@@ -272,7 +294,7 @@ static void test_long_path_is_cut(void)
     char *p = strstr(reply, "path=");
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     size_t n = strcspn(p + 5, " ");
-    CU_ASSERT_EQUAL(n, 2047);              /* the adapter's path buffer, NUL-terminated */
+    CU_ASSERT_EQUAL(n, 2047); /* the adapter's path buffer, NUL-terminated */
     free(reply);
 }
 

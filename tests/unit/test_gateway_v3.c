@@ -88,7 +88,7 @@ static wx3_signed_headers signed_by_platform(const char *body, const char *ts, c
     snprintf(sig, 1024, "%s", b64);
     free(msg);
     free(b64);
-    return (wx3_signed_headers){cert.serial, sig, ts, "n0nce"};
+    return (wx3_signed_headers){ cert.serial, sig, ts, "n0nce" };
 }
 
 static const char *now_text(long delta)
@@ -105,8 +105,8 @@ static void test_request_authorization_verifies_under_the_merchant_certificate(v
     const char *body = "{\"mchid\":\"1900000109\"}";
     const char *url = "/v3/pay/transactions/out-trade-no/A1/close";
 
-    CU_ASSERT_FATAL(gateway_v3_authorization(&cfg, "POST", url, body, "1700000000", "NONCE1",
-                                             hdr, sizeof(hdr)) == 0);
+    CU_ASSERT_FATAL(gateway_v3_authorization(&cfg, "POST", url, body, "1700000000", "NONCE1", hdr,
+                                             sizeof(hdr)) == 0);
     CU_ASSERT(strncmp(hdr, "Authorization: ", 15) == 0);
     CU_ASSERT_FATAL(wx3_auth_parse(hdr + 15, &a, why, sizeof(why)) == 0);
     CU_ASSERT_STRING_EQUAL(a.mchid, "1900000109");
@@ -179,7 +179,7 @@ static void test_reply_without_signature_headers_is_refused(void)
     char sig[1024];
     const char *body = "{}";
     wx3_signed_headers h = signed_by_platform(body, now_text(0), sig);
-    wx3_signed_headers none = {NULL, NULL, NULL, NULL};
+    wx3_signed_headers none = { NULL, NULL, NULL, NULL };
 
     CU_ASSERT_EQUAL(wx3_trust_check(&trust, &none, body, 2, time(NULL), 300), WX3_TRUST_MISSING);
     h.timestamp = "17e9";
@@ -194,9 +194,12 @@ static char *certificates_body(const char *key)
                                      strlen(test_cert_pem), &ct) == 0);
     size_t cap = strlen(ct) + 512;
     char *b = malloc(cap);
-    snprintf(b, cap, "{\"data\":[{\"serial_no\":\"%s\",\"effective_time\":\"x\",\"expire_time\":\"y\","
-             "\"encrypt_certificate\":{\"algorithm\":\"AEAD_AES_256_GCM\",\"nonce\":\"c3rtn0nce123\","
-             "\"associated_data\":\"certificate\",\"ciphertext\":\"%s\"}}]}", cert.serial, ct);
+    snprintf(
+        b, cap,
+        "{\"data\":[{\"serial_no\":\"%s\",\"effective_time\":\"x\",\"expire_time\":\"y\","
+        "\"encrypt_certificate\":{\"algorithm\":\"AEAD_AES_256_GCM\",\"nonce\":\"c3rtn0nce123\","
+        "\"associated_data\":\"certificate\",\"ciphertext\":\"%s\"}}]}",
+        cert.serial, ct);
     free(ct);
     return b;
 }
@@ -205,14 +208,17 @@ static void test_certificate_list_is_believed_only_under_the_apiv3_key(void)
 {
     wx3_trust t;
     char why[128];
-    char *good = certificates_body(APIV3), *other = certificates_body("ZZZZ456789abcdefghijABCDEFGHIJ01");
+    char *good = certificates_body(APIV3),
+         *other = certificates_body("ZZZZ456789abcdefghijABCDEFGHIJ01");
 
     wx3_trust_init(&t);
     CU_ASSERT_EQUAL(wx3_trust_load_certificates(&t, other, strlen(other), APIV3, time(NULL), why,
-                                                sizeof(why)), -1);
+                                                sizeof(why)),
+                    -1);
     CU_ASSERT_FALSE(wx3_trust_has(&t, cert.serial));
     CU_ASSERT_EQUAL(wx3_trust_load_certificates(&t, good, strlen(good), APIV3, time(NULL), why,
-                                                sizeof(why)), 1);
+                                                sizeof(why)),
+                    1);
     CU_ASSERT_TRUE(wx3_trust_has(&t, cert.serial));
     wx3_trust_clear(&t);
     free(good);
@@ -247,21 +253,25 @@ static void test_v3_replies_mean_what_v2_replies_mean(void)
     gw_result r;
 
     CU_ASSERT_EQUAL(meaning(200, "{\"code_url\":\"weixin://wxpay/bizpayurl?pr=Ab12\"}",
-                            GW3_PREPAY_NATIVE, "A1", &r), GW_PREPAY);
+                            GW3_PREPAY_NATIVE, "A1", &r),
+                    GW_PREPAY);
     CU_ASSERT_STRING_EQUAL(r.prepay_id, "Ab12");
     CU_ASSERT_EQUAL(meaning(200, "{\"prepay_id\":\"wx26112\"}", GW3_PREPAY_JSAPI, "A1", &r),
                     GW_PREPAY);
     CU_ASSERT_EQUAL(meaning(400, "{\"code\":\"ORDER_PAID\",\"message\":\"x\"}", GW3_PREPAY_JSAPI,
-                            "A1", &r), GW_ORDERPAID);
-    CU_ASSERT_EQUAL(meaning(500, "{\"code\":\"SYSTEM_ERROR\",\"message\":\"x\"}",
-                            GW3_PREPAY_NATIVE, "A1", &r), GW_UNKNOWN);
+                            "A1", &r),
+                    GW_ORDERPAID);
+    CU_ASSERT_EQUAL(meaning(500, "{\"code\":\"SYSTEM_ERROR\",\"message\":\"x\"}", GW3_PREPAY_NATIVE,
+                            "A1", &r),
+                    GW_UNKNOWN);
     CU_ASSERT_EQUAL(meaning(502, "", GW3_PREPAY_NATIVE, "A1", &r), GW_UNKNOWN);
     /* a 5xx or 429 is not known, whatever code it names (found by fuzz_v3) */
     CU_ASSERT_EQUAL(meaning(500, "{\"code\":\"SYSEMT_ERROR\"}", GW3_PREPAY_NATIVE, "A1", &r),
                     GW_UNKNOWN);
     CU_ASSERT_EQUAL(meaning(429, "{\"code\":\"RATE\"}", GW3_REFUND, "4200001", &r), GW_UNKNOWN);
     CU_ASSERT_EQUAL(meaning(400, "{\"code\":\"PARAM_ERROR\",\"message\":\"x\"}", GW3_PREPAY_NATIVE,
-                            "A1", &r), GW_NOT_CHARGED);
+                            "A1", &r),
+                    GW_NOT_CHARGED);
     CU_ASSERT_EQUAL(meaning(204, "", GW3_CLOSE, "A1", &r), GW_CLOSED);
     CU_ASSERT_EQUAL(meaning(400, "{\"code\":\"ORDER_CLOSED\"}", GW3_CLOSE, "A1", &r), GW_CLOSED);
     CU_ASSERT_EQUAL(meaning(500, "{\"code\":\"SYSTEM_ERROR\"}", GW3_CLOSE, "A1", &r), GW_UNKNOWN);
@@ -280,11 +290,13 @@ static void test_v3_query_reports_the_charge_of_our_order_only(void)
     CU_ASSERT_EQUAL(meaning(200, paid, GW3_QUERY, "A1", &r), GW_CHARGED);
     CU_ASSERT_STRING_EQUAL(r.transaction_id, "4200001");
     CU_ASSERT_EQUAL(r.total_fee, 1230);
-    CU_ASSERT_EQUAL(meaning(200, paid, GW3_QUERY, "B2", &r), GW_UNKNOWN);     /* another order */
-    CU_ASSERT_EQUAL(meaning(200, other, GW3_QUERY, "A1", &r), GW_UNKNOWN);    /* another merchant */
-    CU_ASSERT_EQUAL(meaning(200, "{\"appid\":\"wx0000000000000000\",\"mchid\":\"1900000109\","
-                                 "\"out_trade_no\":\"A1\",\"trade_state\":\"NOTPAY\"}",
-                            GW3_QUERY, "A1", &r), GW_NOT_CHARGED);
+    CU_ASSERT_EQUAL(meaning(200, paid, GW3_QUERY, "B2", &r), GW_UNKNOWN);  /* another order */
+    CU_ASSERT_EQUAL(meaning(200, other, GW3_QUERY, "A1", &r), GW_UNKNOWN); /* another merchant */
+    CU_ASSERT_EQUAL(meaning(200,
+                            "{\"appid\":\"wx0000000000000000\",\"mchid\":\"1900000109\","
+                            "\"out_trade_no\":\"A1\",\"trade_state\":\"NOTPAY\"}",
+                            GW3_QUERY, "A1", &r),
+                    GW_NOT_CHARGED);
     CU_ASSERT_EQUAL(meaning(404, "{\"code\":\"ORDER_NOT_EXIST\"}", GW3_QUERY, "A1", &r),
                     GW_NOT_CHARGED);
     CU_ASSERT_EQUAL(meaning(200, "not json", GW3_QUERY, "A1", &r), GW_UNKNOWN);
@@ -296,11 +308,14 @@ static void test_v3_refund_statuses_are_v2s(void)
     const char *closed = "{\"out_refund_no\":\"RM1\",\"refund_id\":\"5001\",\"status\":\"CLOSED\","
                          "\"amount\":{\"refund\":100,\"total\":1230}}";
 
-    CU_ASSERT_EQUAL(meaning(200, "{\"transaction_id\":\"4200001\",\"out_refund_no\":\"RM1\","
-                                 "\"status\":\"PROCESSING\"}", GW3_REFUND, "4200001", &r),
+    CU_ASSERT_EQUAL(meaning(200,
+                            "{\"transaction_id\":\"4200001\",\"out_refund_no\":\"RM1\","
+                            "\"status\":\"PROCESSING\"}",
+                            GW3_REFUND, "4200001", &r),
                     GW_CHARGED);
     CU_ASSERT_EQUAL(meaning(200, "{\"transaction_id\":\"4299999\",\"status\":\"PROCESSING\"}",
-                            GW3_REFUND, "4200001", &r), GW_UNKNOWN);
+                            GW3_REFUND, "4200001", &r),
+                    GW_UNKNOWN);
     CU_ASSERT_EQUAL(meaning(403, "{\"code\":\"NOT_ENOUGH\"}", GW3_REFUND, "4200001", &r),
                     GW_NOT_CHARGED);
     CU_ASSERT_STRING_EQUAL(r.err_code, "NOTENOUGH");
@@ -317,15 +332,16 @@ static void test_v3_refund_statuses_are_v2s(void)
 static char *envelope(const char *event, const char *aad, const char *resource, int tamper)
 {
     char *ct = NULL;
-    CU_ASSERT_FATAL(wx3_aead_encrypt(APIV3, "n0tifyn0nce1", aad, resource, strlen(resource),
-                                     &ct) == 0);
+    CU_ASSERT_FATAL(wx3_aead_encrypt(APIV3, "n0tifyn0nce1", aad, resource, strlen(resource), &ct) ==
+                    0);
     if (tamper) {
         size_t n = strlen(ct);
-        ct[n - 6] = ct[n - 6] == 'A' ? 'B' : 'A';   /* inside the tag's base64 */
+        ct[n - 6] = ct[n - 6] == 'A' ? 'B' : 'A'; /* inside the tag's base64 */
     }
     size_t cap = strlen(ct) + 512;
     char *b = malloc(cap);
-    snprintf(b, cap, "{\"id\":\"EV-1\",\"create_time\":\"2026-12-02T12:00:00+08:00\","
+    snprintf(b, cap,
+             "{\"id\":\"EV-1\",\"create_time\":\"2026-12-02T12:00:00+08:00\","
              "\"resource_type\":\"encrypt-resource\",\"event_type\":\"%s\",\"summary\":\"s\","
              "\"resource\":{\"original_type\":\"%s\",\"algorithm\":\"AEAD_AES_256_GCM\","
              "\"ciphertext\":\"%s\",\"associated_data\":\"%s\",\"nonce\":\"n0tifyn0nce1\"}}",
@@ -334,9 +350,10 @@ static char *envelope(const char *event, const char *aad, const char *resource, 
     return b;
 }
 
-#define PAYMENT "{\"appid\":\"wx0000000000000000\",\"mchid\":\"1900000109\",\"out_trade_no\":" \
-                "\"ORDER0001\",\"transaction_id\":\"4200000001\",\"trade_state\":\"SUCCESS\"," \
-                "\"amount\":{\"total\":1230,\"payer_total\":1230,\"currency\":\"CNY\"}}"
+#define PAYMENT                                                                                    \
+    "{\"appid\":\"wx0000000000000000\",\"mchid\":\"1900000109\",\"out_trade_no\":"                 \
+    "\"ORDER0001\",\"transaction_id\":\"4200000001\",\"trade_state\":\"SUCCESS\","                 \
+    "\"amount\":{\"total\":1230,\"payer_total\":1230,\"currency\":\"CNY\"}}"
 
 /* callback_v3_verify of body signed now (or with headers h when given). */
 static int decode(const char *body, cb3_notification *n)
@@ -398,10 +415,12 @@ static void test_notification_with_a_wrong_serial_or_stale_timestamp_is_refused(
 static void test_notification_of_another_merchant_is_refused(void)
 {
     cb3_notification n;
-    char *b = envelope("TRANSACTION.SUCCESS", "transaction",
-                       "{\"appid\":\"wx0000000000000000\",\"mchid\":\"1900000999\",\"out_trade_no\":"
-                       "\"ORDER0001\",\"transaction_id\":\"4200000001\",\"trade_state\":\"SUCCESS\","
-                       "\"amount\":{\"total\":1230}}", 0);
+    char *b =
+        envelope("TRANSACTION.SUCCESS", "transaction",
+                 "{\"appid\":\"wx0000000000000000\",\"mchid\":\"1900000999\",\"out_trade_no\":"
+                 "\"ORDER0001\",\"transaction_id\":\"4200000001\",\"trade_state\":\"SUCCESS\","
+                 "\"amount\":{\"total\":1230}}",
+                 0);
 
     CU_ASSERT_EQUAL(decode(b, &n), -1);
     CU_ASSERT_EQUAL(n.verdict, CB_VERDICT_MERCHANT);
@@ -425,7 +444,7 @@ static void test_refund_notification_decodes_in_v2_words(void)
     CU_ASSERT_STRING_EQUAL(n.refund.refund_status, "REFUNDCLOSE");
     CU_ASSERT_EQUAL(n.refund.refund_fee, 100);
     callback_v3_free(&n);
-    CU_ASSERT_EQUAL(decode(wrong, &n), -1);   /* the event says SUCCESS, the refund CLOSED */
+    CU_ASSERT_EQUAL(decode(wrong, &n), -1); /* the event says SUCCESS, the refund CLOSED */
     callback_v3_free(&n);
     free(b);
     free(wrong);
@@ -434,7 +453,7 @@ static void test_refund_notification_decodes_in_v2_words(void)
 static void test_a_bill_is_taken_only_with_its_sha1(void)
 {
     const char *bill = "交易时间,公众账号ID\n`2026-12-02 10:00:00,`wx0000000000000000\n";
-    const char *other = "8c0b3ed4ea4c2e1b5c3f3d7ff0b0f4e1b4a5b1c9";   /* another text's */
+    const char *other = "8c0b3ed4ea4c2e1b5c3f3d7ff0b0f4e1b4a5b1c9"; /* another text's */
     unsigned char md[20];
     char hex[41];
     size_t n = 0;
@@ -442,7 +461,7 @@ static void test_a_bill_is_taken_only_with_its_sha1(void)
     CU_ASSERT_FATAL(EVP_Q_digest(NULL, "SHA1", NULL, bill, strlen(bill), md, &n) == 1);
     for (size_t i = 0; i < n; i++)
         snprintf(hex + 2 * i, 3, "%02X", md[i]);
-    CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), hex), 0);   /* either case */
+    CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), hex), 0); /* either case */
     CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill) - 1, hex), -1);
     CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), other), -1);
     CU_ASSERT_EQUAL(gateway_v3_bill_hash_ok(bill, strlen(bill), NULL), -1);
@@ -456,7 +475,7 @@ static void test_v3_fails_closed_without_its_material(void)
     setenv("IDEMPAY_CONFIG", "none", 1);
     unsetenv("IDEMPAY_WX_APIV3_KEY_FILE");
     unsetenv("IDEMPAY_WX_API");
-    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), 0);                 /* v2: nothing v3 read */
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), 0); /* v2: nothing v3 read */
     CU_ASSERT_EQUAL(vc.api, WX_API_V2);
     CU_ASSERT_PTR_NULL(vc.key);
     setenv("IDEMPAY_WX_API", "v4", 1);
@@ -465,15 +484,15 @@ static void test_v3_fails_closed_without_its_material(void)
     unsetenv("IDEMPAY_WX_APIV3_KEY");
     setenv("IDEMPAY_WX_V3_CERT", cert_path, 1);
     setenv("IDEMPAY_WX_V3_CERT_KEY", key_path, 1);
-    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* no APIv3 key */
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1); /* no APIv3 key */
     setenv("IDEMPAY_WX_APIV3_KEY", "short", 1);
-    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* not 32 characters */
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1); /* not 32 characters */
     setenv("IDEMPAY_WX_APIV3_KEY", APIV3, 1);
     setenv("IDEMPAY_WX_V3_CERT_KEY", cert_path, 1);
-    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* a certificate is no key */
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1); /* a certificate is no key */
     setenv("IDEMPAY_WX_V3_CERT_KEY", key_path, 1);
     unsetenv("IDEMPAY_WX_V3_CERT");
-    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1);                /* no certificate */
+    CU_ASSERT_EQUAL(config_v3_load(&vc, 18084), -1); /* no certificate */
     setenv("IDEMPAY_WX_V3_CERT", cert_path, 1);
     CU_ASSERT_EQUAL_FATAL(config_v3_load(&vc, 18084), 0);
     CU_ASSERT_STRING_EQUAL(vc.serial, cert.serial);
@@ -497,35 +516,36 @@ static void test_jsapi_pay_sign_is_rsa_over_the_four_lines(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"request Authorization verifies under the merchant certificate",
-         test_request_authorization_verifies_under_the_merchant_certificate},
-        {"a validly signed reply is believed", test_reply_signature_valid_is_believed},
-        {"a reply with a changed body is refused", test_reply_with_a_changed_body_is_refused},
-        {"a reply of an unknown serial asks for the certificates",
-         test_reply_of_an_unknown_serial_asks_for_the_certificates},
-        {"a reply with a stale timestamp is refused", test_reply_with_a_stale_timestamp_is_refused},
-        {"a reply without signature headers is refused",
-         test_reply_without_signature_headers_is_refused},
-        {"the certificate list is believed only under the APIv3 key",
-         test_certificate_list_is_believed_only_under_the_apiv3_key},
-        {"v3 replies mean what v2 replies mean", test_v3_replies_mean_what_v2_replies_mean},
-        {"a v3 query reports the charge of our order only",
-         test_v3_query_reports_the_charge_of_our_order_only},
-        {"v3 refund statuses are v2's", test_v3_refund_statuses_are_v2s},
-        {"a payment notification decodes to the v2 fields",
-         test_payment_notification_decodes_to_the_v2_fields},
-        {"a notification with a tampered tag is refused",
-         test_notification_with_a_tampered_tag_is_refused},
-        {"a notification with a wrong serial or a stale timestamp is refused",
-         test_notification_with_a_wrong_serial_or_stale_timestamp_is_refused},
-        {"a notification of another merchant is refused",
-         test_notification_of_another_merchant_is_refused},
-        {"a refund notification decodes in v2's words",
-         test_refund_notification_decodes_in_v2_words},
-        {"a bill is taken only with its SHA1", test_a_bill_is_taken_only_with_its_sha1},
-        {"v3 fails closed without its material", test_v3_fails_closed_without_its_material},
-        {"the JSAPI paySign is RSA over the four lines",
-         test_jsapi_pay_sign_is_rsa_over_the_four_lines},
+        { "request Authorization verifies under the merchant certificate",
+          test_request_authorization_verifies_under_the_merchant_certificate },
+        { "a validly signed reply is believed", test_reply_signature_valid_is_believed },
+        { "a reply with a changed body is refused", test_reply_with_a_changed_body_is_refused },
+        { "a reply of an unknown serial asks for the certificates",
+          test_reply_of_an_unknown_serial_asks_for_the_certificates },
+        { "a reply with a stale timestamp is refused",
+          test_reply_with_a_stale_timestamp_is_refused },
+        { "a reply without signature headers is refused",
+          test_reply_without_signature_headers_is_refused },
+        { "the certificate list is believed only under the APIv3 key",
+          test_certificate_list_is_believed_only_under_the_apiv3_key },
+        { "v3 replies mean what v2 replies mean", test_v3_replies_mean_what_v2_replies_mean },
+        { "a v3 query reports the charge of our order only",
+          test_v3_query_reports_the_charge_of_our_order_only },
+        { "v3 refund statuses are v2's", test_v3_refund_statuses_are_v2s },
+        { "a payment notification decodes to the v2 fields",
+          test_payment_notification_decodes_to_the_v2_fields },
+        { "a notification with a tampered tag is refused",
+          test_notification_with_a_tampered_tag_is_refused },
+        { "a notification with a wrong serial or a stale timestamp is refused",
+          test_notification_with_a_wrong_serial_or_stale_timestamp_is_refused },
+        { "a notification of another merchant is refused",
+          test_notification_of_another_merchant_is_refused },
+        { "a refund notification decodes in v2's words",
+          test_refund_notification_decodes_in_v2_words },
+        { "a bill is taken only with its SHA1", test_a_bill_is_taken_only_with_its_sha1 },
+        { "v3 fails closed without its material", test_v3_fails_closed_without_its_material },
+        { "the JSAPI paySign is RSA over the four lines",
+          test_jsapi_pay_sign_is_rsa_over_the_four_lines },
     };
     return CU_SUITE_RUN("gateway_v3", suite_init, suite_clean, tests);
 }

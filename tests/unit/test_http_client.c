@@ -26,12 +26,12 @@ typedef struct {
     int port;
     pthread_t thread;
     pthread_mutex_t lock;
-    int connections;         /* accepted so far */
-    int requests;            /* requests read so far */
-    char method[16];         /* last request seen */
+    int connections; /* accepted so far */
+    int requests;    /* requests read so far */
+    char method[16]; /* last request seen */
     char path[128];
     char content_type[128];
-    char custom[128];        /* X-Test header */
+    char custom[128]; /* X-Test header */
     int saw_expect;
     size_t body_len;
     char body[4096];
@@ -142,7 +142,8 @@ static int serve_one(int fd)
     if (strcmp(path, "/ok") == 0) {
         snprintf(reply, sizeof(reply),
                  "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nretry-after:   3  \r\n"
-                 "IDEMPOTENT-REPLAYED: true\r\nContent-Length: %zu\r\n\r\n", clen);
+                 "IDEMPOTENT-REPLAYED: true\r\nContent-Length: %zu\r\n\r\n",
+                 clen);
         if (send_str(fd, reply) != 0 || send_all(fd, buf + head_len, clen) != 0)
             return -1;
         return 0;
@@ -216,7 +217,8 @@ static int suite_init(void)
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(srv.listen_fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(srv.listen_fd, 8) != 0 ||
+    if (bind(srv.listen_fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(srv.listen_fd, 8) != 0 ||
         getsockname(srv.listen_fd, (struct sockaddr *)&a, &alen) != 0)
         return -1;
     srv.port = ntohs(a.sin_port);
@@ -280,12 +282,13 @@ static void test_post_and_headers(void)
     static const char body[] = "{\"a\":1}\0tail";
     const char *const hdrs[] = { "X-Test: hello", NULL };
     CU_ASSERT_EQUAL(http_client_request(c, "POST", u, "application/json", body, sizeof(body) - 1,
-                                        hdrs, 0, &r), HTTP_OK);
+                                        hdrs, 0, &r),
+                    HTTP_OK);
     CU_ASSERT_EQUAL(r.code, 200);
     CU_ASSERT_EQUAL(r.body_len, sizeof(body) - 1);
     CU_ASSERT_EQUAL(memcmp(r.body, body, sizeof(body) - 1), 0);
     CU_ASSERT_EQUAL(r.body[r.body_len], '\0');
-    CU_ASSERT_STRING_EQUAL(r.retry_after, "3");      /* trimmed, any header case */
+    CU_ASSERT_STRING_EQUAL(r.retry_after, "3"); /* trimmed, any header case */
     CU_ASSERT_STRING_EQUAL(r.replayed, "true");
     CU_ASSERT_STRING_EQUAL(r.content_type, "application/json");
     CU_ASSERT_STRING_EQUAL(r.error, "");
@@ -296,14 +299,16 @@ static void test_post_and_headers(void)
     /* A large body is sent at once: no "Expect: 100-continue". */
     static char large[3000];
     memset(large, 'L', sizeof(large));
-    CU_ASSERT_EQUAL(http_client_request(c, "POST", u, "text/plain", large, sizeof(large), NULL, 0, &r),
+    CU_ASSERT_EQUAL(http_client_request(c, "POST", u, "text/plain", large, sizeof(large), NULL, 0,
+                                        &r),
                     HTTP_OK);
     CU_ASSERT_EQUAL(srv.saw_expect, 0);
     CU_ASSERT_EQUAL(srv.body_len, sizeof(large));
     CU_ASSERT_STRING_EQUAL(srv.custom, ""); /* headers do not leak into the next request */
 
     /* Methods; a GET after a POST carries no body. */
-    CU_ASSERT_EQUAL(http_client_request(c, "PUT", u, "application/json", "{}", 2, NULL, 0, &r), HTTP_OK);
+    CU_ASSERT_EQUAL(http_client_request(c, "PUT", u, "application/json", "{}", 2, NULL, 0, &r),
+                    HTTP_OK);
     CU_ASSERT_STRING_EQUAL(srv.method, "PUT");
     CU_ASSERT_EQUAL(srv.body_len, 2);
     CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_OK);
@@ -337,8 +342,9 @@ static void test_keep_alive(void)
     url(u, sizeof(u), "/ok");
     int before = server_connections();
     for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(http_client_request(c, i % 2 ? "GET" : "POST", u, "text/plain", "x", 1, NULL,
-                                            0, &r), HTTP_OK);
+        CU_ASSERT_EQUAL(http_client_request(c, i % 2 ? "GET" : "POST", u, "text/plain", "x", 1,
+                                            NULL, 0, &r),
+                        HTTP_OK);
         CU_ASSERT_EQUAL(r.code, 200);
     }
     CU_ASSERT_EQUAL(server_connections() - before, 1); /* one connection for all five */
@@ -361,12 +367,14 @@ static void test_limits(void)
     CU_ASSERT_EQUAL(r.body[r.body_len], '\0');
 
     url(u, sizeof(u), "/big-length");
-    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_ERR_TOO_LARGE);
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r),
+                    HTTP_ERR_TOO_LARGE);
     CU_ASSERT_EQUAL(r.body_len, 0);
     CU_ASSERT(r.error[0] != '\0');
 
     url(u, sizeof(u), "/big-stream");
-    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_ERR_TOO_LARGE);
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r),
+                    HTTP_ERR_TOO_LARGE);
     CU_ASSERT_EQUAL(r.body_len, 0);
     CU_ASSERT_STRING_EQUAL(r.body, "");
 
@@ -387,7 +395,8 @@ static void test_limits(void)
     CU_ASSERT_EQUAL(r.body_len, HTTP_CLIENT_MAX_REPLY + 1);
     CU_ASSERT_EQUAL_FATAL(http_client_set_max_reply(c, HTTP_CLIENT_MAX_REPLY - 1), 0);
     url(u, sizeof(u), "/exact");
-    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_ERR_TOO_LARGE);
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", u, NULL, NULL, 0, NULL, 0, &r),
+                    HTTP_ERR_TOO_LARGE);
     http_client_free(c);
 }
 
@@ -441,7 +450,8 @@ static void test_failures(void)
 
     /* No answer in time: per-request timeout overrides the default. */
     url(u, sizeof(u), "/slow");
-    CU_ASSERT_EQUAL(http_client_request(c, "POST", u, NULL, "x", 1, NULL, 300, &r), HTTP_ERR_TIMEOUT);
+    CU_ASSERT_EQUAL(http_client_request(c, "POST", u, NULL, "x", 1, NULL, 300, &r),
+                    HTTP_ERR_TIMEOUT);
     CU_ASSERT(r.error[0] != '\0');
 
     /* Bad URLs and arguments are "other". */
@@ -449,8 +459,10 @@ static void test_failures(void)
                     HTTP_ERR_OTHER);
     CU_ASSERT_EQUAL(http_client_request(c, "GET", "http://[::1", NULL, NULL, 0, NULL, 0, &r),
                     HTTP_ERR_OTHER);
-    CU_ASSERT_EQUAL(http_client_request(c, "GET", NULL, NULL, NULL, 0, NULL, 0, &r), HTTP_ERR_OTHER);
-    CU_ASSERT_EQUAL(http_client_request(NULL, "GET", u, NULL, NULL, 0, NULL, 0, &r), HTTP_ERR_OTHER);
+    CU_ASSERT_EQUAL(http_client_request(c, "GET", NULL, NULL, NULL, 0, NULL, 0, &r),
+                    HTTP_ERR_OTHER);
+    CU_ASSERT_EQUAL(http_client_request(NULL, "GET", u, NULL, NULL, 0, NULL, 0, &r),
+                    HTTP_ERR_OTHER);
     CU_ASSERT_STRING_EQUAL(r.body, "");
 
     /* And after all that, a normal request works on the same client. */

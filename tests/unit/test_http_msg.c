@@ -15,28 +15,24 @@ typedef struct {
     const char *in;
     size_t outlen;
     int rc;
-    const char *out;    /* when rc == 0 */
+    const char *out; /* when rc == 0 */
 } decode_case;
 
 static void test_path_decode(void)
 {
     static const decode_case cases[] = {
-        { "ORD123", 64, 0, "ORD123" },
-        { "", 64, 0, "" },
-        { "a%20b", 64, 0, "a b" },
-        { "a+b", 64, 0, "a+b" },                /* '+' stays '+' in a path */
-        { "%41%62%7e", 64, 0, "Ab~" },
-        { "%e4%b8%ad", 64, 0, "\xe4\xb8\xad" },
-        { "abc", 4, 0, "abc" },                 /* exact fit */
-        { "abcd", 4, -1, NULL },                /* one byte short */
-        { "", 0, -1, NULL },                    /* no room for the NUL */
-        { "%00", 64, -1, NULL },                /* decodes to NUL */
-        { "%4", 64, -1, NULL },                 /* truncated escape */
-        { "%", 64, -1, NULL },
-        { "%zz", 64, -1, NULL },
+        { "ORD123", 64, 0, "ORD123" }, { "", 64, 0, "" },
+        { "a%20b", 64, 0, "a b" },     { "a+b", 64, 0, "a+b" }, /* '+' stays '+' in a path */
+        { "%41%62%7e", 64, 0, "Ab~" }, { "%e4%b8%ad", 64, 0, "\xe4\xb8\xad" },
+        { "abc", 4, 0, "abc" },  /* exact fit */
+        { "abcd", 4, -1, NULL }, /* one byte short */
+        { "", 0, -1, NULL },     /* no room for the NUL */
+        { "%00", 64, -1, NULL }, /* decodes to NUL */
+        { "%4", 64, -1, NULL },  /* truncated escape */
+        { "%", 64, -1, NULL },         { "%zz", 64, -1, NULL },
         { "a%2", 64, -1, NULL },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char out[64] = "untouched";
         int rc = http_path_decode(cases[i].in, out, cases[i].outlen);
         CU_ASSERT_EQUAL(rc, cases[i].rc);
@@ -60,21 +56,21 @@ static void test_query_param(void)
     static const query_case cases[] = {
         { "user_id=42", "user_id", 32, 0, "42" },
         { "a=1&user_id=42&b=2", "user_id", 32, 0, "42" },
-        { "user_idx=1", "user_id", 32, -1, NULL },      /* a longer name is another name */
+        { "user_idx=1", "user_id", 32, -1, NULL }, /* a longer name is another name */
         { "xuser_id=1", "user_id", 32, -1, NULL },
         { "", "user_id", 32, -1, NULL },
-        { "user_id", "user_id", 32, 0, "" },            /* bare: present and empty */
+        { "user_id", "user_id", 32, 0, "" }, /* bare: present and empty */
         { "user_id=", "user_id", 32, 0, "" },
-        { "q=a+b%2Bc", "q", 32, 0, "a b+c" },           /* '+' is a space in a query */
-        { "user_id=1&user_id=1", "user_id", 32, -2, NULL },  /* repeated */
+        { "q=a+b%2Bc", "q", 32, 0, "a b+c" },               /* '+' is a space in a query */
+        { "user_id=1&user_id=1", "user_id", 32, -2, NULL }, /* repeated */
         { "user_id&user_id=1", "user_id", 32, -2, NULL },
         { "user_id=%zz", "user_id", 32, -2, NULL },
-        { "user_id=1234", "user_id", 5, 0, "1234" },    /* exact fit */
-        { "user_id=12345", "user_id", 5, -2, NULL },    /* one byte short */
+        { "user_id=1234", "user_id", 5, 0, "1234" }, /* exact fit */
+        { "user_id=12345", "user_id", 5, -2, NULL }, /* one byte short */
         { "user_id", "user_id", 0, -2, NULL },
         { "&&user_id=7&", "user_id", 32, 0, "7" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char out[32] = "untouched";
         int rc = http_query_param(cases[i].query, cases[i].name, out, cases[i].outlen);
         CU_ASSERT_EQUAL(rc, cases[i].rc);
@@ -105,7 +101,7 @@ static void test_headers_fill_to_the_limit(void)
     CU_ASSERT_EQUAL(strcmp(r.headers + strlen(r.headers) - 2, "\r\n"), 0);
     /* A header that exactly fits the space left is accepted, one more byte is not. */
     http_response_init(&r);
-    memset(value, 'v', sizeof value);
+    memset(value, 'v', sizeof(value));
     size_t room = HTTP_MAX_EXTRA_HEADERS - 1 - strlen("X: \r\n");
     value[room] = '\0';
     CU_ASSERT_EQUAL(http_response_header(&r, "X", value), 0);
@@ -126,27 +122,28 @@ static void test_bodies(void)
     CU_ASSERT_EQUAL(http_response_set(&r, 200, "text/plain", "ab\0c", 4), 0);
     CU_ASSERT_EQUAL(r.status, 200);
     CU_ASSERT_EQUAL(r.body_len, 4);
-    CU_ASSERT_EQUAL(memcmp(r.body, "ab\0c", 5), 0);     /* NUL-terminated copy */
+    CU_ASSERT_EQUAL(memcmp(r.body, "ab\0c", 5), 0); /* NUL-terminated copy */
     CU_ASSERT_STRING_EQUAL(r.content_type, "text/plain");
-    CU_ASSERT_EQUAL(http_response_set(&r, 204, "text/plain", "", 0), 0);  /* replaces */
+    CU_ASSERT_EQUAL(http_response_set(&r, 204, "text/plain", "", 0), 0); /* replaces */
     CU_ASSERT_EQUAL(r.body_len, 0);
     CU_ASSERT_EQUAL(http_response_json(&r, 201, json_pack("{s:s, s:i}", "b", "x", "a", 1)), 0);
     CU_ASSERT_STRING_EQUAL(r.body, "{\"b\":\"x\",\"a\":1}"); /* compact, in order */
     CU_ASSERT_STRING_EQUAL(r.content_type, "application/json");
     CU_ASSERT_EQUAL(http_response_json(&r, 500, NULL), -1);
-    CU_ASSERT_EQUAL(r.status, 201);                      /* unchanged */
+    CU_ASSERT_EQUAL(r.status, 201); /* unchanged */
     CU_ASSERT_EQUAL(http_response_error(&r, 404, "not_found", "no \"such\" route"), 0);
     CU_ASSERT_EQUAL(r.status, 404);
-    CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":\"not_found\",\"message\":\"no \\\"such\\\" route\"}");
+    CU_ASSERT_STRING_EQUAL(r.body,
+                           "{\"error\":\"not_found\",\"message\":\"no \\\"such\\\" route\"}");
     http_response_free(&r);
     CU_ASSERT_PTR_NULL(r.body);
-    http_response_free(&r);                              /* twice is fine */
+    http_response_free(&r); /* twice is fine */
     http_response_free(NULL);
 }
 
 typedef struct {
     const char *body;
-    int object;     /* 1: parsed as an object */
+    int object; /* 1: parsed as an object */
 } json_case;
 
 static void test_json_object(void)
@@ -155,16 +152,16 @@ static void test_json_object(void)
         { "{\"order_no\":\"A\",\"user_id\":1}", 1 },
         { "{}", 1 },
         { " {\"a\":{\"b\":[1,2]}} ", 1 },
-        { "{\"a\":1,\"a\":2}", 0 },        /* duplicate keys */
+        { "{\"a\":1,\"a\":2}", 0 }, /* duplicate keys */
         { "[1,2]", 0 },
         { "\"x\"", 0 },
         { "42", 0 },
         { "null", 0 },
         { "", 0 },
         { "{", 0 },
-        { "{\"a\":1} {}", 0 },             /* trailing garbage */
+        { "{\"a\":1} {}", 0 }, /* trailing garbage */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_t *v = http_json_parse_object(cases[i].body, strlen(cases[i].body));
         CU_ASSERT_EQUAL(v != NULL, cases[i].object);
         if ((v != NULL) != cases[i].object)

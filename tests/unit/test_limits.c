@@ -38,9 +38,9 @@ static int suite_clean(void)
 static void test_window_key(void)
 {
     char k[64];
-    CU_ASSERT_STRING_EQUAL(rate_limit_key(k, sizeof k, "tokens", "c1", 1700000000LL),
+    CU_ASSERT_STRING_EQUAL(rate_limit_key(k, sizeof(k), "tokens", "c1", 1700000000LL),
                            "rl:tokens:c1:1700000000");
-    CU_ASSERT_STRING_EQUAL(rate_limit_key(k, sizeof k, "orders", "-", 5), "rl:orders:-:5");
+    CU_ASSERT_STRING_EQUAL(rate_limit_key(k, sizeof(k), "orders", "-", 5), "rl:orders:-:5");
 }
 
 /* Waits for the start of a second so a burst stays within one window. */
@@ -58,7 +58,7 @@ static void test_budget_counts_in_redis(void)
 {
     char caller[48];
     long retry = 0;
-    snprintf(caller, sizeof caller, "ut-%ld-%ld", (long)time(NULL), (long)clock());
+    snprintf(caller, sizeof(caller), "ut-%ld-%ld", (long)time(NULL), (long)clock());
 
     at_second_start();
     for (int i = 0; i < 3; i++)
@@ -79,14 +79,15 @@ static void test_window_key_expires(void)
     char caller[48], key[96];
     long retry;
     struct timespec ts;
-    snprintf(caller, sizeof caller, "ut-ttl-%ld", (long)clock());
+    snprintf(caller, sizeof(caller), "ut-ttl-%ld", (long)clock());
     clock_gettime(CLOCK_REALTIME, &ts);
     CU_ASSERT_EQUAL_FATAL(rate_limit_take(ctx, "orders", caller, 5, &retry), RATE_OK);
-    rate_limit_key(key, sizeof key, "orders", caller, (long long)ts.tv_sec);
+    rate_limit_key(key, sizeof(key), "orders", caller, (long long)ts.tv_sec);
     /* TTL is not the service's to run (its ACL user): ask as the stack's admin */
     redisContext *admin = redisConnect(cfg.redis_host, cfg.redis_port);
     CU_ASSERT_TRUE_FATAL(admin != NULL && admin->err == 0);
-    const char *au = getenv("IDEMPAY_REDIS_ADMIN_USER"), *ap = getenv("IDEMPAY_REDIS_ADMIN_PASSWORD");
+    const char *au = getenv("IDEMPAY_REDIS_ADMIN_USER"),
+               *ap = getenv("IDEMPAY_REDIS_ADMIN_PASSWORD");
     if (au != NULL && ap != NULL) {
         redisReply *a = redisCommand(admin, "AUTH %s %s", au, ap);
         CU_ASSERT_TRUE(a != NULL && a->type == REDIS_REPLY_STATUS);
@@ -95,8 +96,8 @@ static void test_window_key_expires(void)
     redisReply *r = redisCommand(admin, "TTL %s", key);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     /* the window may have turned between the two clock reads: then -2 (no key) */
-    CU_ASSERT_TRUE(r->type == REDIS_REPLY_INTEGER && (r->integer == -2 ||
-                   (r->integer >= 1 && r->integer <= 2)));
+    CU_ASSERT_TRUE(r->type == REDIS_REPLY_INTEGER &&
+                   (r->integer == -2 || (r->integer >= 1 && r->integer <= 2)));
     freeReplyObject(r);
     redisFree(admin);
 }
@@ -105,7 +106,9 @@ static void test_room_parse(void)
 {
     unsigned long long used = 0, max = 0;
     CU_ASSERT_EQUAL(redis_room_parse("# Memory\r\nused_memory:1024\r\nused_memory_human:1K\r\n"
-                                     "maxmemory:4096\r\n", &used, &max), 0);
+                                     "maxmemory:4096\r\n",
+                                     &used, &max),
+                    0);
     CU_ASSERT_EQUAL(used, 1024);
     CU_ASSERT_EQUAL(max, 4096);
     CU_ASSERT_EQUAL(redis_room_parse("used_memory_rss:1\r\nmaxmemory:2\r\n", &used, &max), -1);
@@ -133,7 +136,7 @@ static void test_log_budget(void)
     struct timespec nap = { 1, 100000000L };
     nanosleep(&nap, NULL);
     CU_ASSERT_EQUAL(log_budget_take(&b, 4, &dropped), 1);
-    CU_ASSERT_EQUAL(dropped, 6);   /* said on the first line of the new second */
+    CU_ASSERT_EQUAL(dropped, 6); /* said on the first line of the new second */
     CU_ASSERT_EQUAL(log_budget_take(&b, 4, &dropped), 1);
     CU_ASSERT_EQUAL(dropped, 0);
 }

@@ -35,7 +35,7 @@ static long long value_of(const char *text, const char *series)
     char needle[512];
     const char *p;
 
-    snprintf(needle, sizeof needle, "\n%s ", series);
+    snprintf(needle, sizeof(needle), "\n%s ", series);
     p = strstr(text, needle);
     return p ? atoll(p + strlen(needle)) : -1;
 }
@@ -55,10 +55,10 @@ static void test_every_family_has_help_then_type_once(void)
             *next++ = '\0';
         if (sscanf(line, "# HELP %255s", name) == 1) {
             char again[300];
-            snprintf(again, sizeof again, "# HELP %s ", name);
+            snprintf(again, sizeof(again), "# HELP %s ", name);
             /* once only */
             CU_ASSERT_PTR_NULL(strstr(strstr(text, again) + 1, again));
-            snprintf(last_help, sizeof last_help, "%s", name);
+            snprintf(last_help, sizeof(last_help), "%s", name);
             families++;
         } else if (sscanf(line, "# TYPE %255s", name) == 1) {
             CU_ASSERT_STRING_EQUAL(name, last_help);
@@ -82,19 +82,25 @@ static void test_request_histogram(void)
     metrics_request("BREW", "/nowhere", 418, 0.01);
     text = scrape(-1);
     CU_ASSERT_EQUAL(value_of(text, "idempay_http_request_duration_seconds_bucket{method=\"GET\","
-                                   "route=\"/api/ping\",code=\"200\",le=\"0.0005\"}"), 1);
+                                   "route=\"/api/ping\",code=\"200\",le=\"0.0005\"}"),
+                    1);
     CU_ASSERT_EQUAL(value_of(text, "idempay_http_request_duration_seconds_bucket{method=\"GET\","
-                                   "route=\"/api/ping\",code=\"200\",le=\"0.005\"}"), 2);
+                                   "route=\"/api/ping\",code=\"200\",le=\"0.005\"}"),
+                    2);
     CU_ASSERT_EQUAL(value_of(text, "idempay_http_request_duration_seconds_count{method=\"GET\","
-                                   "route=\"/api/ping\",code=\"200\"}"), 2);
+                                   "route=\"/api/ping\",code=\"200\"}"),
+                    2);
     /* beyond the last bound: only +Inf counts it */
     CU_ASSERT_EQUAL(value_of(text, "idempay_http_request_duration_seconds_bucket{method=\"POST\","
-                                   "route=\"/api/pay\",code=\"503\",le=\"10\"}"), 0);
+                                   "route=\"/api/pay\",code=\"503\",le=\"10\"}"),
+                    0);
     CU_ASSERT_EQUAL(value_of(text, "idempay_http_request_duration_seconds_bucket{method=\"POST\","
-                                   "route=\"/api/pay\",code=\"503\",le=\"+Inf\"}"), 1);
+                                   "route=\"/api/pay\",code=\"503\",le=\"+Inf\"}"),
+                    1);
     /* unknown method, route and code fold into "other" */
     CU_ASSERT_EQUAL(value_of(text, "idempay_http_requests_total{method=\"other\",route=\"other\","
-                                   "code=\"other\"}"), 1);
+                                   "code=\"other\"}"),
+                    1);
     /* the PROCESSING gauge is left out when unknown */
     CU_ASSERT_PTR_NULL(strstr(text, "idempay_orders_processing"));
     free(text);
@@ -117,7 +123,9 @@ static void test_gauges_and_build_info(void)
     metrics_gateway("orderquery", 0.2);
     text = scrape(0);
     CU_ASSERT_EQUAL(value_of(text, "idempay_gateway_calls_in_flight"), 0);
-    CU_ASSERT_EQUAL(value_of(text, "idempay_gateway_seconds_bucket{op=\"unifiedorder\",le=\"0.025\"}"), 1);
+    CU_ASSERT_EQUAL(value_of(text,
+                             "idempay_gateway_seconds_bucket{op=\"unifiedorder\",le=\"0.025\"}"),
+                    1);
     CU_ASSERT_EQUAL(value_of(text, "idempay_gateway_seconds_count{op=\"orderquery\"}"), 1);
     free(text);
 }
@@ -144,9 +152,9 @@ static void test_mask(void)
 {
     char buf[64];
 
-    CU_ASSERT_STRING_EQUAL(config_report_mask(IDEMPAY_DEV_KEY, buf, sizeof buf),
+    CU_ASSERT_STRING_EQUAL(config_report_mask(IDEMPAY_DEV_KEY, buf, sizeof(buf)),
                            "<masked, 32 characters>");
-    CU_ASSERT_STRING_EQUAL(config_report_mask(NULL, buf, sizeof buf), "<masked, 0 characters>");
+    CU_ASSERT_STRING_EQUAL(config_report_mask(NULL, buf, sizeof(buf)), "<masked, 0 characters>");
     CU_ASSERT_PTR_NULL(strstr(buf, "idempay"));
 }
 

@@ -111,7 +111,9 @@ static void test_bad_signature(void)
     wx_msg m;
     api_verdict v;
     order_request(&m);
-    CU_ASSERT_EQUAL(validate(API_UNIFIEDORDER, &m, WX_SIGN_MD5, "wrong-key-wrong-key-wrong-key-00", &v), -1);
+    CU_ASSERT_EQUAL(validate(API_UNIFIEDORDER, &m, WX_SIGN_MD5, "wrong-key-wrong-key-wrong-key-00",
+                             &v),
+                    -1);
     CU_ASSERT_PTR_NOT_NULL(v.fail_msg);
     CU_ASSERT_STRING_EQUAL(v.fail_msg, "签名错误");
     wx_msg_free(&m);
@@ -152,14 +154,18 @@ static void test_bad_signature(void)
 static void test_bad_xml(void)
 {
     static const char *const bad[] = {
-        "", "not xml", "<xml><a>1</a>", "<xml><a><b>1</b></a></xml>",
+        "",
+        "not xml",
+        "<xml><a>1</a>",
+        "<xml><a><b>1</b></a></xml>",
         "<!DOCTYPE x [<!ENTITY e \"x\">]><xml><a>&e;</a></xml>",
     };
     wx_msg parsed;
     api_verdict v;
     wx_msg_init(&parsed);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        CU_ASSERT_EQUAL(api_validate(API_ORDERQUERY, bad[i], strlen(bad[i]), &creds, &parsed, &v), -1);
+        CU_ASSERT_EQUAL(api_validate(API_ORDERQUERY, bad[i], strlen(bad[i]), &creds, &parsed, &v),
+                        -1);
         CU_ASSERT_PTR_NOT_NULL(v.fail_msg);
         CU_ASSERT_PTR_NULL(v.err_code);
     }
@@ -169,8 +175,8 @@ static void test_bad_xml(void)
 static void test_lack_params(void)
 {
     static const char *const required[] = {
-        "appid", "mch_id", "nonce_str", "body", "out_trade_no", "total_fee", "spbill_create_ip",
-        "notify_url", "trade_type",
+        "appid",     "mch_id",           "nonce_str",  "body",       "out_trade_no",
+        "total_fee", "spbill_create_ip", "notify_url", "trade_type",
     };
     for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
         wx_msg m;
@@ -221,9 +227,9 @@ static void test_param_errors(void)
     static const struct {
         const char *field, *value;
     } good[] = {
-        { "total_fee", "1" }, { "total_fee", "9999999999" }, { "out_trade_no", "a-_|*9" },
-        { "out_trade_no", "12345678901234567890123456789012" }, { "trade_type", "JSAPI" },
-        { "notify_url", "https://merchant.example/notify?x=1" },
+        { "total_fee", "1" },         { "total_fee", "9999999999" },
+        { "out_trade_no", "a-_|*9" }, { "out_trade_no", "12345678901234567890123456789012" },
+        { "trade_type", "JSAPI" },    { "notify_url", "https://merchant.example/notify?x=1" },
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         wx_msg m;
@@ -315,7 +321,9 @@ static void test_closeorder_rules(void)
     CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_HMAC_SHA256, creds.key, &v), 0);
     CU_ASSERT_EQUAL(v.sign_type, WX_SIGN_HMAC_SHA256);
     wx_msg_del(&m, "sign_type");
-    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, "wrong-key-wrong-key-wrong-key-00", &v), -1);
+    CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, "wrong-key-wrong-key-wrong-key-00",
+                             &v),
+                    -1);
     CU_ASSERT_STRING_EQUAL(v.fail_msg, "签名错误");
     wx_msg_del(&m, "nonce_str");
     CU_ASSERT_EQUAL(validate(API_CLOSEORDER, &m, WX_SIGN_MD5, creds.key, &v), -1);
@@ -333,7 +341,10 @@ static void test_micropay_and_reverse_rules(void)
         "body", "out_trade_no", "total_fee", "spbill_create_ip", "auth_code",
     };
     static const char *const bad_codes[] = {
-        "164567890123456789", "094567890123456789", "13456789012345678", "13456789012345678x",
+        "164567890123456789",
+        "094567890123456789",
+        "13456789012345678",
+        "13456789012345678x",
     };
     wx_msg m;
     api_verdict v;
@@ -355,7 +366,7 @@ static void test_micropay_and_reverse_rules(void)
         CU_ASSERT_STRING_EQUAL(v.err_code, "AUTH_CODE_INVALID");
         wx_msg_free(&m);
     }
-    base_request(&m);   /* reverse: out_trade_no or transaction_id */
+    base_request(&m); /* reverse: out_trade_no or transaction_id */
     CU_ASSERT_EQUAL(validate(API_REVERSE, &m, WX_SIGN_MD5, creds.key, &v), -1);
     CU_ASSERT_STRING_EQUAL(v.err_code, "LACK_PARAMS");
     wx_msg_set(&m, "transaction_id", "4200000000000000000000000000");

@@ -53,21 +53,21 @@ static void test_parse_cst(void)
     time_t t = 0;
     CU_ASSERT_EQUAL(bill_parse_cst("19700101", 8, &t), 0);
     CU_ASSERT_EQUAL(t, -8 * 3600);
-    CU_ASSERT_EQUAL(bill_parse_cst("20240229", 8, &t), 0);      /* a leap day */
+    CU_ASSERT_EQUAL(bill_parse_cst("20240229", 8, &t), 0); /* a leap day */
     CU_ASSERT_EQUAL(t, 1709164800 - 8 * 3600);
     CU_ASSERT_EQUAL(bill_parse_cst("20240301235959", 14, &t), 0);
     CU_ASSERT_EQUAL(t, 1709251200 + 86399 - 8 * 3600);
     time_t keep = 42;
     static const char *const bad[] = {
-        "20230229", "20240431", "20240001", "20240100", "00000101", "2024030", "2024030a",
-        "20240301240000", "20240301006000", "20240301000060", "+2024030", "",
+        "20230229", "20240431",       "20240001",       "20240100",       "00000101", "2024030",
+        "2024030a", "20240301240000", "20240301006000", "20240301000060", "+2024030", "",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         t = keep;
         CU_ASSERT_EQUAL(bill_parse_cst(bad[i], strlen(bad[i]), &t), -1);
         CU_ASSERT_EQUAL(t, keep);
     }
-    CU_ASSERT_EQUAL(bill_parse_cst("20240301", 14, &t), -1);   /* len must match */
+    CU_ASSERT_EQUAL(bill_parse_cst("20240301", 14, &t), -1); /* len must match */
     CU_ASSERT_EQUAL(bill_parse_cst(NULL, 8, &t), -1);
 }
 
@@ -78,7 +78,8 @@ static void test_charge_line(void)
     ledger_bill_record r = charge_record("ORDER-1", 1230);
     int n = bill_format_line(APPID, MCHID, &r, line, sizeof(line), &fee);
     CU_ASSERT_EQUAL(n, (int)strlen(line));
-    CU_ASSERT_STRING_EQUAL(line,
+    CU_ASSERT_STRING_EQUAL(
+        line,
         "`2026-12-01 12:00:00,`wx0000000000000000,`1900000109,`0,`,`4200202612011234567890123456,"
         "`ORDER-1,`oUpF8uMuAJO_M2pxb1Q9zNjWeS6o,`NATIVE,`SUCCESS,`OTHERS,`CNY,`12.30,`0.00,`0,`0,"
         "`0.00,`0.00,`,`,`idempay,`,`0.07,`0.60%,`12.30,`0.00,`");
@@ -86,7 +87,7 @@ static void test_charge_line(void)
     CU_ASSERT_EQUAL(count_char(line, '`'), 27);
     CU_ASSERT_EQUAL(count_char(line, ','), 26);
     /* Rounding half up to the fen; no openid gives the mock payer. */
-    r = charge_record("ORDER-2", 250);          /* 1.5 fen */
+    r = charge_record("ORDER-2", 250); /* 1.5 fen */
     r.openid[0] = '\0';
     bill_format_line(APPID, MCHID, &r, line, sizeof(line), &fee);
     CU_ASSERT_EQUAL(fee, 2);
@@ -112,7 +113,8 @@ static void test_refund_line(void)
     long long fee = -1;
     ledger_bill_record r = refund_record("ORDER-1", 1230, 230);
     bill_format_line(APPID, MCHID, &r, line, sizeof(line), &fee);
-    CU_ASSERT_STRING_EQUAL(line,
+    CU_ASSERT_STRING_EQUAL(
+        line,
         "`2026-12-01 12:05:00,`wx0000000000000000,`1900000109,`0,`,`4200202612011234567890123456,"
         "`ORDER-1,`oUpF8uMuAJO_M2pxb1Q9zNjWeS6o,`NATIVE,`REFUND,`OTHERS,`CNY,`0.00,`0.00,"
         "`5030202612019876543210987654,`R-ORDER-1,`2.30,`0.00,`ORIGINAL,`SUCCESS,`idempay,`,"
@@ -133,7 +135,7 @@ static int split_lines(char *text, char **lines, int max)
         lines[n++] = p;
         p = e + 2;
     }
-    CU_ASSERT_EQUAL(*p, '\0');   /* every line ends with CRLF, nothing after */
+    CU_ASSERT_EQUAL(*p, '\0'); /* every line ends with CRLF, nothing after */
     return n;
 }
 
@@ -182,7 +184,7 @@ static void test_limit(void)
     while (added < 10 && bill_add(b, &c) == 0)
         added++;
     CU_ASSERT_EQUAL(added, 2);
-    CU_ASSERT_EQUAL(bill_lines(b), 2);   /* the refused line left nothing behind */
+    CU_ASSERT_EQUAL(bill_lines(b), 2); /* the refused line left nothing behind */
     size_t len = 0;
     char *text = bill_finish(b, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -227,7 +229,8 @@ static void test_day_readiness(void)
     time_t day, at;
 
     CU_ASSERT_EQUAL_FATAL(bill_parse_query("20261201", NULL, NULL, NULL, &q, &code, why,
-                                           sizeof(why)), 0);
+                                           sizeof(why)),
+                          0);
     CU_ASSERT_EQUAL_FATAL(bill_parse_cst("20261201", 8, &day), 0);
     CU_ASSERT_TRUE(q.has_day);
     CU_ASSERT_FALSE(q.ranged);
@@ -258,7 +261,8 @@ static void test_range_behind_knob(void)
 
     /* a range alone: LACK_PARAMS bill_date unless the extension is on */
     CU_ASSERT_EQUAL_FATAL(bill_parse_query(NULL, NULL, "20261201080000", "20261201090000", &q,
-                                           &code, why, sizeof(why)), 0);
+                                           &code, why, sizeof(why)),
+                          0);
     CU_ASSERT_TRUE(q.ranged);
     CU_ASSERT_EQUAL(bill_select(&q, now, 10, false), BILL_NO_DATE);
     CU_ASSERT_EQUAL(bill_select(&q, now, 10, true), BILL_SERVE);
@@ -266,8 +270,9 @@ static void test_range_behind_knob(void)
     CU_ASSERT_EQUAL(q.from, from);
     CU_ASSERT_EQUAL(q.to, from + 3600);
     /* with a bill_date and the extension off: the range is ignored, the whole day served */
-    CU_ASSERT_EQUAL_FATAL(bill_parse_query("20261201", NULL, "20261201080000", "20261201090000",
-                                           &q, &code, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL_FATAL(bill_parse_query("20261201", NULL, "20261201080000", "20261201090000", &q,
+                                           &code, why, sizeof(why)),
+                          0);
     CU_ASSERT_EQUAL(bill_select(&q, now, 10, false), BILL_SERVE);
     CU_ASSERT_EQUAL(q.to - q.from, 24 * 3600);
 }

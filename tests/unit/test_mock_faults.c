@@ -38,7 +38,7 @@ static void test_defaults(void)
     CU_ASSERT_TRUE(c.notify_enabled);
     CU_ASSERT_EQUAL(c.hold_max_ms, 30000);
     CU_ASSERT_EQUAL(c.seed, MOCK_DEFAULT_SEED);
-    CU_ASSERT_EQUAL(c.bill_ready_hour, 10);   /* WeChat: fetch day D after D+1 10:00 */
+    CU_ASSERT_EQUAL(c.bill_ready_hour, 10); /* WeChat: fetch day D after D+1 10:00 */
     CU_ASSERT_FALSE(c.bill_range_enabled);
     CU_ASSERT_FALSE(c.bill_forge);
     CU_ASSERT_FALSE(c.bill_bad_line);
@@ -51,7 +51,8 @@ static void test_defaults(void)
     faults_config_defaults(&c);
     CU_ASSERT_EQUAL(c.refund_delay_ms, 1200000);
     CU_ASSERT_DOUBLE_EQUAL(c.refund_close_rate + c.refund_change_rate + c.refund_notenough_rate +
-                               c.refund_abnormal_rate, 0.0, 0.0);
+                               c.refund_abnormal_rate,
+                           0.0, 0.0);
     CU_ASSERT_TRUE(c.require_client_cert);
     setenv("IDEMPAY_MOCK_REFUND_DELAY_MS", "500", 1);
     setenv("IDEMPAY_MOCK_REQUIRE_CLIENT_CERT", "0", 1);
@@ -59,7 +60,7 @@ static void test_defaults(void)
     faults_config_defaults(&c2);
     CU_ASSERT_EQUAL(c2.refund_delay_ms, 500);
     CU_ASSERT_FALSE(c2.require_client_cert);
-    setenv("IDEMPAY_MOCK_REFUND_DELAY_MS", "-5", 1);   /* out of range: WeChat's */
+    setenv("IDEMPAY_MOCK_REFUND_DELAY_MS", "-5", 1); /* out of range: WeChat's */
     faults_config_defaults(&c2);
     CU_ASSERT_EQUAL(c2.refund_delay_ms, 1200000);
     unsetenv("IDEMPAY_MOCK_REFUND_DELAY_MS");
@@ -81,33 +82,38 @@ static void test_merge_endpoints(void)
     faults_config base, out;
     char err[160];
     faults_config_defaults(&base);
-    CU_ASSERT_EQUAL(merge_text(&base, "{\"endpoints\": {\"orderquery\": {\"error_rate\": 1}, "
-                                      "\"downloadbill\": {\"latency_ms\": 250, \"jitter_ms\": 5}}, "
-                                      "\"closeorder_enabled\": false, \"journal\": false}",
-                               &out, NULL, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(merge_text(&base,
+                               "{\"endpoints\": {\"orderquery\": {\"error_rate\": 1}, "
+                               "\"downloadbill\": {\"latency_ms\": 250, \"jitter_ms\": 5}}, "
+                               "\"closeorder_enabled\": false, \"journal\": false}",
+                               &out, NULL, err, sizeof(err)),
+                    0);
     const faults_endpoint_config *oq = &out.endpoints[MOCK_EP_ORDERQUERY];
     const faults_endpoint_config *db = &out.endpoints[MOCK_EP_DOWNLOADBILL];
     CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 1.0, 0.0);
-    CU_ASSERT_EQUAL(oq->latency_ms, MOCK_INHERIT);      /* not named: still inherited */
+    CU_ASSERT_EQUAL(oq->latency_ms, MOCK_INHERIT); /* not named: still inherited */
     CU_ASSERT_EQUAL(db->latency_ms, 250);
     CU_ASSERT_EQUAL(db->jitter_ms, 5);
     CU_ASSERT_DOUBLE_EQUAL(db->reset_rate, 0.0, 0.0);
     CU_ASSERT_FALSE(out.closeorder_enabled);
     CU_ASSERT_FALSE(out.journal);
     CU_ASSERT_EQUAL(out.endpoints[MOCK_EP_REFUND].latency_ms, MOCK_INHERIT);
-    CU_ASSERT_EQUAL(out.latency_ms, 0);                   /* the top level is unifiedorder's */
+    CU_ASSERT_EQUAL(out.latency_ms, 0); /* the top level is unifiedorder's */
     CU_ASSERT_DOUBLE_EQUAL(out.error_rate, 0.0, 0.0);
     /* A later merge keeps what it does not name; null latency inherits again;
      * a null endpoint goes back to its defaults. */
-    CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {\"downloadbill\": {\"latency_ms\": null}, "
-                                     "\"orderquery\": {\"reset_rate\": 0.5}}}",
-                               &out, NULL, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(merge_text(&out,
+                               "{\"endpoints\": {\"downloadbill\": {\"latency_ms\": null}, "
+                               "\"orderquery\": {\"reset_rate\": 0.5}}}",
+                               &out, NULL, err, sizeof(err)),
+                    0);
     CU_ASSERT_EQUAL(db->latency_ms, MOCK_INHERIT);
     CU_ASSERT_EQUAL(db->jitter_ms, 5);
     CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 1.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(oq->reset_rate, 0.5, 0.0);
     CU_ASSERT_EQUAL(merge_text(&out, "{\"endpoints\": {\"orderquery\": null}}", &out, NULL, err,
-                               sizeof(err)), 0);
+                               sizeof(err)),
+                    0);
     CU_ASSERT_DOUBLE_EQUAL(oq->error_rate, 0.0, 0.0);
     CU_ASSERT_DOUBLE_EQUAL(oq->reset_rate, 0.0, 0.0);
     CU_ASSERT_EQUAL(oq->latency_ms, MOCK_INHERIT);
@@ -122,19 +128,23 @@ static void test_merge_partial(void)
     char err[160];
     int seeded = -1;
     faults_config_defaults(&base);
-    CU_ASSERT_EQUAL(merge_text(&base, "{\"error_rate\": 0.25, \"dedupe\": false, \"latency_ms\": 5}",
-                               &out, &seeded, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(merge_text(&base,
+                               "{\"error_rate\": 0.25, \"dedupe\": false, \"latency_ms\": 5}", &out,
+                               &seeded, err, sizeof(err)),
+                    0);
     CU_ASSERT_DOUBLE_EQUAL(out.error_rate, 0.25, 1e-12);
     CU_ASSERT_FALSE(out.dedupe);
     CU_ASSERT_EQUAL(out.latency_ms, 5);
-    CU_ASSERT_EQUAL(out.notify_copies, 1);   /* untouched knobs keep their value */
+    CU_ASSERT_EQUAL(out.notify_copies, 1); /* untouched knobs keep their value */
     CU_ASSERT_EQUAL(seeded, 0);
     /* Integers are accepted as rates; the seed is reported. */
-    CU_ASSERT_EQUAL(merge_text(&out, "{\"reset_rate\": 1, \"seed\": 77}", &out, &seeded, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(merge_text(&out, "{\"reset_rate\": 1, \"seed\": 77}", &out, &seeded, err,
+                               sizeof(err)),
+                    0);
     CU_ASSERT_DOUBLE_EQUAL(out.reset_rate, 1.0, 0.0);
     CU_ASSERT_EQUAL(out.seed, 77);
     CU_ASSERT_EQUAL(seeded, 1);
-    CU_ASSERT_FALSE(out.dedupe);  /* from the previous merge */
+    CU_ASSERT_FALSE(out.dedupe); /* from the previous merge */
     /* The empty object changes nothing. */
     faults_config same;
     CU_ASSERT_EQUAL(merge_text(&out, "{}", &same, NULL, err, sizeof(err)), 0);
@@ -180,7 +190,7 @@ static void test_merge_rejects(void)
     faults_config_defaults(&base);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         faults_config_defaults(&out);
-        out.latency_ms = 1234;  /* sentinel: must survive a rejected merge */
+        out.latency_ms = 1234; /* sentinel: must survive a rejected merge */
         int rc = merge_text(&base, bad[i], &out, NULL, err, sizeof(err));
         CU_ASSERT_EQUAL(rc, -1);
         CU_ASSERT_NOT_EQUAL(err[0], '\0');
@@ -220,7 +230,7 @@ static void test_json_round_trip(void)
     a.endpoints[MOCK_EP_DOWNLOADBILL].jitter_ms = 3;
     char *text = faults_config_dump(&a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"error_rate\":0.1,"));  /* printed short */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"error_rate\":0.1,")); /* printed short */
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"seed\":9007199254740993"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"orderquery\":{\"latency_ms\":null,\"jitter_ms\":null,"
                                         "\"error_rate\":0.25,\"reset_rate\":0.0}"));
@@ -229,7 +239,8 @@ static void test_json_round_trip(void)
     CU_ASSERT_EQUAL(merge_text(&b, text, &b, NULL, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
     json_t *o = faults_config_to_json(&a);
-    CU_ASSERT_EQUAL(json_object_size(o), 38);  /* 37 knobs (4 of downloadbill, 1 of APIv3) and "endpoints" */
+    CU_ASSERT_EQUAL(json_object_size(o),
+                    38); /* 37 knobs (4 of downloadbill, 1 of APIv3) and "endpoints" */
     json_decref(o);
     free(text);
 }
@@ -392,7 +403,10 @@ static void test_state_reseed(void)
     faults_init(&st, &c);
     for (int i = 0; i < 50; i++) {
         faults_draw_order(&st, &first[i]);
-        { fault_decision x; faults_draw_endpoint(&st, MOCK_EP_ORDERQUERY, &x); }  /* other endpoints do not disturb the sequence */
+        {
+            fault_decision x;
+            faults_draw_endpoint(&st, MOCK_EP_ORDERQUERY, &x);
+        } /* other endpoints do not disturb the sequence */
     }
     faults_set(&st, &c, 1);
     for (int i = 0; i < 50; i++)
@@ -416,8 +430,8 @@ static void test_retry_schedule(void)
 {
     /* notify_retry_ms is the first 15 s step; the rest scale with it. */
     static const long long expect_1000[FAULTS_MAX_RETRIES] = {
-        1000, 1000, 2000, 12000, 40000, 80000, 120000, 120000, 120000, 240000,
-        720000, 720000, 720000, 1440000, 1440000,
+        1000,   1000,   2000,   12000,  40000,  80000,   120000,  120000,
+        120000, 240000, 720000, 720000, 720000, 1440000, 1440000,
     };
     for (int i = 1; i <= FAULTS_MAX_RETRIES; i++)
         CU_ASSERT_EQUAL(faults_retry_delay_ms(i, 1000), expect_1000[i - 1]);

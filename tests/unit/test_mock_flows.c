@@ -17,10 +17,10 @@ static void test_auth_code_rule(void)
     CU_ASSERT_TRUE(flows_auth_code_valid("134567890123456789"));
     CU_ASSERT_TRUE(flows_auth_code_valid("104567890123456789"));
     CU_ASSERT_TRUE(flows_auth_code_valid("154567890123456789"));
-    CU_ASSERT_FALSE(flows_auth_code_valid("164567890123456789"));   /* prefix 16 */
-    CU_ASSERT_FALSE(flows_auth_code_valid("094567890123456789"));   /* prefix 09 */
-    CU_ASSERT_FALSE(flows_auth_code_valid("13456789012345678"));    /* 17 digits */
-    CU_ASSERT_FALSE(flows_auth_code_valid("1345678901234567890"));  /* 19 digits */
+    CU_ASSERT_FALSE(flows_auth_code_valid("164567890123456789"));  /* prefix 16 */
+    CU_ASSERT_FALSE(flows_auth_code_valid("094567890123456789"));  /* prefix 09 */
+    CU_ASSERT_FALSE(flows_auth_code_valid("13456789012345678"));   /* 17 digits */
+    CU_ASSERT_FALSE(flows_auth_code_valid("1345678901234567890")); /* 19 digits */
     CU_ASSERT_FALSE(flows_auth_code_valid("13456789012345678x"));
     CU_ASSERT_FALSE(flows_auth_code_valid(""));
     CU_ASSERT_FALSE(flows_auth_code_valid(NULL));
@@ -38,13 +38,14 @@ static void test_test_codes(void)
         CU_ASSERT_PTR_EQUAL(t, &all[i]);
         CU_ASSERT_TRUE(flows_auth_code_valid(code));
         /* success and USERPAYING carry no err_code; every other outcome does */
-        CU_ASSERT_EQUAL(all[i].err_code == NULL,
-                        all[i].outcome == MP_SUCCESS || all[i].outcome == MP_USERPAYING_PAY ||
-                            all[i].outcome == MP_USERPAYING_FAIL);
+        CU_ASSERT_EQUAL(all[i].err_code == NULL, all[i].outcome == MP_SUCCESS ||
+                                                     all[i].outcome == MP_USERPAYING_PAY ||
+                                                     all[i].outcome == MP_USERPAYING_FAIL);
     }
-    CU_ASSERT_PTR_NULL(flows_test_code("134567890123450001"));   /* no marker: a real code */
-    CU_ASSERT_PTR_NULL(flows_test_code("139999999999999999"));   /* marker, unknown suffix */
-    CU_ASSERT_PTR_NULL(flows_test_code("16999999999999" "0001")); /* not a payment code */
+    CU_ASSERT_PTR_NULL(flows_test_code("134567890123450001")); /* no marker: a real code */
+    CU_ASSERT_PTR_NULL(flows_test_code("139999999999999999")); /* marker, unknown suffix */
+    CU_ASSERT_PTR_NULL(flows_test_code("16999999999999"
+                                       "0001")); /* not a payment code */
     CU_ASSERT_EQUAL(flows_test_code("109999999999990010")->outcome, MP_DECLINED);
     CU_ASSERT_STRING_EQUAL(flows_test_code("109999999999990010")->err_code, "NOTENOUGH");
 }
@@ -55,8 +56,8 @@ static void test_parse_cst(void)
     /* 2024-03-01 07:30:00 in China is 2024-02-29 23:30:00 UTC = 1709249400. */
     CU_ASSERT_EQUAL(flows_parse_cst("20240301073000", &ms), 0);
     CU_ASSERT_EQUAL(ms, 1709249400LL * 1000);
-    CU_ASSERT_EQUAL(flows_parse_cst("20240229235959", &ms), 0);   /* a leap day */
-    CU_ASSERT_EQUAL(flows_parse_cst("20230229120000", &ms), -1);  /* not one */
+    CU_ASSERT_EQUAL(flows_parse_cst("20240229235959", &ms), 0);  /* a leap day */
+    CU_ASSERT_EQUAL(flows_parse_cst("20230229120000", &ms), -1); /* not one */
     CU_ASSERT_EQUAL(flows_parse_cst("20240431120000", &ms), -1);
     CU_ASSERT_EQUAL(flows_parse_cst("20241301120000", &ms), -1);
     CU_ASSERT_EQUAL(flows_parse_cst("20240301246000", &ms), -1);
@@ -81,7 +82,7 @@ static void test_fingerprint(void)
     wx_msg a, b, c;
     char fa[33], fb[33], fc[33];
     fill(&a, "nonce1", "100");
-    fill(&b, "nonce2", "100");   /* another nonce and sign: the same request */
+    fill(&b, "nonce2", "100"); /* another nonce and sign: the same request */
     fill(&c, "nonce1", "101");
     wx_msg_set(&b, "sign_type", "MD5");
     CU_ASSERT_EQUAL(flows_fingerprint(&a, fa), 0);
@@ -90,7 +91,7 @@ static void test_fingerprint(void)
     CU_ASSERT_EQUAL(strlen(fa), 32);
     CU_ASSERT_STRING_EQUAL(fa, fb);
     CU_ASSERT_STRING_NOT_EQUAL(fa, fc);
-    CU_ASSERT_STRING_EQUAL(wx_msg_get(&a, "nonce_str"), "nonce1");   /* a untouched */
+    CU_ASSERT_STRING_EQUAL(wx_msg_get(&a, "nonce_str"), "nonce1"); /* a untouched */
     wx_msg_free(&a);
     wx_msg_free(&b);
     wx_msg_free(&c);
@@ -147,7 +148,7 @@ static void test_site_defaults(void)
     setenv("IDEMPAY_MOCK_DEFAULTS", "{\"closeorder_min_age_ms\":-1}", 1);
     faults_config_site_defaults(&c, err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "ignored"));
-    CU_ASSERT_EQUAL(c.closeorder_min_age_ms, 300000);   /* all of it ignored */
+    CU_ASSERT_EQUAL(c.closeorder_min_age_ms, 300000); /* all of it ignored */
     setenv("IDEMPAY_MOCK_DEFAULTS", "not json", 1);
     faults_config_site_defaults(&c, err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "ignored"));

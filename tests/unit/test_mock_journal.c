@@ -27,7 +27,7 @@ static const char *otn(const char *name, char buf[33])
 static json_t *read_back(const char *o, long long limit)
 {
     char err[256];
-    journal_filter fl = {.out_trade_no = o};
+    journal_filter fl = { .out_trade_no = o };
     json_t *j = journal_json(J, &fl, limit, err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL(j);
     return j;
@@ -90,8 +90,8 @@ static void test_order_limit_and_knob(void)
         snprintf(e.endpoint, sizeof(e.endpoint), "orderquery");
         snprintf(e.out_trade_no, sizeof(e.out_trade_no), "%s", o);
         e.latency_ms = i;
-        e.rule = i - 2;                  /* -2, -1: no rule; then rules 0, 1, 2 */
-        journal_append(J, &e, i == 4);   /* the last wait covers the batch */
+        e.rule = i - 2;                /* -2, -1: no rule; then rules 0, 1, 2 */
+        journal_append(J, &e, i == 4); /* the last wait covers the batch */
     }
     json_t *j = read_back(o, 3);
     json_t *req = json_object_get(j, "requests");
@@ -123,7 +123,7 @@ static void test_prefix(void)
     journal_entry e;
     otn("pfxA1", a);
     otn("pfxB1", b);
-    const char *names[2] = {a, b};
+    const char *names[2] = { a, b };
     for (int i = 0; i < 2; i++) {
         journal_entry_begin(&e, false);
         snprintf(e.endpoint, sizeof(e.endpoint), "closeorder");
@@ -132,7 +132,7 @@ static void test_prefix(void)
     }
     /* "JU<tag>pfxA" keeps a only; "JU<tag>pfx", the common part, both */
     snprintf(prefix, sizeof(prefix), "%.*s", (int)(strlen(a) - 1), a);
-    journal_filter fl = {.prefix = prefix};
+    journal_filter fl = { .prefix = prefix };
     json_t *j = journal_json(J, &fl, 100, err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_EQUAL(json_array_size(json_object_get(j, "requests")), 1);
@@ -150,11 +150,12 @@ int main(void)
     char err[256];
     if (mysql_library_init(0, NULL, NULL) != 0)
         return 2;
-    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)(time(NULL) % 100000000), (int)(getpid() % 10000));
+    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)(time(NULL) % 100000000),
+             (int)(getpid() % 10000));
     faults_config_defaults(&cfg);
     faults_init(&F, &cfg);
     J = journal_start(&F);
-    journal_filter pf = {.out_trade_no = "JUprobe000"};
+    journal_filter pf = { .out_trade_no = "JUprobe000" };
     json_t *probe = J != NULL ? journal_json(J, &pf, 1, err, sizeof(err)) : NULL;
     if (probe == NULL) {
         mysql_library_end();

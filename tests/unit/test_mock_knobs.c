@@ -26,8 +26,9 @@ static const char *const phase_defaults_text =
 /* The knob's default is in its range and its field inside its struct. */
 static void check_knob(const mock_knob *k, size_t struct_size)
 {
-    size_t width = k->type == MOCK_KNOB_INT ? sizeof(long long)
-                   : k->type == MOCK_KNOB_RATE ? sizeof(double) : sizeof(bool);
+    size_t width = k->type == MOCK_KNOB_INT    ? sizeof(long long)
+                   : k->type == MOCK_KNOB_RATE ? sizeof(double)
+                                               : sizeof(bool);
     CU_ASSERT(k->offset + width <= struct_size);
     if (k->type == MOCK_KNOB_INT && (k->flags & MOCK_KNOB_NULL))
         CU_ASSERT_EQUAL(k->dflt, MOCK_INHERIT);
@@ -68,7 +69,7 @@ static void test_defaults_are_the_tables(void)
     CU_ASSERT_EQUAL(c.hold_max_ms, 30000);
     CU_ASSERT_EQUAL(c.seed, MOCK_DEFAULT_SEED);
     CU_ASSERT_EQUAL(c.prepay_ttl_ms, 7200000);
-    CU_ASSERT_EQUAL(c.refund_delay_ms, 1200000);  /* the table's: never the environment's */
+    CU_ASSERT_EQUAL(c.refund_delay_ms, 1200000); /* the table's: never the environment's */
     CU_ASSERT_DOUBLE_EQUAL(c.userpaying_pay_rate, 1.0, 0.0);
     CU_ASSERT_TRUE(c.require_client_cert);
     CU_ASSERT_FALSE(c.instant_charge);
@@ -84,20 +85,21 @@ static void test_phase_writes_fifteen_knobs_and_four_endpoints(void)
     mock_config c;
     mock_config_defaults(&c);
     json_t *o = mock_config_json(&c, MOCK_KNOB_PHASE);
-    CU_ASSERT_EQUAL(json_object_size(o), 16);  /* the 15 knobs and "endpoints" */
+    CU_ASSERT_EQUAL(json_object_size(o), 16); /* the 15 knobs and "endpoints" */
     CU_ASSERT_EQUAL(json_object_size(json_object_get(o, "endpoints")), 4);
     char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
     CU_ASSERT_STRING_EQUAL(text, phase_defaults_text);
     free(text);
     json_decref(o);
-    o = mock_config_json(&c, 0);  /* GET /mock/config: every knob, every endpoint */
+    o = mock_config_json(&c, 0); /* GET /mock/config: every knob, every endpoint */
     size_t n = 0;
     while (mock_knob_at((int)n) != NULL)
         n++;
     CU_ASSERT_EQUAL(json_object_size(o), n + 1);
     CU_ASSERT_EQUAL(json_object_size(json_object_get(o, "endpoints")), MOCK_EP_COUNT);
-    CU_ASSERT_TRUE(json_is_null(json_object_get(json_object_get(json_object_get(o, "endpoints"),
-                                                                "reverse"), "latency_ms")));
+    CU_ASSERT_TRUE(
+        json_is_null(json_object_get(json_object_get(json_object_get(o, "endpoints"), "reverse"),
+                                     "latency_ms")));
     json_decref(o);
 }
 
@@ -109,11 +111,13 @@ static void test_store_checked_against_type_and_range(void)
     json_t *big = json_integer(60001), *null = json_null(), *half = json_real(0.5);
     json_t *one = json_integer(1), *no = json_false();
     CU_ASSERT_EQUAL(mock_knob_set(mock_knob_of("latency_ms"), big, &c, "latency_ms", err,
-                                  sizeof(err)), -1);
+                                  sizeof(err)),
+                    -1);
     CU_ASSERT_STRING_EQUAL(err, "latency_ms must be between 0 and 60000");
     CU_ASSERT_EQUAL(c.latency_ms, 0);
     CU_ASSERT_EQUAL(mock_knob_set(mock_knob_of("latency_ms"), null, &c, "latency_ms", err,
-                                  sizeof(err)), -1);
+                                  sizeof(err)),
+                    -1);
     CU_ASSERT_STRING_EQUAL(err, "latency_ms must be an integer");
     CU_ASSERT_EQUAL(mock_knob_set(mock_knob_of("dedupe"), one, &c, "dedupe", err, sizeof(err)), -1);
     CU_ASSERT_STRING_EQUAL(err, "dedupe must be true or false");
@@ -121,16 +125,20 @@ static void test_store_checked_against_type_and_range(void)
     CU_ASSERT_FALSE(c.dedupe);
     mock_endpoint_config *e = &c.endpoints[MOCK_EP_REFUND];
     CU_ASSERT_EQUAL(mock_knob_set(mock_endpoint_knob_of("latency_ms"), one, e, "x", err,
-                                  sizeof(err)), 0);
+                                  sizeof(err)),
+                    0);
     CU_ASSERT_EQUAL(e->latency_ms, 1);
     CU_ASSERT_EQUAL(mock_knob_set(mock_endpoint_knob_of("latency_ms"), null, e, "x", err,
-                                  sizeof(err)), 0);
+                                  sizeof(err)),
+                    0);
     CU_ASSERT_EQUAL(e->latency_ms, MOCK_INHERIT);
     CU_ASSERT_EQUAL(mock_knob_set(mock_endpoint_knob_of("error_rate"), null, e, "e.r", err,
-                                  sizeof(err)), -1);
+                                  sizeof(err)),
+                    -1);
     CU_ASSERT_STRING_EQUAL(err, "e.r must be a number between 0 and 1");
     CU_ASSERT_EQUAL(mock_knob_set(mock_endpoint_knob_of("error_rate"), half, e, "x", err,
-                                  sizeof(err)), 0);
+                                  sizeof(err)),
+                    0);
     CU_ASSERT_DOUBLE_EQUAL(e->error_rate, 0.5, 0.0);
     json_decref(big);
     json_decref(null);

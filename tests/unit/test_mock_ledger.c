@@ -289,7 +289,8 @@ static void test_close_of_charged_is_paid(void)
     /* Refunded or not, and charged with dedupe off: still ORDERPAID. */
     char orn[33];
     CU_ASSERT_EQUAL(ledger_refund(L, r.transaction_id, NULL, otn("closepaidrefund", orn), 400, 400,
-                                  &rf), 0);
+                                  &rf),
+                    0);
     CU_ASSERT_EQUAL(ledger_close(L, o, &c), 0);
     CU_ASSERT_EQUAL(c, CLOSE_PAID);
     CU_ASSERT_EQUAL(ledger_attempt(L, t, 400, "NATIVE", NULL, true, false, &r), 0);
@@ -325,7 +326,8 @@ static void *close_racer(void *arg)
         ledger_attempt_result r;
         r.outcome = LEDGER_MISMATCH;
         CU_ASSERT_EQUAL(ledger_attempt(l, close_race_otn, 555, "NATIVE", NULL, true,
-                                       close_race_dedupe, &r), 0);
+                                       close_race_dedupe, &r),
+                        0);
         close_race_outcome[i] = (int)r.outcome;
     }
     ledger_free(l);
@@ -381,7 +383,7 @@ typedef struct {
     long long fees, refunded;
     char last_time[20];
     bool ordered;
-    int stop_after;       /* > 0: stop the listing after this many rows of ours */
+    int stop_after; /* > 0: stop the listing after this many rows of ours */
 } bill_seen;
 
 static void bill_restart_cb(void *arg)
@@ -401,7 +403,7 @@ static int bill_row_cb(void *arg, const ledger_bill_record *r)
         b->ordered = false;
     snprintf(b->last_time, sizeof(b->last_time), "%s", r->time);
     if (strncmp(r->out_trade_no, "CU", 2) != 0 || strstr(r->out_trade_no, run_tag) == NULL)
-        return 0;  /* another test's rows */
+        return 0; /* another test's rows */
     if (r->refund) {
         b->refunds++;
         b->refunded += r->refund_fee;
@@ -424,12 +426,15 @@ static void test_bill_lists_charges_and_refunds(void)
     otn("bill", o);
     CU_ASSERT_EQUAL_FATAL(ledger_attempt(L, o, 1230, "JSAPI", "oPayer_1", true, true, &r), 0);
     char orn[33];
-    CU_ASSERT_EQUAL(ledger_refund(L, r.transaction_id, NULL, otn("billrefund", orn), 1230, 230, &rf), 0);
+    CU_ASSERT_EQUAL(ledger_refund(L, r.transaction_id, NULL, otn("billrefund", orn), 1230, 230,
+                                  &rf),
+                    0);
     CU_ASSERT_EQUAL(rf.outcome, REFUND_DONE);
 
     memset(&seen, 0, sizeof(seen));
     CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, true, true, bill_restart_cb, bill_row_cb,
-                                &seen), 0);
+                                &seen),
+                    0);
     CU_ASSERT_EQUAL(seen.restarts, 1);
     CU_ASSERT_TRUE(seen.ordered);
     CU_ASSERT_TRUE(seen.charges >= 1);
@@ -438,22 +443,26 @@ static void test_bill_lists_charges_and_refunds(void)
 
     memset(&seen, 0, sizeof(seen));
     CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, false, true, bill_restart_cb, bill_row_cb,
-                                &seen), 0);
+                                &seen),
+                    0);
     CU_ASSERT_EQUAL(seen.charges, 0);
     CU_ASSERT_TRUE(seen.refunds >= 1);
     memset(&seen, 0, sizeof(seen));
     CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, true, false, bill_restart_cb, bill_row_cb,
-                                &seen), 0);
+                                &seen),
+                    0);
     CU_ASSERT_EQUAL(seen.refunds, 0);
     /* A range before the charge lists none of ours; a row that asks stops it. */
     memset(&seen, 0, sizeof(seen));
     CU_ASSERT_EQUAL(ledger_bill(L, now - 7200, now - 3600, true, true, bill_restart_cb, bill_row_cb,
-                                &seen), 0);
+                                &seen),
+                    0);
     CU_ASSERT_EQUAL(seen.charges + seen.refunds, 0);
     memset(&seen, 0, sizeof(seen));
     seen.stop_after = 1;
     CU_ASSERT_EQUAL(ledger_bill(L, now - 60, now + 60, true, true, bill_restart_cb, bill_row_cb,
-                                &seen), 1);
+                                &seen),
+                    1);
     /* The connection is usable after a listing stopped half-way. */
     CU_ASSERT_EQUAL(count_charges(o), 1);
 }
@@ -484,7 +493,8 @@ int main(void)
 {
     if (mysql_library_init(0, NULL, NULL) != 0)
         return 2;
-    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)(time(NULL) % 100000000), (int)(getpid() % 10000));
+    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)(time(NULL) % 100000000),
+             (int)(getpid() % 10000));
     txid_init_random();
     L = ledger_new();
     long long probe;
@@ -501,18 +511,26 @@ int main(void)
     if (s == NULL ||
         CU_add_test(s, "the first charge wins, a repeat is ORDERPAID, another fee MISMATCH",
                     test_dedupe_first_charge_wins) == NULL ||
-        CU_add_test(s, "a decline is recorded and a later charge allowed", test_decline_then_charge) == NULL ||
-        CU_add_test(s, "an unpaid order is NOTPAY and an unknown one reported unknown", test_unpaid_and_unknown) == NULL ||
-        CU_add_test(s, "with dedupe off every attempt charges", test_trusting_charges_every_time) == NULL ||
-        CU_add_test(s, "a refund is made once per out_refund_no, within its limits", test_refunds) == NULL ||
+        CU_add_test(s, "a decline is recorded and a later charge allowed",
+                    test_decline_then_charge) == NULL ||
+        CU_add_test(s, "an unpaid order is NOTPAY and an unknown one reported unknown",
+                    test_unpaid_and_unknown) == NULL ||
+        CU_add_test(s, "with dedupe off every attempt charges", test_trusting_charges_every_time) ==
+            NULL ||
+        CU_add_test(s, "a refund is made once per out_refund_no, within its limits",
+                    test_refunds) == NULL ||
         CU_add_test(s, "16 concurrent connections make one charge",
                     test_concurrent_duplicates_one_charge) == NULL ||
         CU_add_test(s, "a close holds unseen and twice, then every attempt is ORDERCLOSED",
                     test_close_unseen_then_everything_closed) == NULL ||
-        CU_add_test(s, "an order closes after a decline or SYSTEMERROR", test_close_after_decline_or_unpaid) == NULL ||
-        CU_add_test(s, "a close of a charged order is ORDERPAID", test_close_of_charged_is_paid) == NULL ||
-        CU_add_test(s, "a close racing charges never lets both win", test_close_races_charges) == NULL ||
-        CU_add_test(s, "the statement lists charges and refunds by time", test_bill_lists_charges_and_refunds) == NULL ||
+        CU_add_test(s, "an order closes after a decline or SYSTEMERROR",
+                    test_close_after_decline_or_unpaid) == NULL ||
+        CU_add_test(s, "a close of a charged order is ORDERPAID", test_close_of_charged_is_paid) ==
+            NULL ||
+        CU_add_test(s, "a close racing charges never lets both win", test_close_races_charges) ==
+            NULL ||
+        CU_add_test(s, "the statement lists charges and refunds by time",
+                    test_bill_lists_charges_and_refunds) == NULL ||
         CU_add_test(s, "the counter and the config persist", test_counter_and_config) == NULL) {
         CU_cleanup_registry();
         return 2;

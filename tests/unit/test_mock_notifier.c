@@ -29,9 +29,9 @@ static void sample(notifier_charge *c)
 static void test_fields_exact(void)
 {
     static const char *const names[] = {
-        "appid", "bank_type", "cash_fee", "fee_type", "is_subscribe", "mch_id", "nonce_str",
-        "openid", "out_trade_no", "result_code", "return_code", "sign", "time_end", "total_fee",
-        "trade_type", "transaction_id",
+        "appid",     "bank_type", "cash_fee",     "fee_type",       "is_subscribe", "mch_id",
+        "nonce_str", "openid",    "out_trade_no", "result_code",    "return_code",  "sign",
+        "time_end",  "total_fee", "trade_type",   "transaction_id",
     };
     notifier_charge c;
     wx_msg m;
@@ -95,7 +95,8 @@ static void test_bare_fees_and_cdata(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
     CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<total_fee>1230</total_fee>"));
     CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<cash_fee>1230</cash_fee>"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<openid><![CDATA[oUpF8uMEb4qRXf22hE3X68TekukE]]></openid>"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(xml, "<openid><![CDATA[oUpF8uMEb4qRXf22hE3X68TekukE]]></openid>"));
     CU_ASSERT_NSTRING_EQUAL(xml, "<xml><appid><![CDATA[wx0000000000000000]]></appid>", 50);
     CU_ASSERT_PTR_NOT_NULL(strstr(xml, "</transaction_id></xml>"));
     CU_ASSERT_PTR_NULL(strstr(xml, "notify_url"));
@@ -131,8 +132,12 @@ static void test_reply_ok(void)
     static const char bare[] = "<xml><return_code>SUCCESS</return_code></xml>";
     CU_ASSERT_TRUE(notifier_reply_ok(bare, strlen(bare)));
     static const char *const bad[] = {
-        "SUCCESS", "", "<xml><return_code>SUCCESS</return_code>", "<xml><return_code>success</return_code></xml>",
-        "<xml><return_msg>OK</return_msg></xml>", "{\"return_code\":\"SUCCESS\"}",
+        "SUCCESS",
+        "",
+        "<xml><return_code>SUCCESS</return_code>",
+        "<xml><return_code>success</return_code></xml>",
+        "<xml><return_msg>OK</return_msg></xml>",
+        "{\"return_code\":\"SUCCESS\"}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CU_ASSERT_FALSE(notifier_reply_ok(bad[i], strlen(bad[i])));

@@ -54,7 +54,7 @@ static void test_insert_and_find(void)
     CU_ASSERT_EQUAL_FATAL(prepay_insert(&r, &inserted), 0);
     CU_ASSERT_TRUE(inserted);
     CU_ASSERT_EQUAL(prepay_insert(&r, &inserted), 0);
-    CU_ASSERT_FALSE(inserted);   /* one order per out_trade_no */
+    CU_ASSERT_FALSE(inserted); /* one order per out_trade_no */
     CU_ASSERT_EQUAL(prepay_get(PREPAY_BY_OTN, o, &got), 0);
     CU_ASSERT_TRUE(got.found);
     CU_ASSERT_STRING_EQUAL(got.prepay_id, r.prepay_id);
@@ -116,7 +116,7 @@ static void test_resolve(void)
     CU_ASSERT_EQUAL(co, CLOSE_DONE);
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(flows_resolve(L, names[i]), 0);
-        CU_ASSERT_EQUAL(flows_resolve(L, names[i]), 0);   /* again: nothing more */
+        CU_ASSERT_EQUAL(flows_resolve(L, names[i]), 0); /* again: nothing more */
     }
     static const char *const want[] = { "PAID", "PAYERROR", "CLOSED" };
     static const char *const trade[] = { "SUCCESS", "PAYERROR", "CLOSED" };

@@ -96,10 +96,11 @@ static void test_outer_document_decrypts(void)
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&outer, "appid"), creds.appid);
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&outer, "mch_id"), creds.mch_id);
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&outer, "nonce_str"), "noncenoncenonce");
-    CU_ASSERT_PTR_NULL(wx_msg_get(&outer, "sign"));   /* WeChat does not sign it */
-    CU_ASSERT_PTR_NULL(wx_msg_get(&outer, "refund_status"));   /* only inside req_info */
+    CU_ASSERT_PTR_NULL(wx_msg_get(&outer, "sign"));          /* WeChat does not sign it */
+    CU_ASSERT_PTR_NULL(wx_msg_get(&outer, "refund_status")); /* only inside req_info */
     CU_ASSERT_EQUAL_FATAL(wx_refund_info_decrypt(creds.key, wx_msg_get(&outer, "req_info"), &plain,
-                                                 &len), 0);
+                                                 &len),
+                          0);
     char *inner = refund_notify_inner_xml(&r);
     CU_ASSERT_STRING_EQUAL(plain, inner);
     wx_msg_init(&inner_m);
@@ -132,8 +133,8 @@ static void test_client_certificate(void)
     CU_ASSERT_TRUE(refund_flow_cert_ok(&app, "SUCCESS", "CN=1900000109,O=idempay test merchant"));
     CU_ASSERT_TRUE(refund_flow_cert_ok(&app, "SUCCESS", "O=idempay test merchant,CN=1900000109"));
     CU_ASSERT_TRUE(refund_flow_cert_ok(&app, "SUCCESS", "/O=idempay test merchant/CN=1900000109"));
-    CU_ASSERT_FALSE(refund_flow_cert_ok(&app, NULL, NULL));                  /* plain HTTP */
-    CU_ASSERT_FALSE(refund_flow_cert_ok(&app, "NONE", NULL));                /* no certificate */
+    CU_ASSERT_FALSE(refund_flow_cert_ok(&app, NULL, NULL));   /* plain HTTP */
+    CU_ASSERT_FALSE(refund_flow_cert_ok(&app, "NONE", NULL)); /* no certificate */
     CU_ASSERT_FALSE(refund_flow_cert_ok(&app, "FAILED:unable to verify", "CN=1900000109"));
     CU_ASSERT_FALSE(refund_flow_cert_ok(&app, "SUCCESS", "CN=1900000999"));  /* another merchant */
     CU_ASSERT_FALSE(refund_flow_cert_ok(&app, "SUCCESS", "CN=19000001090")); /* a longer CN */

@@ -84,15 +84,18 @@ static void test_accept_and_limits(void)
     CU_ASSERT_EQUAL(accept(txid, "A", 1000, 600, 3600000, "SUCCESS", NULL, &rec), REFUND_ACCEPTED);
     CU_ASSERT_STRING_EQUAL(rec.status, "PROCESSING");
     CU_ASSERT_EQUAL(strlen(rec.refund_id), TXID_LEN);
-    CU_ASSERT_EQUAL(accept(txid, "A", 1000, 600, 3600000, "SUCCESS", "NOTENOUGH", &again), REFUND_AGAIN);
+    CU_ASSERT_EQUAL(accept(txid, "A", 1000, 600, 3600000, "SUCCESS", "NOTENOUGH", &again),
+                    REFUND_AGAIN);
     CU_ASSERT_STRING_EQUAL(again.refund_id, rec.refund_id);
     CU_ASSERT_EQUAL(accept(txid, "B", 1000, 401, 0, "SUCCESS", NULL, &again), REFUND_OVER);
     CU_ASSERT_EQUAL(accept(txid, "B", 999, 1, 0, "SUCCESS", NULL, &again), REFUND_TOTAL_MISMATCH);
     CU_ASSERT_EQUAL(accept(txid, "B", 1000, 1, 0, "SUCCESS", "NOTENOUGH", &again), REFUND_REFUSED);
-    CU_ASSERT_EQUAL(accept(other_txid, "A", 50, 1, 0, "SUCCESS", NULL, &again), REFUND_OTHER_CHARGE);
+    CU_ASSERT_EQUAL(accept(other_txid, "A", 50, 1, 0, "SUCCESS", NULL, &again),
+                    REFUND_OTHER_CHARGE);
     CU_ASSERT_EQUAL(accept("4200000000000000000000000000", "C", 50, 1, 0, "SUCCESS", NULL, &again),
                     REFUND_UNKNOWN_CHARGE);
-    CU_ASSERT_EQUAL(accept(txid, "D", 1000, 400, 3600000, "SUCCESS", NULL, &again), REFUND_ACCEPTED);
+    CU_ASSERT_EQUAL(accept(txid, "D", 1000, 400, 3600000, "SUCCESS", NULL, &again),
+                    REFUND_ACCEPTED);
 
     /* PROCESSING refunds are not refunded yet. */
     ledger_order o;
@@ -135,7 +138,7 @@ static void test_ends(void)
     CU_ASSERT_EQUAL(refund_store_find(S, REFUND_BY_TRANSACTION_ID, txid, list, 8, &n), 0);
     CU_ASSERT_EQUAL(n, 3);
     CU_ASSERT_EQUAL(refund_store_find(S, REFUND_BY_OUT_TRADE_NO, otn, list, 2, &n), 0);
-    CU_ASSERT_EQUAL(n, 2);   /* at most cap */
+    CU_ASSERT_EQUAL(n, 2); /* at most cap */
     CU_ASSERT_EQUAL(refund_store_find(S, REFUND_BY_REFUND_ID, list[0].refund_id, list, 8, &n), 0);
     CU_ASSERT_EQUAL(n, 1);
     CU_ASSERT_STRING_NOT_EQUAL(list[0].ended_at, "");
@@ -183,7 +186,8 @@ int main(void)
 {
     if (mysql_library_init(0, NULL, NULL) != 0)
         return 2;
-    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)(time(NULL) % 100000000), (int)(getpid() % 10000));
+    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)(time(NULL) % 100000000),
+             (int)(getpid() % 10000));
     txid_init_random();
     L = ledger_new();
     S = refund_store_new();

@@ -54,7 +54,7 @@ static void test_glob(void)
     CU_ASSERT_TRUE(rules_glob("a*b*c", "aXbYbZc"));
     CU_ASSERT_FALSE(rules_glob("a*b*c", "aXbYbZ"));
     CU_ASSERT_TRUE(rules_glob("**x", "x"));
-    CU_ASSERT_TRUE(rules_glob("a|b*", "a|b*c"));   /* '|' literal; '*' in an order number too */
+    CU_ASSERT_TRUE(rules_glob("a|b*", "a|b*c")); /* '|' literal; '*' in an order number too */
     CU_ASSERT_FALSE(rules_glob("?", ""));
 }
 
@@ -62,12 +62,15 @@ static void test_parse_full_and_defaults(void)
 {
     rules_list l;
     char err[200];
-    CU_ASSERT_EQUAL(parse_text("[{\"endpoint\":\"unifiedorder\",\"out_trade_no\":\"X*\",\"times\":2,"
-                               "\"fault\":{\"kind\":\"timeout_after_charge\",\"latency_ms\":12000,"
-                               "\"hold_ms\":500}},"
-                               "{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":0}},"
-                               "{\"endpoint\":\"closeorder\",\"out_trade_no\":null,\"times\":null,"
-                               "\"fault\":{\"kind\":\"reset\"}}]", &l, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(
+        parse_text("[{\"endpoint\":\"unifiedorder\",\"out_trade_no\":\"X*\",\"times\":2,"
+                   "\"fault\":{\"kind\":\"timeout_after_charge\",\"latency_ms\":12000,"
+                   "\"hold_ms\":500}},"
+                   "{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":0}},"
+                   "{\"endpoint\":\"closeorder\",\"out_trade_no\":null,\"times\":null,"
+                   "\"fault\":{\"kind\":\"reset\"}}]",
+                   &l, err, sizeof(err)),
+        0);
     CU_ASSERT_EQUAL(l.n, 3);
     CU_ASSERT_STRING_EQUAL(l.v[0].endpoint, "unifiedorder");
     CU_ASSERT_STRING_EQUAL(l.v[0].pattern, "X*");
@@ -108,20 +111,25 @@ static void test_parse_refusals(void)
           "rules[1].fault is missing" },
         { "[{\"endpoint\":\"*\",\"fault\":\"error\"}]", "rules[0].fault must be" },
         { "[{\"endpoint\":\"*\",\"when\":1,\"fault\":{\"kind\":\"error\"}}]", "rules[0].when" },
-        { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"error\",\"rate\":1}}]", "rules[0].fault.rate" },
+        { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"error\",\"rate\":1}}]",
+          "rules[0].fault.rate" },
         { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"SYSTEMERROR\"}}]", "rules[0].fault.kind" },
         { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":true}}]", "rules[0].fault.kind" },
-        { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"decline\"}}]", "rules[0].fault.kind decline" },
+        { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"decline\"}}]",
+          "rules[0].fault.kind decline" },
         { "[{\"endpoint\":\"refund\",\"fault\":{\"kind\":\"timeout_after_charge\"}}]",
           "rules[0].fault.kind timeout_after_charge" },
         { "[{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":-1}}]", "rules[0].fault.latency_ms" },
         { "[{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":60001}}]", "rules[0].fault.latency_ms" },
         { "[{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":1.5}}]", "rules[0].fault.latency_ms" },
-        { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"error\",\"hold_ms\":5}}]", "rules[0].fault.hold_ms" },
+        { "[{\"endpoint\":\"*\",\"fault\":{\"kind\":\"error\",\"hold_ms\":5}}]",
+          "rules[0].fault.hold_ms" },
         { "[{\"endpoint\":\"unifiedorder\",\"fault\":{\"kind\":\"timeout_after_charge\","
-          "\"hold_ms\":600001}}]", "rules[0].fault.hold_ms" },
+          "\"hold_ms\":600001}}]",
+          "rules[0].fault.hold_ms" },
         { "[{\"endpoint\":\"*\",\"times\":0,\"fault\":{\"kind\":\"error\"}}]", "rules[0].times" },
-        { "[{\"endpoint\":\"*\",\"times\":\"2\",\"fault\":{\"kind\":\"error\"}}]", "rules[0].times" },
+        { "[{\"endpoint\":\"*\",\"times\":\"2\",\"fault\":{\"kind\":\"error\"}}]",
+          "rules[0].times" },
         { "[{\"endpoint\":\"*\",\"out_trade_no\":\"a b\",\"fault\":{\"kind\":\"error\"}}]",
           "rules[0].out_trade_no" },
         { "[{\"endpoint\":\"*\",\"out_trade_no\":\"\",\"fault\":{\"kind\":\"error\"}}]",
@@ -129,7 +137,8 @@ static void test_parse_refusals(void)
         { "[{\"endpoint\":\"*\",\"out_trade_no\":[\"X\"],\"fault\":{\"kind\":\"error\"}}]",
           "rules[0].out_trade_no" },
         { "[{\"endpoint\":\"*\",\"out_trade_no\":\"X12345678901234567890123456789012345678901234567890"
-          "12345678901234\",\"fault\":{\"kind\":\"error\"}}]", "rules[0].out_trade_no" },
+          "12345678901234\",\"fault\":{\"kind\":\"error\"}}]",
+          "rules[0].out_trade_no" },
     };
     rules_list l;
     char err[200];
@@ -143,8 +152,8 @@ static void test_parse_refusals(void)
     char many[RULES_MAX * 48 + 16];
     size_t used = (size_t)snprintf(many, sizeof(many), "[");
     for (int i = 0; i <= RULES_MAX; i++)
-        used += (size_t)snprintf(many + used, sizeof(many) - used, "%s{\"endpoint\":\"*\",\"fault\":{}}",
-                                 i ? "," : "");
+        used += (size_t)snprintf(many + used, sizeof(many) - used,
+                                 "%s{\"endpoint\":\"*\",\"fault\":{}}", i ? "," : "");
     snprintf(many + used, sizeof(many) - used, "]");
     CU_ASSERT_EQUAL(parse_text(many, &l, err, sizeof(err)), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "at most 32"));
@@ -159,20 +168,20 @@ static void test_first_match_and_times(void)
                "{\"endpoint\":\"*\",\"out_trade_no\":\"X*\",\"fault\":{\"latency_ms\":7}},"
                "{\"endpoint\":\"downloadbill\",\"times\":1,\"fault\":{\"kind\":\"reset\"}}]");
     CU_ASSERT_TRUE(rules_any(&s));
-    CU_ASSERT_EQUAL(take(&s, "unifiedorder", "Y-1"), -1);        /* other orders untouched */
-    CU_ASSERT_EQUAL(take(&s, "orderquery", "X-1"), 1);           /* rule 0 is unifiedorder's */
+    CU_ASSERT_EQUAL(take(&s, "unifiedorder", "Y-1"), -1); /* other orders untouched */
+    CU_ASSERT_EQUAL(take(&s, "orderquery", "X-1"), 1);    /* rule 0 is unifiedorder's */
     rules_take(&s, "unifiedorder", "X-1", &d);
     CU_ASSERT_EQUAL(d.index, 0);
     CU_ASSERT_EQUAL(d.kind, FAULT_ERROR);
     CU_ASSERT_EQUAL(d.latency_ms, RULES_KEEP);
     CU_ASSERT_EQUAL(take(&s, "unifiedorder", "X-2"), 0);
-    rules_take(&s, "unifiedorder", "X-3", &d);                   /* rule 0 spent: rule 1 */
+    rules_take(&s, "unifiedorder", "X-3", &d); /* rule 0 spent: rule 1 */
     CU_ASSERT_EQUAL(d.index, 1);
     CU_ASSERT_EQUAL(d.kind, FAULT_NONE);
     CU_ASSERT_EQUAL(d.latency_ms, 7);
-    CU_ASSERT_EQUAL(take(&s, "downloadbill", NULL), 2);          /* no pattern: no order needed */
+    CU_ASSERT_EQUAL(take(&s, "downloadbill", NULL), 2); /* no pattern: no order needed */
     CU_ASSERT_EQUAL(take(&s, "downloadbill", NULL), -1);
-    CU_ASSERT_EQUAL(take(&s, "orderquery", NULL), -1);           /* a pattern needs an order */
+    CU_ASSERT_EQUAL(take(&s, "orderquery", NULL), -1); /* a pattern needs an order */
     CU_ASSERT_EQUAL(take(&s, "orderquery", ""), -1);
 
     rules_list got;
@@ -201,14 +210,16 @@ static void test_json(void)
 {
     rules_set s;
     rules_list l;
-    set_of(&s, "[{\"endpoint\":\"closeorder\",\"out_trade_no\":\"C-?\",\"times\":3,"
-               "\"fault\":{\"kind\":\"error\"}},{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":5}}]");
+    set_of(&s,
+           "[{\"endpoint\":\"closeorder\",\"out_trade_no\":\"C-?\",\"times\":3,"
+           "\"fault\":{\"kind\":\"error\"}},{\"endpoint\":\"*\",\"fault\":{\"latency_ms\":5}}]");
     take(&s, "closeorder", "C-1");
     rules_get(&s, &l);
     json_t *a = rules_to_json(&l);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     char *text = json_dumps(a, JSON_COMPACT);
-    CU_ASSERT_STRING_EQUAL(text,
+    CU_ASSERT_STRING_EQUAL(
+        text,
         "[{\"endpoint\":\"closeorder\",\"out_trade_no\":\"C-?\",\"times\":3,"
         "\"fault\":{\"kind\":\"error\",\"latency_ms\":null,\"hold_ms\":null},\"remaining\":2,\"hits\":1},"
         "{\"endpoint\":\"*\",\"out_trade_no\":null,\"times\":null,"
@@ -237,7 +248,7 @@ static void test_json(void)
 
 typedef struct {
     rules_set *s;
-    long long by_rule[3];   /* index 0, index 1, none */
+    long long by_rule[3]; /* index 0, index 1, none */
 } race_arg;
 
 static void *race(void *p)

@@ -63,7 +63,7 @@ static void test_time_end(void)
 
 static void test_unique_many(void)
 {
-    char (*ids)[TXID_BUF] = malloc((size_t)MANY * TXID_BUF);
+    char(*ids)[TXID_BUF] = malloc((size_t)MANY * TXID_BUF);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ids);
     txid_init_random();
     for (int i = 0; i < MANY; i++)
@@ -87,7 +87,8 @@ static void test_unique_wraps_counter(void)
     CU_ASSERT_STRING_NOT_EQUAL(a, b);
     CU_ASSERT_STRING_NOT_EQUAL(b, c);
     CU_ASSERT_STRING_NOT_EQUAL(a, c);
-    CU_ASSERT_TRUE(txid_transaction_valid(a) && txid_transaction_valid(b) && txid_transaction_valid(c));
+    CU_ASSERT_TRUE(txid_transaction_valid(a) && txid_transaction_valid(b) &&
+                   txid_transaction_valid(c));
 }
 
 #define THREADS 4

@@ -52,20 +52,26 @@ static void test_charge_notification(void)
     CU_ASSERT_FATAL(doc != NULL);
     json_t *t = open_resource(doc, APIV3, &env);
     CU_ASSERT_FATAL(t != NULL);
-    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "event_type")), "TRANSACTION.SUCCESS");
-    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "resource_type")), "encrypt-resource");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "event_type")),
+                           "TRANSACTION.SUCCESS");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "resource_type")),
+                           "encrypt-resource");
     json_t *res = json_object_get(env, "resource");
-    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(res, "algorithm")), "AEAD_AES_256_GCM");
-    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(res, "associated_data")), "transaction");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(res, "algorithm")),
+                           "AEAD_AES_256_GCM");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(res, "associated_data")),
+                           "transaction");
     CU_ASSERT_EQUAL(strlen(json_string_value(json_object_get(res, "nonce"))), 12);
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t, "out_trade_no")), "ORDER-0001");
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t, "trade_state")), "SUCCESS");
     CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t, "success_time")),
                            "2026-12-02T10:30:00+08:00");
-    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(t, "amount"), "total")), 1230);
-    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(t, "payer"), "openid")),
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(t, "amount"), "total")),
+                    1230);
+    CU_ASSERT_STRING_EQUAL(json_string_value(
+                               json_object_get(json_object_get(t, "payer"), "openid")),
                            "oUser1");
-    CU_ASSERT_PTR_NULL(strstr(doc, "ORDER-0001"));   /* the envelope shows nothing in clear */
+    CU_ASSERT_PTR_NULL(strstr(doc, "ORDER-0001")); /* the envelope shows nothing in clear */
     json_t *env2 = NULL;
     CU_ASSERT_PTR_NULL(open_resource(doc, "idempayv3devkey0123456789abcdefB", &env2));
     json_decref(env2);
@@ -76,7 +82,9 @@ static void test_charge_notification(void)
 
 static void test_refund_notifications(void)
 {
-    static const struct { const char *status, *event, *res_status; } cases[] = {
+    static const struct {
+        const char *status, *event, *res_status;
+    } cases[] = {
         { "SUCCESS", "REFUND.SUCCESS", "SUCCESS" },
         { "REFUNDCLOSE", "REFUND.CLOSED", "CLOSED" },
         { "CHANGE", "REFUND.ABNORMAL", "ABNORMAL" },
@@ -96,11 +104,13 @@ static void test_refund_notifications(void)
         char *doc = v3_notify_refund_json(&r, &creds, APIV3);
         json_t *t = doc != NULL ? open_resource(doc, APIV3, &env) : NULL;
         CU_ASSERT_FATAL(t != NULL);
-        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "event_type")), cases[i].event);
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "event_type")),
+                               cases[i].event);
         CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(t, "refund_status")),
                                cases[i].res_status);
         CU_ASSERT_EQUAL(json_object_get(t, "success_time") != NULL, i == 0);
-        CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(t, "amount"), "refund")), 230);
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(t, "amount"), "refund")),
+                        230);
         json_decref(t);
         json_decref(env);
         free(doc);
@@ -132,13 +142,13 @@ static void test_rotation(void)
     one.platforms = 1;
     two.platforms = 2;
     for (long long r = 0; r <= 2; r++) {
-        CU_ASSERT_EQUAL(v3_keys_served(&one, r), 1);     /* nothing to rotate to */
+        CU_ASSERT_EQUAL(v3_keys_served(&one, r), 1); /* nothing to rotate to */
         CU_ASSERT_EQUAL(v3_keys_signing(&one, r), 0);
     }
     CU_ASSERT_EQUAL(v3_keys_served(&two, 0), 1);
     CU_ASSERT_EQUAL(v3_keys_signing(&two, 0), 0);
-    CU_ASSERT_EQUAL(v3_keys_served(&two, 1), 2);        /* announced ... */
-    CU_ASSERT_EQUAL(v3_keys_signing(&two, 1), 0);       /* ... before it signs */
+    CU_ASSERT_EQUAL(v3_keys_served(&two, 1), 2);  /* announced ... */
+    CU_ASSERT_EQUAL(v3_keys_signing(&two, 1), 0); /* ... before it signs */
     CU_ASSERT_EQUAL(v3_keys_served(&two, 2), 2);
     CU_ASSERT_EQUAL(v3_keys_signing(&two, 2), 1);
 }

@@ -67,7 +67,7 @@ static int sql(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(q, sizeof q, fmt, ap);
+    vsnprintf(q, sizeof(q), fmt, ap);
     va_end(ap);
     if (app_ctx_db(ctx) != 0 || mysql_query(ctx->db, q) != 0) {
         fprintf(stderr, "\n  %s: %s\n", q, ctx->db ? mysql_error(ctx->db) : ctx->err);
@@ -84,7 +84,7 @@ static long count(const char *table, const char *no)
     char q[256];
     long n = -1;
 
-    snprintf(q, sizeof q, "SELECT COUNT(*) FROM %s WHERE order_no = '%s'", table, no);
+    snprintf(q, sizeof(q), "SELECT COUNT(*) FROM %s WHERE order_no = '%s'", table, no);
     if (app_ctx_db(ctx) != 0 || mysql_query(ctx->db, q) != 0)
         return -1;
     MYSQL_RES *r = mysql_store_result(ctx->db);
@@ -100,16 +100,19 @@ static void make_paid(const char *no)
 {
     char txid[40];
 
-    snprintf(txid, sizeof txid, "TX%s", no);
+    snprintf(txid, sizeof(txid), "TX%s", no);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 7, 100, 60000), ORDER_STORE_OK);
     CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, no, txid, 100), ORDER_STORE_OK);
-    CU_ASSERT_EQUAL(sql("INSERT INTO payment_trade (order_no, trade_type) VALUES ('%s', 2)", no), 0);
+    CU_ASSERT_EQUAL(sql("INSERT INTO payment_trade (order_no, trade_type) VALUES ('%s', 2)", no),
+                    0);
 }
 
 static void backdate(const char *no)
 {
     CU_ASSERT_EQUAL(sql("UPDATE payment_order SET create_time = " OLD ", update_time = " OLD
-                        " WHERE order_no = '%s'", no), 0);
+                        " WHERE order_no = '%s'",
+                        no),
+                    0);
 }
 
 /* A refund of no in state, last changed at `when` (SQL). */
@@ -118,7 +121,8 @@ static void add_refund(const char *no, int state, const char *when)
     CU_ASSERT_EQUAL(sql("INSERT INTO payment_refund (transaction_id, order_no, kind, out_refund_no,"
                         " total_fee, refund_fee, state, create_time, update_time) VALUES"
                         " ('TX%s', '%s', 1, 'RM%s', 100, 100, %d, %s, %s)",
-                        no, no, no, state, when, when), 0);
+                        no, no, no, state, when, when),
+                    0);
 }
 
 /* Runs batches until no is archived or 20 rounds passed; true when it is. */
@@ -154,7 +158,9 @@ static void test_old_paid_order_moves_with_what_it_owns(void)
 
     make_paid(order_no(1, no));
     CU_ASSERT_EQUAL(sql("INSERT INTO payment_callback_record (third_party_no, order_no, total_fee,"
-                        " outcome) VALUES ('TX%s', '%s', 100, 0)", no, no), 0);
+                        " outcome) VALUES ('TX%s', '%s', 100, 0)",
+                        no, no),
+                    0);
     add_refund(no, 1, OLD);
     backdate(no);
     CU_ASSERT_TRUE(archive_until(no));
@@ -265,7 +271,8 @@ static void test_not_final_orders_stay(void)
     CU_ASSERT_EQUAL(count("payment_order", recheck), 1);
     CU_ASSERT_EQUAL(count("payment_order", fresh), 1);
     CU_ASSERT_EQUAL(count("payment_order_archive", live) + count("payment_order_archive", recheck) +
-                        count("payment_order_archive", fresh), 0);
+                        count("payment_order_archive", fresh),
+                    0);
 }
 
 static void test_final_failed_order_moves(void)
@@ -308,17 +315,20 @@ static void test_bad_arguments(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"the stack's MariaDB is reachable", test_database_reachable},
-        {"an old PAID order moves with what it owns", test_old_paid_order_moves_with_what_it_owns},
-        {"an archived order reads back", test_archived_order_reads_back},
-        {"an insert of an archived order_no is refused", test_insert_of_archived_order_is_refused},
-        {"forget_trade forgets only a trade without a live order",
-          test_forget_trade_only_without_live_order},
-        {"an unfinished or recent refund keeps its order", test_unfinished_or_recent_refund_keeps_order},
-        {"orders that are not final stay", test_not_final_orders_stay},
-        {"a final FAILED order moves", test_final_failed_order_moves},
-        {"a batch is bounded", test_batch_is_bounded},
-        {"bad arguments are refused", test_bad_arguments},
+        { "the stack's MariaDB is reachable", test_database_reachable },
+        { "an old PAID order moves with what it owns",
+          test_old_paid_order_moves_with_what_it_owns },
+        { "an archived order reads back", test_archived_order_reads_back },
+        { "an insert of an archived order_no is refused",
+          test_insert_of_archived_order_is_refused },
+        { "forget_trade forgets only a trade without a live order",
+          test_forget_trade_only_without_live_order },
+        { "an unfinished or recent refund keeps its order",
+          test_unfinished_or_recent_refund_keeps_order },
+        { "orders that are not final stay", test_not_final_orders_stay },
+        { "a final FAILED order moves", test_final_failed_order_moves },
+        { "a batch is bounded", test_batch_is_bounded },
+        { "bad arguments are refused", test_bad_arguments },
     };
     return CU_SUITE_RUN("order_archive", suite_init, suite_clean, tests);
 }

@@ -40,8 +40,9 @@ static void test_charset(void)
     CU_ASSERT_FALSE(order_no_valid(" order123"));
     CU_ASSERT_FALSE(order_no_valid("order123 "));
     CU_ASSERT_FALSE(order_no_valid("order\n123"));
-    CU_ASSERT_FALSE(order_no_valid("订单号12345"));       /* UTF-8 bytes */
-    CU_ASSERT_FALSE(order_no_valid("order\xC3\xA9" "123"));
+    CU_ASSERT_FALSE(order_no_valid("订单号12345")); /* UTF-8 bytes */
+    CU_ASSERT_FALSE(order_no_valid("order\xC3\xA9"
+                                   "123"));
     CU_ASSERT_FALSE(order_no_valid("\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x93")); /* full-width digits */
     CU_ASSERT_FALSE(order_no_valid("order.123"));
     CU_ASSERT_FALSE(order_no_valid("order/123"));

@@ -39,10 +39,10 @@ static void test_transition_table(void)
 {
     /* allowed[from][to]: exactly 0->1, 1->2, 1->3, 3->1 */
     static const int allowed[4][4] = {
-        {0, 1, 0, 0},
-        {0, 0, 1, 1},
-        {0, 0, 0, 0},
-        {0, 1, 0, 0},
+        { 0, 1, 0, 0 },
+        { 0, 0, 1, 1 },
+        { 0, 0, 0, 0 },
+        { 0, 1, 0, 0 },
     };
     int n = 0;
 

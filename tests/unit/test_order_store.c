@@ -31,7 +31,7 @@ static const char *order_no(int n, char buf[ORDER_NO_MAX + 1])
 
 static void sleep_ms(long ms)
 {
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
 }
 
@@ -197,7 +197,8 @@ static void test_failed_recheck(void)
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
     CU_ASSERT_FALSE(row.lease_live);
     /* a recheck is taken only when due, at its attempt */
-    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000), ORDER_STORE_MISS); /* FAILED already */
+    CU_ASSERT_EQUAL(order_store_mark_failed(ctx, no, 1, 60000),
+                    ORDER_STORE_MISS); /* FAILED already */
     CU_ASSERT_EQUAL(order_store_recheck_take(ctx, no, 1, 10000), ORDER_STORE_MISS); /* final */
 
     order_no(11, no);
@@ -266,7 +267,7 @@ static void test_paid_is_terminal(void)
 static void test_lease_expiry(void)
 {
     char no[ORDER_NO_MAX + 1];
-    char (*nos)[ORDER_NO_MAX + 1] = calloc(512, ORDER_NO_MAX + 1);
+    char(*nos)[ORDER_NO_MAX + 1] = calloc(512, ORDER_NO_MAX + 1);
     long long *att = calloc(512, sizeof(long long));
     order_row row;
     int n, found = 0;

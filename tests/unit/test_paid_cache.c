@@ -22,7 +22,7 @@ static void test_put_get(void)
     CU_ASSERT_EQUAL(e.user_id, 42);
     CU_ASSERT_EQUAL(e.amount_fen, 1230);
     CU_ASSERT_STRING_EQUAL(e.transaction_id, "4200000001");
-    CU_ASSERT_FALSE(paid_cache_get("UTPC-", &e));      /* a prefix is another order */
+    CU_ASSERT_FALSE(paid_cache_get("UTPC-", &e)); /* a prefix is another order */
     CU_ASSERT_FALSE(paid_cache_get("", &e));
 }
 
@@ -44,13 +44,13 @@ static void test_limits(void)
     memset(tx40, '8', 40);
     tx40[40] = '\0';
     const put_case cases[] = {
-        { no32, "42001", true },         /* the longest order_no */
-        { no33, "42001", false },        /* one longer: not cached */
-        { "UTPC-tx39", tx39, true },     /* the longest transaction_id */
+        { no32, "42001", true },     /* the longest order_no */
+        { no33, "42001", false },    /* one longer: not cached */
+        { "UTPC-tx39", tx39, true }, /* the longest transaction_id */
         { "UTPC-tx40", tx40, false },
-        { "UTPC-notx", "", false },      /* PAID always has a transaction_id */
+        { "UTPC-notx", "", false }, /* PAID always has a transaction_id */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         paid_entry e;
         paid_cache_put(cases[i].order_no, 0, 1, 1, cases[i].transaction_id);
         CU_ASSERT_EQUAL(paid_cache_get(cases[i].order_no, &e), cases[i].cached);
@@ -69,13 +69,13 @@ static void test_full_cache_replaces(void)
     paid_entry e;
 
     for (int i = 0; i < n; i++) {
-        snprintf(no, sizeof no, "UTPCF%08d", i);
-        snprintf(tx, sizeof tx, "TX%08d", i);
+        snprintf(no, sizeof(no), "UTPCF%08d", i);
+        snprintf(tx, sizeof(tx), "TX%08d", i);
         paid_cache_put(no, 0, i, i, tx);
     }
     for (int i = 0; i < n; i++) {
-        snprintf(no, sizeof no, "UTPCF%08d", i);
-        snprintf(tx, sizeof tx, "TX%08d", i);
+        snprintf(no, sizeof(no), "UTPCF%08d", i);
+        snprintf(tx, sizeof(tx), "TX%08d", i);
         if (!paid_cache_get(no, &e))
             continue;
         hits++;
@@ -85,9 +85,9 @@ static void test_full_cache_replaces(void)
     }
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT_TRUE(hits <= PAID_CACHE_SLOTS);
-    CU_ASSERT_TRUE(hits < n);                 /* collisions replaced older entries */
+    CU_ASSERT_TRUE(hits < n); /* collisions replaced older entries */
     CU_ASSERT_TRUE(hits > PAID_CACHE_SLOTS / 2);
-    snprintf(no, sizeof no, "UTPCF%08d", n - 1);
+    snprintf(no, sizeof(no), "UTPCF%08d", n - 1);
     CU_ASSERT_TRUE(paid_cache_get(no, &e));
 }
 
@@ -102,8 +102,8 @@ static void *hammer(void *arg)
 
     for (int i = 0; i < ROUNDS; i++) {
         int k = (int)((i * 7 + t) % 512);
-        snprintf(no, sizeof no, "UTPCT%04d", k);
-        snprintf(tx, sizeof tx, "T%04d", k);
+        snprintf(no, sizeof(no), "UTPCT%04d", k);
+        snprintf(tx, sizeof(tx), "T%04d", k);
         if (i % 2 == 0)
             paid_cache_put(no, 0, k, k * 10, tx);
         else if (paid_cache_get(no, &e) &&

@@ -25,10 +25,10 @@
 
 static app_config cfg;
 static app_ctx *ctx;
-static http_client *admin;      /* the mock's admin API */
+static http_client *admin; /* the mock's admin API */
 static char prefix[24];
 
-static char decline_before[64] = "{\"decline_rate\":0}";   /* restored at the end */
+static char decline_before[64] = "{\"decline_rate\":0}"; /* restored at the end */
 
 /* PUT /mock/config json (NULL: GET), the answer's decline_rate in *rate. */
 static int mock_config(const char *json, double *rate)
@@ -37,9 +37,11 @@ static int mock_config(const char *json, double *rate)
     http_reply r;
     json_t *cfg_now;
 
-    snprintf(url, sizeof url, "http://127.0.0.1:%lld/mock/config", env_int("IDEMPAY_MOCK_PORT", 18081));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%lld/mock/config",
+             env_int("IDEMPAY_MOCK_PORT", 18081));
     if (http_client_request(admin, json ? "PUT" : "GET", url, "application/json", json,
-                            json ? strlen(json) : 0, NULL, 5000, &r) != HTTP_OK || r.code != 200) {
+                            json ? strlen(json) : 0, NULL, 5000, &r) != HTTP_OK ||
+        r.code != 200) {
         fprintf(stderr, "\n  %s %s: %ld %s\n", url, json ? json : "", r.code, r.error);
         return -1;
     }
@@ -54,16 +56,16 @@ static int suite_init(void)
     if (mysql_library_init(0, NULL, NULL) != 0 || http_client_global_init() != 0 ||
         app_config_load(&cfg) != 0)
         return -1;
-    cfg.token_mode = TOKEN_MODE_OPTIONAL;   /* these requests carry no token */
+    cfg.token_mode = TOKEN_MODE_OPTIONAL; /* these requests carry no token */
     ctx = app_ctx_new(&cfg, 0);
     admin = http_client_new(1000, 5000);
-    snprintf(prefix, sizeof prefix, "UTPAY%05d%05ld", (int)(getpid() % 100000),
+    snprintf(prefix, sizeof(prefix), "UTPAY%05d%05ld", (int)(getpid() % 100000),
              (long)(time(NULL) % 100000));
     if (ctx == NULL || admin == NULL)
         return -1;
     double rate = 0;
     if (mock_config(NULL, &rate) == 0)
-        snprintf(decline_before, sizeof decline_before, "{\"decline_rate\":%.6f}", rate);
+        snprintf(decline_before, sizeof(decline_before), "{\"decline_rate\":%.6f}", rate);
     return 0;
 }
 
@@ -85,12 +87,15 @@ static int post(const char *order, long long user, const char *amount, const cha
 {
     char text[256];
     /* the charge-with-reply flow: a payment code (docs/FLOWS.md) */
-    int n = snprintf(text, sizeof text,
+    int n = snprintf(text, sizeof(text),
                      "{\"order_no\":\"%s\",\"user_id\":%lld,\"amount\":\"%s\","
                      "\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"}",
                      order, user, amount);
-    http_request req = { "POST", "/api/pay", "", "application/json", key, "127.0.0.1", text,
-                         (size_t)n, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    http_request req = { "POST", "/api/pay",  "",   "application/json",
+                         key,    "127.0.0.1", text, (size_t)n,
+                         0,      NULL,        NULL, NULL,
+                         NULL,   0,           NULL, NULL,
+                         NULL,   NULL };
     http_response resp;
     int status;
 
@@ -100,7 +105,8 @@ static int post(const char *order, long long user, const char *amount, const cha
     *body = resp.body != NULL ? json_loads(resp.body, 0, NULL) : NULL;
     *replayed = strstr(resp.headers, "Idempotent-Replayed: true") != NULL;
     if (*body == NULL)
-        fprintf(stderr, "\n  POST %s: %d, not JSON: %s\n", order, status, resp.body ? resp.body : "");
+        fprintf(stderr, "\n  POST %s: %d, not JSON: %s\n", order, status,
+                resp.body ? resp.body : "");
     http_response_free(&resp);
     return status;
 }
@@ -118,12 +124,12 @@ static void test_new_then_repeat(void)
     int replayed;
     order_row row;
 
-    snprintf(no, sizeof no, "%sA", prefix);
+    snprintf(no, sizeof(no), "%sA", prefix);
     CU_ASSERT_EQUAL_FATAL(post(no, 7, "12.30", NULL, &b, &replayed), 200);
     CU_ASSERT_STRING_EQUAL(field(b, "status"), "PAID");
     CU_ASSERT_STRING_EQUAL(field(b, "amount"), "12.30");
     CU_ASSERT_FALSE(replayed);
-    snprintf(txid, sizeof txid, "%s", field(b, "transaction_id"));
+    snprintf(txid, sizeof(txid), "%s", field(b, "transaction_id"));
     CU_ASSERT_TRUE(strlen(txid) > 10);
     json_decref(b);
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);
@@ -146,13 +152,13 @@ static void test_mismatch(void)
     json_t *b;
     int replayed;
 
-    snprintf(no, sizeof no, "%sM", prefix);
+    snprintf(no, sizeof(no), "%sM", prefix);
     CU_ASSERT_EQUAL_FATAL(post(no, 7, "1.00", NULL, &b, &replayed), 200);
     json_decref(b);
-    CU_ASSERT_EQUAL(post(no, 7, "1.01", NULL, &b, &replayed), 422);      /* another amount */
+    CU_ASSERT_EQUAL(post(no, 7, "1.01", NULL, &b, &replayed), 422); /* another amount */
     CU_ASSERT_STRING_EQUAL(field(b, "error"), "order_mismatch");
     json_decref(b);
-    CU_ASSERT_EQUAL(post(no, 8, "1.00", NULL, &b, &replayed), 422);      /* another user */
+    CU_ASSERT_EQUAL(post(no, 8, "1.00", NULL, &b, &replayed), 422); /* another user */
     CU_ASSERT_STRING_EQUAL(field(b, "error"), "order_mismatch");
     json_decref(b);
 }
@@ -164,7 +170,7 @@ static void test_decline_then_retry(void)
     int replayed;
     order_row row;
 
-    snprintf(no, sizeof no, "%sD", prefix);
+    snprintf(no, sizeof(no), "%sD", prefix);
     double rate = 0;
     CU_ASSERT_EQUAL_FATAL(mock_config("{\"decline_rate\":1.0}", &rate), 0);
     CU_ASSERT_EQUAL(rate, 1.0);
@@ -195,15 +201,15 @@ static void test_idempotency_key(void)
     json_t *b;
     int replayed;
 
-    snprintf(no, sizeof no, "%sK", prefix);
-    snprintf(no2, sizeof no2, "%sL", prefix);
-    snprintf(key, sizeof key, "key-%s", prefix);
+    snprintf(no, sizeof(no), "%sK", prefix);
+    snprintf(no2, sizeof(no2), "%sL", prefix);
+    snprintf(key, sizeof(key), "key-%s", prefix);
     CU_ASSERT_EQUAL_FATAL(post(no, 11, "2.00", key, &b, &replayed), 200);
     json_decref(b);
     CU_ASSERT_EQUAL(post(no, 11, "2.00", key, &b, &replayed), 200);
     CU_ASSERT_TRUE(replayed);
     json_decref(b);
-    CU_ASSERT_EQUAL(post(no2, 11, "2.00", key, &b, &replayed), 422);    /* the key, another order */
+    CU_ASSERT_EQUAL(post(no2, 11, "2.00", key, &b, &replayed), 422); /* the key, another order */
     CU_ASSERT_STRING_EQUAL(field(b, "error"), "idempotency_key_mismatch");
     json_decref(b);
 }

@@ -22,8 +22,8 @@ static int parse(const char *extra, pay_request *pr)
 {
     char body[512], msg[PAY_MESSAGE_MAX];
 
-    snprintf(body, sizeof(body), "{\"order_no\":\"ORDER_0001\",\"user_id\":42,\"amount\":\"1.00\"%s}",
-             extra);
+    snprintf(body, sizeof(body),
+             "{\"order_no\":\"ORDER_0001\",\"user_id\":42,\"amount\":\"1.00\"%s}", extra);
     memset(pr, 0, sizeof(*pr));
     return pay_request_parse_body(body, strlen(body), pr, msg, sizeof(msg));
 }
@@ -34,7 +34,7 @@ static void test_flow_fields(void)
     char key[PAY_FLOW_KEY_MAX];
 
     CU_ASSERT_EQUAL(parse("", &pr), 0);
-    CU_ASSERT_EQUAL(pr.flow, TRADE_NATIVE);                 /* absent: NATIVE */
+    CU_ASSERT_EQUAL(pr.flow, TRADE_NATIVE); /* absent: NATIVE */
     CU_ASSERT_EQUAL(parse(",\"trade_type\":null", &pr), 0);
     CU_ASSERT_EQUAL(pr.flow, TRADE_NATIVE);
     CU_ASSERT_EQUAL(parse(",\"trade_type\":\"NATIVE\"", &pr), 0);
@@ -47,23 +47,34 @@ static void test_flow_fields(void)
     CU_ASSERT_EQUAL(parse(",\"trade_type\":\"JSAPI\"", &pr), -1);
     CU_ASSERT_EQUAL(parse(",\"trade_type\":\"JSAPI\",\"openid\":\"\"", &pr), -1);
     CU_ASSERT_EQUAL(parse(",\"trade_type\":\"JSAPI\",\"openid\":\"o x\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"JSAPI\",\"openid\":\"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o\"", &pr), 0);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"JSAPI\",\"openid\":\"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o\"",
+                          &pr),
+                    0);
     CU_ASSERT_STRING_EQUAL(pr.openid, "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
     pay_request_flow_key(&pr, key);
     CU_ASSERT_STRING_EQUAL(key, "JSAPI:oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
     /* MICROPAY: 18 digits, prefix 10..15 */
     CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"", &pr), 0);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"134567890123456789\"", &pr),
+                    0);
     CU_ASSERT_STRING_EQUAL(pr.auth_code, "134567890123456789");
     pay_request_flow_key(&pr, key);
     CU_ASSERT_STRING_EQUAL(key, "MICROPAY:134567890123456789");
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"104567890123456789\"", &pr), 0);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"164567890123456789\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"094567890123456789\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"13456789012345678\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"1345678901234567890\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"13456789012345678a\"", &pr), -1);
-    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":134567890123456789", &pr), -1);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"104567890123456789\"", &pr),
+                    0);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"164567890123456789\"", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"094567890123456789\"", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"13456789012345678\"", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"1345678901234567890\"",
+                          &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":\"13456789012345678a\"", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse(",\"trade_type\":\"MICROPAY\",\"auth_code\":134567890123456789", &pr),
+                    -1);
 }
 
 static void test_time_expire(void)
@@ -114,8 +125,9 @@ static void test_jsapi_pay_sign(void)
 {
     pay_jsapi js;
 
-    CU_ASSERT_EQUAL(pay_prepay_jsapi_sign("wxd678efh567hg6787", "qazwsxedcrfvtgbyhnujmikolp111111", WX_SIGN_MD5,
-                                          "1490840662", "5K8264ILTKCH16CQ2502SI8ZNMTM67VS",
+    CU_ASSERT_EQUAL(pay_prepay_jsapi_sign("wxd678efh567hg6787", "qazwsxedcrfvtgbyhnujmikolp111111",
+                                          WX_SIGN_MD5, "1490840662",
+                                          "5K8264ILTKCH16CQ2502SI8ZNMTM67VS",
                                           "wx2017033010242291fcfe0db70013231072", &js),
                     0);
     CU_ASSERT_STRING_EQUAL(js.pay_sign, "22D9B4E54AB1950F51E0649E8810ACD6");
@@ -158,11 +170,13 @@ static void test_reply_sign_type(void)
         wx_msg_set(&m, "mch_id", "1900000109");
         wx_msg_set(&m, "nonce_str", "n");
         wx_msg_set(&m, "prepay_id", "wx1");
-        CU_ASSERT_EQUAL_FATAL(wx_sign_msg(&m, key, hmac ? WX_SIGN_HMAC_SHA256 : WX_SIGN_MD5, hmac), 0);
+        CU_ASSERT_EQUAL_FATAL(wx_sign_msg(&m, key, hmac ? WX_SIGN_HMAC_SHA256 : WX_SIGN_MD5, hmac),
+                              0);
         gateway_result_init(&g);
         CU_ASSERT_EQUAL(gateway_reply_trusted(&m, key, WX_SIGN_MD5, "wxa", "1900000109", &g), 0);
         gateway_result_init(&g);
-        CU_ASSERT_EQUAL(gateway_reply_trusted(&m, key, WX_SIGN_HMAC_SHA256, "wxa", "1900000109", &g),
+        CU_ASSERT_EQUAL(gateway_reply_trusted(&m, key, WX_SIGN_HMAC_SHA256, "wxa", "1900000109",
+                                              &g),
                         hmac ? 0 : -1);
         if (!hmac)
             CU_ASSERT_STRING_EQUAL(g.err_code, "sign_type");
@@ -175,38 +189,57 @@ static void test_replies(void)
     gw_result g;
 
     CU_ASSERT_EQUAL(mean("<xml><result_code>SUCCESS</result_code><prepay_id>wx1</prepay_id>"
-                         "<code_url>weixin://wxpay/bizpayurl?pr=abc</code_url></xml>", 0, &g),
+                         "<code_url>weixin://wxpay/bizpayurl?pr=abc</code_url></xml>",
+                         0, &g),
                     GW_PREPAY);
     CU_ASSERT_STRING_EQUAL(g.prepay_id, "wx1");
     CU_ASSERT_STRING_EQUAL(g.code_url, "weixin://wxpay/bizpayurl?pr=abc");
     /* NATIVE without code_url: not usable; JSAPI needs none */
     CU_ASSERT_EQUAL(mean("<xml><result_code>SUCCESS</result_code><prepay_id>wx1</prepay_id></xml>",
-                         0, &g), GW_UNKNOWN);
+                         0, &g),
+                    GW_UNKNOWN);
     CU_ASSERT_EQUAL(mean("<xml><result_code>SUCCESS</result_code><prepay_id>wx1</prepay_id></xml>",
-                         1, &g), GW_PREPAY);
+                         1, &g),
+                    GW_PREPAY);
     /* a real SUCCESS carries no transaction_id: never a charge */
-    CU_ASSERT_EQUAL(mean("<xml><result_code>SUCCESS</result_code><transaction_id>4200</transaction_id>"
-                         "</xml>", 1, &g), GW_UNKNOWN);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>SUCCESS</result_code><transaction_id>4200</transaction_id>"
+             "</xml>",
+             1, &g),
+        GW_UNKNOWN);
     CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>ORDERPAID</err_code></xml>",
-                         1, &g), GW_ORDERPAID);
-    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>ORDERCLOSED</err_code></xml>",
-                         1, &g), GW_CLOSED);
-    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>SYSTEMERROR</err_code></xml>",
-                         1, &g), GW_UNKNOWN);
-    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>INVALID_REQUEST</err_code></xml>",
-                         1, &g), GW_NOT_CHARGED);
+                         1, &g),
+                    GW_ORDERPAID);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>FAIL</result_code><err_code>ORDERCLOSED</err_code></xml>", 1, &g),
+        GW_CLOSED);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>FAIL</result_code><err_code>SYSTEMERROR</err_code></xml>", 1, &g),
+        GW_UNKNOWN);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>FAIL</result_code><err_code>INVALID_REQUEST</err_code></xml>", 1,
+             &g),
+        GW_NOT_CHARGED);
     /* micropay: the charge with its reply; USERPAYING is not a decline */
-    CU_ASSERT_EQUAL(mean("<xml><result_code>SUCCESS</result_code><transaction_id>4200</transaction_id>"
-                         "<total_fee>100</total_fee></xml>", 2, &g), GW_CHARGED);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>SUCCESS</result_code><transaction_id>4200</transaction_id>"
+             "<total_fee>100</total_fee></xml>",
+             2, &g),
+        GW_CHARGED);
     CU_ASSERT_EQUAL(g.total_fee, 100);
-    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>USERPAYING</err_code></xml>",
-                         2, &g), GW_UNKNOWN);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>FAIL</result_code><err_code>USERPAYING</err_code></xml>", 2, &g),
+        GW_UNKNOWN);
     CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>BANKERROR</err_code></xml>",
-                         2, &g), GW_UNKNOWN);
-    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>AUTHCODEEXPIRE</err_code></xml>",
-                         2, &g), GW_NOT_CHARGED);
-    CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>ORDERREVERSED</err_code></xml>",
-                         2, &g), GW_CLOSED);
+                         2, &g),
+                    GW_UNKNOWN);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>FAIL</result_code><err_code>AUTHCODEEXPIRE</err_code></xml>", 2,
+             &g),
+        GW_NOT_CHARGED);
+    CU_ASSERT_EQUAL(
+        mean("<xml><result_code>FAIL</result_code><err_code>ORDERREVERSED</err_code></xml>", 2, &g),
+        GW_CLOSED);
     /* reverse: done only with recall N */
     CU_ASSERT_EQUAL(mean("<xml><result_code>SUCCESS</result_code><recall>N</recall></xml>", 3, &g),
                     GW_CLOSED);
@@ -214,9 +247,13 @@ static void test_replies(void)
                     GW_UNKNOWN);
     CU_ASSERT_EQUAL(g.recall, 1);
     CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>SYSTEMERROR</err_code>"
-                         "<recall>Y</recall></xml>", 3, &g), GW_UNKNOWN);
+                         "<recall>Y</recall></xml>",
+                         3, &g),
+                    GW_UNKNOWN);
     CU_ASSERT_EQUAL(mean("<xml><result_code>FAIL</result_code><err_code>ORDERNOTEXIST</err_code>"
-                         "</xml>", 3, &g), GW_NOT_CHARGED);
+                         "</xml>",
+                         3, &g),
+                    GW_NOT_CHARGED);
 }
 
 static void test_micropay_schedule(void)
@@ -229,8 +266,8 @@ static void test_micropay_schedule(void)
     c.reverse_min_wait_ms = 15000;
     CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, 0), 5000);
     CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, 27000), 3000);
-    CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, 30000), 0);   /* the window is over: reverse */
-    CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, -1), 0);      /* sent long ago */
+    CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, 30000), 0); /* the window is over: reverse */
+    CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, -1), 0);    /* sent long ago */
     /* a window shorter than the reverse's minimum wait: wait for it */
     c.micropay_window_ms = 1000;
     CU_ASSERT_EQUAL(settle_micropay_next_ms(&c, 12000), 3000);

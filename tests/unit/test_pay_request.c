@@ -32,8 +32,8 @@ static void expect_amount(const char *amount_json, int64_t want)
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_EQUAL(fen, want);
     if (rc != 0 || fen != want)
-        fprintf(stderr, "  amount %s: rc=%d fen=%lld want %lld\n", amount_json, rc,
-                (long long)fen, (long long)want);
+        fprintf(stderr, "  amount %s: rc=%d fen=%lld want %lld\n", amount_json, rc, (long long)fen,
+                (long long)want);
 }
 
 static void refuse_amount(const char *amount_json)
@@ -60,8 +60,8 @@ static void test_amount_boundaries(void)
     refuse_amount("\"1e3\"");
     refuse_amount("\" 1\"");
     refuse_amount("\"1 \"");
-    refuse_amount("\"\xEF\xBC\x91\"");  /* full-width digit one */
-    refuse_amount("\"\\uff11\"");       /* the same, escaped */
+    refuse_amount("\"\xEF\xBC\x91\""); /* full-width digit one */
+    refuse_amount("\"\\uff11\"");      /* the same, escaped */
     refuse_amount("\"100000000\"");
     refuse_amount("\"\"");
     refuse_amount("\"12.30\\u0000\"");
@@ -98,7 +98,8 @@ static void test_order_no_rule(void)
 
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\"}", &pr), 0);
     CU_ASSERT_STRING_EQUAL(pr.order_no, "ABC123");
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"a_b|c*d-e\",\"user_id\":1,\"amount\":\"1\"}", &pr), 0);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"a_b|c*d-e\",\"user_id\":1,\"amount\":\"1\"}", &pr),
+                    0);
     /* 32 characters: the maximum */
     snprintf(body, sizeof(body), "{\"order_no\":\"%s\",\"user_id\":1,\"amount\":\"1\"}",
              "0123456789abcdefghijABCDEFGHIJ_-");
@@ -109,9 +110,13 @@ static void test_order_no_rule(void)
              "0123456789abcdefghijABCDEFGHIJ_-x");
     CU_ASSERT_EQUAL(parse_body(body, &pr), -1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC12\",\"user_id\":1,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC 123\",\"user_id\":1,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC.123\",\"user_id\":1,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC\\u00e9123\",\"user_id\":1,\"amount\":\"1\"}", &pr), -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC 123\",\"user_id\":1,\"amount\":\"1\"}", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC.123\",\"user_id\":1,\"amount\":\"1\"}", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC\\u00e9123\",\"user_id\":1,\"amount\":\"1\"}",
+                               &pr),
+                    -1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":123456,\"user_id\":1,\"amount\":\"1\"}", &pr), -1);
     CU_ASSERT_EQUAL(parse_body("{\"user_id\":1,\"amount\":\"1\"}", &pr), -1);
 }
@@ -123,16 +128,27 @@ static void test_user_id_rule(void)
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\"}", &pr), 0);
     CU_ASSERT_EQUAL(pr.user_id, 1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":9223372036854775807,"
-                               "\"amount\":\"1\"}", &pr), 0);
+                               "\"amount\":\"1\"}",
+                               &pr),
+                    0);
     CU_ASSERT_EQUAL(pr.user_id, 9223372036854775807LL);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":9223372036854775808,"
-                               "\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":0,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":-5,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1.0,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":\"42\",\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":true,\"amount\":\"1\"}", &pr), -1);
-    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":null,\"amount\":\"1\"}", &pr), -1);
+                               "\"amount\":\"1\"}",
+                               &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":0,\"amount\":\"1\"}", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":-5,\"amount\":\"1\"}", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1.0,\"amount\":\"1\"}", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":\"42\",\"amount\":\"1\"}",
+                               &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":true,\"amount\":\"1\"}", &pr),
+                    -1);
+    CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":null,\"amount\":\"1\"}", &pr),
+                    -1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"amount\":\"1\"}", &pr), -1);
 }
 
@@ -142,16 +158,22 @@ static void test_body_shape(void)
 
     /* duplicate keys, not an object, empty, truncated */
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"order_no\":\"XYZ789\",\"user_id\":1,"
-                               "\"amount\":\"1\"}", &pr), -1);
+                               "\"amount\":\"1\"}",
+                               &pr),
+                    -1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-                               "\"amount\":\"2\"}", &pr), -1);
+                               "\"amount\":\"2\"}",
+                               &pr),
+                    -1);
     CU_ASSERT_EQUAL(parse_body("[]", &pr), -1);
     CU_ASSERT_EQUAL(parse_body("", &pr), -1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\"", &pr), -1);
     CU_ASSERT_EQUAL(parse_body("\"ABC123\"", &pr), -1);
     /* unknown fields are ignored */
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-                               "\"note\":{\"x\":[1,2]}}", &pr), 0);
+                               "\"note\":{\"x\":[1,2]}}",
+                               &pr),
+                    0);
 }
 
 static void test_token_field(void)
@@ -162,25 +184,37 @@ static void test_token_field(void)
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\"}", &pr), 0);
     CU_ASSERT_FALSE(pr.has_token);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-                               "\"token\":null}", &pr), 0);
+                               "\"token\":null}",
+                               &pr),
+                    0);
     CU_ASSERT_FALSE(pr.has_token);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-                               "\"token\":\"tok_abc\"}", &pr), 0);
+                               "\"token\":\"tok_abc\"}",
+                               &pr),
+                    0);
     CU_ASSERT_TRUE(pr.has_token);
     CU_ASSERT_STRING_EQUAL(pr.token, "tok_abc");
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-                               "\"token\":\"\"}", &pr), -1);
+                               "\"token\":\"\"}",
+                               &pr),
+                    -1);
     CU_ASSERT_EQUAL(parse_body("{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-                               "\"token\":12345}", &pr), -1);
+                               "\"token\":12345}",
+                               &pr),
+                    -1);
     memset(tok, 'a', PAY_TOKEN_MAX);
     tok[PAY_TOKEN_MAX] = '\0';
-    snprintf(body, sizeof(body), "{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-             "\"token\":\"%s\"}", tok);
+    snprintf(body, sizeof(body),
+             "{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
+             "\"token\":\"%s\"}",
+             tok);
     CU_ASSERT_EQUAL(parse_body(body, &pr), 0);
     tok[PAY_TOKEN_MAX] = 'a';
     tok[PAY_TOKEN_MAX + 1] = '\0';
-    snprintf(body, sizeof(body), "{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
-             "\"token\":\"%s\"}", tok);
+    snprintf(body, sizeof(body),
+             "{\"order_no\":\"ABC123\",\"user_id\":1,\"amount\":\"1\","
+             "\"token\":\"%s\"}",
+             tok);
     CU_ASSERT_EQUAL(parse_body(body, &pr), -1);
 }
 

@@ -38,7 +38,7 @@ static int suite_init(void)
         app_config_load(&cfg) != 0)
         return -1;
     ctx = app_ctx_new(&cfg, 0);
-    snprintf(prefix, sizeof prefix, "UTREC%05d%05ld", (int)(getpid() % 100000),
+    snprintf(prefix, sizeof(prefix), "UTREC%05d%05ld", (int)(getpid() % 100000),
              (long)(time(NULL) % 100000));
     return ctx != NULL ? 0 : -1;
 }
@@ -54,7 +54,7 @@ static int suite_clean(void)
 static order_row settle(const char *no)
 {
     order_row row;
-    memset(&row, 0, sizeof row);
+    memset(&row, 0, sizeof(row));
     for (int i = 0; i < 50; i++) {
         CU_ASSERT_TRUE(reconciler_run_once(ctx) >= 0);
         if (order_store_get(ctx, no, &row) == ORDER_STORE_OK && row.status != ORDER_PROCESSING)
@@ -67,21 +67,21 @@ static order_row settle(const char *no)
 static void test_expired_never_charged_is_closed(void)
 {
     char no[40];
-    snprintf(no, sizeof no, "%sN", prefix);
+    snprintf(no, sizeof(no), "%sN", prefix);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 5, 100, 1), ORDER_STORE_OK);
     sleep_ms(20);
     order_row row = settle(no);
     CU_ASSERT_EQUAL(row.status, ORDER_FAILED);
     CU_ASSERT_EQUAL(row.final_reason, ORDER_FINAL_CLOSED);
     CU_ASSERT_STRING_EQUAL(row.transaction_id, "");
-    CU_ASSERT_TRUE(row.attempts >= 2);           /* the reconciler took a new lease */
+    CU_ASSERT_TRUE(row.attempts >= 2); /* the reconciler took a new lease */
 }
 
 static void test_expired_charged_is_paid(void)
 {
     char no[40];
     gw_result gw;
-    snprintf(no, sizeof no, "%sC", prefix);
+    snprintf(no, sizeof(no), "%sC", prefix);
     /* The worker's attempt reached the gateway and charged, then the worker died. */
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 5, 250, 1), ORDER_STORE_OK);
     /* test_pay may be declining every charge for a moment (make check -j):
@@ -104,7 +104,7 @@ static void test_live_lease_is_left_alone(void)
 {
     char no[40];
     order_row row;
-    snprintf(no, sizeof no, "%sL", prefix);
+    snprintf(no, sizeof(no), "%sL", prefix);
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, no, 5, 100, 60000), ORDER_STORE_OK);
     CU_ASSERT_TRUE(reconciler_run_once(ctx) >= 0);
     CU_ASSERT_EQUAL_FATAL(order_store_get(ctx, no, &row), ORDER_STORE_OK);

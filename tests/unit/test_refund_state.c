@@ -24,15 +24,21 @@ static void test_submit(void)
     /* Accepted is not done: never SUCCESS from a submission. */
     CU_ASSERT_NOT_EQUAL(s.next, REFUND_SUCCESS);
 
-    const char *retry[] = { NULL, "", "NOTENOUGH", "SYSTEMERROR", "BIZERR_NEED_RETRY",
-                            "FREQUENCY_LIMITED", "INVALID_REQ_TOO_MUCH" };
+    const char *retry[] = { NULL,
+                            "",
+                            "NOTENOUGH",
+                            "SYSTEMERROR",
+                            "BIZERR_NEED_RETRY",
+                            "FREQUENCY_LIMITED",
+                            "INVALID_REQ_TOO_MUCH" };
     for (size_t i = 0; i < sizeof(retry) / sizeof(retry[0]); i++) {
         s = refund_state_on_submit(REFUND_PENDING, 0, retry[i]);
         CU_ASSERT_EQUAL(s.next, REFUND_PENDING);
         CU_ASSERT_EQUAL(s.action, REFUND_ACT_RETRY);
     }
-    const char *hopeless[] = { "USER_ACCOUNT_ABNORMAL", "INVALID_TRANSACTIONID", "TRADE_OVERDUE",
-                               "ERROR", "PARAM_ERROR", "SOMETHING_NEW" };
+    const char *hopeless[] = { "USER_ACCOUNT_ABNORMAL", "INVALID_TRANSACTIONID",
+                               "TRADE_OVERDUE",         "ERROR",
+                               "PARAM_ERROR",           "SOMETHING_NEW" };
     for (size_t i = 0; i < sizeof(hopeless) / sizeof(hopeless[0]); i++) {
         s = refund_state_on_submit(REFUND_PENDING, 0, hopeless[i]);
         CU_ASSERT_EQUAL(s.next, REFUND_ABNORMAL);
@@ -97,7 +103,8 @@ static void test_amount(void)
     CU_ASSERT_EQUAL(refund_amount_check(300, 0, -1), REFUND_AMOUNT_INVALID);
     CU_ASSERT_EQUAL(refund_amount_check(-1, 0, 1), REFUND_AMOUNT_INVALID);
     /* No overflow near the limits. */
-    CU_ASSERT_EQUAL(refund_amount_check(INT64_MAX, INT64_MAX - 1, INT64_MAX), REFUND_AMOUNT_EXCEEDS);
+    CU_ASSERT_EQUAL(refund_amount_check(INT64_MAX, INT64_MAX - 1, INT64_MAX),
+                    REFUND_AMOUNT_EXCEEDS);
     CU_ASSERT_EQUAL(refund_amount_check(INT64_MAX, INT64_MAX - 1, 1), REFUND_AMOUNT_OK);
 }
 
@@ -220,9 +227,10 @@ static void test_notify_verify(void)
     CU_ASSERT_STRING_EQUAL(n.reason, "appid or mch_id is not ours");
     free(xml);
     /* A status we do not know. */
-    xml = notification(cfg.key, cfg.appid,
-                       "<root><out_refund_no>RF1</out_refund_no><transaction_id>42</transaction_id>"
-                       "<refund_status>PROCESSING</refund_status><refund_fee>1</refund_fee></root>");
+    xml =
+        notification(cfg.key, cfg.appid,
+                     "<root><out_refund_no>RF1</out_refund_no><transaction_id>42</transaction_id>"
+                     "<refund_status>PROCESSING</refund_status><refund_fee>1</refund_fee></root>");
     CU_ASSERT_EQUAL(refund_notify_verify(&cfg, xml, strlen(xml), 0, &n), -1);
     free(xml);
     CU_ASSERT_EQUAL(refund_notify_verify(&cfg, "<xml>", 5, 0, &n), -1);
@@ -249,10 +257,10 @@ static void test_config(void)
     setenv("IDEMPAY_WX_CERT_KEY", "/dev/null", 1);
     CU_ASSERT_EQUAL(config_refund_load(&rc, "https://api.mch.weixin.qq.com", 8080), 0);
     CU_ASSERT(config_refund_has_cert(&rc));
-    unsetenv("IDEMPAY_WX_CERT_KEY");   /* one without the other */
+    unsetenv("IDEMPAY_WX_CERT_KEY"); /* one without the other */
     CU_ASSERT_EQUAL(config_refund_load(&rc, "http://127.0.0.1:1", 8080), -1);
     unsetenv("IDEMPAY_WX_CERT");
-    setenv("IDEMPAY_REFUNDS", "off", 1);   /* off: nothing needed */
+    setenv("IDEMPAY_REFUNDS", "off", 1); /* off: nothing needed */
     CU_ASSERT_EQUAL(config_refund_load(&rc, "https://api.mch.weixin.qq.com", 8080), 0);
     CU_ASSERT(!rc.enabled);
     setenv("IDEMPAY_REFUNDS", "maybe", 1);

@@ -36,14 +36,16 @@ static int add_caller(void)
     char sql[512], check[65];
 
     if (caller_store_derive_key(cfg.key, UNIT_CALLER, UNIT_SALT, caller_key) != 0 ||
-        EVP_Digest(caller_key, sizeof caller_key, md, &n, EVP_sha256(), NULL) != 1 ||
+        EVP_Digest(caller_key, sizeof(caller_key), md, &n, EVP_sha256(), NULL) != 1 ||
         app_ctx_db(ctx) != 0)
         return -1;
     for (unsigned int i = 0; i < 32; i++)
         snprintf(check + 2 * i, 3, "%02x", md[i]);
-    snprintf(sql, sizeof sql, "INSERT INTO payment_caller (name, key_salt, key_check) VALUES"
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO payment_caller (name, key_salt, key_check) VALUES"
              " ('%s', '%s', '%s') ON DUPLICATE KEY UPDATE key_salt = VALUES(key_salt),"
-             " key_check = VALUES(key_check), enabled = 1", UNIT_CALLER, UNIT_SALT, check);
+             " key_check = VALUES(key_check), enabled = 1",
+             UNIT_CALLER, UNIT_SALT, check);
     return mysql_query(ctx->db, sql) == 0 ? 0 : -1;
 }
 
@@ -74,8 +76,8 @@ typedef struct {
     const char *content_type;
     const char *body;
     int status;
-    const char *in_body;     /* a substring of the answer, or NULL */
-    int sign;                /* 1: signed by the suite's caller */
+    const char *in_body; /* a substring of the answer, or NULL */
+    int sign;            /* 1: signed by the suite's caller */
 } route_case;
 
 /* Runs c on the door of cx: signed with a fresh nonce when c->sign. */
@@ -83,14 +85,16 @@ static void run_case(app_ctx *cx, const route_case *c)
 {
     static int serial;
     char ts[24], nonce[40], sig[CALLER_SIG_HEX_LEN + 1];
-    http_request req = { c->method, c->path, c->query, c->content_type, NULL, "127.0.0.1",
-                         c->body, strlen(c->body), 0, NULL, NULL, NULL, NULL, 0,
-                         NULL, NULL, NULL, NULL };
+    http_request req = { c->method, c->path,     c->query, c->content_type,
+                         NULL,      "127.0.0.1", c->body,  strlen(c->body),
+                         0,         NULL,        NULL,     NULL,
+                         NULL,      0,           NULL,     NULL,
+                         NULL,      NULL };
     http_response resp;
 
     if (c->sign) {
-        snprintf(ts, sizeof ts, "%lld", (long long)time(NULL));
-        snprintf(nonce, sizeof nonce, "unit-router-%ld-%d", (long)time(NULL), ++serial);
+        snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
+        snprintf(nonce, sizeof(nonce), "unit-router-%ld-%d", (long)time(NULL), ++serial);
         caller_sign_compute(caller_key, c->method, c->path, c->query, ts, nonce, c->body,
                             strlen(c->body), sig);
         req.auth_caller = UNIT_CALLER;
@@ -115,16 +119,21 @@ static void test_routes(void)
         { "GET", "/api/ping", "", "", "", 200, NULL, 0 },
         { "GET", "/healthz", "", "", "", 200, NULL, 0 },
         { "GET", "/metrics", "", "", "", 200, "idempay_", 0 },
-        { "GET", "/api/pay/orders/UTRT_NO_SUCH_ORDER", "", "", "", 404, "\"error\":\"not_found\"", 1 },
+        { "GET", "/api/pay/orders/UTRT_NO_SUCH_ORDER", "", "", "", 404, "\"error\":\"not_found\"",
+          1 },
         { "GET", "/api/pay/orders/bad!order", "", "", "", 400, "\"error\":\"invalid_request\"", 1 },
         { "POST", "/api/pay", "", "text/plain", "x", 415, "unsupported_media_type", 1 },
-        { "POST", "/api/pay", "", "application/json", "{\"order_no\":1}", 400, "invalid_request", 1 },
+        { "POST", "/api/pay", "", "application/json", "{\"order_no\":1}", 400, "invalid_request",
+          1 },
         { "GET", "/api/pay/token", "", "", "", 400, "invalid_request", 1 },
         /* the API without a signature */
-        { "GET", "/api/pay/orders/UTRT_NO_SUCH_ORDER", "", "", "", 401, "\"error\":\"unauthenticated\"", 0 },
-        { "POST", "/api/pay", "", "application/json", "{\"order_no\":1}", 401, "unauthenticated", 0 },
+        { "GET", "/api/pay/orders/UTRT_NO_SUCH_ORDER", "", "", "", 401,
+          "\"error\":\"unauthenticated\"", 0 },
+        { "POST", "/api/pay", "", "application/json", "{\"order_no\":1}", 401, "unauthenticated",
+          0 },
         { "GET", "/api/pay/token", "user_id=1", "", "", 401, "unauthenticated", 0 },
-        { "POST", "/api/pay/orders/UTRT1/refunds", "", "application/json", "{}", 401, "unauthenticated", 0 },
+        { "POST", "/api/pay/orders/UTRT1/refunds", "", "application/json", "{}", 401,
+          "unauthenticated", 0 },
         /* the public door's routes are not here */
         { "POST", "/api/pay/callback/wechat", "", "text/xml", "not xml", 404, "not_found", 0 },
         { "POST", "/api/pay/callback/wechat/refund", "", "text/xml", "x", 404, "not_found", 1 },
@@ -135,13 +144,13 @@ static void test_routes(void)
         { "DELETE", "/api/pay/orders/UTRT1", "", "", "", 405, "method_not_allowed", 0 },
         /* unknown paths */
         { "GET", "/", "", "", "", 404, "\"error\":\"not_found\"", 0 },
-        { "GET", "/api/pay/orders/", "", "", "", 404, "not_found", 1 },   /* prefix needs a rest */
+        { "GET", "/api/pay/orders/", "", "", "", 404, "not_found", 1 }, /* prefix needs a rest */
         { "GET", "/api/pay/orders", "", "", "", 404, "not_found", 0 },
         { "GET", "/api/pingx", "", "", "", 404, "not_found", 0 },
         { "GET", "/API/PING", "", "", "", 404, "not_found", 0 },
         { "GET", "", "", "", "", 404, "not_found", 0 },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_case(ctx, &cases[i]);
 }
 
@@ -157,14 +166,17 @@ static void test_public_door(void)
         { "GET", "/api/pay/token", "user_id=1", "", "", 404, "not_found", 1 },
         { "GET", "/api/pay/callback/wechat", "", "", "", 405, "method_not_allowed", 0 },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_case(public_ctx, &cases[i]);
 }
 
 static void test_too_large_body(void)
 {
-    http_request req = { "POST", "/api/pay", "", "application/json", NULL, "", "", 0, 1,
-                         NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    http_request req = { "POST", "/api/pay", "",   "application/json",
+                         NULL,   "",         "",   0,
+                         1,      NULL,       NULL, NULL,
+                         NULL,   0,          NULL, NULL,
+                         NULL,   NULL };
     http_response resp;
 
     http_response_init(&resp);

@@ -25,7 +25,7 @@ static void test_empty_environment_gives_documented_defaults(void)
     setenv("IDEMPAY_CONFIG", "none", 1);
     env_config_reset();
     service_windows_defaults(&d);
-    CU_ASSERT_EQUAL(d.gateway_timeout_ms, 3000);     /* README "Configuration" */
+    CU_ASSERT_EQUAL(d.gateway_timeout_ms, 3000); /* README "Configuration" */
     CU_ASSERT_EQUAL(d.lease_ms, 10000);
     CU_ASSERT_EQUAL(d.reconcile_interval_ms, 2000);
     CU_ASSERT_EQUAL(d.failed_recheck_ms, 60000);
@@ -33,7 +33,7 @@ static void test_empty_environment_gives_documented_defaults(void)
     CU_ASSERT_EQUAL(d.retry_after_s, 1);
     CU_ASSERT_EQUAL(d.prepay_ttl_ms, 7200000);
     CU_ASSERT_EQUAL(service_windows_load(&w), 0);
-    CU_ASSERT_EQUAL(memcmp(&d, &w, sizeof d), 0);
+    CU_ASSERT_EQUAL(memcmp(&d, &w, sizeof(d)), 0);
 }
 
 static void test_windows_come_from_file_and_environment_wins(void)
@@ -43,14 +43,15 @@ static void test_windows_come_from_file_and_environment_wins(void)
 
     clear_windows_env();
     CU_ASSERT_EQUAL_FATAL(cu_temp_file("IDEMPAY_LEASE_MS=12345\nIDEMPAY_GATEWAY_TIMEOUT_MS=2000\n",
-                                       path, sizeof path), 0);
+                                       path, sizeof(path)),
+                          0);
     setenv("IDEMPAY_CONFIG", path, 1);
     env_config_reset();
     setenv("IDEMPAY_GATEWAY_TIMEOUT_MS", "1500", 1);
     CU_ASSERT_EQUAL(service_windows_load(&w), 2);
-    CU_ASSERT_EQUAL(w.lease_ms, 12345);              /* the file */
-    CU_ASSERT_EQUAL(w.gateway_timeout_ms, 1500);     /* the environment over the file */
-    CU_ASSERT_EQUAL(w.reconcile_interval_ms, 2000);  /* the default */
+    CU_ASSERT_EQUAL(w.lease_ms, 12345);             /* the file */
+    CU_ASSERT_EQUAL(w.gateway_timeout_ms, 1500);    /* the environment over the file */
+    CU_ASSERT_EQUAL(w.reconcile_interval_ms, 2000); /* the default */
     clear_windows_env();
     unlink(path);
 }
@@ -70,7 +71,7 @@ static void test_every_window_setting_is_named_once(void)
 
 static void test_claim_covers_the_lease_and_two_gateway_calls(void)
 {
-    CU_ASSERT_EQUAL(service_windows_call_ms(3000), 7000);       /* 2 x timeout + 1 s */
+    CU_ASSERT_EQUAL(service_windows_call_ms(3000), 7000); /* 2 x timeout + 1 s */
     CU_ASSERT_EQUAL(service_windows_claim_ms(10000, 3000), 10000);
     CU_ASSERT_EQUAL(service_windows_claim_ms(5000, 3000), 7000);
     CU_ASSERT_EQUAL(service_windows_claim_ms(7000, 3000), 7000);

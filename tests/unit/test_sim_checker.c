@@ -40,7 +40,8 @@ static int setup(void)
     TOK_B = sched_add_token(&S, SC_TOKEN_REPLAY, 777);
     if (sched_begin_phase(&S, SC_FORGED_CALLBACK, "p", "{}", 0, 0) < 0)
         return -1;
-    sched_add_order(&S, &r, SC_FORGED_CALLBACK, 600, 900, AMT_FIXED2, ORD_DECLINE | ORD_FORGE_TARGET);
+    sched_add_order(&S, &r, SC_FORGED_CALLBACK, 600, 900, AMT_FIXED2,
+                    ORD_DECLINE | ORD_FORGE_TARGET);
     sched_add_order(&S, &r, SC_FORGED_CALLBACK, 601, 901, AMT_FIXED2,
                     ORD_NEVER_SUBMITTED | ORD_FORGE_TARGET);
     return S.norders == NORD ? 0 : -1;
@@ -138,9 +139,14 @@ static void clean_world(void)
 
 static void run(chk_result *r, int with_db)
 {
-    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
-                          .api_rows = API, .db_rows = with_db ? DB : NULL, .prefix = PFX,
-                          .seed = 1234};
+    sim_observations o = { .ops = OPS,
+                           .nops = NOPS,
+                           .charges = CH,
+                           .ncharges = NCH,
+                           .api_rows = API,
+                           .db_rows = with_db ? DB : NULL,
+                           .prefix = PFX,
+                           .seed = 1234 };
     CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, r), 0);
 }
 
@@ -416,8 +422,8 @@ static void test_402_after_charge(void)
     run(&r, 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_NO_402_AFTER_CHARGE), 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(first_of(&r, INV_NO_402_AFTER_CHARGE));
-    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&r, INV_NO_402_AFTER_CHARGE)->message,
-                                  "had charged 4200000000aa"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(first_of(&r, INV_NO_402_AFTER_CHARGE)->message, "had charged 4200000000aa"));
     checker_result_free(&r);
     /* The same charge landing while the 402 is on its way back is not judged. */
     clean_world();
@@ -567,9 +573,16 @@ static void gwcall(sim_gwcall *c, int order, const char *endpoint, int fence, do
 static size_t fence_violations(const sim_gwcall *calls, size_t n, int64_t timeout_us)
 {
     chk_result r;
-    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
-                          .api_rows = API, .prefix = PFX, .seed = 1234, .calls = calls,
-                          .ncalls = n, .gateway_timeout_us = timeout_us};
+    sim_observations o = { .ops = OPS,
+                           .nops = NOPS,
+                           .charges = CH,
+                           .ncharges = NCH,
+                           .api_rows = API,
+                           .prefix = PFX,
+                           .seed = 1234,
+                           .calls = calls,
+                           .ncalls = n,
+                           .gateway_timeout_us = timeout_us };
     CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
     size_t v = count_inv(&r, INV_NO_FENCE_WITHIN_CALL);
     checker_result_free(&r);
@@ -633,8 +646,14 @@ static void test_closed_after_doubt(void)
     repeat->http_code = 0;
     repeat->outcome = OUT_UNKNOWN;
     at(&OPS[7], 2000, 2300);
-    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
-                          .api_rows = API, .prefix = PFX, .seed = 1234, .lease_us = 10000000};
+    sim_observations o = { .ops = OPS,
+                           .nops = NOPS,
+                           .charges = CH,
+                           .ncharges = NCH,
+                           .api_rows = API,
+                           .prefix = PFX,
+                           .seed = 1234,
+                           .lease_us = 10000000 };
     CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, &r), 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_CLOSED_AFTER_DOUBT), 1);
     checker_result_free(&r);
@@ -676,8 +695,8 @@ static void test_payment_kept_or_refunded(void)
     run(&r, 0);
     CU_ASSERT_EQUAL(count_inv(&r, INV_PAYMENT_KEPT_OR_REFUNDED), 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(first_of(&r, INV_PAYMENT_KEPT_OR_REFUNDED));
-    CU_ASSERT_PTR_NOT_NULL(strstr(first_of(&r, INV_PAYMENT_KEPT_OR_REFUNDED)->message,
-                                  "4200000000k6"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(first_of(&r, INV_PAYMENT_KEPT_OR_REFUNDED)->message, "4200000000k6"));
     CU_ASSERT_EQUAL(count_inv(&r, INV_REFUND_WITHIN_CHARGE), 0);
     CU_ASSERT_EQUAL(r.stats[SC_TOKEN_REPLAY].refunds, 1);
     checker_result_free(&r);
@@ -847,10 +866,18 @@ static sim_refund *add_refund(sim_refund *arr, size_t *n, int order, const char 
 
 static void run_refunds(chk_result *r, size_t nledger, size_t nlisted)
 {
-    sim_observations o = {.ops = OPS, .nops = NOPS, .charges = CH, .ncharges = NCH,
-                          .api_rows = API, .prefix = PFX, .seed = 1234,
-                          .refunds = LEDGER_RF, .nrefunds = nledger, .listed = LISTED,
-                          .nlisted = nlisted, .list_read = LIST_READ};
+    sim_observations o = { .ops = OPS,
+                           .nops = NOPS,
+                           .charges = CH,
+                           .ncharges = NCH,
+                           .api_rows = API,
+                           .prefix = PFX,
+                           .seed = 1234,
+                           .refunds = LEDGER_RF,
+                           .nrefunds = nledger,
+                           .listed = LISTED,
+                           .nlisted = nlisted,
+                           .list_read = LIST_READ };
     CU_ASSERT_EQUAL_FATAL(checker_run(&S, &o, r), 0);
 }
 

@@ -20,8 +20,9 @@
 static void test_parse_order(void)
 {
     sim_row r;
-    const char *paid = "{\"order_no\":\"x\",\"user_id\":42,\"amount\":\"12.30\",\"status\":\"PAID\","
-                       "\"transaction_id\":\"T9\",\"created_at\":\"a\",\"updated_at\":\"b\"}";
+    const char *paid =
+        "{\"order_no\":\"x\",\"user_id\":42,\"amount\":\"12.30\",\"status\":\"PAID\","
+        "\"transaction_id\":\"T9\",\"created_at\":\"a\",\"updated_at\":\"b\"}";
     CU_ASSERT_EQUAL(readback_parse_order(paid, strlen(paid), &r), 0);
     CU_ASSERT_EQUAL(r.state, ROW_PRESENT);
     CU_ASSERT_EQUAL(r.status, OST_PAID);
@@ -29,14 +30,15 @@ static void test_parse_order(void)
     CU_ASSERT_EQUAL(r.amount_fen, 1230);
     CU_ASSERT_STRING_EQUAL(r.transaction_id, "T9");
     CU_ASSERT_STRING_EQUAL(r.updated_at, "b");
-    const char *pending = "{\"user_id\":9223372036854775807,\"amount\":\"0.01\",\"status\":\"PROCESSING\","
-                          "\"transaction_id\":null}";
+    const char *pending =
+        "{\"user_id\":9223372036854775807,\"amount\":\"0.01\",\"status\":\"PROCESSING\","
+        "\"transaction_id\":null}";
     CU_ASSERT_EQUAL(readback_parse_order(pending, strlen(pending), &r), 0);
     CU_ASSERT_EQUAL(r.status, OST_PROCESSING);
     CU_ASSERT_EQUAL(r.user_id, INT64_MAX);
     CU_ASSERT_EQUAL(r.amount_fen, 1);
     CU_ASSERT_STRING_EQUAL(r.transaction_id, "");
-    const char *bad[] = {"", "[]", "{\"status\":\"WEIRD\"}", "{\"amount\":\"1\"}", "{"};
+    const char *bad[] = { "", "[]", "{\"status\":\"WEIRD\"}", "{\"amount\":\"1\"}", "{" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         CU_ASSERT_EQUAL(readback_parse_order(bad[i], strlen(bad[i]), &r), -1);
         CU_ASSERT_EQUAL(r.state, ROW_ERROR);
@@ -120,8 +122,14 @@ static void test_segment_against_nothing(void)
     CU_ASSERT_EQUAL_FATAL(http_client_global_init(), 0);
     char err[256];
     volatile int stop = 0;
-    driver_config cfg = {.target = "http://127.0.0.1:1", .prefix = "u", .sched = &s,
-                         .workers = 3, .appid = "a", .mch_id = "m", .key = "k", .stop = &stop};
+    driver_config cfg = { .target = "http://127.0.0.1:1",
+                          .prefix = "u",
+                          .sched = &s,
+                          .workers = 3,
+                          .appid = "a",
+                          .mch_id = "m",
+                          .key = "k",
+                          .stop = &stop };
     driver *d = driver_new(&cfg, err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     phases_seen = 0;

@@ -15,8 +15,9 @@
 
 #define KEY IDEMPAY_DEV_KEY
 
-static const client_merchant merchant = {.appid = "wx0000000000000000", .mch_id = "1900000109",
-                                         .key = KEY};
+static const client_merchant merchant = { .appid = "wx0000000000000000",
+                                          .mch_id = "1900000109",
+                                          .key = KEY };
 
 /* Builds t's notification and parses it back into m. */
 static void forged(sched_task *t, int64_t fee, wx_msg *m)
@@ -32,7 +33,7 @@ static void forged(sched_task *t, int64_t fee, wx_msg *m)
 
 static void test_wrong_fee_is_signed(void)
 {
-    sched_task t = {.forge = FORGE_WRONG_FEE, .jitter_seed = 0};
+    sched_task t = { .forge = FORGE_WRONG_FEE, .jitter_seed = 0 };
     wx_msg m;
     forged(&t, 1234, &m);
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&m, "total_fee"), "1234");
@@ -45,7 +46,7 @@ static void test_wrong_fee_is_signed(void)
 
 static void test_hmac_when_drawn(void)
 {
-    sched_task t = {.forge = FORGE_REPLAY_TXN, .jitter_seed = 1u << 7};
+    sched_task t = { .forge = FORGE_REPLAY_TXN, .jitter_seed = 1u << 7 };
     wx_msg m;
     forged(&t, 100, &m);
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&m, "sign_type"), "HMAC-SHA256");
@@ -56,7 +57,7 @@ static void test_hmac_when_drawn(void)
 
 static void test_bad_sign_fails_verification(void)
 {
-    sched_task t = {.forge = FORGE_BAD_SIGN};
+    sched_task t = { .forge = FORGE_BAD_SIGN };
     wx_msg m;
     forged(&t, 100, &m);
     CU_ASSERT_PTR_NOT_NULL(wx_msg_get(&m, "sign"));
@@ -66,7 +67,7 @@ static void test_bad_sign_fails_verification(void)
 
 static void test_wrong_mch_is_signed(void)
 {
-    sched_task t = {.forge = FORGE_WRONG_MCH};
+    sched_task t = { .forge = FORGE_WRONG_MCH };
     wx_msg m;
     forged(&t, 100, &m);
     CU_ASSERT_STRING_NOT_EQUAL(wx_msg_get(&m, "mch_id"), "1900000109");

@@ -77,7 +77,7 @@ static const char *header(const forge_v3_msg *m, const char *name)
 /* Builds kind's notification and judges each of its parts. */
 static void judge(int kind, uint64_t seed, verdict *v)
 {
-    sched_task t = {.forge = (uint8_t)kind, .aux_order = 0, .jitter_seed = seed};
+    sched_task t = { .forge = (uint8_t)kind, .aux_order = 0, .jitter_seed = seed };
     forge_v3_msg m;
     size_t mlen = 0, plen = 0;
     char *plain = NULL;
@@ -89,12 +89,13 @@ static void judge(int kind, uint64_t seed, verdict *v)
     long long ts = atoll(header(&m, "Wechatpay-Timestamp"));
     v->fresh = llabs(ts - (long long)time(NULL)) <= 300;
     v->serial_ok = strcmp(header(&m, "Wechatpay-Serial"), cert.serial) == 0;
-    char *msg = wx3_response_message(header(&m, "Wechatpay-Timestamp"), header(&m, "Wechatpay-Nonce"),
-                                     m.body, strlen(m.body), &mlen);
+    char *msg = wx3_response_message(header(&m, "Wechatpay-Timestamp"),
+                                     header(&m, "Wechatpay-Nonce"), m.body, strlen(m.body), &mlen);
     v->signed_ok = wx3_verify(cert.pub, msg, mlen, header(&m, "Wechatpay-Signature")) == 0;
     free(msg);
     json_t *env = json_loads(m.body, 0, NULL), *r = json_object_get(env, "resource");
-    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "event_type")), "TRANSACTION.SUCCESS");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(env, "event_type")),
+                           "TRANSACTION.SUCCESS");
     v->decrypts = wx3_aead_decrypt(APIV3_KEY, json_string_value(json_object_get(r, "nonce")),
                                    json_string_value(json_object_get(r, "associated_data")),
                                    json_string_value(json_object_get(r, "ciphertext")), &plain,
@@ -134,9 +135,13 @@ static void test_wrong_serial_is_signed_by_the_platform(void)
 
 static void test_changed_bytes(void)
 {
-    static const struct { int kind, signed_ok; } cases[] = {
-        {FORGE_V3_CIPHERTEXT, 0}, {FORGE_V3_CIPHERTEXT_SIGNED, 1},
-        {FORGE_V3_TAG, 0},        {FORGE_V3_TAG_SIGNED, 1},
+    static const struct {
+        int kind, signed_ok;
+    } cases[] = {
+        { FORGE_V3_CIPHERTEXT, 0 },
+        { FORGE_V3_CIPHERTEXT_SIGNED, 1 },
+        { FORGE_V3_TAG, 0 },
+        { FORGE_V3_TAG_SIGNED, 1 },
     };
     verdict v;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -156,18 +161,19 @@ static void test_load_needs_the_platform_key(void)
     setenv("IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY", key_path, 1);
     setenv("IDEMPAY_WX_APIV3_KEY", "short", 1);
     CU_ASSERT_PTR_NULL(forge_v3_load(why, sizeof(why)));
-    CU_ASSERT_PTR_NULL(strstr(why, "short"));   /* never the key */
+    CU_ASSERT_PTR_NULL(strstr(why, "short")); /* never the key */
     setenv("IDEMPAY_WX_APIV3_KEY", APIV3_KEY, 1);
 }
 
 int main(void)
 {
     static const cu_test tests[] = {
-        {"stale: only its timestamp", test_stale_is_only_stale},
-        {"new nonce: only its signature", test_new_nonce_breaks_only_the_signature},
-        {"wrong serial: signed by the platform key", test_wrong_serial_is_signed_by_the_platform},
-        {"changed ciphertext or tag: AEAD refuses, signed or not", test_changed_bytes},
-        {"load needs the platform key, never prints the APIv3 key", test_load_needs_the_platform_key},
+        { "stale: only its timestamp", test_stale_is_only_stale },
+        { "new nonce: only its signature", test_new_nonce_breaks_only_the_signature },
+        { "wrong serial: signed by the platform key", test_wrong_serial_is_signed_by_the_platform },
+        { "changed ciphertext or tag: AEAD refuses, signed or not", test_changed_bytes },
+        { "load needs the platform key, never prints the APIv3 key",
+          test_load_needs_the_platform_key },
     };
     return CU_SUITE_RUN("sim_forge_v3", setup, teardown, tests);
 }

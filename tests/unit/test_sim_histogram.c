@@ -26,8 +26,19 @@ static void test_bucket_bounds(void)
     }
     /* Every value lies in its bucket, buckets are contiguous and the width is
      * at most 1/16 of the low bound. */
-    uint64_t probes[] = {16, 17, 31, 32, 33, 100, 1000, 12345, 999999, 1ULL << 40,
-                         (1ULL << 40) + 12345, UINT64_MAX / 3, UINT64_MAX};
+    uint64_t probes[] = { 16,
+                          17,
+                          31,
+                          32,
+                          33,
+                          100,
+                          1000,
+                          12345,
+                          999999,
+                          1ULL << 40,
+                          (1ULL << 40) + 12345,
+                          UINT64_MAX / 3,
+                          UINT64_MAX };
     for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
         uint64_t v = probes[i];
         size_t b = hist_bucket_index(v);

@@ -37,19 +37,21 @@ static void test_filter_and_map(void)
     char no0[64], no1[64], body[2048], err[256];
     sched_order_no(&S, "pA", 0, no0, sizeof(no0));
     sched_order_no(&S, "pA", 1, no1, sizeof(no1));
-    snprintf(body, sizeof(body),
-             "{\"charges\":["
-             "{\"transaction_id\":\"T1\",\"out_trade_no\":\"%s\",\"total_fee\":100,\"refunded\":false,\"charged_at\":\"2026-01-01\"},"
-             "{\"transaction_id\":\"T2\",\"out_trade_no\":\"%s\",\"total_fee\":\"200\",\"refunded\":true,\"charged_at\":1.5},"
-             "{\"transaction_id\":\"T3\",\"out_trade_no\":\"otherrun123456\",\"total_fee\":5,\"refunded\":false},"
-             "{\"transaction_id\":\"T4\",\"out_trade_no\":\"pAzz00000abcde\",\"total_fee\":7,\"refunded\":false}"
-             "],\"notifications_sent\":42}",
-             no0, no1);
+    snprintf(
+        body, sizeof(body),
+        "{\"charges\":["
+        "{\"transaction_id\":\"T1\",\"out_trade_no\":\"%s\",\"total_fee\":100,\"refunded\":false,\"charged_at\":\"2026-01-01\"},"
+        "{\"transaction_id\":\"T2\",\"out_trade_no\":\"%s\",\"total_fee\":\"200\",\"refunded\":true,\"charged_at\":1.5},"
+        "{\"transaction_id\":\"T3\",\"out_trade_no\":\"otherrun123456\",\"total_fee\":5,\"refunded\":false},"
+        "{\"transaction_id\":\"T4\",\"out_trade_no\":\"pAzz00000abcde\",\"total_fee\":7,\"refunded\":false}"
+        "],\"notifications_sent\":42}",
+        no0, no1);
     sim_charge *c = NULL;
     size_t n = 0;
     long long notes = 0;
-    CU_ASSERT_EQUAL_FATAL(mock_admin_parse_ledger(body, strlen(body), &S, "pA", &c, &n, &notes,
-                                                  err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL_FATAL(mock_admin_parse_ledger(body, strlen(body), &S, "pA", &c, &n, &notes, err,
+                                                  sizeof(err)),
+                          0);
     CU_ASSERT_EQUAL_FATAL(n, 3); /* T3 belongs to another run */
     CU_ASSERT_EQUAL(notes, 42);
     CU_ASSERT_STRING_EQUAL(c[0].transaction_id, "T1");
@@ -75,16 +77,18 @@ static void test_empty_and_bad(void)
     long long notes = 0;
     const char *empty = "{\"charges\":[]}";
     CU_ASSERT_EQUAL(mock_admin_parse_ledger(empty, strlen(empty), &S, "pA", &c, &n, &notes, err,
-                                            sizeof(err)), 0);
+                                            sizeof(err)),
+                    0);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_EQUAL(notes, -1);
     CU_ASSERT_PTR_NOT_NULL(c);
     free(c);
-    const char *bad[] = {"", "[]", "{\"charges\":{}}", "{\"charges\":[", "nope"};
+    const char *bad[] = { "", "[]", "{\"charges\":{}}", "{\"charges\":[", "nope" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         c = (sim_charge *)1;
         CU_ASSERT_EQUAL(mock_admin_parse_ledger(bad[i], strlen(bad[i]), &S, "pA", &c, &n, &notes,
-                                                err, sizeof(err)), -1);
+                                                err, sizeof(err)),
+                        -1);
         CU_ASSERT_PTR_NULL(c);
         CU_ASSERT(strlen(err) > 0);
     }
@@ -145,10 +149,12 @@ static void test_journal(void)
         "{\"time\":\"1970-01-01T00:00:12.000000Z\",\"transaction_id\":\"T1\",\"copy\":1,"
         "\"attempt\":1,\"http_status\":200,\"acknowledged\":true}]}";
     CU_ASSERT_EQUAL_FATAL(mock_admin_format_journal(body, strlen(body), 10000000, &text), 0);
-    char *uo = strstr(text, "+1.500 s unifiedorder"), *nt = strstr(text, "+2.000 s notification of T1");
+    char *uo = strstr(text, "+1.500 s unifiedorder"),
+         *nt = strstr(text, "+2.000 s notification of T1");
     char *cl = strstr(text, "+3.000 s closeorder");
     CU_ASSERT(uo != NULL && nt != NULL && cl != NULL && uo < nt && nt < cl);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "fault=none reply=xml SUCCESS/FAIL ORDERCLOSED (15000 ms)"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(text, "fault=none reply=xml SUCCESS/FAIL ORDERCLOSED (15000 ms)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "HTTP 200 acknowledged"));
     free(text);
     CU_ASSERT_EQUAL(mock_admin_format_journal("[]", 2, 0, &text), -1);
@@ -175,7 +181,8 @@ static void test_gateway_calls(void)
              "\"out_trade_no\":\"%s\",\"latency_ms\":4}],\"notifications\":[]}",
              no0, no0, no0, no0);
     CU_ASSERT_EQUAL_FATAL(gateway_calls_parse(body, strlen(body), &S, "pA", 10000000, &v, &n, err,
-                                              sizeof(err)), 0);
+                                              sizeof(err)),
+                          0);
     CU_ASSERT_EQUAL_FATAL(n, 2); /* not: orderquery, another run's, an unreadable time */
     CU_ASSERT_EQUAL(v[0].fence, GWCALL_PAY);
     CU_ASSERT_EQUAL(v[0].order, 0);
@@ -205,7 +212,8 @@ static void test_refunds(void)
              "\"out_trade_no\":\"otherrun123456\",\"refund_fee\":1,\"status\":\"SUCCESS\"}]}",
              no0);
     CU_ASSERT_EQUAL_FATAL(refund_obs_parse_ledger(&o, body, strlen(body), &S, "pA", err,
-                                                  sizeof(err)), 0);
+                                                  sizeof(err)),
+                          0);
     CU_ASSERT_EQUAL_FATAL(o.nledger, 1); /* RMcd is another run's */
     CU_ASSERT_STRING_EQUAL(o.ledger[0].refund_no, "RMab");
     CU_ASSERT_STRING_EQUAL(o.ledger[0].transaction_id, "T1");
@@ -239,11 +247,13 @@ static void test_refunds(void)
 static void test_with_defaults(void)
 {
     char out[512];
-    CU_ASSERT_EQUAL_FATAL(mock_admin_with_defaults(
-        "{\"latency_ms\":5,\"userpaying_rate\":1}",
-        "{\"latency_ms\":0,\"userpaying_rate\":0,\"close_race_rate\":0,"
-        "\"closeorder_min_age_ms\":3000,\"endpoints\":{\"refund\":{}},\"dedupe\":true}",
-        out, sizeof(out)), 0);
+    CU_ASSERT_EQUAL_FATAL(
+        mock_admin_with_defaults(
+            "{\"latency_ms\":5,\"userpaying_rate\":1}",
+            "{\"latency_ms\":0,\"userpaying_rate\":0,\"close_race_rate\":0,"
+            "\"closeorder_min_age_ms\":3000,\"endpoints\":{\"refund\":{}},\"dedupe\":true}",
+            out, sizeof(out)),
+        0);
     CU_ASSERT_STRING_EQUAL(out, "{\"close_race_rate\":0,\"closeorder_min_age_ms\":3000,"
                                 "\"latency_ms\":5,\"userpaying_rate\":1}");
     CU_ASSERT_EQUAL(mock_admin_with_defaults("[1]", NULL, out, sizeof(out)), -1);

@@ -72,7 +72,7 @@ static void test_pending(void)
 static void test_payer_second_charge(void)
 {
     size_t out[4];
-    const char *strays[1] = {"S0"};
+    const char *strays[1] = { "S0" };
     row(0, OST_PAID, "T0");
     row(1, OST_PAID, "T1");
     row(2, OST_FAILED, NULL);
@@ -97,7 +97,7 @@ static void test_payer_second_charge(void)
 static void test_customer_payments(void)
 {
     size_t out[4];
-    const char *strays[2] = {"P0", "P2"};
+    const char *strays[2] = { "P0", "P2" };
     row(0, OST_PAID, "P0");
     row(1, OST_PAID, "T1");
     row(2, OST_FAILED, NULL);

@@ -39,8 +39,8 @@ static void test_builtin_is_the_file(void)
     json_decref(text);
     const sim_profile *b = profile_builtin();
     CU_ASSERT_STRING_EQUAL(b->name, "idempay");
-    CU_ASSERT_TRUE(profile_has(b, PROF_FEAT_TOKENS | PROF_FEAT_IDEM_KEY | PROF_FEAT_CALLBACKS |
-                                      PROF_FEAT_DB));
+    CU_ASSERT_TRUE(
+        profile_has(b, PROF_FEAT_TOKENS | PROF_FEAT_IDEM_KEY | PROF_FEAT_CALLBACKS | PROF_FEAT_DB));
     CU_ASSERT_EQUAL(b->ep[PROF_OP_READ].send[PROF_VAL_ORDER_NO].in, PROF_IN_PATH);
     sim_profile *f = load("idempay.json");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -98,7 +98,8 @@ static void test_refuses_broken_profiles(void)
     expect_refused("\"name\":\"t\",", "\"name\":\"t\",\"nmae\":1,", "profile: unknown key 'nmae'");
     expect_refused("body:a", "bdy:a", "pay.send.amount: unknown place 'bdy'");
     expect_refused("body:a", "body:a:fen:x", "cannot be written as 'fen:x'");
-    expect_refused("body:u", "body:u:fen", "pay.send.user_id: 'user_id' cannot be written as 'fen'");
+    expect_refused("body:u", "body:u:fen",
+                   "pay.send.user_id: 'user_id' cannot be written as 'fen'");
     expect_refused("body:no", "header:a b", "is not a header name");
     expect_refused("body:no", "body:x..y", "empty path segment");
     expect_refused("\"amount\":\"body:a\"", "\"amount\":\"body:a\",\"tok\":\"body:t\"",
@@ -125,7 +126,8 @@ static void test_refuses_broken_profiles(void)
                    "features.callbacks: needs true or false");
     expect_refused("\"name\":\"t\",", "\"name\":\"t\",\"answers\":[{\"means\":\"paid\"}],",
                    "answers[0]: needs \"http\" or \"code\"");
-    expect_refused("\"name\":\"t\",", "\"name\":\"t\",\"answers\":[{\"http\":99,\"means\":\"paid\"}],",
+    expect_refused("\"name\":\"t\",",
+                   "\"name\":\"t\",\"answers\":[{\"http\":99,\"means\":\"paid\"}],",
                    "answers[0].http");
     expect_refused("\"name\":\"t\",", "\"name\":\"t\",\"answers\":[{\"code\":1,\"means\":\"ok\"}],",
                    "answers[0].means");
@@ -142,10 +144,15 @@ static void test_idempay_requests(void)
     const sim_profile *p = profile_builtin();
     profile_request r;
     char err[256];
-    profile_values v = {.order_no = "s1abc", .user_id = 42, .amount = "12.3", .amount_fen = 1230,
-                        .token = "tok\"en", .idem_key = "s1abc-k1"};
+    profile_values v = { .order_no = "s1abc",
+                         .user_id = 42,
+                         .amount = "12.3",
+                         .amount_fen = 1230,
+                         .token = "tok\"en",
+                         .idem_key = "s1abc-k1" };
     CU_ASSERT_EQUAL_FATAL(profile_request_build(p, PROF_OP_PAY, "http://h:1", &v, &r, err,
-                                                sizeof(err)), 0);
+                                                sizeof(err)),
+                          0);
     CU_ASSERT_STRING_EQUAL(r.method, "POST");
     CU_ASSERT_STRING_EQUAL(r.url, "http://h:1/api/pay");
     CU_ASSERT_STRING_EQUAL(r.body, "{\"order_no\":\"s1abc\",\"user_id\":42,\"amount\":\"12.3\","
@@ -156,25 +163,34 @@ static void test_idempay_requests(void)
     CU_ASSERT_PTR_NULL(r.headers[1]);
     v.token = NULL;
     v.idem_key = NULL;
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_PAY, "http://h:1", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_PAY, "http://h:1", &v, &r, err, sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.body, "{\"order_no\":\"s1abc\",\"user_id\":42,\"amount\":\"12.3\"}");
     CU_ASSERT_PTR_NULL(r.headers[0]);
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h:1", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h:1", &v, &r, err, sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.method, "GET");
     CU_ASSERT_STRING_EQUAL(r.url, "http://h:1/api/pay/orders/s1abc");
     CU_ASSERT_PTR_NULL(r.content_type);
     CU_ASSERT_EQUAL(r.body_len, 0);
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_TOKEN, "http://h:1", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_TOKEN, "http://h:1", &v, &r, err, sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.url, "http://h:1/api/pay/token?user_id=42");
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_CALLBACK, "http://h:1", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_CALLBACK, "http://h:1", &v, &r, err,
+                                          sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.url, "http://h:1/api/pay/callback/wechat");
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_PING, "http://h:1", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_PING, "http://h:1", &v, &r, err, sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.url, "http://h:1/api/ping");
     /* a read without an order number, a header value with a line break */
-    profile_values none = {0};
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h:1", &none, &r, err, sizeof(err)), -1);
+    profile_values none = { 0 };
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h:1", &none, &r, err,
+                                          sizeof(err)),
+                    -1);
     v.idem_key = "a\r\nX-Evil: 1";
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_PAY, "http://h:1", &v, &r, err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_PAY, "http://h:1", &v, &r, err, sizeof(err)),
+                    -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "line break"));
 }
 
@@ -184,27 +200,37 @@ static void test_seed_article_requests(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     profile_request r;
     char err[256], big[1200];
-    profile_values v = {.order_no = "o 1/é", .user_id = 7, .amount = "0.5", .amount_fen = 50,
-                        .token = "TOKEN_a+b", .idem_key = "ignored"};
+    profile_values v = { .order_no = "o 1/é",
+                         .user_id = 7,
+                         .amount = "0.5",
+                         .amount_fen = 50,
+                         .token = "TOKEN_a+b",
+                         .idem_key = "ignored" };
     CU_ASSERT_EQUAL_FATAL(profile_request_build(p, PROF_OP_PAY, "http://h", &v, &r, err,
-                                                sizeof(err)), 0);
+                                                sizeof(err)),
+                          0);
     CU_ASSERT_STRING_EQUAL(r.url, "http://h/api/pay/submit?token=TOKEN_a%2Bb");
-    CU_ASSERT_STRING_EQUAL(r.body, "{\"orderNo\":\"o 1/\xc3\xa9\",\"userId\":7,\"amount\":\"0.5\"}");
+    CU_ASSERT_STRING_EQUAL(r.body,
+                           "{\"orderNo\":\"o 1/\xc3\xa9\",\"userId\":7,\"amount\":\"0.5\"}");
     CU_ASSERT_PTR_NULL(r.headers[0]); /* no Idempotency-Key in this shape */
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h", &v, &r, err, sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.url, "http://h/api/pay/query?orderNo=o%201%2F%C3%A9");
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_TOKEN, "http://h", &v, &r, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_TOKEN, "http://h", &v, &r, err, sizeof(err)),
+                    0);
     CU_ASSERT_STRING_EQUAL(r.url, "http://h/api/pay/get-token?userId=7");
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
     v.order_no = big;
-    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h", &v, &r, err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(profile_request_build(p, PROF_OP_READ, "http://h", &v, &r, err, sizeof(err)),
+                    -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "does not fit"));
     profile_free(p);
 
     /* amounts as numbers and as fen, nested body fields, user_id as a string */
     char e2[512];
-    sim_profile *q = parse_edited("\"amount\":\"body:a\"", "\"amount\":\"body:m.a:fen\"", e2, sizeof(e2));
+    sim_profile *q = parse_edited("\"amount\":\"body:a\"", "\"amount\":\"body:m.a:fen\"", e2,
+                                  sizeof(e2));
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     v.order_no = "n1";
     v.amount = "12.30";
@@ -221,7 +247,8 @@ static void test_seed_article_requests(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT_EQUAL(profile_request_build(q, PROF_OP_PAY, "http://h", &v, &r, err, sizeof(err)), 0);
     CU_ASSERT_STRING_EQUAL(r.body, "{\"no\":\"n1\",\"u\":\"7\",\"a\":\"12.30\"}");
-    CU_ASSERT_EQUAL(profile_request_build(q, PROF_OP_TOKEN, "http://h", &v, &r, err, sizeof(err)), -1);
+    CU_ASSERT_EQUAL(profile_request_build(q, PROF_OP_TOKEN, "http://h", &v, &r, err, sizeof(err)),
+                    -1);
     profile_free(q);
 }
 
@@ -235,8 +262,10 @@ static void test_idempay_answers(void)
 {
     const sim_profile *p = profile_builtin();
     profile_answer a;
-    answer(p, PROF_OP_PAY, 200, "{\"order_no\":\"x\",\"status\":\"PAID\",\"transaction_id\":\"T1\","
-                                "\"amount\":\"12.30\"}", &a);
+    answer(p, PROF_OP_PAY, 200,
+           "{\"order_no\":\"x\",\"status\":\"PAID\",\"transaction_id\":\"T1\","
+           "\"amount\":\"12.30\"}",
+           &a);
     CU_ASSERT_EQUAL(a.code, 200);
     CU_ASSERT_EQUAL(a.status, OST_PAID);
     CU_ASSERT_STRING_EQUAL(a.txn, "T1");
@@ -246,7 +275,7 @@ static void test_idempay_answers(void)
     answer(p, PROF_OP_PAY, 402, "{\"status\":\"FAILED\",\"error\":\"payment_closed\"}", &a);
     CU_ASSERT_EQUAL(a.code, 402);
     CU_ASSERT_STRING_EQUAL(a.error, "payment_closed");
-    const long kept[] = {400, 403, 409, 422, 429, 503};
+    const long kept[] = { 400, 403, 409, 422, 429, 503 };
     for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
         answer(p, PROF_OP_PAY, kept[i], "{\"error\":\"e\",\"message\":\"m\"}", &a);
         CU_ASSERT_EQUAL(a.code, kept[i]);
@@ -264,9 +293,11 @@ static void test_idempay_answers(void)
     CU_ASSERT_EQUAL(a.expires_in, 900);
 
     sim_row row;
-    answer(p, PROF_OP_READ, 200, "{\"order_no\":\"x\",\"user_id\":\"9223372036854775807\","
-                                 "\"amount\":\"0.01\",\"status\":\"PROCESSING\",\"transaction_id\":null,"
-                                 "\"updated_at\":\"b\"}", &a);
+    answer(p, PROF_OP_READ, 200,
+           "{\"order_no\":\"x\",\"user_id\":\"9223372036854775807\","
+           "\"amount\":\"0.01\",\"status\":\"PROCESSING\",\"transaction_id\":null,"
+           "\"updated_at\":\"b\"}",
+           &a);
     CU_ASSERT_EQUAL(profile_answer_row(&a, &row), 1);
     CU_ASSERT_EQUAL(row.state, ROW_PRESENT);
     CU_ASSERT_EQUAL(row.status, OST_PROCESSING);
@@ -277,7 +308,7 @@ static void test_idempay_answers(void)
     answer(p, PROF_OP_READ, 404, "{\"error\":\"not_found\"}", &a);
     CU_ASSERT_EQUAL(profile_answer_row(&a, &row), 0);
     CU_ASSERT_EQUAL(row.state, ROW_ABSENT);
-    const char *bad[] = {"", "[]", "{\"status\":\"WEIRD\"}", "{\"amount\":\"1\"}", "{"};
+    const char *bad[] = { "", "[]", "{\"status\":\"WEIRD\"}", "{\"amount\":\"1\"}", "{" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         answer(p, PROF_OP_READ, 200, bad[i], &a);
         CU_ASSERT_EQUAL(profile_answer_row(&a, &row), -1);
@@ -294,8 +325,10 @@ static void test_seed_article_answers(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     profile_answer a;
     sim_row row;
-    answer(p, PROF_OP_PAY, 200, "{\"code\":200,\"msg\":\"\xe6\x94\xaf\xe4\xbb\x98\xe6\x88\x90\xe5\x8a\x9f\","
-                                "\"data\":{\"orderNo\":\"x\",\"status\":2,\"transactionId\":null}}", &a);
+    answer(p, PROF_OP_PAY, 200,
+           "{\"code\":200,\"msg\":\"\xe6\x94\xaf\xe4\xbb\x98\xe6\x88\x90\xe5\x8a\x9f\","
+           "\"data\":{\"orderNo\":\"x\",\"status\":2,\"transactionId\":null}}",
+           &a);
     CU_ASSERT_EQUAL(a.code, 200);
     CU_ASSERT_EQUAL(a.status, OST_PAID);
     CU_ASSERT_STRING_EQUAL(a.txn, "");
@@ -309,8 +342,10 @@ static void test_seed_article_answers(void)
     CU_ASSERT_STRING_EQUAL(a.error, "invalid_token");
     answer(p, PROF_OP_PAY, 200, "{\"code\":\"500\",\"data\":{\"status\":2}}", &a); /* rule first */
     CU_ASSERT_EQUAL(a.code, 500);
-    answer(p, PROF_OP_PAY, 500, "{\"timestamp\":\"t\",\"status\":500,\"error\":\"Internal Server "
-                                "Error\",\"path\":\"/api/pay/submit\"}", &a);
+    answer(p, PROF_OP_PAY, 500,
+           "{\"timestamp\":\"t\",\"status\":500,\"error\":\"Internal Server "
+           "Error\",\"path\":\"/api/pay/submit\"}",
+           &a);
     CU_ASSERT_EQUAL(a.code, 500);
     CU_ASSERT_EQUAL(a.status, OST_NONE);
     answer(p, PROF_OP_PAY, 400, "{\"status\":400}", &a);
@@ -322,9 +357,11 @@ static void test_seed_article_answers(void)
     CU_ASSERT_EQUAL(a.code, 200);
     CU_ASSERT_STRING_EQUAL(a.token, "TOKEN_1_7");
     CU_ASSERT_EQUAL(a.expires_in, 0);
-    answer(p, PROF_OP_READ, 200, "{\"code\":200,\"data\":{\"orderNo\":\"x\",\"userId\":5,"
-                                 "\"amount\":12.3,\"status\":0,\"transactionId\":4200000001,"
-                                 "\"updateTime\":\"2026-12-01 08:00:00\"}}", &a);
+    answer(p, PROF_OP_READ, 200,
+           "{\"code\":200,\"data\":{\"orderNo\":\"x\",\"userId\":5,"
+           "\"amount\":12.3,\"status\":0,\"transactionId\":4200000001,"
+           "\"updateTime\":\"2026-12-01 08:00:00\"}}",
+           &a);
     CU_ASSERT_EQUAL(profile_answer_row(&a, &row), 1);
     CU_ASSERT_EQUAL(row.status, OST_PENDING);
     CU_ASSERT_EQUAL(row.user_id, 5);
@@ -342,7 +379,8 @@ static void test_seed_article_answers(void)
 
 static void test_paths_and_text(void)
 {
-    json_t *j = json_loads("{\"a\":{\"b\":[{\"c\":\"x\"},7]},\"n\":2.0,\"f\":2.5,\"t\":true}", 0, NULL);
+    json_t *j = json_loads("{\"a\":{\"b\":[{\"c\":\"x\"},7]},\"n\":2.0,\"f\":2.5,\"t\":true}", 0,
+                           NULL);
     char buf[8];
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_STRING_EQUAL(json_string_value(profile_json_at(j, "a.b.0.c")), "x");

@@ -77,8 +77,14 @@ static int setup(void)
     snprintf(API[0].transaction_id, sizeof(API[0].transaction_id), "TXNA");
     API[1].state = ROW_ABSENT;
     API[1].status = OST_NONE;
-    OBS = (sim_observations){.ops = OPS, .nops = 2, .charges = CH, .ncharges = 2,
-                             .api_rows = API, .db_rows = NULL, .prefix = PFX, .seed = 77};
+    OBS = (sim_observations){ .ops = OPS,
+                              .nops = 2,
+                              .charges = CH,
+                              .ncharges = 2,
+                              .api_rows = API,
+                              .db_rows = NULL,
+                              .prefix = PFX,
+                              .seed = 77 };
     if (checker_run(&S, &OBS, &CHK) < 0)
         return -1;
     report_init(&REP);
@@ -173,7 +179,8 @@ static void test_json_shape(void)
     CU_ASSERT_TRUE(json_is_false(json_object_get(j, "all_invariants_held")));
     json_t *inv = json_object_get(j, "invariants");
     CU_ASSERT_EQUAL(json_object_size(inv), INV_COUNT);
-    CU_ASSERT_TRUE(json_is_false(json_object_get(json_object_get(inv, "no_double_charge"), "pass")));
+    CU_ASSERT_TRUE(
+        json_is_false(json_object_get(json_object_get(inv, "no_double_charge"), "pass")));
     CU_ASSERT_TRUE(json_is_true(json_object_get(json_object_get(inv, "all_settled"), "pass")));
     json_t *sc = json_object_get(j, "scenarios");
     CU_ASSERT_EQUAL(json_array_size(sc), 2);

@@ -78,13 +78,21 @@ static void make_ledger(void)
 
 static int setup(void)
 {
-    saved_recipe rc = {.scenarios = "double-click", .orders = 8, .duration_s = 1.5,
-                       .concurrency = 4, .chaos = 0, .chaos_every_s = 5.0,
-                       .mock_override = "{\"dedupe\":false}"};
+    saved_recipe rc = { .scenarios = "double-click",
+                        .orders = 8,
+                        .duration_s = 1.5,
+                        .concurrency = 4,
+                        .chaos = 0,
+                        .chaos_every_s = 5.0,
+                        .mock_override = "{\"dedupe\":false}" };
     windows_defaults(&rc.windows);
-    sim_plan plan = {.mask = 1u << SC_DOUBLE_CLICK, .orders = 8, .duration_s = 1.5,
-                     .concurrency = 4, .chaos_every_s = 5.0, .mock_override = rc.mock_override,
-                     .windows = &rc.windows};
+    sim_plan plan = { .mask = 1u << SC_DOUBLE_CLICK,
+                      .orders = 8,
+                      .duration_s = 1.5,
+                      .concurrency = 4,
+                      .chaos_every_s = 5.0,
+                      .mock_override = rc.mock_override,
+                      .windows = &rc.windows };
     char err[256];
     sched_init(&S, 4242);
     if (scenarios_build(&S, &plan, err, sizeof(err)) < 0 || sched_digest(&S, DIGEST) < 0)
@@ -96,14 +104,22 @@ static int setup(void)
         return -1;
     for (size_t i = 0; i < S.norders; i++)
         API[i].state = ROW_ABSENT, API[i].status = OST_NONE;
-    API[0] = (sim_row){.state = ROW_PRESENT, .status = OST_PAID,
-                       .user_id = S.orders[0].user_id, .amount_fen = S.orders[0].amount_fen};
+    API[0] = (sim_row){ .state = ROW_PRESENT,
+                        .status = OST_PAID,
+                        .user_id = S.orders[0].user_id,
+                        .amount_fen = S.orders[0].amount_fen };
     snprintf(API[0].transaction_id, sizeof(API[0].transaction_id), "TXNA");
     snprintf(API[0].updated_at, sizeof(API[0].updated_at), "2026-01-01 00:00:00");
-    OBS = (sim_observations){.ops = OPS, .nops = 6, .charges = CH, .ncharges = 1,
-                             .api_rows = API, .prefix = PFX, .seed = 4242,
-                             .phase_start_us = STARTS,
-                             .service_call_us = 7000000, .lease_us = 10000000};
+    OBS = (sim_observations){ .ops = OPS,
+                              .nops = 6,
+                              .charges = CH,
+                              .ncharges = 1,
+                              .api_rows = API,
+                              .prefix = PFX,
+                              .seed = 4242,
+                              .phase_start_us = STARTS,
+                              .service_call_us = 7000000,
+                              .lease_us = 10000000 };
     if (checker_run(&S, &OBS, &CHK) < 0)
         return -1;
     report_init(&REP);
@@ -120,8 +136,9 @@ static int setup(void)
     for (int i = 0; i < 6; i++)
         hist_record(&REP.latency[OPS[i].kind], (uint64_t)(OPS[i].end_us - OPS[i].start_us));
     REP.exit_code = CHK.total ? 1 : 0;
-    META = (saved_run_meta){.recipe = rc, .origin_epoch_us = mock_admin_time_us(ORIGIN),
-                            .judged = 1};
+    META = (saved_run_meta){ .recipe = rc,
+                             .origin_epoch_us = mock_admin_time_us(ORIGIN),
+                             .judged = 1 };
     META.recipe.mock_override = "{\"dedupe\":false}";
     snprintf(BASE, sizeof(BASE), "/tmp/test_sim_results.XXXXXX");
     return mkdtemp(BASE) ? 0 : -1;
@@ -237,7 +254,8 @@ static void test_edited_ledger_is_judged(void)
     snprintf(second, sizeof(second),
              "\"charges\": [{\"transaction_id\": \"TXNB\", \"out_trade_no\": \"%s\", "
              "\"total_fee\": %lld, \"refunded\": false, \"charged_at\": "
-             "\"2026-01-01T00:00:00.050000Z\"},", no, (long long)S.orders[0].amount_fen);
+             "\"2026-01-01T00:00:00.050000Z\"},",
+             no, (long long)S.orders[0].amount_fen);
     CU_ASSERT_EQUAL_FATAL(edit_file(DIR_, "ledger.json", "\"charges\": [", second), 0);
     CU_ASSERT_EQUAL_FATAL(saved_run_load(DIR_, &s, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(s.ncharges, 2);
@@ -279,9 +297,10 @@ static void test_html_data_block(void)
     json_t *p99 = json_object_get(json_object_get(json_object_get(d, "latency"), "pay"), "p99_ms");
     CU_ASSERT_DOUBLE_EQUAL(json_real_value(p99), hist_quantile(&REP.latency[OP_PAY], 0.99) / 1e3,
                            1e-12);
-    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(d, "requests"), "total")), 6);
-    json_t *counts = json_object_get(json_object_get(json_object_get(json_object_get(d, "series"),
-                                                                     "kinds"), "pay"), "count");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(d, "requests"), "total")),
+                    6);
+    json_t *counts = json_object_get(
+        json_object_get(json_object_get(json_object_get(d, "series"), "kinds"), "pay"), "count");
     CU_ASSERT_EQUAL(json_array_size(counts), 6);
     json_decref(d);
     CU_ASSERT_PTR_NOT_NULL(strstr(page, "<svg class=\"chart throughput\""));

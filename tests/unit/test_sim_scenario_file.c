@@ -52,21 +52,23 @@ static sim_scenario_file *load_ok(const char *json)
 
 static sim_plan plan_of(size_t orders, double duration_s)
 {
-    sim_plan p = {.orders = orders, .duration_s = duration_s, .concurrency = 32,
-                  .chaos_every_s = 5.0};
+    sim_plan p = {
+        .orders = orders, .duration_s = duration_s, .concurrency = 32, .chaos_every_s = 5.0
+    };
     return p;
 }
 
 /* The schedule of f (or of mask, when f is NULL) as canonical text and digest. */
-static char *build(const sim_scenario_file *f, unsigned mask, const sim_plan *plan,
-                   uint64_t seed, char digest[65])
+static char *build(const sim_scenario_file *f, unsigned mask, const sim_plan *plan, uint64_t seed,
+                   char digest[65])
 {
     sim_schedule s;
     char err[512] = "";
     sched_init(&s, seed);
     sim_plan p = *plan;
     p.mask = mask;
-    int rc = f ? scenario_file_build(f, &p, &s, err, sizeof(err)) : scenarios_build(&s, &p, err, sizeof(err));
+    int rc = f ? scenario_file_build(f, &p, &s, err, sizeof(err))
+               : scenarios_build(&s, &p, err, sizeof(err));
     if (rc != 0)
         fprintf(stderr, "build: %s\n", err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -95,7 +97,8 @@ static void test_plain_file_is_the_builtin(void)
     sim_scenario_file *f = load_text(
         "{\"orders\": 200, \"duration_s\": 5,\n"
         " \"phases\": [{\"scenario\": \"double-click\", \"description\": \"as --scenario\"},\n"
-        "              {\"scenario\": \"retry-storm\"}]}\n", err, sizeof(err));
+        "              {\"scenario\": \"retry-storm\"}]}\n",
+        err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     scenario_file_run run = scenario_file_run_values(f);
     CU_ASSERT_EQUAL(run.orders, 200);
@@ -185,8 +188,8 @@ static void test_knobs_and_clients_reach_the_schedule(void)
     free(build(f, 0, &p, 3, d1));
     scenario_file_free(f);
     f = load_text("{\"mock\": {\"notify_copies\": 4}, \"phases\": [{\"scenario\": \"retry-storm\", "
-                  "\"orders\": 40}, {\"scenario\": \"retry-storm\", \"orders\": 40}]}", err,
-                  sizeof(err));
+                  "\"orders\": 40}, {\"scenario\": \"retry-storm\", \"orders\": 40}]}",
+                  err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     free(build(f, 0, &p, 3, d2));
     CU_ASSERT_STRING_NOT_EQUAL(d1, d2);
@@ -200,7 +203,8 @@ static void test_shares(void)
     sim_scenario_file *f = load_text(
         "{\"orders\": 100, \"phases\": [{\"scenario\": \"order-mismatch\", \"orders\": 10, "
         "\"duration_s\": 0},"
-        " {\"scenario\": \"double-click\", \"mock\": {\"latency_ms\": 5}}]}", err, sizeof(err));
+        " {\"scenario\": \"double-click\", \"mock\": {\"latency_ms\": 5}}]}",
+        err, sizeof(err));
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     sim_plan p = plan_of(100, 2);
     sim_schedule s;
@@ -223,32 +227,33 @@ static void test_refusals(void)
         const char *json;
         const char *want;
     } bad[] = {
-        {"{\"phases\": [{\"scenario\": \"double-click\"},]}", ":1:"},
-        {"{\n \"phases\": [\n  {\"scenario\": \"double-click\"\n  ]}", ":4:"},
-        {"[1]", "top level"},
-        {"{\"phases\": []}", "phases: needs an array"},
-        {"{\"orders\": 0, \"phases\": [{\"scenario\": \"ping\"}]}", "'orders' needs an integer"},
-        {"{\"order\": 5, \"phases\": [{\"scenario\": \"ping\"}]}", "unknown field 'order'"},
-        {"{\"phases\": [{\"scenario\": \"bogus\"}]}", "phases[0]: 'scenario' needs"},
-        {"{\"phases\": [{\"scenario\": \"all\"}]}", "phases[0]: 'scenario' needs"},
-        {"{\"phases\": [{\"scenario\": \"ping\"}, {\"scenario\": \"double-click\", "
-         "\"concurrency\": 4}]}", "phases[1]: 'concurrency' is the run's"},
-        {"{\"phases\": [{\"scenario\": \"double-click\", \"mock\": {\"dedup\": false}}]}",
-         "phases[0].mock: unknown mock knob 'dedup'"},
-        {"{\"phases\": [{\"scenario\": \"double-click\", \"mock\": {\"dedupe\": 0}}]}",
-         "'dedupe' needs true or false"},
-        {"{\"phases\": [{\"scenario\": \"double-click\", \"mock\": {\"error_rate\": 1.5}}]}",
-         "'error_rate' needs a fraction"},
-        {"{\"mock\": {\"endpoints\": {\"refnd\": {}}}, \"phases\": [{\"scenario\": \"ping\"}]}",
-         "mock: unknown endpoint 'refnd'"},
-        {"{\"phases\": [{\"scenario\": \"double-click\", \"client\": {\"attempts\": [6, 3]}}]}",
-         "phases[0].client: 'attempts' needs"},
-        {"{\"phases\": [{\"scenario\": \"double-click\", \"client\": {\"retries\": 3}}]}",
-         "unknown field 'retries'"},
-        {"{\"phases\": [{\"scenario\": \"nemesis\", \"client\": {\"attempts\": 3}}]}",
-         "nemesis draws its own clients"},
-        {"{\"phases\": [{\"scenario\": \"ping\", \"orders\": 3}]}", "ping sends no orders"},
-        {"{\"phases\": [{\"scenario\": \"double-click\"}], \"phases\": []}", "duplicate"},
+        { "{\"phases\": [{\"scenario\": \"double-click\"},]}", ":1:" },
+        { "{\n \"phases\": [\n  {\"scenario\": \"double-click\"\n  ]}", ":4:" },
+        { "[1]", "top level" },
+        { "{\"phases\": []}", "phases: needs an array" },
+        { "{\"orders\": 0, \"phases\": [{\"scenario\": \"ping\"}]}", "'orders' needs an integer" },
+        { "{\"order\": 5, \"phases\": [{\"scenario\": \"ping\"}]}", "unknown field 'order'" },
+        { "{\"phases\": [{\"scenario\": \"bogus\"}]}", "phases[0]: 'scenario' needs" },
+        { "{\"phases\": [{\"scenario\": \"all\"}]}", "phases[0]: 'scenario' needs" },
+        { "{\"phases\": [{\"scenario\": \"ping\"}, {\"scenario\": \"double-click\", "
+          "\"concurrency\": 4}]}",
+          "phases[1]: 'concurrency' is the run's" },
+        { "{\"phases\": [{\"scenario\": \"double-click\", \"mock\": {\"dedup\": false}}]}",
+          "phases[0].mock: unknown mock knob 'dedup'" },
+        { "{\"phases\": [{\"scenario\": \"double-click\", \"mock\": {\"dedupe\": 0}}]}",
+          "'dedupe' needs true or false" },
+        { "{\"phases\": [{\"scenario\": \"double-click\", \"mock\": {\"error_rate\": 1.5}}]}",
+          "'error_rate' needs a fraction" },
+        { "{\"mock\": {\"endpoints\": {\"refnd\": {}}}, \"phases\": [{\"scenario\": \"ping\"}]}",
+          "mock: unknown endpoint 'refnd'" },
+        { "{\"phases\": [{\"scenario\": \"double-click\", \"client\": {\"attempts\": [6, 3]}}]}",
+          "phases[0].client: 'attempts' needs" },
+        { "{\"phases\": [{\"scenario\": \"double-click\", \"client\": {\"retries\": 3}}]}",
+          "unknown field 'retries'" },
+        { "{\"phases\": [{\"scenario\": \"nemesis\", \"client\": {\"attempts\": 3}}]}",
+          "nemesis draws its own clients" },
+        { "{\"phases\": [{\"scenario\": \"ping\", \"orders\": 3}]}", "ping sends no orders" },
+        { "{\"phases\": [{\"scenario\": \"double-click\"}], \"phases\": []}", "duplicate" },
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char err[512] = "";
@@ -278,12 +283,12 @@ static void test_refusals(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"a file naming scenarios is --scenario", test_plain_file_is_the_builtin},
-        {"a file with the defaults written out gives the same schedule",
-          test_explicit_file_same_schedule},
-        {"knobs and clients reach the schedule", test_knobs_and_clients_reach_the_schedule},
-        {"phases without orders share the rest by weight", test_shares},
-        {"bad files are refused naming where", test_refusals},
+        { "a file naming scenarios is --scenario", test_plain_file_is_the_builtin },
+        { "a file with the defaults written out gives the same schedule",
+          test_explicit_file_same_schedule },
+        { "knobs and clients reach the schedule", test_knobs_and_clients_reach_the_schedule },
+        { "phases without orders share the rest by weight", test_shares },
+        { "bad files are refused naming where", test_refusals },
     };
     return CU_SUITE_RUN("sim_scenario_file", setup, teardown, tests);
 }

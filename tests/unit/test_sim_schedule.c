@@ -18,8 +18,13 @@ static int build(sim_schedule *s, uint64_t seed, unsigned mask, size_t orders, d
                  const char *override)
 {
     char err[256];
-    sim_plan p = {.mask = mask, .orders = orders, .duration_s = duration, .concurrency = 8,
-                  .chaos = 0, .chaos_every_s = 5, .mock_override = override};
+    sim_plan p = { .mask = mask,
+                   .orders = orders,
+                   .duration_s = duration,
+                   .concurrency = 8,
+                   .chaos = 0,
+                   .chaos_every_s = 5,
+                   .mock_override = override };
     sched_init(s, seed);
     return scenarios_build(s, &p, err, sizeof(err));
 }
@@ -120,7 +125,7 @@ static void test_order_numbers(void)
     sim_schedule s;
     CU_ASSERT_EQUAL_FATAL(build(&s, 99, scenarios_all_mask(0), 120, 0, NULL), 0);
     char no[64];
-    const char *prefixes[] = {"s1234567", "X", "abcdefABCDEF"};
+    const char *prefixes[] = { "s1234567", "X", "abcdefABCDEF" };
     for (size_t p = 0; p < 3; p++) {
         for (size_t i = 0; i < s.norders; i++) {
             CU_ASSERT_EQUAL_FATAL(sched_order_no(&s, prefixes[p], i, no, sizeof(no)), 0);
@@ -155,7 +160,8 @@ static void test_amount_text(void)
     for (size_t i = 0; i < s.norders; i++) {
         int64_t fen;
         for (int st = 0; st < 2; st++) {
-            CU_ASSERT_EQUAL_FATAL(money_parse_yuan(sched_amount_text(s.orders[i].amount_fen, st, out), &fen), 0);
+            CU_ASSERT_EQUAL_FATAL(
+                money_parse_yuan(sched_amount_text(s.orders[i].amount_fen, st, out), &fen), 0);
             CU_ASSERT_EQUAL_FATAL(fen, s.orders[i].amount_fen);
         }
         CU_ASSERT(s.orders[i].user_id >= 1);
@@ -195,7 +201,8 @@ static void test_mock_json(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"dedupe\":true"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"timeout_after_charge_rate\":0.1"));
     CU_ASSERT_EQUAL(scenarios_mock_json(&k, "{\"dedupe\":false,\"hold_max_ms\":5}", out,
-                                        sizeof(out), err, sizeof(err)), 0);
+                                        sizeof(out), err, sizeof(err)),
+                    0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"dedupe\":false"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"hold_max_ms\":5"));
     CU_ASSERT_EQUAL(scenarios_mock_json(&k, "[1]", out, sizeof(out), err, sizeof(err)), -1);
@@ -213,7 +220,7 @@ static void test_phase_endpoints_are_the_tables(void)
     for (int e = EP_COUNT; e < MOCK_EP_COUNT; e++)
         CU_ASSERT_FALSE(mock_endpoint_in_phase(e));
     scenarios_mock_defaults(&k);
-    k.endpoints[MOCK_EP_REVERSE].error_rate = 0.5;  /* not a phase's: not written */
+    k.endpoints[MOCK_EP_REVERSE].error_rate = 0.5; /* not a phase's: not written */
     k.journal = false;
     CU_ASSERT_EQUAL(scenarios_mock_json(&k, NULL, out, sizeof(out), err, sizeof(err)), 0);
     CU_ASSERT_PTR_NULL(strstr(out, "reverse"));
@@ -233,8 +240,13 @@ static long long knob(const sched_phase *ph, const char *name)
 static int build_nemesis(sim_schedule *s, uint64_t seed, int chaos, const sim_windows *w)
 {
     char err[256];
-    sim_plan p = {.mask = 1u << SC_NEMESIS, .orders = 200, .duration_s = 30, .concurrency = 8,
-                  .chaos = chaos, .chaos_every_s = 5, .windows = w};
+    sim_plan p = { .mask = 1u << SC_NEMESIS,
+                   .orders = 200,
+                   .duration_s = 30,
+                   .concurrency = 8,
+                   .chaos = chaos,
+                   .chaos_every_s = 5,
+                   .windows = w };
     sched_init(s, seed);
     return scenarios_build(s, &p, err, sizeof(err));
 }
@@ -297,8 +309,13 @@ static void test_crash_chaos_plan(void)
 {
     char err[256];
     sim_schedule s;
-    sim_plan p = {.mask = 1u << SC_CRASH, .orders = 50, .duration_s = 10, .concurrency = 8,
-                  .chaos = 1, .chaos_every_s = 2, .mock_override = NULL};
+    sim_plan p = { .mask = 1u << SC_CRASH,
+                   .orders = 50,
+                   .duration_s = 10,
+                   .concurrency = 8,
+                   .chaos = 1,
+                   .chaos_every_s = 2,
+                   .mock_override = NULL };
     sched_init(&s, 3);
     CU_ASSERT_EQUAL_FATAL(scenarios_build(&s, &p, err, sizeof(err)), 0);
     CU_ASSERT(s.nchaos >= 6);
@@ -315,14 +332,15 @@ static void test_crash_chaos_plan(void)
 static void test_v3_attacks(void)
 {
     sim_schedule s;
-    int seen[FORGE_KIND_COUNT] = {0};
+    int seen[FORGE_KIND_COUNT] = { 0 };
     CU_ASSERT_EQUAL_FATAL(build(&s, 7, 1u << SC_V3_ATTACKS, 40, 6, NULL), 0);
     CU_ASSERT_EQUAL_FATAL(s.nphases, 3);
     CU_ASSERT(s.phases[0].exclusive);
     CU_ASSERT_PTR_NOT_NULL(strstr(s.phases[0].mock_config, "\"v3_platform_rotation\":0"));
     CU_ASSERT_PTR_NOT_NULL(strstr(s.phases[2].mock_config, "\"v3_platform_rotation\":2"));
     for (size_t p = 0; p < s.nphases; p++)
-        for (size_t t = s.phases[p].first_task; t < s.phases[p].first_task + s.phases[p].ntasks; t++) {
+        for (size_t t = s.phases[p].first_task; t < s.phases[p].first_task + s.phases[p].ntasks;
+             t++) {
             const sched_task *k = &s.tasks[t];
             if (k->kind != TASK_FORGE)
                 continue;

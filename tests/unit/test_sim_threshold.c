@@ -77,7 +77,7 @@ static void test_parse_units_and_spaces(void)
     CU_ASSERT(near(t.limit, 2000));
     t = parse_ok("pay.max<500us");
     CU_ASSERT(near(t.limit, 0.5));
-    t = parse_ok("pay.p95<250");          /* a latency without a unit is in ms */
+    t = parse_ok("pay.p95<250"); /* a latency without a unit is in ms */
     CU_ASSERT(near(t.limit, 250));
     t = parse_ok("pay.error_rate<1%");
     CU_ASSERT(near(t.limit, 0.01));
@@ -96,23 +96,23 @@ static void test_parse_refusals(void)
         const char *expr;
         const char *want;
     } bad[] = {
-        {"", "expression"},
-        {"p99<800", "request kind"},
-        {"bogus.p99<1", "request kind"},
-        {"pay.p100<1", "unknown metric"},
-        {"pay.p0<1", "unknown metric"},
-        {"pay.latency<1", "unknown metric"},
-        {"pay.p99", "operator"},
-        {"pay.p99=<1", "operator"},
-        {"pay.p99<", "number"},
-        {"pay.p99<abc", "number"},
-        {"pay.p99<-1", "number"},
-        {"pay.p99<800xs", "ms"},
-        {"pay.error_rate<2", "at most 1"},
-        {"pay.error_rate<0.5ms", "fraction"},
-        {"pay.count<5ms", "count takes no unit"},
-        {"pay.rate>5%", "per second"},
-        {"pay.p99<1e999", "number"},
+        { "", "expression" },
+        { "p99<800", "request kind" },
+        { "bogus.p99<1", "request kind" },
+        { "pay.p100<1", "unknown metric" },
+        { "pay.p0<1", "unknown metric" },
+        { "pay.latency<1", "unknown metric" },
+        { "pay.p99", "operator" },
+        { "pay.p99=<1", "operator" },
+        { "pay.p99<", "number" },
+        { "pay.p99<abc", "number" },
+        { "pay.p99<-1", "number" },
+        { "pay.p99<800xs", "ms" },
+        { "pay.error_rate<2", "at most 1" },
+        { "pay.error_rate<0.5ms", "fraction" },
+        { "pay.count<5ms", "count takes no unit" },
+        { "pay.rate>5%", "per second" },
+        { "pay.p99<1e999", "number" },
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         sim_threshold t;
@@ -199,7 +199,7 @@ static void test_eval(void)
     t = eval_one("pay.rate>=10");
     CU_ASSERT(near(t.value, 10));
     CU_ASSERT(t.pass);
-    t = eval_one("pay.error_rate<0.05");      /* 5 errors of 100: not below 5 % */
+    t = eval_one("pay.error_rate<0.05"); /* 5 errors of 100: not below 5 % */
     CU_ASSERT(near(t.value, 0.05));
     CU_ASSERT(!t.pass);
     t = eval_one("pay.error_rate<=5%");
@@ -207,21 +207,21 @@ static void test_eval(void)
     t = eval_one("pay.max<=100ms");
     CU_ASSERT(near(t.value, 100));
     CU_ASSERT(t.pass);
-    t = eval_one("pay.p50<45ms");             /* the 50th of 1..100 ms is ~50 ms (within 6.25 %) */
+    t = eval_one("pay.p50<45ms"); /* the 50th of 1..100 ms is ~50 ms (within 6.25 %) */
     CU_ASSERT(t.value > 46.0 && t.value < 54.0);
     CU_ASSERT(!t.pass);
     t = eval_one("all.p99<=100ms");
     CU_ASSERT(t.pass);
-    t = eval_one("callback.p99<800ms");       /* nothing measured: a gate on it fails */
+    t = eval_one("callback.p99<800ms"); /* nothing measured: a gate on it fails */
     CU_ASSERT(!t.samples);
     CU_ASSERT(!t.pass);
-    t = eval_one("callback.count==0");        /* but a count of nothing is 0 */
+    t = eval_one("callback.count==0"); /* but a count of nothing is 0 */
     CU_ASSERT(t.pass);
     t = eval_one("callback.error_rate<0.01");
     CU_ASSERT(t.pass);
 
-    sim_threshold many[3] = {parse_ok("pay.count>1"), parse_ok("pay.count<1"),
-                             parse_ok("pay.p99<1us")};
+    sim_threshold many[3] = { parse_ok("pay.count>1"), parse_ok("pay.count<1"),
+                              parse_ok("pay.p99<1us") };
     CU_ASSERT_EQUAL(threshold_eval(many, 3, &REP), 2);
     CU_ASSERT_EQUAL(threshold_failed(many, 3), 2);
 }
@@ -229,7 +229,7 @@ static void test_eval(void)
 static void test_renderings(void)
 {
     make_report();
-    sim_threshold t[2] = {parse_ok("pay.p99<800ms"), parse_ok("pay.error_rate<0.01")};
+    sim_threshold t[2] = { parse_ok("pay.p99<800ms"), parse_ok("pay.error_rate<0.01") };
     threshold_eval(t, 2, &REP);
 
     char *buf = NULL;
@@ -260,9 +260,9 @@ static void test_renderings(void)
     sched_init(&s, 1);
     CU_ASSERT_EQUAL_FATAL(sched_begin_phase(&s, SC_DOUBLE_CLICK, "a", "{}", 1000, 0), 0);
     CU_ASSERT_EQUAL_FATAL(sched_begin_phase(&s, SC_RETRY_STORM, "b", "{}", 1000, 0), 0);
-    double phase_s[2] = {0.0, 4.0};
+    double phase_s[2] = { 0.0, 4.0 };
     chk_result chk;
-    sim_observations none = {0};
+    sim_observations none = { 0 };
     CU_ASSERT_EQUAL_FATAL(checker_run(&s, &none, &chk), 0);
     REP.sched = &s;
     REP.chk = &chk;
@@ -303,12 +303,12 @@ static void test_renderings(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"the brief's examples parse", test_parse_examples},
-        {"units and spaces parse", test_parse_units_and_spaces},
-        {"bad expressions are refused with a reason", test_parse_refusals},
-        {"each operator holds or not", test_holds},
-        {"a threshold is measured against a report", test_eval},
-        {"thresholds render in the human, JSON and JUnit reports", test_renderings},
+        { "the brief's examples parse", test_parse_examples },
+        { "units and spaces parse", test_parse_units_and_spaces },
+        { "bad expressions are refused with a reason", test_parse_refusals },
+        { "each operator holds or not", test_holds },
+        { "a threshold is measured against a report", test_eval },
+        { "thresholds render in the human, JSON and JUnit reports", test_renderings },
     };
     return CU_SUITE_RUN("sim_threshold", NULL, NULL, tests);
 }

@@ -43,7 +43,8 @@ static void test_windows_are_read_from_the_config_file(void)
 
     clear_windows_env();
     CU_ASSERT_EQUAL_FATAL(cu_temp_file("IDEMPAY_LEASE_MS=20000\nIDEMPAY_GATEWAY_TIMEOUT_MS=9000\n",
-                                       path, sizeof path), 0);
+                                       path, sizeof(path)),
+                          0);
     setenv("IDEMPAY_CONFIG", path, 1);
     env_config_reset();
     windows_load(&w);
@@ -51,9 +52,9 @@ static void test_windows_are_read_from_the_config_file(void)
     CU_ASSERT_EQUAL(w.lease_ms, 20000);
     CU_ASSERT_EQUAL(w.gateway_timeout_ms, 9000);
     CU_ASSERT_EQUAL(w.claim_ms, 20000);
-    CU_ASSERT_EQUAL(w.service_call_ms, 19000);      /* 2 x 9000 + 1000 */
+    CU_ASSERT_EQUAL(w.service_call_ms, 19000); /* 2 x 9000 + 1000 */
     CU_ASSERT_EQUAL(w.from_env, 2);
-    CU_ASSERT_STRING_EQUAL(windows_describe(&w, text, sizeof text),
+    CU_ASSERT_STRING_EQUAL(windows_describe(&w, text, sizeof(text)),
                            "timeout=9000 lease=20000 reconcile=2000 recheck=60000 "
                            "statement=300000 claim=20000 retry_after=1s");
 }

@@ -28,18 +28,18 @@
 #include "statement.h"
 #include "statement_parse.h"
 
-#define HEADER                                                                                  \
+#define HEADER                                                                                                                         \
     "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易" \
     "状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券" \
     "退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注"
-#define SUMMARY                                                                                 \
+#define SUMMARY                                                                                                                                   \
     "总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额\r\n" \
     "`2,`24.60,`0.00,`0.00,`0.00,`24.60,`0.00\r\n"
 
 static app_config cfg;
 static app_ctx *ctx;
-static char base[16];     /* the suite's orders and transaction ids */
-static char prefix[24];   /* this round's: base and the round */
+static char base[16];   /* the suite's orders and transaction ids */
+static char prefix[24]; /* this round's: base and the round */
 
 /* One record line: txid, out_trade_no, trade state, total yuan, refund yuan. */
 static void line(char *buf, size_t cap, const char *txid, const char *out, const char *state,
@@ -66,7 +66,8 @@ static void test_parse_records_and_summary(void)
     line(l1, sizeof(l1), "4200000001", "ORDER-0001", "SUCCESS", "12.30", "0.00");
     line(l2, sizeof(l2), "4200000002", "ORDER|0002", "REFUND", "12.30", "12.30");
     line(l3, sizeof(l3), "4200000003", "ORDER-0003", "CLOSED", "1.00", "0.00");
-    snprintf(text, sizeof(text), "\xEF\xBB\xBF" HEADER "\r\n%s\r\n%s\r\n%s\r\n" SUMMARY, l1, l2, l3);
+    snprintf(text, sizeof(text), "\xEF\xBB\xBF" HEADER "\r\n%s\r\n%s\r\n%s\r\n" SUMMARY, l1, l2,
+             l3);
     CU_ASSERT_EQUAL_FATAL(parse(text, &r, &n), 0);
     CU_ASSERT_EQUAL_FATAL(n, 2); /* the CLOSED line and the summary are not records */
     CU_ASSERT_STRING_EQUAL(r[0].transaction_id, "4200000001");
@@ -98,7 +99,9 @@ static void test_parse_empty_and_broken(void)
     CU_ASSERT_EQUAL(parse(HEADER "\r\n" SUMMARY, &r, &n), 0);
     CU_ASSERT_EQUAL(n, 0);
     /* a required column missing from the header */
-    CU_ASSERT_EQUAL(parse("交易时间,微信订单号,商户订单号,交易状态\r\n`x,`1,`ORDER-1,`SUCCESS\r\n", &r, &n), -1);
+    CU_ASSERT_EQUAL(parse("交易时间,微信订单号,商户订单号,交易状态\r\n`x,`1,`ORDER-1,`SUCCESS\r\n",
+                          &r, &n),
+                    -1);
     CU_ASSERT_PTR_NULL(r);
     /* a record line cut short */
     CU_ASSERT_EQUAL(parse(HEADER "\r\n`2026-12-01 12:00:00,`wx0,`1900000109\r\n", &r, &n), -1);
@@ -143,7 +146,8 @@ static void test_parse_sets_bad_lines_aside(void)
              bad1, good, bad2, good);
     bad_count = 0;
     CU_ASSERT_EQUAL_FATAL(bill_parse_lines(text, strlen(text), &r, &n, on_bad, NULL, err,
-                                           sizeof(err)), 0);
+                                           sizeof(err)),
+                          0);
     CU_ASSERT_EQUAL(n, 2); /* the good lines are read */
     CU_ASSERT_EQUAL(bad_count, 3);
     CU_ASSERT_EQUAL(bad_line_no[0], 2);
@@ -155,7 +159,8 @@ static void test_parse_sets_bad_lines_aside(void)
     /* a header without the columns still fails the whole text */
     static const char headless[] = "交易时间,微信订单号\r\n`x,`1\r\n";
     CU_ASSERT_EQUAL(bill_parse_lines(headless, strlen(headless), &r, &n, on_bad, NULL, err,
-                                     sizeof(err)), -1);
+                                     sizeof(err)),
+                    -1);
 }
 
 /* ---- days ------------------------------------------------------------------ */
@@ -258,7 +263,8 @@ static bill_record charge(const char *out, const char *txid, long long fee, long
 
 static long long refunds_of(const char *txid)
 {
-    static const char sql[] = "SELECT COUNT(*) FROM payment_refund WHERE transaction_id = CONCAT(?, ?)";
+    static const char sql[] =
+        "SELECT COUNT(*) FROM payment_refund WHERE transaction_id = CONCAT(?, ?)";
     MYSQL_STMT *st = mysql_stmt_init(ctx->db);
     long long v = -1;
 
@@ -299,7 +305,8 @@ static void test_judge(void)
         order_no(4, d); /* its second charge was refunded in full: skipped */
         order_no(5, e); /* PROCESSING under a live lease: left to its holder */
         CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, b, 1, 500, 60000), ORDER_STORE_OK);
-        CU_ASSERT_EQUAL_FATAL(order_store_mark_final(ctx, b, 1, ORDER_FINAL_CLOSED), ORDER_STORE_OK);
+        CU_ASSERT_EQUAL_FATAL(order_store_mark_final(ctx, b, 1, ORDER_FINAL_CLOSED),
+                              ORDER_STORE_OK);
         CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, e, 1, 300, 60000), ORDER_STORE_OK);
         CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, d, 1, 100, 60000), ORDER_STORE_OK);
         snprintf(txa, sizeof(txa), "%sD1", prefix);
@@ -307,16 +314,20 @@ static void test_judge(void)
         /* a and c: PROCESSING whose holder's lease has run out (1 ms) */
         CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, a, 1, 1230, 1), ORDER_STORE_OK);
         CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, c, 1, 700, 1), ORDER_STORE_OK);
-        struct timespec pause = {0, 3 * 1000000L};
+        struct timespec pause = { 0, 3 * 1000000L };
         nanosleep(&pause, NULL);
         bill_record r[] = {
-            charge(a, "A1", 1230, 0), charge(a, "A2", 1230, 0), charge(b, "B1", 500, 0),
-            charge(c, "C1", 701, 0),  charge(d, "D1", 100, 0),  charge(d, "D2", 100, 0),
-            charge(d, "D2", 100, 100), charge("NOSUCHORDER1", "X1", 100, 0), charge(e, "E1", 300, 0),
+            charge(a, "A1", 1230, 0),  charge(a, "A2", 1230, 0),
+            charge(b, "B1", 500, 0),   charge(c, "C1", 701, 0),
+            charge(d, "D1", 100, 0),   charge(d, "D2", 100, 0),
+            charge(d, "D2", 100, 100), charge("NOSUCHORDER1", "X1", 100, 0),
+            charge(e, "E1", 300, 0),
         };
         memcpy(recs, r, sizeof(recs));
         memset(&t, 0, sizeof(t));
-        CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), confirm_as_line, &t), 0);
+        CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), confirm_as_line,
+                                        &t),
+                        0);
         if (!taken_by_reconciler(a, c) || round == 4)
             break;
     }
@@ -353,7 +364,8 @@ static void test_judge(void)
 
     /* The same statement again: nothing new (every action is idempotent). */
     memset(&t, 0, sizeof(t));
-    CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), confirm_as_line, &t), 0);
+    CU_ASSERT_EQUAL(statement_judge(ctx, recs, sizeof(recs) / sizeof(recs[0]), confirm_as_line, &t),
+                    0);
     CU_ASSERT_EQUAL(t.matched, 2);
     CU_ASSERT_EQUAL(t.made_paid, 0);
     CU_ASSERT_EQUAL(refunds_of("A2"), 1);
@@ -375,14 +387,14 @@ static void test_judge_needs_confirmation(void)
     CU_ASSERT_EQUAL_FATAL(order_store_insert(ctx, g, 1, 200, 60000), ORDER_STORE_OK);
     snprintf(txg, sizeof(txg), "%sG1", prefix);
     CU_ASSERT_EQUAL_FATAL(order_store_mark_paid(ctx, g, txg, 200), ORDER_STORE_OK);
-    struct timespec pause = {0, 3 * 1000000L};
+    struct timespec pause = { 0, 3 * 1000000L };
     nanosleep(&pause, NULL);
     bill_record r[] = { charge(f, "F1", 400, 0), charge(g, "G1", 200, 0), charge(g, "FG", 200, 0) };
 
     memset(&t, 0, sizeof(t));
     CU_ASSERT_EQUAL(statement_judge(ctx, r, 3, confirm_none, &t), 0);
     CU_ASSERT_EQUAL(t.charges, 3);
-    CU_ASSERT_EQUAL(t.matched, 1);       /* g's own charge: nothing to change, no call */
+    CU_ASSERT_EQUAL(t.matched, 1); /* g's own charge: nothing to change, no call */
     CU_ASSERT_EQUAL(t.unconfirmed, 2);
     CU_ASSERT_EQUAL(t.made_paid + t.refunds + t.open, 0);
     CU_ASSERT_EQUAL(order_store_get(ctx, f, &row), ORDER_STORE_OK);
@@ -416,13 +428,13 @@ static int suite_clean(void)
 int main(void)
 {
     static const cu_test tests[] = {
-        {"a statement parses into records, refunds and a summary, with a BOM or LF",
-          test_parse_records_and_summary},
-        {"an empty or broken statement is refused", test_parse_empty_and_broken},
-        {"bad lines are set aside and the rest read", test_parse_sets_bad_lines_aside},
-        {"days are China days, ready at the ready hour, re-read for the re-read days", test_days},
-        {"each line is judged paid, refunded, final, skipped or unmatched", test_judge},
-        {"a line changes nothing without the gateway's word", test_judge_needs_confirmation},
+        { "a statement parses into records, refunds and a summary, with a BOM or LF",
+          test_parse_records_and_summary },
+        { "an empty or broken statement is refused", test_parse_empty_and_broken },
+        { "bad lines are set aside and the rest read", test_parse_sets_bad_lines_aside },
+        { "days are China days, ready at the ready hour, re-read for the re-read days", test_days },
+        { "each line is judged paid, refunded, final, skipped or unmatched", test_judge },
+        { "a line changes nothing without the gateway's word", test_judge_needs_confirmation },
     };
     return CU_SUITE_RUN("statement", suite_init, suite_clean, tests);
 }

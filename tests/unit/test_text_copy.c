@@ -10,7 +10,7 @@ static void test_copy_that_fits_is_whole_and_reported_whole(void)
 {
     char buf[8];
 
-    CU_ASSERT_TRUE(text_copy(buf, sizeof(buf), "1234567"));   /* exactly cap - 1 */
+    CU_ASSERT_TRUE(text_copy(buf, sizeof(buf), "1234567")); /* exactly cap - 1 */
     CU_ASSERT_STRING_EQUAL(buf, "1234567");
     CU_ASSERT_TRUE(text_copy(buf, sizeof(buf), ""));
     CU_ASSERT_STRING_EQUAL(buf, "");
@@ -21,7 +21,7 @@ static void test_copy_too_long_is_cut_and_reported_cut(void)
     char buf[8];
 
     memset(buf, 'x', sizeof(buf));
-    CU_ASSERT_FALSE(text_copy(buf, sizeof(buf), "12345678"));  /* one byte over */
+    CU_ASSERT_FALSE(text_copy(buf, sizeof(buf), "12345678")); /* one byte over */
     CU_ASSERT_STRING_EQUAL(buf, "1234567");
     CU_ASSERT_FALSE(text_copy(buf, 1, "a"));
     CU_ASSERT_STRING_EQUAL(buf, "");

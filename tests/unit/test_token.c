@@ -25,7 +25,7 @@
 
 static app_config cfg;
 static app_ctx *ctx;
-static char run_tag[24];   /* makes this run's order numbers unique */
+static char run_tag[24]; /* makes this run's order numbers unique */
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -81,11 +81,16 @@ static void order(char *out, size_t len, const char *what, int i)
 
 static int b64url_val(char ch)
 {
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    if (ch == '-') return 62;
-    if (ch == '_') return 63;
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    if (ch == '-')
+        return 62;
+    if (ch == '_')
+        return 63;
     return -1;
 }
 
@@ -129,7 +134,7 @@ static void test_generate_format(void)
         CU_ASSERT_FATAL(token_generate(t) == 0);
         CU_ASSERT(strlen(t) == TOKEN_TEXT_LEN);
         for (size_t k = 0; k < strlen(t); k++)
-            CU_ASSERT(b64url_val(t[k]) >= 0);   /* URL-safe: no + / = */
+            CU_ASSERT(b64url_val(t[k]) >= 0); /* URL-safe: no + / = */
         CU_ASSERT(token_text_valid(t));
     }
 }
@@ -138,7 +143,7 @@ static void test_generate_format(void)
  * half of them (a constant or counter-like source fails by a wide margin). */
 static void test_generate_unique_and_random(void)
 {
-    char (*all)[TOKEN_TEXT_MAX] = calloc(NGEN, TOKEN_TEXT_MAX);
+    char(*all)[TOKEN_TEXT_MAX] = calloc(NGEN, TOKEN_TEXT_MAX);
     unsigned *ones = calloc(TOKEN_RANDOM_BYTES * 8, sizeof(unsigned));
     CU_ASSERT_FATAL(all != NULL && ones != NULL);
 
@@ -239,8 +244,8 @@ static void test_consume_lifecycle(void)
     CU_ASSERT(key_ttl(t) >= cfg.idempotency_ttl_s - 60);
 
     CU_ASSERT_EQUAL(token_consume(ctx, t, 77, o1), TOKEN_RETRY);
-    CU_ASSERT_EQUAL(token_consume(ctx, t, 77, o2), TOKEN_INVALID);   /* another order */
-    CU_ASSERT_EQUAL(token_consume(ctx, t, 78, o1), TOKEN_INVALID);   /* another user, same order */
+    CU_ASSERT_EQUAL(token_consume(ctx, t, 77, o2), TOKEN_INVALID); /* another order */
+    CU_ASSERT_EQUAL(token_consume(ctx, t, 78, o1), TOKEN_INVALID); /* another user, same order */
     CU_ASSERT_EQUAL(token_consume(ctx, t, 78, o2), TOKEN_INVALID);
     /* refusals change nothing: the retry still passes */
     CU_ASSERT_EQUAL(token_consume(ctx, t, 77, o1), TOKEN_RETRY);
@@ -265,7 +270,7 @@ static void test_unknown_malformed_and_bad_args(void)
 {
     char t[TOKEN_TEXT_MAX], o[40];
     order(o, sizeof(o), "K", 1);
-    CU_ASSERT_FATAL(token_generate(t) == 0);   /* never stored */
+    CU_ASSERT_FATAL(token_generate(t) == 0); /* never stored */
     CU_ASSERT_EQUAL(token_consume(ctx, t, 5, o), TOKEN_INVALID);
     CU_ASSERT_EQUAL(token_consume(ctx, NULL, 5, o), TOKEN_INVALID);
     CU_ASSERT_EQUAL(token_consume(ctx, "", 5, o), TOKEN_INVALID);
@@ -337,7 +342,7 @@ static void test_connection_closed_by_redis(void)
     char t[TOKEN_TEXT_MAX], o[40];
     order(o, sizeof(o), "C", 1);
     CU_ASSERT_FATAL(token_issue(ctx, 61, 900, t) == 0);
-    CU_ASSERT_EQUAL(token_consume(ctx, t, 61, o), TOKEN_ACCEPTED);   /* script loaded */
+    CU_ASSERT_EQUAL(token_consume(ctx, t, 61, o), TOKEN_ACCEPTED); /* script loaded */
 
     unsigned long gen = ctx->redis_generation;
     kill_ctx_connection();
@@ -384,7 +389,7 @@ static void run_race(int same_order)
     for (int i = 0; i < NTHREADS; i++) {
         rs[i].ctx = app_ctx_new(&cfg, 100 + i);
         CU_ASSERT_FATAL(rs[i].ctx != NULL);
-        CU_ASSERT_FATAL(app_ctx_redis(rs[i].ctx) == 0);   /* connect before the race */
+        CU_ASSERT_FATAL(app_ctx_redis(rs[i].ctx) == 0); /* connect before the race */
     }
     for (int round = 0; round < ROUNDS; round++) {
         CU_ASSERT_FATAL(token_issue(ctx, 555, 900, t) == 0);
@@ -418,8 +423,14 @@ static void run_race(int same_order)
         app_ctx_free(rs[i].ctx);
 }
 
-static void test_race_same_order(void) { run_race(1); }
-static void test_race_distinct_orders(void) { run_race(0); }
+static void test_race_same_order(void)
+{
+    run_race(1);
+}
+static void test_race_distinct_orders(void)
+{
+    run_race(0);
+}
 
 /* ---- Redis down ------------------------------------------------------ */
 
@@ -437,8 +448,12 @@ static void test_redis_down_is_unavailable(void)
     CU_ASSERT_EQUAL(token_issue(d, 3, 900, t), -1);
     CU_ASSERT_STRING_EQUAL(t, "");
 
-    http_request req = { .method = "GET", .path = "/api/pay/token", .query = "user_id=3",
-                         .content_type = "", .remote_addr = "", .body = "" };
+    http_request req = { .method = "GET",
+                         .path = "/api/pay/token",
+                         .query = "user_id=3",
+                         .content_type = "",
+                         .remote_addr = "",
+                         .body = "" };
     http_response resp;
     http_response_init(&resp);
     token_handle_issue(d, &req, &resp);
@@ -457,8 +472,12 @@ static void test_redis_down_is_unavailable(void)
 
 static int issue_status(const char *query, json_t **body, http_response *resp)
 {
-    http_request req = { .method = "GET", .path = "/api/pay/token", .query = query,
-                         .content_type = "", .remote_addr = "", .body = "" };
+    http_request req = { .method = "GET",
+                         .path = "/api/pay/token",
+                         .query = query,
+                         .content_type = "",
+                         .remote_addr = "",
+                         .body = "" };
     http_response_init(resp);
     token_handle_issue(ctx, &req, resp);
     *body = json_loadb(resp->body != NULL ? resp->body : "", resp->body_len, 0, NULL);
@@ -499,10 +518,22 @@ static void test_handler_issues(void)
 static void test_handler_rejects_bad_user_id(void)
 {
     static const char *const bad[] = {
-        "", "user=1", "user_id=", "user_id=0", "user_id=-1", "user_id=+1", "user_id=1.0",
-        "user_id=1e3", "user_id=abc", "user_id=%201", "user_id=1%20", "user_id=0x10",
-        "user_id=9223372036854775808", "user_id=99999999999999999999",
-        "user_id=18446744073709551617", "user_id=1&user_id=2",
+        "",
+        "user=1",
+        "user_id=",
+        "user_id=0",
+        "user_id=-1",
+        "user_id=+1",
+        "user_id=1.0",
+        "user_id=1e3",
+        "user_id=abc",
+        "user_id=%201",
+        "user_id=1%20",
+        "user_id=0x10",
+        "user_id=9223372036854775808",
+        "user_id=99999999999999999999",
+        "user_id=18446744073709551617",
+        "user_id=1&user_id=2",
         "user_id=000000000000000000000000000001",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -523,7 +554,7 @@ static void test_handler_rejects_bad_user_id(void)
 
 static int suite_init(void)
 {
-    setenv("IDEMPAY_LOG_LEVEL", "warn", 0);   /* the race tests log 100s of refusals */
+    setenv("IDEMPAY_LOG_LEVEL", "warn", 0); /* the race tests log 100s of refusals */
     log_init("test_token");
     /* The suite also flushes scripts and kills clients, which the service's
      * Redis ACL user may not: it authenticates as the stack's admin user
@@ -534,7 +565,8 @@ static int suite_init(void)
     }
     if (app_config_load(&cfg) != 0)
         return -1;
-    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)time(NULL) % 100000000L, (int)getpid() % 10000);
+    snprintf(run_tag, sizeof(run_tag), "%ld%d", (long)time(NULL) % 100000000L,
+             (int)getpid() % 10000);
     ctx = app_ctx_new(&cfg, 0);
     return ctx != NULL ? 0 : -1;
 }
@@ -580,7 +612,8 @@ int main(void)
         !CU_add_test(s, "with Redis down a token is unavailable, 503",
                      test_redis_down_is_unavailable) ||
         !CU_add_test(s, "the handler issues a token with 200", test_handler_issues) ||
-        !CU_add_test(s, "the handler answers 400 for a bad user_id", test_handler_rejects_bad_user_id)) {
+        !CU_add_test(s, "the handler answers 400 for a bad user_id",
+                     test_handler_rejects_bad_user_id)) {
         CU_cleanup_registry();
         return 2;
     }

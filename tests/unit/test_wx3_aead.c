@@ -46,8 +46,8 @@ static void test_tampering_refused(void)
 {
     char *pt = (char *)"x";
     size_t len = 0;
-    char *ct_flip = flip(VECTOR, 0);                       /* the first ciphertext byte */
-    char *tag_flip = flip(VECTOR, strlen(PLAIN) + 15);     /* the last tag byte */
+    char *ct_flip = flip(VECTOR, 0);                   /* the first ciphertext byte */
+    char *tag_flip = flip(VECTOR, strlen(PLAIN) + 15); /* the last tag byte */
     CU_ASSERT_FATAL(ct_flip != NULL && tag_flip != NULL);
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, AAD, ct_flip, &pt, &len), -1);
     CU_ASSERT_PTR_NULL(pt);
@@ -56,7 +56,8 @@ static void test_tampering_refused(void)
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, "refund", VECTOR, &pt, &len), -1);
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, "", VECTOR, &pt, &len), -1);
     CU_ASSERT_EQUAL(wx3_aead_decrypt("idempayv3devkey0123456789abcdefB", NONCE, AAD, VECTOR, &pt,
-                                     &len), -1);
+                                     &len),
+                    -1);
     free(ct_flip);
     free(tag_flip);
 }
@@ -69,7 +70,7 @@ static void test_round_trip_and_limits(void)
     CU_ASSERT_FATAL(big != NULL);
     memset(big, 'a', WX3_AEAD_MAX);
     big[WX3_AEAD_MAX] = '\0';
-    CU_ASSERT_EQUAL(wx3_aead_encrypt(KEY, NONCE, "", big, WX3_AEAD_MAX, &ct), 0);   /* the maximum */
+    CU_ASSERT_EQUAL(wx3_aead_encrypt(KEY, NONCE, "", big, WX3_AEAD_MAX, &ct), 0); /* the maximum */
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, "", ct, &pt, &len), 0);
     CU_ASSERT_EQUAL(len, WX3_AEAD_MAX);
     free(ct);
@@ -88,7 +89,7 @@ static void test_round_trip_and_limits(void)
     CU_ASSERT_EQUAL(wx3_aead_encrypt(KEY, "", AAD, "x", 1, &ct), -1);
     CU_ASSERT_EQUAL(wx3_aead_encrypt(KEY, NONCE, NULL, "x", 1, &ct), -1);
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, AAD, "", &pt, &len), -1);
-    CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, AAD, "AAAA", &pt, &len), -1);   /* < tag */
+    CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, AAD, "AAAA", &pt, &len), -1); /* < tag */
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, AAD, "not*base64!!", &pt, &len), -1);
     CU_ASSERT_EQUAL(wx3_aead_decrypt(KEY, NONCE, AAD, NULL, &pt, &len), -1);
 }

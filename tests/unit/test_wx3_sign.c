@@ -17,7 +17,8 @@
 #include "wx3_test_keys.h"
 
 /* openssl dgst -sha256 -sign k.pem of MSG, base64. */
-static const char openssl_sig[] = "Nb8+3pQBjdu+WfORz9BSUXDoycndMffJrhcJ/6jAWPWYiHyfLEHJo0r8dJC7RgQF7gGuIFG9Sqlf+VH6Vnh6PoUJdyFKv8Pi30WAk6dRK3tckVt5rHwDvKatVTlqdoCBUob6u+4aAjCm3bYsUAbx7xaleub1c9owSNOu87zWahms9ezX5iJ6HnCPXPRausktdl1HRpwwxaPJT2oVl+JxNwlIV2cfCX3l0b4zMX9dpi7LOYNBF+ivj6HWd8ukx4/NQBHUvH21tNpWZ+Dt1wyDW05F7qumFpRpq5I2Cz72myIihhAQOiSN35z6tU8OKQ1jENjB6UeyQH53veoX1+MmUw==";
+static const char openssl_sig[] =
+    "Nb8+3pQBjdu+WfORz9BSUXDoycndMffJrhcJ/6jAWPWYiHyfLEHJo0r8dJC7RgQF7gGuIFG9Sqlf+VH6Vnh6PoUJdyFKv8Pi30WAk6dRK3tckVt5rHwDvKatVTlqdoCBUob6u+4aAjCm3bYsUAbx7xaleub1c9owSNOu87zWahms9ezX5iJ6HnCPXPRausktdl1HRpwwxaPJT2oVl+JxNwlIV2cfCX3l0b4zMX9dpi7LOYNBF+ivj6HWd8ukx4/NQBHUvH21tNpWZ+Dt1wyDW05F7qumFpRpq5I2Cz72myIihhAQOiSN35z6tU8OKQ1jENjB6UeyQH53veoX1+MmUw==";
 #define MSG "GET\n/v3/certificates\n1554208460\n593BEC0C930BF1AFEB40B4A08C8FB242\n\n"
 
 static char dir[64];
@@ -73,7 +74,7 @@ static void test_verify_and_refusals(void)
     CU_ASSERT_EQUAL(wx3_verify(c.pub, MSG, strlen(MSG), ""), -1);
     CU_ASSERT_EQUAL(wx3_verify(NULL, MSG, strlen(MSG), openssl_sig), -1);
     CU_ASSERT_FATAL(other != NULL && wx3_sign(other, MSG, strlen(MSG), &sig2) == 0);
-    CU_ASSERT_EQUAL(wx3_verify(c.pub, MSG, strlen(MSG), sig2), -1);   /* another key */
+    CU_ASSERT_EQUAL(wx3_verify(c.pub, MSG, strlen(MSG), sig2), -1); /* another key */
     free(sig2);
     EVP_PKEY_free(other);
     wx3_cert_free(&c);
@@ -85,7 +86,8 @@ static void test_openssl_cli_verifies(void)
 {
     EVP_PKEY *k = NULL;
     char *sig = NULL, cmd[1024], msg_path[160], sig_path[160];
-    static const char body[] = "1554208460\nc5ac7061fccab6bf3e254dcf98995b8c\n{\"code_url\":\"weixin://x\"}\n";
+    static const char body[] =
+        "1554208460\nc5ac7061fccab6bf3e254dcf98995b8c\n{\"code_url\":\"weixin://x\"}\n";
     if (system("command -v openssl > /dev/null 2>&1") != 0) {
         fprintf(stderr, "openssl missing: CLI check skipped\n");
         return;
@@ -99,7 +101,8 @@ static void test_openssl_cli_verifies(void)
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && openssl x509 -in cert.pem -pubkey -noout > pub.pem && "
              "base64 -d sig.b64 > sig.bin && "
-             "openssl dgst -sha256 -verify pub.pem -signature sig.bin msg > /dev/null", dir);
+             "openssl dgst -sha256 -verify pub.pem -signature sig.bin msg > /dev/null",
+             dir);
     CU_ASSERT_EQUAL(system(cmd), 0);
     /* and a changed message is refused by openssl too */
     CU_ASSERT_FATAL(write_file(msg_path, body, strlen(body) - 1) == 0);
@@ -116,7 +119,7 @@ static void test_cert_fields(void)
     CU_ASSERT(c.not_after > c.not_before);
     CU_ASSERT(strncmp(c.pem, "-----BEGIN CERTIFICATE-----\n", 28) == 0);
     wx3_cert_free(&c);
-    CU_ASSERT_EQUAL(wx3_cert_load(key_path, &c), -1);           /* a key is no certificate */
+    CU_ASSERT_EQUAL(wx3_cert_load(key_path, &c), -1); /* a key is no certificate */
     CU_ASSERT_EQUAL(wx3_cert_load("/nonexistent/cert.pem", &c), -1);
     EVP_PKEY *k = NULL;
     CU_ASSERT_EQUAL(wx3_key_load(cert_path, &k), -1);
@@ -133,7 +136,7 @@ static void test_messages(void)
     m = wx3_request_message("POST", "/v3/pay/transactions/native", "1", "n", "{\"a\":1}", 7);
     CU_ASSERT_STRING_EQUAL(m, "POST\n/v3/pay/transactions/native\n1\nn\n{\"a\":1}\n");
     free(m);
-    m = wx3_response_message("1", "n", "", 0, &len);   /* a 204: the body is empty */
+    m = wx3_response_message("1", "n", "", 0, &len); /* a 204: the body is empty */
     CU_ASSERT_STRING_EQUAL(m, "1\nn\n\n");
     CU_ASSERT_EQUAL(len, 5);
     free(m);
@@ -143,12 +146,13 @@ static void test_auth_parse(void)
 {
     wx3_auth a;
     char why[160];
-    const char *ok = "WECHATPAY2-SHA256-RSA2048 mchid=\"1900009191\",nonce_str=\"593BEC0C930BF1AF\","
-                     "signature=\"uOVRnA4qG/MNnYzdQxJanN+zU+lTgIcnU9BxGw5dKjK+VdEUz2FeIoC+D5sB/LN+nG"
-                     "zX3hfZg6r5wT1pl2ZobmIc6p0ldN7J6yDgUzbX8Uk3sD4a4eZVPTBvqNDoUqcYMlZ9uuDdCvNv4TM3c1WzsXUr"
-                     "ExwVkI1XO5jCNbgDJ25nkT/c1gIFvqoogl7MdSFGc4W4xZsqCItnqbypR3RuGIlR9h9vlRsy7zJR9PBI83X8al"
-                     "LDIfR1ukt1P7tMnmogZ0cuDY8cZsd8ZlCgLadmvej58SLsIkVxFJ8XyUgx9FmutKSYTmYtWBZ0+tNvfGmbXU7c"
-                     "ob8H/4nLBiCwIUFluw==\",timestamp=\"1554208460\",serial_no=\"1DDE55AD98ED71D6EDD4A4A16996DE7B47773A8C\"";
+    const char *ok =
+        "WECHATPAY2-SHA256-RSA2048 mchid=\"1900009191\",nonce_str=\"593BEC0C930BF1AF\","
+        "signature=\"uOVRnA4qG/MNnYzdQxJanN+zU+lTgIcnU9BxGw5dKjK+VdEUz2FeIoC+D5sB/LN+nG"
+        "zX3hfZg6r5wT1pl2ZobmIc6p0ldN7J6yDgUzbX8Uk3sD4a4eZVPTBvqNDoUqcYMlZ9uuDdCvNv4TM3c1WzsXUr"
+        "ExwVkI1XO5jCNbgDJ25nkT/c1gIFvqoogl7MdSFGc4W4xZsqCItnqbypR3RuGIlR9h9vlRsy7zJR9PBI83X8al"
+        "LDIfR1ukt1P7tMnmogZ0cuDY8cZsd8ZlCgLadmvej58SLsIkVxFJ8XyUgx9FmutKSYTmYtWBZ0+tNvfGmbXU7c"
+        "ob8H/4nLBiCwIUFluw==\",timestamp=\"1554208460\",serial_no=\"1DDE55AD98ED71D6EDD4A4A16996DE7B47773A8C\"";
     CU_ASSERT_EQUAL(wx3_auth_parse(ok, &a, why, sizeof(why)), 0);
     CU_ASSERT_STRING_EQUAL(a.mchid, "1900009191");
     CU_ASSERT_STRING_EQUAL(a.timestamp, "1554208460");
@@ -156,10 +160,15 @@ static void test_auth_parse(void)
     CU_ASSERT(strncmp(a.signature, "uOVRnA4qG/", 10) == 0);
     /* any order (wechatpay-axios-plugin sends serial_no before timestamp) */
     CU_ASSERT_EQUAL(wx3_auth_parse("WECHATPAY2-SHA256-RSA2048 serial_no=\"AB\",timestamp=\"1\","
-                                   "nonce_str=\"n\",mchid=\"m\",signature=\"s\"", &a, why,
-                                   sizeof(why)), 0);
+                                   "nonce_str=\"n\",mchid=\"m\",signature=\"s\"",
+                                   &a, why, sizeof(why)),
+                    0);
     static const char *const bad[] = {
-        NULL, "", "Bearer x", "WECHATPAY2-SHA256-RSA2048", "WECHATPAY2-SHA256-RSA2048 ",
+        NULL,
+        "",
+        "Bearer x",
+        "WECHATPAY2-SHA256-RSA2048",
+        "WECHATPAY2-SHA256-RSA2048 ",
         "WECHATPAY2-SHA256-RSA2048 mchid=\"m\",nonce_str=\"n\",timestamp=\"1\",serial_no=\"A\"",
         "WECHATPAY2-SHA256-RSA2048 mchid=\"m\",mchid=\"m\",nonce_str=\"n\",timestamp=\"1\",serial_no=\"A\",signature=\"s\"",
         "WECHATPAY2-SHA256-RSA2048 mchid=\"m\",nonce_str=\"n\",timestamp=\"1\",serial_no=\"A\",signature=\"s\",x=\"y\"",

@@ -10,10 +10,12 @@
 
 /* The key of WeChat's signing example; MD5 hex d96eb16afdd491fa1e705096edbc2205. */
 #define KEY "192006250b4c09247ec02edce69f6a2d"
-#define PLAIN "<root><out_refund_no><![CDATA[R1]]></out_refund_no>" \
-              "<refund_status><![CDATA[SUCCESS]]></refund_status></root>"
-#define CIPHER "WBzGpzQuNpcFxIlFjUUD9BZv+lpBMzd2SHiKCkwfALWid5G8ZvfOussfMIHLbKJmcnxPKdb1ZJEqTAp8ys" \
-               "Qv+xa1fj+Eorgndx3fNxf3KAYa3LPgsjvZgxaeYyrhV05Kbjkj6ywg27cEyTTaPZFYNg=="
+#define PLAIN                                                                                      \
+    "<root><out_refund_no><![CDATA[R1]]></out_refund_no>"                                          \
+    "<refund_status><![CDATA[SUCCESS]]></refund_status></root>"
+#define CIPHER                                                                                     \
+    "WBzGpzQuNpcFxIlFjUUD9BZv+lpBMzd2SHiKCkwfALWid5G8ZvfOussfMIHLbKJmcnxPKdb1ZJEqTAp8ys"           \
+    "Qv+xa1fj+Eorgndx3fNxf3KAYa3LPgsjvZgxaeYyrhV05Kbjkj6ywg27cEyTTaPZFYNg=="
 
 static void test_vector(void)
 {
@@ -70,10 +72,10 @@ static void test_wrong_key_and_bad_input(void)
     }
     CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "", &plain, &len), -1);
     CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, NULL, &plain, &len), -1);
-    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "abc", &plain, &len), -1);        /* not 4n */
-    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "@@@@@@@@", &plain, &len), -1);   /* not base64 */
-    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "QUJD", &plain, &len), -1);       /* 3 bytes */
-    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, CIPHER + 4, &plain, &len), -1);   /* cut */
+    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "abc", &plain, &len), -1);      /* not 4n */
+    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "@@@@@@@@", &plain, &len), -1); /* not base64 */
+    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, "QUJD", &plain, &len), -1);     /* 3 bytes */
+    CU_ASSERT_EQUAL(wx_refund_info_decrypt(KEY, CIPHER + 4, &plain, &len), -1); /* cut */
     CU_ASSERT_PTR_NULL(plain);
 }
 

@@ -164,7 +164,7 @@ static void test_sign_and_verify(void)
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&m, "sign"),
                            "2C9DF1156522C0B2B03B4DBF3BCA5CACB602CBD5CA0F9E112458CF3E9855303B");
     CU_ASSERT_EQUAL(wx_sign_verify(&m, VECTOR_KEY, WX_SIGN_MD5), 1); /* type from the field */
-    wx_msg_set(&m, "sign_type", "MD5");                            /* downgrade attempt */
+    wx_msg_set(&m, "sign_type", "MD5");                              /* downgrade attempt */
     CU_ASSERT_EQUAL(wx_sign_verify(&m, VECTOR_KEY, WX_SIGN_MD5), 0);
     wx_msg_set(&m, "sign_type", "SHA1");
     CU_ASSERT_EQUAL(wx_sign_verify(&m, VECTOR_KEY, WX_SIGN_MD5), 0);

@@ -10,11 +10,11 @@
 #include "wx_xml.h"
 
 /* Field name of m equals want (a missing field fails instead of crashing). */
-#define ASSERT_FIELD(m, name, want)                                   \
-    do {                                                              \
-        const char *got_ = wx_msg_get((m), (name));                   \
-        CU_ASSERT_PTR_NOT_NULL(got_);                                 \
-        CU_ASSERT(got_ != NULL && strcmp(got_, (want)) == 0);         \
+#define ASSERT_FIELD(m, name, want)                                                                \
+    do {                                                                                           \
+        const char *got_ = wx_msg_get((m), (name));                                                \
+        CU_ASSERT_PTR_NOT_NULL(got_);                                                              \
+        CU_ASSERT(got_ != NULL && strcmp(got_, (want)) == 0);                                      \
     } while (0)
 
 /* Parses a NUL-terminated document; returns the parse result. */
@@ -190,19 +190,24 @@ static void test_parse_text_forms(void)
     /* Entities decoded in plain text, kept literally in CDATA. */
     CU_ASSERT_EQUAL(parse("<xml><a>x &amp; y &lt;z&gt; &quot;&apos;</a>"
                           "<b><![CDATA[x &amp; <y>]]></b><c>&#65;&#x42;&#x4E2D;</c></xml>",
-                          &m, err, sizeof(err)), 0);
+                          &m, err, sizeof(err)),
+                    0);
     ASSERT_FIELD(&m, "a", "x & y <z> \"'");
     ASSERT_FIELD(&m, "b", "x &amp; <y>");
     ASSERT_FIELD(&m, "c", "AB中");
 
     /* Mixed CDATA and text concatenate; split CDATA carries "]]>". */
     CU_ASSERT_EQUAL(parse("<xml><a>pre<![CDATA[mid]]>post</a>"
-                          "<b><![CDATA[x]]]]><![CDATA[>y]]></b></xml>", &m, err, sizeof(err)), 0);
+                          "<b><![CDATA[x]]]]><![CDATA[>y]]></b></xml>",
+                          &m, err, sizeof(err)),
+                    0);
     ASSERT_FIELD(&m, "a", "premidpost");
     ASSERT_FIELD(&m, "b", "x]]>y");
 
     /* Empty values are kept as "". */
-    CU_ASSERT_EQUAL(parse("<xml><a></a><b><![CDATA[]]></b><c/><d>1</d></xml>", &m, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(parse("<xml><a></a><b><![CDATA[]]></b><c/><d>1</d></xml>", &m, err,
+                          sizeof(err)),
+                    0);
     CU_ASSERT_EQUAL(m.n, 4);
     ASSERT_FIELD(&m, "a", "");
     ASSERT_FIELD(&m, "b", "");
@@ -214,10 +219,13 @@ static void test_parse_text_forms(void)
     ASSERT_FIELD(&m, "a", " 1 ");
 
     /* XML declaration (optionally after a BOM) and an empty root. */
-    CU_ASSERT_EQUAL(parse("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xml><a>1</a></xml>",
-                          &m, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(parse("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xml><a>1</a></xml>", &m,
+                          err, sizeof(err)),
+                    0);
     ASSERT_FIELD(&m, "a", "1");
-    CU_ASSERT_EQUAL(parse("\xEF\xBB\xBF<?xml version=\"1.0\"?><xml><a>2</a></xml>", &m, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(parse("\xEF\xBB\xBF<?xml version=\"1.0\"?><xml><a>2</a></xml>", &m, err,
+                          sizeof(err)),
+                    0);
     ASSERT_FIELD(&m, "a", "2");
     CU_ASSERT_EQUAL(parse("<xml></xml>", &m, err, sizeof(err)), 0);
     CU_ASSERT_EQUAL(m.n, 0);
@@ -230,7 +238,8 @@ static void test_parse_text_forms(void)
     ASSERT_FIELD(&m, "a", "1");
 
     /* "<?" inside CDATA is data, not a processing instruction. */
-    CU_ASSERT_EQUAL(parse("<xml><a><![CDATA[<?php echo 1; ?>]]></a></xml>", &m, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(parse("<xml><a><![CDATA[<?php echo 1; ?>]]></a></xml>", &m, err, sizeof(err)),
+                    0);
     ASSERT_FIELD(&m, "a", "<?php echo 1; ?>");
 
     /* Parsing clears what out held before. */
@@ -251,11 +260,11 @@ static void test_refuse_structure(void)
     refuse("");
     refuse("   ");
     refuse("not xml");
-    refuse("<xml><a>1</a>");               /* truncated: mxml accepts it */
+    refuse("<xml><a>1</a>"); /* truncated: mxml accepts it */
     refuse("<xml><a>1</a></xm");
     refuse("<xml><a>1");
     refuse("<xml><a>1</a><b>");
-    refuse("<xml><xml></xml>");            /* inner closed, root not */
+    refuse("<xml><xml></xml>"); /* inner closed, root not */
     refuse("<xml><a>1</a></xml>junk");
     refuse("<xml><a>1</a></xml>junk>");
     refuse("<xml><a>1</a></xml><xml></xml>");
@@ -264,10 +273,10 @@ static void test_refuse_structure(void)
     refuse("<!-- before --><xml><a>1</a></xml>");
     refuse("<root><a>1</a></root>");
     refuse("<XML><a>1</a></XML>");
-    refuse("<xml><a><b>1</b></a></xml>");  /* depth 3 */
+    refuse("<xml><a><b>1</b></a></xml>"); /* depth 3 */
     refuse("<xml><a>1<b/></a></xml>");
     refuse("<xml><a>1</b></xml>");
-    refuse("<xml>text<a>1</a></xml>");     /* text outside a field */
+    refuse("<xml>text<a>1</a></xml>"); /* text outside a field */
     refuse("<xml><![CDATA[x]]><a>1</a></xml>");
     refuse("<xml><a>1</a><a>2</a></xml>"); /* repeated field */
     refuse("<xml><a>1</a><b>2</b><a></a></xml>");
@@ -278,20 +287,20 @@ static void test_refuse_structure(void)
     refuse("<xml><a b>1</a></xml>");
     refuse("<xml a><a>1</a></xml>");
     refuse("<x?ml ve[x]]></b>0\"?>\na<>&amp;</a>\n</xml>"); /* fuzzer find: leaked in mxml */
-    refuse("<xml><a>1</a></xml>x</b>");    /* fuzzer find: leaked in mxml */
+    refuse("<xml><a>1</a></xml>x</b>");                     /* fuzzer find: leaked in mxml */
     refuse("<xml></xml>x</xml>");
     refuse("<xml><>1</></xml>");
     refuse("<xml><a>1</a><</xml>");
     refuse("<xml><a/ ></xml>");
     refuse("<xml><a>1</a b></xml>");
-    refuse("<xml><a=b>1</a=b></xml>");     /* not a field name */
+    refuse("<xml><a=b>1</a=b></xml>"); /* not a field name */
     refuse("<xml><ns:a>1</ns:a></xml>");
     refuse("<xml><a><![CDATA[1</a></xml>"); /* unterminated CDATA */
     refuse("<xml><a>&bogus;</a></xml>");
     refuse("<xml><a>&</a></xml>");
     refuse("<xml><a>&#0;</a></xml>");
     refuse("<xml><a>&#1;</a></xml>");
-    refuse("<xml><a>&#xD800;</a></xml>");   /* surrogate through a reference */
+    refuse("<xml><a>&#xD800;</a></xml>"); /* surrogate through a reference */
     refuse("<xml><a>&#x110000;</a></xml>");
     refuse("<xml><a>\x01</a></xml>");
 
@@ -314,7 +323,7 @@ static void test_refuse_declarations(void)
     refuse("<!DOCTYPE xml><xml><a>1</a></xml>");
     refuse("<!doctype xml><xml><a>1</a></xml>");
     refuse("<?xml version=\"1.0\"?><!DoCtYpE xml [<!ENTITY x \"y\">]><xml><a>&x;</a></xml>");
-    refuse("<xml><a><![CDATA[<!DOCTYPE]]></a></xml>");   /* anywhere */
+    refuse("<xml><a><![CDATA[<!DOCTYPE]]></a></xml>"); /* anywhere */
     refuse("<xml><a><![CDATA[<!entity]]></a></xml>");
     /* Billion laughs: refused before any expansion. */
     refuse("<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
@@ -327,7 +336,7 @@ static void test_refuse_declarations(void)
     refuse("<xml><?pi x?><a>1</a></xml>");
     refuse("<xml><a>1<?pi?></a></xml>");
     refuse("<xml><a>1</a></xml><?pi?>");
-    refuse(" <?xml version=\"1.0\"?><xml><a>1</a></xml>");   /* not leading */
+    refuse(" <?xml version=\"1.0\"?><xml><a>1</a></xml>"); /* not leading */
     refuse("<?xml version=\"1.0\"?><?xml version=\"1.0\"?><xml><a>1</a></xml>");
     refuse("<?xml-stylesheet href=\"a\"?><xml><a>1</a></xml>");
     refuse("<?xml version=\"1.0\"<xml><a>1</a></xml>");
@@ -359,7 +368,8 @@ static void test_refuse_bytes(void)
     char err[64];
     wx_msg_init(&m);
     CU_ASSERT_EQUAL(parse("<xml><a>\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF</a></xml>",
-                          &m, err, sizeof(err)), 0);
+                          &m, err, sizeof(err)),
+                    0);
     wx_msg_free(&m);
 }
 
@@ -484,10 +494,10 @@ static void test_build(void)
     wx_msg_set(&m, "cjk", "中文");
     xml = wx_xml_build(&m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
-    CU_ASSERT_STRING_EQUAL(xml,
-        "<xml><return_code><![CDATA[SUCCESS]]></return_code><empty><![CDATA[]]></empty>"
-        "<tricky><![CDATA[a]]]]><![CDATA[>b]]]]><![CDATA[>]]]]><![CDATA[>c<&>\"']]></tricky>"
-        "<cjk><![CDATA[中文]]></cjk></xml>");
+    CU_ASSERT_STRING_EQUAL(
+        xml, "<xml><return_code><![CDATA[SUCCESS]]></return_code><empty><![CDATA[]]></empty>"
+             "<tricky><![CDATA[a]]]]><![CDATA[>b]]]]><![CDATA[>]]]]><![CDATA[>c<&>\"']]></tricky>"
+             "<cjk><![CDATA[中文]]></cjk></xml>");
 
     /* Round trip: same fields, same order, same values. */
     CU_ASSERT_EQUAL_FATAL(parse(xml, &back, err, sizeof(err)), 0);
@@ -596,13 +606,14 @@ static void test_build_bare(void)
     CU_ASSERT_EQUAL(wx_msg_set(&m, "cdata", "x"), 0);
     char *xml = wx_xml_build(&m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
-    CU_ASSERT_STRING_EQUAL(xml, "<xml><total_fee>10</total_fee><note>a&amp;b&lt;c&gt;d]]&gt;e</note>"
-                                "<empty></empty><cdata><![CDATA[x]]></cdata></xml>");
+    CU_ASSERT_STRING_EQUAL(xml,
+                           "<xml><total_fee>10</total_fee><note>a&amp;b&lt;c&gt;d]]&gt;e</note>"
+                           "<empty></empty><cdata><![CDATA[x]]></cdata></xml>");
     wx_msg_init(&back);
     CU_ASSERT_EQUAL_FATAL(wx_xml_parse(xml, strlen(xml), &back, err, sizeof(err)), 0);
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&back, "note"), "a&b<c>d]]>e");
     CU_ASSERT_STRING_EQUAL(wx_msg_get(&back, "total_fee"), "10");
-    CU_ASSERT_FALSE(back.field[0].bare);        /* parsed fields are never bare */
+    CU_ASSERT_FALSE(back.field[0].bare); /* parsed fields are never bare */
     free(xml);
     /* wx_msg_set on a bare field makes it CDATA again, in place. */
     CU_ASSERT_EQUAL(wx_msg_set(&m, "total_fee", "11"), 0);
@@ -622,11 +633,9 @@ static void test_set_pairs(void)
     wx_msg m, copy;
     const char *absent = NULL;
     const wx_pair fields[] = {
-        WX_TEXT("out_trade_no", "N1"),
-        WX_TEXT("begin_time", absent),          /* left out */
-        WX_NUM("total_fee", -12),
-        WX_BARE_NUM("cash_fee", 9223372036854775807LL),
-        WX_TEXT("out_trade_no", "N2"),          /* replaces in place */
+        WX_TEXT("out_trade_no", "N1"), WX_TEXT("begin_time", absent), /* left out */
+        WX_NUM("total_fee", -12),      WX_BARE_NUM("cash_fee", 9223372036854775807LL),
+        WX_TEXT("out_trade_no", "N2"), /* replaces in place */
     };
     const wx_pair bad[] = {
         WX_TEXT("a", "1"),
