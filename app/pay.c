@@ -638,6 +638,29 @@ static bool pay_replay_paid(app_ctx *ctx, const pay_request *pr, pay_answer *a)
     return true;
 }
 
+/* An Idempotency-Key's stored answer: written to resp byte for byte what the
+ * first request answered (true), or an answer in a (false): unavailable for
+ * an unusable record, PAID for a stored decline of an order a late charge
+ * has made PAID since (a gateway without closeorder). */
+static bool pay_replay_stored(app_ctx *ctx, const pay_request *pr, const idem_stored *stored,
+                              pay_answer *a, http_response *resp)
+{
+    if (stored->status < 200 || stored->status > 599 || stored->body_len == 0) {
+        log_msg(LOG_ERROR,
+                "pay order=%s: unusable stored answer (status %d) for an Idempotency-Key",
+                pr->order_no, stored->status);
+        pay_unavailable(a);
+        return false;
+    }
+    if (stored->status == 402 && pay_replay_paid(ctx, pr, a))
+        return false;
+    http_response_set(resp, stored->status, "application/json", stored->body, stored->body_len);
+    http_response_header(resp, "Idempotent-Replayed", "true");
+    metrics_inc(MET_PAY_IDEM_REPLAYED);
+    metrics_inc(MET_DUPLICATE_ABSORBED);
+    return true;
+}
+
 void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
 {
     pay_answer a = { 0 };
@@ -671,25 +694,9 @@ void pay_handle_post(app_ctx *ctx, const http_request *req, http_response *resp)
             claimed = true;
             break;
         case IDEM_REPLAY:
-            if (stored.status < 200 || stored.status > 599 || stored.body_len == 0) {
-                log_msg(LOG_ERROR,
-                        "pay order=%s: unusable stored answer (status %d) for an"
-                        " Idempotency-Key",
-                        pr.order_no, stored.status);
-                pay_unavailable(&a);
-                goto answer;
-            }
-            /* A stored decline is not the last word once a late charge made
-             * the order PAID (a gateway without closeorder): say so. */
-            if (stored.status == 402 && pay_replay_paid(ctx, &pr, &a))
-                goto answer;
-            /* Byte-for-byte what the first request answered. */
-            http_response_set(resp, stored.status, "application/json", stored.body,
-                              stored.body_len);
-            http_response_header(resp, "Idempotent-Replayed", "true");
-            metrics_inc(MET_PAY_IDEM_REPLAYED);
-            metrics_inc(MET_DUPLICATE_ABSORBED);
-            return;
+            if (pay_replay_stored(ctx, &pr, &stored, &a, resp))
+                return;
+            goto answer;
         case IDEM_IN_PROGRESS:
             pay_error(&a, 409, "request_in_progress",
                       "a request with this Idempotency-Key is still running",

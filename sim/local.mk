@@ -40,7 +40,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/chaos.c sim/chaos.h \
 	sim/pending.c sim/pending.h \
 	sim/profile.c sim/profile_request.c sim/profile_answer.c sim/profile.h \
-	sim/run.c sim/run.h \
+	sim/run.c sim/run_settle.c sim/run.h sim/run_int.h \
 	sim/saved_run.c sim/saved_run_meta.c sim/saved_run_load.c sim/saved_history.c \
 	sim/saved_run.h sim/saved_run_format.h \
 	sim/timeline.c sim/timeline.h \
