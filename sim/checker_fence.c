@@ -18,24 +18,24 @@
  * the mock and the service's own start differ by the connection's setup). */
 #define CHK_FENCE_SLACK_US 250000
 
-static const sim_gwcall *chk_fence_calls;
-
+/* Orders calls by out_trade_no, then arrival (qsort over pointers). */
 static int chk_fence_cmp(const void *a, const void *b)
 {
-    const sim_gwcall *x = &chk_fence_calls[*(const size_t *)a];
-    const sim_gwcall *y = &chk_fence_calls[*(const size_t *)b];
+    const sim_gwcall *x = *(const sim_gwcall *const *)a;
+    const sim_gwcall *y = *(const sim_gwcall *const *)b;
     int c = strcmp(x->out_trade_no, y->out_trade_no);
     if (c != 0)
         return c;
     return x->at_us < y->at_us ? -1 : x->at_us > y->at_us;
 }
 
-/* The fence f against the payment calls before it in its group [a, f). */
-static void chk_fence_one(chk_ctx *c, const size_t *ix, size_t a, size_t f, int64_t timeout_us)
+/* The fence v[f] against the payment calls before it in its group [a, f). */
+static void chk_fence_one(chk_ctx *c, const sim_gwcall *const *v, size_t a, size_t f,
+                          int64_t timeout_us)
 {
-    const sim_gwcall *v = c->o->calls, *fc = &v[ix[f]];
+    const sim_gwcall *fc = v[f];
     for (size_t k = a; k < f; k++) {
-        const sim_gwcall *p = &v[ix[k]];
+        const sim_gwcall *p = v[k];
         int64_t d = fc->at_us - p->at_us;
         if (p->fence != GWCALL_PAY || d < 0 || d >= p->latency_us ||
             d + CHK_FENCE_SLACK_US >= timeout_us)
@@ -54,23 +54,20 @@ void chk_no_fence_within_call(chk_ctx *c)
     const sim_observations *o = c->o;
     if (o->calls == NULL || o->ncalls == 0 || o->gateway_timeout_us <= 0)
         return;
-    size_t *ix = malloc(o->ncalls * sizeof(*ix));
-    if (ix == NULL) {
+    const sim_gwcall **v = malloc(o->ncalls * sizeof(*v));
+    if (v == NULL) {
         c->oom = 1;
         return;
     }
     for (size_t i = 0; i < o->ncalls; i++)
-        ix[i] = i;
-    chk_fence_calls = o->calls; /* the checker runs on one thread */
-    qsort(ix, o->ncalls, sizeof(*ix), chk_fence_cmp);
+        v[i] = &o->calls[i];
+    qsort(v, o->ncalls, sizeof(*v), chk_fence_cmp);
     for (size_t a = 0, b; a < o->ncalls; a = b) {
-        for (b = a + 1; b < o->ncalls &&
-                        strcmp(o->calls[ix[b]].out_trade_no, o->calls[ix[a]].out_trade_no) == 0;
-             b++)
+        for (b = a + 1; b < o->ncalls && strcmp(v[b]->out_trade_no, v[a]->out_trade_no) == 0; b++)
             ;
         for (size_t f = a; f < b; f++)
-            if (o->calls[ix[f]].fence == GWCALL_FENCE)
-                chk_fence_one(c, ix, a, f, o->gateway_timeout_us);
+            if (v[f]->fence == GWCALL_FENCE)
+                chk_fence_one(c, v, a, f, o->gateway_timeout_us);
     }
-    free(ix);
+    free(v);
 }
