@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "gen.h"
+#include "gen_clients.h"
 
 /* ---- double-click ---- */
 
@@ -16,23 +17,14 @@ static const struct {
     double concurrent_share; /* copies as separate concurrent clients (else back to back) */
     uint32_t max_offset_ms;  /* between concurrent copies */
     uint32_t max_gap_ms;     /* between back-to-back copies */
-    gen_client client;
+    gen_client_kind_id client;
 } dc_draws = {
     .min_copies = 2,
     .max_copies = 10,
     .concurrent_share = 0.6,
     .max_offset_ms = 5,
     .max_gap_ms = 5,
-    .client = { .token_share = 0.5,
-                .idem_share = 0.5,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 3,
-                .max_attempts = 6,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .client = GK_DOUBLE_CLICKER,
 };
 
 /* The copies of order o (token tok, key idem) released from start: separate
@@ -44,7 +36,7 @@ static int dc_copies(gen_ctx *g, int o, int tok, int idem, uint32_t start)
         sched_task *t = gen_task(g, TASK_BURST, o, start);
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &dc_draws.client, tok, idem);
+        gen_client_fill(g, t, gen_client_kind(dc_draws.client), tok, idem);
         t->copies = (uint8_t)copies;
         t->copy_count = (uint8_t)copies;
         t->gap_ms = (uint32_t)rng_range(&g->rng, 0, dc_draws.max_gap_ms);
@@ -55,7 +47,7 @@ static int dc_copies(gen_ctx *g, int o, int tok, int idem, uint32_t start)
         sched_task *t = gen_task(g, TASK_PAY, o, at);
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &dc_draws.client, tok, idem);
+        gen_client_fill(g, t, gen_client_kind(dc_draws.client), tok, idem);
         if (c > 0)
             t->max_attempts = (uint8_t)rng_range(&g->rng, 1, 2);
         t->style = (uint8_t)gen_style(g);
@@ -88,7 +80,8 @@ int gen_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t b
             return -1;
         for (size_t i = 0; i < n; i++) {
             int o = gen_order(g, 0), tok, idem;
-            if (o < 0 || gen_order_extras(g, &dc_draws.client, o, &tok, &idem) < 0 ||
+            if (o < 0 ||
+                gen_order_extras(g, gen_client_kind(dc_draws.client), o, &tok, &idem) < 0 ||
                 dc_copies(g, o, tok, idem, gen_spread(i, n, budget)) < 0)
                 return -1;
         }
@@ -101,23 +94,14 @@ int gen_double_click(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t b
 static const struct {
     long min_latency_ms, max_latency_ms; /* gateway latency per phase */
     double timeout_after_charge_rate;
-    double dup_share;  /* a second impatient client of the same order */
-    gen_client client; /* timeouts below the latency are set per phase */
+    double dup_share;          /* a second impatient client of the same order */
+    gen_client_kind_id client; /* timeouts below the latency are set per phase */
 } rs_draws = {
     .min_latency_ms = 200,
     .max_latency_ms = 400,
     .timeout_after_charge_rate = 0.08,
     .dup_share = 0.2,
-    .client = { .token_share = 0.4,
-                .idem_share = 0.5,
-                .poll_share = 0.4,
-                .retry_declined_share = 0.0,
-                .min_attempts = 4,
-                .max_attempts = 10,
-                .min_timeout_ms = 50,
-                .max_timeout_ms = 150,
-                .min_backoff_ms = 30,
-                .max_backoff_ms = 200 },
+    .client = GK_IMPATIENT,
 };
 
 int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
@@ -134,7 +118,7 @@ int gen_retry_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bu
         k.dedupe = ph == 0;
         if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
             return -1;
-        gen_client c = rs_draws.client;
+        gen_client c = *gen_client_kind(rs_draws.client);
         if ((long)c.max_timeout_ms > k.latency_ms - 30)
             c.max_timeout_ms = (uint32_t)(k.latency_ms - 30);
         if (c.min_timeout_ms > c.max_timeout_ms)
@@ -155,7 +139,7 @@ static const struct {
     long max_notify_delay_ms;
     double timeout_after_charge_rate; /* phases after the first */
     double dup_share;
-    gen_client client;
+    gen_client_kind_id client;
 } cs_draws = {
     .phases = 2,
     .min_copies = 2,
@@ -165,16 +149,7 @@ static const struct {
     .max_notify_delay_ms = 10,
     .timeout_after_charge_rate = 0.05,
     .dup_share = 0.25,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.3,
-                .poll_share = 0.6,
-                .retry_declined_share = 0.0,
-                .min_attempts = 3,
-                .max_attempts = 6,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .client = GK_NOTIFIED,
 };
 
 int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
@@ -197,7 +172,7 @@ int gen_callback_storm(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
         if (gen_phase(g, label, &k, budget, 0) < 0)
             return -1;
-        gen_orders_spec spec = { .client = &cs_draws.client,
+        gen_orders_spec spec = { .client = gen_client_kind(cs_draws.client),
                                  .dup_share = cs_draws.dup_share,
                                  .jitter_ms = 3 };
         if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)

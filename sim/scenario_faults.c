@@ -9,32 +9,13 @@
 #include <stdio.h>
 
 #include "gen.h"
+#include "gen_clients.h"
 #include "nemesis.h"
 
 /* ---- gateway-chaos ---- */
 
-typedef struct {
-    double dup_share;
-    gen_client client;
-} gc_params;
-
-static const gc_params gc_draws = {
-    .dup_share = 0.15,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.4,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.3,
-                .min_attempts = 3,
-                .max_attempts = 8,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 50,
-                .max_backoff_ms = 300 },
-};
-
 int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    const gc_params *p = &gc_draws;
     static const char *const labels[3] = { "errors-declines", "resets-latency", "mix" };
     for (int ph = 0; ph < 3; ph++) {
         size_t n = gen_part(orders, 3, ph);
@@ -63,7 +44,9 @@ int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t 
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
         if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
             return -1;
-        gen_orders_spec spec = { .client = &p->client, .dup_share = p->dup_share, .step_ms = 2 };
+        const gen_orders_spec spec = { .client = gen_client_kind(GK_DECLINE_RETRY),
+                                       .dup_share = 0.15,
+                                       .step_ms = 2 };
         if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
             return -1;
     }
@@ -71,24 +54,6 @@ int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t 
 }
 
 /* ---- crash ---- */
-
-static const struct {
-    double dup_share;
-    gen_client client;
-} cr_draws = {
-    .dup_share = 0.2,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.5,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.2,
-                .min_attempts = 8,
-                .max_attempts = 12,
-                .min_timeout_ms = 6000,
-                .max_timeout_ms = 8000,
-                .min_backoff_ms = 200,
-                .max_backoff_ms = 600,
-                .patience_ms = 20000 },
-};
 
 /* The chaos command every every_ms (the chaos command's period), each
  * run's action drawn (kill a service process twice as often as a Redis or
@@ -126,9 +91,9 @@ int gen_crash(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_m
     k.timeout_after_charge_rate = 0.15;
     if (gen_phase(g, "crash", &k, budget, 1) < 0)
         return -1;
-    gen_orders_spec spec = { .client = &cr_draws.client,
-                             .dup_share = cr_draws.dup_share,
-                             .step_ms = 3 };
+    const gen_orders_spec spec = { .client = gen_client_kind(GK_CRASH_SURVIVOR),
+                                   .dup_share = 0.2,
+                                   .step_ms = 3 };
     if (gen_orders_with_clients(g, orders, budget, &spec, NULL) < 0)
         return -1;
     return cr_chaos_plan(g, every_ms, budget);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "gen.h"
+#include "gen_clients.h"
 #include "money.h"
 
 /* ---- token-replay ---- */
@@ -17,7 +18,7 @@ typedef struct {
     int min_copies, max_copies; /* one token, many requests of one order */
     int min_orders, max_orders; /* one token, many orders */
     int expiry_probe;           /* try a token after its TTL (only if short) */
-    gen_client client;
+    gen_client_kind_id client;
 } tr_params;
 
 static const tr_params tr_draws = {
@@ -26,23 +27,15 @@ static const tr_params tr_draws = {
     .min_orders = 2,
     .max_orders = 6,
     .expiry_probe = 1,
-    .client = { .token_share = 1.0,
-                .idem_share = 0.3,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 2,
-                .max_attempts = 5,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .client = GK_TOKEN_HOLDER,
 };
 
 static sched_task *tr_pay(gen_ctx *g, const tr_params *p, int order, int token, uint32_t at)
 {
+    const gen_client *cl = gen_client_kind(p->client);
     sched_task *t = gen_task(g, TASK_PAY, order, at);
     if (t != NULL)
-        gen_client_fill(g, t, &p->client, token, rng_chance(&g->rng, p->client.idem_share));
+        gen_client_fill(g, t, cl, token, rng_chance(&g->rng, cl->idem_share));
     return t;
 }
 
@@ -178,21 +171,12 @@ int gen_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t b
 
 typedef struct {
     int max_forgeries; /* per target */
-    gen_client client;
+    gen_client_kind_id client;
 } fc_params;
 
 static const fc_params fc_draws = {
     .max_forgeries = 3,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.3,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 3,
-                .max_attempts = 5,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .client = GK_FORGERY_TARGET,
 };
 
 /* The declined phase's orders: one client each, one POST, declines final.
@@ -202,14 +186,14 @@ static int fc_declined(gen_ctx *g, const fc_params *p, size_t n, uint32_t b, int
     *first = -1;
     for (size_t i = 0; i < n; i++) {
         int o = gen_order(g, ORD_DECLINE | ORD_FORGE_TARGET), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+        if (o < 0 || gen_order_extras(g, gen_client_kind(p->client), o, &tok, &idem) < 0)
             return -1;
         if (*first < 0)
             *first = o;
         sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, n, b));
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &p->client, tok, idem);
+        gen_client_fill(g, t, gen_client_kind(p->client), tok, idem);
         t->max_attempts = 1;
         t->retry_declined = 0;
     }
@@ -249,7 +233,7 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
     uint32_t b = budget_ms / 3;
     sim_mock_knobs k;
     int first_paid, first_decl;
-    gen_orders_spec paid = { .client = &p->client, .dup_share = -1 };
+    gen_orders_spec paid = { .client = gen_client_kind(p->client), .dup_share = -1 };
 
     scenarios_mock_defaults(&k);
     if (gen_phase(g, "paid", &k, b, 0) < 0 ||
@@ -287,21 +271,12 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
 
 typedef struct {
     int max_variants;
-    gen_client client;
+    gen_client_kind_id client;
 } om_params;
 
 static const om_params om_draws = {
     .max_variants = 4,
-    .client = { .token_share = 0.4,
-                .idem_share = 0.4,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 3,
-                .max_attempts = 5,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .client = GK_MISMATCHER,
 };
 
 int gen_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
@@ -314,12 +289,12 @@ int gen_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t
         return -1;
     for (size_t i = 0; i < orders; i++) {
         int o = gen_order(g, ORD_MISMATCH), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+        if (o < 0 || gen_order_extras(g, gen_client_kind(p->client), o, &tok, &idem) < 0)
             return -1;
         sched_task *t = gen_task(g, TASK_MISMATCH, o, gen_spread(i, orders, budget_ms));
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &p->client, tok, idem);
+        gen_client_fill(g, t, gen_client_kind(p->client), tok, idem);
         t->copies = (uint8_t)rng_range(&g->rng, 1, p->max_variants);
         const sched_order *so = &g->s->orders[o];
         do

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gen_clients.h"
 #include "payer.h"
 
 /* The phase's own knobs, merged under the plan's override (which wins).
@@ -75,16 +76,9 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
     static const char own[] = "{\"close_race_rate\":0.5,\"instant_charge\":false}";
     if (gen_payer_phase(g, "prepay", own, &k, budget_ms) < 0)
         return -1;
-    const gen_client cl = { .idem_share = 0.5,
-                            .min_attempts = 3,
-                            .max_attempts = 6,
-                            .min_timeout_ms = 4000,
-                            .max_timeout_ms = 8000,
-                            .min_backoff_ms = 100,
-                            .max_backoff_ms = 300,
-                            .patience_ms = 20000 };
+    const gen_client *cl = gen_client_kind(GK_CUSTOMER);
     for (size_t i = 0; i < n; i++) {
-        sched_task *t = gen_prepay_payer_task(g, &cl, i, n, budget_ms);
+        sched_task *t = gen_prepay_payer_task(g, cl, i, n, budget_ms);
         if (t == NULL)
             return -1;
         t->payer = (uint8_t)(PB_ONCE + i % (PB_PAYER_COUNT - 1));
@@ -106,16 +100,9 @@ static int py_micropay(gen_ctx *g, size_t n, uint32_t budget_ms)
     k.timeout_after_charge_rate = 0.05;
     if (gen_payer_phase(g, "micropay", "{\"userpaying_rate\":0.5}", &k, budget_ms) < 0)
         return -1;
-    const gen_client cl = { .idem_share = 0.5,
-                            .poll_share = 0.5,
-                            .min_attempts = 2,
-                            .max_attempts = 6,
-                            .min_timeout_ms = 300,
-                            .max_timeout_ms = 2500,
-                            .min_backoff_ms = 100,
-                            .max_backoff_ms = 500,
-                            .patience_ms = 15000 };
-    const gen_orders_spec spec = { .client = &cl, .dup_share = 0.2, .step_ms = 50 };
+    const gen_orders_spec spec = { .client = gen_client_kind(GK_MICROPAY),
+                                   .dup_share = 0.2,
+                                   .step_ms = 50 };
     return gen_orders_with_clients(g, n, budget_ms, &spec, NULL);
 }
 
