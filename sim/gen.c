@@ -72,6 +72,13 @@ int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_
     return 0;
 }
 
+int gen_gateway_phase(gen_ctx *g, const char *label, const gen_gateway *gw, uint32_t budget_ms)
+{
+    sim_mock_knobs k;
+    gen_gateway_knobs(g, gw, &k);
+    return gen_phase(g, label, &k, budget_ms, 0);
+}
+
 sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start_ms)
 {
     sched_task *t = sched_add_task(g->s, kind);

@@ -53,6 +53,9 @@ typedef struct {
 /* k: the defaults (scenarios_mock_defaults) with gw's knobs; draws the
  * latency, nothing else. */
 void gen_gateway_knobs(gen_ctx *g, const gen_gateway *gw, sim_mock_knobs *k);
+/* Starts a phase (no chaos) whose mock knobs are gw's (gen_gateway_knobs,
+ * then gen_phase). 0 or -1. */
+int gen_gateway_phase(gen_ctx *g, const char *label, const gen_gateway *gw, uint32_t budget_ms);
 /* Starts a phase with the knobs k (their seed is drawn here, the override
  * merged). 0 or -1. */
 int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms, int chaos);

@@ -17,10 +17,10 @@
  * budget_ms; the phase lasts EDGE_CLOSE_TAIL_MS longer. */
 static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
+    static const gen_gateway gw = { .latency_ms = { 0, 20 } };
     sim_mock_knobs k;
     char own[160];
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 20);
+    gen_gateway_knobs(g, &gw, &k);
     snprintf(own, sizeof(own),
              "{\"close_race_rate\":0,\"closeorder_min_age_ms\":%d,\"instant_charge\":false}",
              EDGE_CLOSE_MIN_AGE_MS);
@@ -44,9 +44,9 @@ static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
  * 70 % of them paid in the end; clients time out first and poll or POST. */
 static int pe_userpaying(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
+    static const gen_gateway gw = { .latency_ms = { 5, 30 } };
     sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 5, 30);
+    gen_gateway_knobs(g, &gw, &k);
     if (gen_payer_phase(g, "userpaying", "{\"userpaying_pay_rate\":0.7,\"userpaying_rate\":1}", &k,
                         budget_ms) < 0)
         return -1;
@@ -86,10 +86,10 @@ static int rf_order(gen_ctx *g, const gen_client *cl, int plan, uint32_t at_ms)
 int gen_refunds(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     (void)plan;
+    static const gen_gateway gw = { .latency_ms = { 0, 20 } };
     sim_mock_knobs k;
     char own[256];
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 20);
+    gen_gateway_knobs(g, &gw, &k);
     k.endpoints[EP_REFUND].latency_ms = rng_range(&g->rng, 0, 300);
     k.endpoints[EP_REFUND].error_rate = 0.1;
     snprintf(own, sizeof(own),

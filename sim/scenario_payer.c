@@ -70,10 +70,10 @@ sched_task *gen_prepay_payer_task(gen_ctx *g, const gen_client *cl, size_t i, si
 
 static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
-    sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 20);
+    static const gen_gateway gw = { .latency_ms = { 0, 20 } };
     static const char own[] = "{\"close_race_rate\":0.5,\"instant_charge\":false}";
+    sim_mock_knobs k;
+    gen_gateway_knobs(g, &gw, &k);
     if (gen_payer_phase(g, "prepay", own, &k, budget_ms) < 0)
         return -1;
     const gen_client *cl = gen_client_kind(GK_CUSTOMER);
@@ -94,10 +94,9 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
 
 static int py_micropay(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
+    static const gen_gateway gw = { .latency_ms = { 5, 40 }, .late_rate = 0.05 };
     sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 5, 40);
-    k.timeout_after_charge_rate = 0.05;
+    gen_gateway_knobs(g, &gw, &k);
     if (gen_payer_phase(g, "micropay", "{\"userpaying_rate\":0.5}", &k, budget_ms) < 0)
         return -1;
     const gen_orders_spec spec = { .client = gen_client_kind(GK_MICROPAY),
