@@ -33,6 +33,7 @@ int64_t gen_amount(gen_ctx *g);
 int gen_style(gen_ctx *g);
 /* Appends an order of the generator's scenario. Its index, or -1. */
 int gen_order(gen_ctx *g, unsigned flags);
+
 /* A range a draw is taken from: lo..hi, both in (lo == hi: that value,
  * nothing drawn). */
 typedef struct {
@@ -56,6 +57,7 @@ void gen_gateway_knobs(gen_ctx *g, const gen_gateway *gw, sim_mock_knobs *k);
 /* Starts a phase (no chaos) whose mock knobs are gw's (gen_gateway_knobs,
  * then gen_phase). 0 or -1. */
 int gen_gateway_phase(gen_ctx *g, const char *label, const gen_gateway *gw, uint32_t budget_ms);
+
 /* Starts a phase with the knobs k (their seed is drawn here, the override
  * merged). 0 or -1. */
 int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms, int chaos);
