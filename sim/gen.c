@@ -46,6 +46,19 @@ int gen_order(gen_ctx *g, unsigned flags)
     return idx;
 }
 
+int64_t gen_draw(gen_ctx *g, gen_range r)
+{
+    return rng_range(&g->rng, r.lo, r.hi);
+}
+
+void gen_gateway_knobs(gen_ctx *g, const gen_gateway *gw, sim_mock_knobs *k)
+{
+    scenarios_mock_defaults(k);
+    k->latency_ms = gen_draw(g, gw->latency_ms);
+    k->jitter_ms = gw->jitter_ms;
+    k->timeout_after_charge_rate = gw->late_rate;
+}
+
 int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms, int chaos)
 {
     char cfg[SCHED_MOCK_CONFIG_MAX];
@@ -57,6 +70,13 @@ int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_
         return -1;
     }
     return 0;
+}
+
+int gen_gateway_phase(gen_ctx *g, const char *label, const gen_gateway *gw, uint32_t budget_ms)
+{
+    sim_mock_knobs k;
+    gen_gateway_knobs(g, gw, &k);
+    return gen_phase(g, label, &k, budget_ms, 0);
 }
 
 sched_task *gen_task(gen_ctx *g, sched_task_kind kind, int order, uint32_t start_ms)

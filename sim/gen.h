@@ -33,6 +33,31 @@ int64_t gen_amount(gen_ctx *g);
 int gen_style(gen_ctx *g);
 /* Appends an order of the generator's scenario. Its index, or -1. */
 int gen_order(gen_ctx *g, unsigned flags);
+
+/* A range a draw is taken from: lo..hi, both in (lo == hi: that value,
+ * nothing drawn). */
+typedef struct {
+    int64_t lo, hi;
+} gen_range;
+/* One draw from r (rng_range of g's PRNG). */
+int64_t gen_draw(gen_ctx *g, gen_range r);
+
+/* The gateway of a phase, as most generators set it: its latency drawn
+ * once a phase, its jitter, and the share of charges whose answer it
+ * withholds past the client's timeout (timeout_after_charge_rate); every
+ * other knob the table's default. */
+typedef struct {
+    gen_range latency_ms;
+    int64_t jitter_ms;
+    double late_rate;
+} gen_gateway;
+/* k: the defaults (scenarios_mock_defaults) with gw's knobs; draws the
+ * latency, nothing else. */
+void gen_gateway_knobs(gen_ctx *g, const gen_gateway *gw, sim_mock_knobs *k);
+/* Starts a phase (no chaos) whose mock knobs are gw's (gen_gateway_knobs,
+ * then gen_phase). 0 or -1. */
+int gen_gateway_phase(gen_ctx *g, const char *label, const gen_gateway *gw, uint32_t budget_ms);
+
 /* Starts a phase with the knobs k (their seed is drawn here, the override
  * merged). 0 or -1. */
 int gen_phase(gen_ctx *g, const char *label, sim_mock_knobs *k, uint32_t budget_ms, int chaos);

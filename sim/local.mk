@@ -13,7 +13,7 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/histogram.c sim/histogram.h \
 	sim/schedule.c sim/schedule.h \
 	sim/windows.c sim/windows.h \
-	sim/gen.c sim/gen.h \
+	sim/gen.c sim/gen.h sim/gen_clients.c sim/gen_clients.h \
 	sim/scenarios.c sim/scenarios.h sim/scenario_table.h \
 	sim/scenario_clicks.c sim/scenario_misuse.c sim/scenario_faults.c \
 	sim/nemesis.c sim/nemesis.h \

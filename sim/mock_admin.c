@@ -148,28 +148,34 @@ static void mock_filter_obj(json_t *obj, const json_t *kn, char *dropped, size_t
     }
 }
 
+int mock_admin_text(const json_t *obj, char *out, size_t outlen)
+{
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+    int rc = -1;
+    if (text != NULL && strlen(text) < outlen) {
+        snprintf(out, outlen, "%s", text);
+        rc = 0;
+    }
+    free(text);
+    return rc;
+}
+
 int mock_admin_with_defaults(const char *config, const char *initial, char *out, size_t outlen)
 {
     static const char *const optional[] = MOCK_OPTIONAL_KNOBS;
     json_t *obj = json_loads(config, JSON_REJECT_DUPLICATES, NULL);
     json_t *init = initial != NULL ? json_loads(initial, 0, NULL) : NULL;
-    char *text = NULL;
     int rc = -1;
-    if (!json_is_object(obj))
-        goto done;
-    for (size_t i = 0; json_is_object(init) && i < sizeof(optional) / sizeof(optional[0]); i++) {
-        json_t *v = json_object_get(init, optional[i]);
-        if (json_object_get(obj, optional[i]) == NULL && v != NULL && !json_is_object(v) &&
-            !json_is_null(v))
-            json_object_set(obj, optional[i], v);
+    if (json_is_object(obj)) {
+        for (size_t i = 0; json_is_object(init) && i < sizeof(optional) / sizeof(optional[0]);
+             i++) {
+            json_t *v = json_object_get(init, optional[i]);
+            if (json_object_get(obj, optional[i]) == NULL && v != NULL && !json_is_object(v) &&
+                !json_is_null(v))
+                json_object_set(obj, optional[i], v);
+        }
+        rc = mock_admin_text(obj, out, outlen);
     }
-    text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
-    if (text != NULL && strlen(text) < outlen) {
-        snprintf(out, outlen, "%s", text);
-        rc = 0;
-    }
-done:
-    free(text);
     json_decref(obj);
     json_decref(init);
     return rc;
@@ -179,22 +185,15 @@ int mock_admin_filter(const char *config, const char *known, char *out, size_t o
                       char *dropped, size_t droppedlen)
 {
     int rc = -1;
-    char *text = NULL;
     if (droppedlen > 0)
         dropped[0] = '\0';
     json_t *obj = json_loads(config, JSON_REJECT_DUPLICATES, NULL);
     json_t *kn = known != NULL ? json_loads(known, 0, NULL) : NULL;
-    if (!json_is_object(obj))
-        goto done;
-    if (json_is_object(kn))
-        mock_filter_obj(obj, kn, dropped, droppedlen);
-    text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
-    if (text != NULL && strlen(text) < outlen) {
-        snprintf(out, outlen, "%s", text);
-        rc = 0;
+    if (json_is_object(obj)) {
+        if (json_is_object(kn))
+            mock_filter_obj(obj, kn, dropped, droppedlen);
+        rc = mock_admin_text(obj, out, outlen);
     }
-done:
-    free(text);
     json_decref(obj);
     json_decref(kn);
     return rc;

@@ -35,11 +35,13 @@ int mock_admin_configure(const char *gateway, const char *config, char *err, siz
  * (malloc'd, caller frees), or NULL with a message in err. */
 char *mock_admin_get_config(const char *gateway, char *err, size_t errlen);
 
-/* Writes config (a JSON object text) to out without the optional knobs that
- * known (the mock's own config, JSON text; NULL: keep everything) lacks, at
- * the top level and inside "endpoints". The names dropped are appended to
- * dropped (comma separated, "" when none). Returns 0, or -1 when config is
- * not a JSON object or out is too small. */
+/* A mock config as the simulator writes it (the text a phase sends, and
+ * part of the schedule digest): obj as compact JSON with sorted keys and
+ * reals of 6 significant digits, into out. 0, or -1 (out of memory, or
+ * the text does not fit outlen). */
+struct json_t;
+int mock_admin_text(const struct json_t *obj, char *out, size_t outlen);
+
 /* Writes config to out with every scalar optional knob it does not name
  * (close_race_rate, userpaying_rate, refund_close_rate, bill_forge ...) set to
  * its value in initial (the mock's config after the run's reset: the stack's
@@ -48,6 +50,11 @@ char *mock_admin_get_config(const char *gateway, char *err, size_t errlen);
  * (config not a JSON object, out too small). */
 int mock_admin_with_defaults(const char *config, const char *initial, char *out, size_t outlen);
 
+/* Writes config (a JSON object text) to out without the optional knobs that
+ * known (the mock's own config, JSON text; NULL: keep everything) lacks, at
+ * the top level and inside "endpoints". The names dropped are appended to
+ * dropped (comma separated, "" when none). Returns 0, or -1 when config is
+ * not a JSON object or out is too small. */
 int mock_admin_filter(const char *config, const char *known, char *out, size_t outlen,
                       char *dropped, size_t droppedlen);
 

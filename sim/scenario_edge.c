@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "client_refund.h"
+#include "gen_clients.h"
 #include "payer.h"
 #include "scenario_payer.h"
 
@@ -16,24 +17,18 @@
  * budget_ms; the phase lasts EDGE_CLOSE_TAIL_MS longer. */
 static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
+    static const gen_gateway gw = { .latency_ms = { 0, 20 } };
     sim_mock_knobs k;
     char own[160];
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 20);
+    gen_gateway_knobs(g, &gw, &k);
     snprintf(own, sizeof(own),
              "{\"close_race_rate\":0,\"closeorder_min_age_ms\":%d,\"instant_charge\":false}",
              EDGE_CLOSE_MIN_AGE_MS);
     if (gen_payer_phase(g, "slow-close", own, &k, budget_ms + EDGE_CLOSE_TAIL_MS) < 0)
         return -1;
     g->s->phases[g->s->nphases - 1].outlast = 1; /* the min age covers every order's close */
-    const gen_client cl = { .idem_share = 0.5,
-                            .min_attempts = 3,
-                            .max_attempts = 6,
-                            .min_timeout_ms = 4000,
-                            .max_timeout_ms = 8000,
-                            .min_backoff_ms = 100,
-                            .max_backoff_ms = 300,
-                            .patience_ms = 30000 };
+    gen_client cl = *gen_client_kind(GK_CUSTOMER);
+    cl.patience_ms = 30000; /* a customer who waits across the refused close */
     for (size_t i = 0; i < n; i++) {
         sched_task *t = gen_prepay_payer_task(g, &cl, i, n, budget_ms);
         if (t == NULL)
@@ -49,9 +44,9 @@ static int pe_slow_close(gen_ctx *g, size_t n, uint32_t budget_ms)
  * 70 % of them paid in the end; clients time out first and poll or POST. */
 static int pe_userpaying(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
+    static const gen_gateway gw = { .latency_ms = { 5, 30 } };
     sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 5, 30);
+    gen_gateway_knobs(g, &gw, &k);
     if (gen_payer_phase(g, "userpaying", "{\"userpaying_pay_rate\":0.7,\"userpaying_rate\":1}", &k,
                         budget_ms) < 0)
         return -1;
@@ -59,16 +54,7 @@ static int pe_userpaying(gen_ctx *g, size_t n, uint32_t budget_ms)
      * default run its 0.6 s gave way to refunds' config before its orders,
      * behind the slow-close customers, had begun: none was USERPAYING) */
     g->s->phases[g->s->nphases - 1].outlast = 1;
-    const gen_client cl = { .idem_share = 0.5,
-                            .poll_share = 0.5,
-                            .min_attempts = 3,
-                            .max_attempts = 8,
-                            .min_timeout_ms = 300,
-                            .max_timeout_ms = 1500,
-                            .min_backoff_ms = 200,
-                            .max_backoff_ms = 600,
-                            .patience_ms = 15000 };
-    const gen_orders_spec spec = { .client = &cl, .dup_share = -1 };
+    const gen_orders_spec spec = { .client = gen_client_kind(GK_PHONE_CONFIRM), .dup_share = -1 };
     return gen_orders_with_clients(g, n, budget_ms, &spec, NULL);
 }
 
@@ -100,10 +86,10 @@ static int rf_order(gen_ctx *g, const gen_client *cl, int plan, uint32_t at_ms)
 int gen_refunds(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     (void)plan;
+    static const gen_gateway gw = { .latency_ms = { 0, 20 } };
     sim_mock_knobs k;
     char own[256];
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 20);
+    gen_gateway_knobs(g, &gw, &k);
     k.endpoints[EP_REFUND].latency_ms = rng_range(&g->rng, 0, 300);
     k.endpoints[EP_REFUND].error_rate = 0.1;
     snprintf(own, sizeof(own),
@@ -113,17 +99,9 @@ int gen_refunds(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget
              (long)rng_range(&g->rng, 300, 1500), 0.1 + rng_unit(&g->rng) * 0.1);
     if (gen_payer_phase(g, "refunds", own, &k, budget_ms) < 0)
         return -1;
-    const gen_client cl = { .token_share = 0.3,
-                            .idem_share = 0.5,
-                            .min_attempts = 3,
-                            .max_attempts = 6,
-                            .min_timeout_ms = 2000,
-                            .max_timeout_ms = 5000,
-                            .min_backoff_ms = 100,
-                            .max_backoff_ms = 300,
-                            .patience_ms = 15000 };
+    const gen_client *cl = gen_client_kind(GK_REFUNDER);
     for (size_t i = 0; i < orders; i++)
-        if (rf_order(g, &cl, (int)(i % RP_COUNT), gen_spread(i, orders, budget_ms)) < 0)
+        if (rf_order(g, cl, (int)(i % RP_COUNT), gen_spread(i, orders, budget_ms)) < 0)
             return -1;
     return 0;
 }

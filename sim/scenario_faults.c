@@ -9,62 +9,40 @@
 #include <stdio.h>
 
 #include "gen.h"
+#include "gen_clients.h"
 #include "nemesis.h"
 
 /* ---- gateway-chaos ---- */
 
-typedef struct {
-    double dup_share;
-    gen_client client;
-} gc_params;
-
-static const gc_params gc_draws = {
-    .dup_share = 0.15,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.4,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.3,
-                .min_attempts = 3,
-                .max_attempts = 8,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 50,
-                .max_backoff_ms = 300 },
+/* Its three phases: errors and declines, resets and latency, a mix (whose
+ * dedupe is drawn). */
+static const struct {
+    const char *label;
+    gen_gateway gateway;
+    double error_rate, decline_rate, reset_rate;
+} gc_phases[3] = {
+    { "errors-declines", { .latency_ms = { 5, 5 } }, 0.25, 0.25, 0.0 },
+    { "resets-latency", { .latency_ms = { 50, 200 }, .jitter_ms = 200 }, 0.0, 0.0, 0.2 },
+    { "mix", { .latency_ms = { 20, 20 }, .jitter_ms = 60, .late_rate = 0.05 }, 0.1, 0.1, 0.1 },
 };
 
 int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
-    const gc_params *p = &gc_draws;
-    static const char *const labels[3] = { "errors-declines", "resets-latency", "mix" };
+    const gen_orders_spec spec = { .client = gen_client_kind(GK_DECLINE_RETRY),
+                                   .dup_share = 0.15,
+                                   .step_ms = 2 };
     for (int ph = 0; ph < 3; ph++) {
         size_t n = gen_part(orders, 3, ph);
         sim_mock_knobs k;
-        scenarios_mock_defaults(&k);
-        switch (ph) {
-        case 0:
-            k.error_rate = 0.25;
-            k.decline_rate = 0.25;
-            k.latency_ms = 5;
-            break;
-        case 1:
-            k.reset_rate = 0.2;
-            k.latency_ms = rng_range(&g->rng, 50, 200);
-            k.jitter_ms = 200;
-            break;
-        default:
-            k.error_rate = 0.1;
-            k.decline_rate = 0.1;
-            k.reset_rate = 0.1;
-            k.timeout_after_charge_rate = 0.05;
-            k.latency_ms = 20;
-            k.jitter_ms = 60;
+        gen_gateway_knobs(g, &gc_phases[ph].gateway, &k);
+        k.error_rate = gc_phases[ph].error_rate;
+        k.decline_rate = gc_phases[ph].decline_rate;
+        k.reset_rate = gc_phases[ph].reset_rate;
+        if (ph == 2)
             k.dedupe = (int)rng_chance(&g->rng, 0.5);
-        }
         uint32_t budget = gen_part_budget(budget_ms, n, orders);
-        if (gen_phase(g, labels[ph], &k, budget, 0) < 0)
-            return -1;
-        gen_orders_spec spec = { .client = &p->client, .dup_share = p->dup_share, .step_ms = 2 };
-        if (gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
+        if (gen_phase(g, gc_phases[ph].label, &k, budget, 0) < 0 ||
+            gen_orders_with_clients(g, n, budget, &spec, NULL) < 0)
             return -1;
     }
     return 0;
@@ -72,23 +50,13 @@ int gen_gateway_chaos(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t 
 
 /* ---- crash ---- */
 
-static const struct {
-    double dup_share;
-    gen_client client;
-} cr_draws = {
-    .dup_share = 0.2,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.5,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.2,
-                .min_attempts = 8,
-                .max_attempts = 12,
-                .min_timeout_ms = 6000,
-                .max_timeout_ms = 8000,
-                .min_backoff_ms = 200,
-                .max_backoff_ms = 600,
-                .patience_ms = 20000 },
-};
+/* Its gateway: 15 % of the charges have their reply withheld (the service
+ * waits its gateway timeout), so that a kill lands while a worker is inside
+ * the gateway call (at 2 % the default run's two kills in the phase met
+ * none, and a transaction held across the call survived it). */
+static const gen_gateway cr_gateway = { .latency_ms = { 10, 40 },
+                                        .jitter_ms = 20,
+                                        .late_rate = 0.15 };
 
 /* The chaos command every every_ms (the chaos command's period), each
  * run's action drawn (kill a service process twice as often as a Redis or
@@ -116,20 +84,12 @@ int gen_crash(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_m
     uint32_t min_budget = (uint32_t)(plan->chaos_every_s * 2500.0);
     uint32_t budget = budget_ms > min_budget ? budget_ms : min_budget;
     sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 10, 40);
-    k.jitter_ms = 20;
-    /* charges whose reply is withheld (the service waits its gateway
-     * timeout): a kill lands while a worker is inside the gateway call (at
-     * 2 % the default run's two kills in the phase met none, and a
-     * transaction held across the call survived it) */
-    k.timeout_after_charge_rate = 0.15;
-    if (gen_phase(g, "crash", &k, budget, 1) < 0)
-        return -1;
-    gen_orders_spec spec = { .client = &cr_draws.client,
-                             .dup_share = cr_draws.dup_share,
-                             .step_ms = 3 };
-    if (gen_orders_with_clients(g, orders, budget, &spec, NULL) < 0)
+    gen_gateway_knobs(g, &cr_gateway, &k);
+    const gen_orders_spec spec = { .client = gen_client_kind(GK_CRASH_SURVIVOR),
+                                   .dup_share = 0.2,
+                                   .step_ms = 3 };
+    if (gen_phase(g, "crash", &k, budget, 1) < 0 ||
+        gen_orders_with_clients(g, orders, budget, &spec, NULL) < 0)
         return -1;
     return cr_chaos_plan(g, every_ms, budget);
 }

@@ -9,40 +9,33 @@
 #include <stdio.h>
 
 #include "gen.h"
+#include "gen_clients.h"
 #include "money.h"
 
 /* ---- token-replay ---- */
 
 typedef struct {
-    int min_copies, max_copies; /* one token, many requests of one order */
-    int min_orders, max_orders; /* one token, many orders */
-    int expiry_probe;           /* try a token after its TTL (only if short) */
-    gen_client client;
+    gen_gateway gateway;
+    gen_range copies; /* one token, many requests of one order */
+    gen_range orders; /* one token, many orders */
+    int expiry_probe; /* try a token after its TTL (only if short) */
+    gen_client_kind_id client;
 } tr_params;
 
 static const tr_params tr_draws = {
-    .min_copies = 3,
-    .max_copies = 8,
-    .min_orders = 2,
-    .max_orders = 6,
+    .gateway = { .latency_ms = { 10, 60 }, .jitter_ms = 30, .late_rate = 0.03 },
+    .copies = { 3, 8 },
+    .orders = { 2, 6 },
     .expiry_probe = 1,
-    .client = { .token_share = 1.0,
-                .idem_share = 0.3,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 2,
-                .max_attempts = 5,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .client = GK_TOKEN_HOLDER,
 };
 
 static sched_task *tr_pay(gen_ctx *g, const tr_params *p, int order, int token, uint32_t at)
 {
+    const gen_client *cl = gen_client_kind(p->client);
     sched_task *t = gen_task(g, TASK_PAY, order, at);
     if (t != NULL)
-        gen_client_fill(g, t, &p->client, token, rng_chance(&g->rng, p->client.idem_share));
+        gen_client_fill(g, t, cl, token, rng_chance(&g->rng, cl->idem_share));
     return t;
 }
 
@@ -77,7 +70,7 @@ static int tr_one_order(gen_ctx *g, const tr_params *p, uint32_t start)
     int tok, o = tr_order_with_token(g, &tok);
     if (o < 0)
         return -1;
-    int copies = (int)rng_range(&g->rng, p->min_copies, p->max_copies);
+    int copies = (int)gen_draw(g, p->copies);
     for (int c = 0; c < copies; c++) {
         sched_task *t = tr_pay(g, p, o, tok, start + (uint32_t)rng_range(&g->rng, 0, 3));
         if (t == NULL)
@@ -91,7 +84,7 @@ static int tr_one_order(gen_ctx *g, const tr_params *p, uint32_t start)
 /* One token, many orders of its user: concurrently or one by one. */
 static int tr_many_orders(gen_ctx *g, const tr_params *p, uint32_t start)
 {
-    int n = (int)rng_range(&g->rng, p->min_orders, p->max_orders);
+    int n = (int)gen_draw(g, p->orders);
     int64_t user = gen_user(g);
     int tok = gen_token(g, user);
     if (tok < 0)
@@ -140,12 +133,7 @@ static int tr_made_up(gen_ctx *g, const tr_params *p, uint32_t start)
 int gen_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     const tr_params *p = &tr_draws;
-    sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 10, 60);
-    k.jitter_ms = 30;
-    k.timeout_after_charge_rate = 0.03;
-    if (gen_phase(g, "replay", &k, budget_ms, 0) < 0)
+    if (gen_gateway_phase(g, "replay", &p->gateway, budget_ms) < 0)
         return -1;
     size_t made = 0, groups = 0;
     size_t est_groups = orders / 3 + 1;
@@ -177,22 +165,13 @@ int gen_token_replay(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t b
 /* ---- forged-callback ---- */
 
 typedef struct {
-    int max_forgeries; /* per target */
-    gen_client client;
+    gen_range forgeries; /* per target */
+    gen_client_kind_id client;
 } fc_params;
 
 static const fc_params fc_draws = {
-    .max_forgeries = 3,
-    .client = { .token_share = 0.3,
-                .idem_share = 0.3,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 3,
-                .max_attempts = 5,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .forgeries = { 1, 3 },
+    .client = GK_FORGERY_TARGET,
 };
 
 /* The declined phase's orders: one client each, one POST, declines final.
@@ -202,14 +181,14 @@ static int fc_declined(gen_ctx *g, const fc_params *p, size_t n, uint32_t b, int
     *first = -1;
     for (size_t i = 0; i < n; i++) {
         int o = gen_order(g, ORD_DECLINE | ORD_FORGE_TARGET), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+        if (o < 0 || gen_order_extras(g, gen_client_kind(p->client), o, &tok, &idem) < 0)
             return -1;
         if (*first < 0)
             *first = o;
         sched_task *t = gen_task(g, TASK_PAY, o, gen_spread(i, n, b));
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &p->client, tok, idem);
+        gen_client_fill(g, t, gen_client_kind(p->client), tok, idem);
         t->max_attempts = 1;
         t->retry_declined = 0;
     }
@@ -249,7 +228,7 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
     uint32_t b = budget_ms / 3;
     sim_mock_knobs k;
     int first_paid, first_decl;
-    gen_orders_spec paid = { .client = &p->client, .dup_share = -1 };
+    gen_orders_spec paid = { .client = gen_client_kind(p->client), .dup_share = -1 };
 
     scenarios_mock_defaults(&k);
     if (gen_phase(g, "paid", &k, b, 0) < 0 ||
@@ -274,7 +253,7 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
                            : first_decl + (int)i;
         if (target < 0)
             return -1;
-        int n = (int)rng_range(&g->rng, 1, p->max_forgeries);
+        int n = (int)gen_draw(g, p->forgeries);
         uint32_t start = gen_spread(i, ntargets, b);
         for (int f = 0; f < n; f++)
             if (fc_forgery(g, target, never, first_paid, npaid, start + (uint32_t)f * 2u) < 0)
@@ -286,41 +265,31 @@ int gen_forged_callback(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_
 /* ---- order-mismatch ---- */
 
 typedef struct {
-    int max_variants;
-    gen_client client;
+    gen_gateway gateway;
+    gen_range variants; /* the changed requests of an order */
+    gen_client_kind_id client;
 } om_params;
 
 static const om_params om_draws = {
-    .max_variants = 4,
-    .client = { .token_share = 0.4,
-                .idem_share = 0.4,
-                .poll_share = 0.5,
-                .retry_declined_share = 0.0,
-                .min_attempts = 3,
-                .max_attempts = 5,
-                .min_timeout_ms = 8000,
-                .max_timeout_ms = 10000,
-                .min_backoff_ms = 100,
-                .max_backoff_ms = 300 },
+    .gateway = { .latency_ms = { 0, 10 } },
+    .variants = { 1, 4 },
+    .client = GK_MISMATCHER,
 };
 
 int gen_order_mismatch(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t budget_ms)
 {
     const om_params *p = &om_draws;
-    sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 10);
-    if (gen_phase(g, "mismatch", &k, budget_ms, 0) < 0)
+    if (gen_gateway_phase(g, "mismatch", &p->gateway, budget_ms) < 0)
         return -1;
     for (size_t i = 0; i < orders; i++) {
         int o = gen_order(g, ORD_MISMATCH), tok, idem;
-        if (o < 0 || gen_order_extras(g, &p->client, o, &tok, &idem) < 0)
+        if (o < 0 || gen_order_extras(g, gen_client_kind(p->client), o, &tok, &idem) < 0)
             return -1;
         sched_task *t = gen_task(g, TASK_MISMATCH, o, gen_spread(i, orders, budget_ms));
         if (t == NULL)
             return -1;
-        gen_client_fill(g, t, &p->client, tok, idem);
-        t->copies = (uint8_t)rng_range(&g->rng, 1, p->max_variants);
+        gen_client_fill(g, t, gen_client_kind(p->client), tok, idem);
+        t->copies = (uint8_t)gen_draw(g, p->variants);
         const sched_order *so = &g->s->orders[o];
         do
             t->variant_user = gen_user(g);

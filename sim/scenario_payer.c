@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gen_clients.h"
 #include "payer.h"
 
 /* The phase's own knobs, merged under the plan's override (which wins).
@@ -69,22 +70,15 @@ sched_task *gen_prepay_payer_task(gen_ctx *g, const gen_client *cl, size_t i, si
 
 static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
-    sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 0, 20);
+    static const gen_gateway gw = { .latency_ms = { 0, 20 } };
     static const char own[] = "{\"close_race_rate\":0.5,\"instant_charge\":false}";
+    sim_mock_knobs k;
+    gen_gateway_knobs(g, &gw, &k);
     if (gen_payer_phase(g, "prepay", own, &k, budget_ms) < 0)
         return -1;
-    const gen_client cl = { .idem_share = 0.5,
-                            .min_attempts = 3,
-                            .max_attempts = 6,
-                            .min_timeout_ms = 4000,
-                            .max_timeout_ms = 8000,
-                            .min_backoff_ms = 100,
-                            .max_backoff_ms = 300,
-                            .patience_ms = 20000 };
+    const gen_client *cl = gen_client_kind(GK_CUSTOMER);
     for (size_t i = 0; i < n; i++) {
-        sched_task *t = gen_prepay_payer_task(g, &cl, i, n, budget_ms);
+        sched_task *t = gen_prepay_payer_task(g, cl, i, n, budget_ms);
         if (t == NULL)
             return -1;
         t->payer = (uint8_t)(PB_ONCE + i % (PB_PAYER_COUNT - 1));
@@ -100,22 +94,14 @@ static int py_prepay(gen_ctx *g, size_t n, uint32_t budget_ms)
 
 static int py_micropay(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
+    static const gen_gateway gw = { .latency_ms = { 5, 40 }, .late_rate = 0.05 };
     sim_mock_knobs k;
-    scenarios_mock_defaults(&k);
-    k.latency_ms = rng_range(&g->rng, 5, 40);
-    k.timeout_after_charge_rate = 0.05;
+    gen_gateway_knobs(g, &gw, &k);
     if (gen_payer_phase(g, "micropay", "{\"userpaying_rate\":0.5}", &k, budget_ms) < 0)
         return -1;
-    const gen_client cl = { .idem_share = 0.5,
-                            .poll_share = 0.5,
-                            .min_attempts = 2,
-                            .max_attempts = 6,
-                            .min_timeout_ms = 300,
-                            .max_timeout_ms = 2500,
-                            .min_backoff_ms = 100,
-                            .max_backoff_ms = 500,
-                            .patience_ms = 15000 };
-    const gen_orders_spec spec = { .client = &cl, .dup_share = 0.2, .step_ms = 50 };
+    const gen_orders_spec spec = { .client = gen_client_kind(GK_MICROPAY),
+                                   .dup_share = 0.2,
+                                   .step_ms = 50 };
     return gen_orders_with_clients(g, n, budget_ms, &spec, NULL);
 }
 

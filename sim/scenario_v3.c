@@ -19,6 +19,7 @@
 
 #include "scenarios.h"
 
+#include "gen_clients.h"
 #include "payer.h"
 #include "scenario_payer.h"
 
@@ -32,27 +33,11 @@
 #define V3_FORGE_DELAY_MS 2000u
 #define V3_PHASE_MIN_MS 4000u
 
-static const gen_client v3_declined_client = { .min_attempts = 1,
-                                               .max_attempts = 1,
-                                               .min_timeout_ms = 8000,
-                                               .max_timeout_ms = 10000,
-                                               .min_backoff_ms = 100,
-                                               .max_backoff_ms = 300 };
-
-static const gen_client v3_payer_client = { .idem_share = 0.5,
-                                            .min_attempts = 3,
-                                            .max_attempts = 6,
-                                            .min_timeout_ms = 4000,
-                                            .max_timeout_ms = 8000,
-                                            .min_backoff_ms = 100,
-                                            .max_backoff_ms = 300,
-                                            .patience_ms = 20000 };
-
 /* n customers of the current phase who pay once. 0 or -1. */
 static int v3_payers(gen_ctx *g, size_t n, uint32_t budget_ms)
 {
     for (size_t i = 0; i < n; i++) {
-        sched_task *t = gen_prepay_payer_task(g, &v3_payer_client, i, n, budget_ms);
+        sched_task *t = gen_prepay_payer_task(g, gen_client_kind(GK_CUSTOMER), i, n, budget_ms);
         if (t == NULL)
             return -1;
         t->payer = PB_ONCE;
@@ -93,7 +78,7 @@ int gen_v3_attacks(gen_ctx *g, const sim_plan *plan, size_t orders, uint32_t bud
     uint32_t b = budget_ms / 3, bf = b > V3_PHASE_MIN_MS ? b : V3_PHASE_MIN_MS;
     uint32_t br = budget_ms - 2 * b > V3_PHASE_MIN_MS ? budget_ms - 2 * b : V3_PHASE_MIN_MS;
     unsigned kind = (unsigned)rng_below(&g->rng, V3_KINDS);
-    const gen_orders_spec declined = { .client = &v3_declined_client,
+    const gen_orders_spec declined = { .client = gen_client_kind(GK_ONE_POST),
                                        .order_flags = ORD_DECLINE | ORD_FORGE_TARGET,
                                        .dup_share = -1 };
     sim_mock_knobs k;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "mock_admin.h"
 #include "rng.h"
 
 /* A scenario's descriptor: its row of SIM_SCENARIOS (scenario_table.h). */
@@ -118,7 +119,6 @@ int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out
                         char *err, size_t errlen)
 {
     int rc = -1;
-    char *text = NULL;
     json_t *ov = NULL;
     json_t *o = mock_config_json(k, MOCK_KNOB_PHASE);
     if (o == NULL) {
@@ -138,15 +138,12 @@ int scenarios_mock_json(const sim_mock_knobs *k, const char *override, char *out
             goto done;
         }
     }
-    text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
-    if (text == NULL || strlen(text) >= outlen) {
+    if (mock_admin_text(o, out, outlen) < 0) {
         snprintf(err, errlen, "mock config too long");
         goto done;
     }
-    snprintf(out, outlen, "%s", text);
     rc = 0;
 done:
-    free(text);
     json_decref(ov);
     json_decref(o);
     return rc;
