@@ -41,6 +41,26 @@ def the_ci_mutants_are_killed():
     check(out.returncode == 0, f"mutants --ci exit {out.returncode}:\n{out.stdout}{out.stderr}")
     rows = [line for line in out.stdout.splitlines() if line.split()[1:2] == ["killed"]]
     check(len(rows) >= 2, f"fewer than 2 CI mutants killed:\n{out.stdout}")
+    # killed by what the mutant says it breaks, not by any violation (a run
+    # too short to settle would "kill" an unmutated service too)
+    for line in rows:
+        name, by = line.split()[0], set(line.split()[2].split(","))
+        kills = ci_kills().get(name, [])
+        check(by & set(kills), f"{name} killed by {sorted(by)}, not by its kills: line {kills}")
+
+
+def ci_kills():
+    """{mutant: the invariants its `kills:` line names} of the CI share."""
+    out = {}
+    folder = os.path.dirname(RUNNER)
+    for f in sorted(os.listdir(folder)):
+        if not f.endswith(".mutant"):
+            continue
+        lines = open(os.path.join(folder, f), encoding="utf-8").read().splitlines()
+        if any(x.startswith("ci:") for x in lines):
+            kills = [x.split(":", 1)[1] for x in lines if x.startswith("kills:")]
+            out[f[:-len(".mutant")]] = [k.strip() for k in ",".join(kills).split(",") if k.strip()]
+    return out
 
 
 run_tests()
