@@ -6,6 +6,7 @@ common_libidempay_common_a_SOURCES = \
 	common/env.c common/env.h \
 	common/clocks.c common/clocks.h \
 	common/text_copy.c common/text_copy.h \
+	common/hex.c common/hex.h \
 	common/log.c common/log.h \
 	common/log_budget.c common/log_budget.h \
 	common/http_msg.c common/http_msg.h \

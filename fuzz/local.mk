@@ -50,7 +50,7 @@ fuzz_units_v3 = fuzz/fuzz_v3 app/callback_v3_verify app/wx3_trust app/gateway_v3
 # (fuzz/fuzz_fcgi.c), the pure request parsers and signature checks.
 fuzz_units_fcgi = fuzz/fuzz_fcgi common/fcgi_request common/fcgi_screen app/router app/metrics app/pay_request \
 	common/http_msg common/log common/env common/money common/order_no app/caller_auth common/caller_sign common/log_budget \
-	common/clocks
+	common/clocks common/hex
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 
