@@ -6,6 +6,7 @@ common_libidempay_common_a_SOURCES = \
 	common/env.c common/env.h \
 	common/clocks.c common/clocks.h \
 	common/text_copy.c common/text_copy.h \
+	common/text_token.c common/text_token.h \
 	common/hex.c common/hex.h \
 	common/log.c common/log.h \
 	common/log_budget.c common/log_budget.h \
