@@ -21,6 +21,7 @@ common_libidempay_common_a_SOURCES = \
 	common/wx_refund_info.c common/wx_refund_info.h \
 	common/wx3_sign.c common/wx3_sign.h \
 	common/wx3_aead.c common/wx3_aead.h \
+	common/wx3_platform.c common/wx3_platform.h \
 	common/money.c common/money.h \
 	common/order_no.c common/order_no.h \
 	common/rng.c common/rng.h \
