@@ -52,6 +52,7 @@ UNIT_SUITES += \
 	tests/unit/test_rng \
 	tests/unit/test_clocks \
 	tests/unit/test_text_copy \
+	tests/unit/test_text_token \
 	tests/unit/test_http_client \
 	tests/unit/test_env \
 	tests/unit/test_service_windows \
