@@ -8,6 +8,7 @@
 
 #include "metrics.h"
 #include "money.h"
+#include "text_token.h"
 #include "wx_sign.h"
 #include "wx_xml.h"
 
@@ -20,17 +21,7 @@ void callback_set_reason(callback_notification *n, const char *reason)
 
 static int cb_txn_valid(const char *s)
 {
-    size_t len = 0;
-    if (s == NULL)
-        return 0;
-    for (; s[len] != '\0'; len++) {
-        char c = s[len];
-        int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                 c == '_' || c == '-';
-        if (!ok || len >= CALLBACK_TXN_MAX)
-            return 0;
-    }
-    return len > 0;
+    return text_token_valid(s, 1, CALLBACK_TXN_MAX, "_-");
 }
 
 static int cb_equal(const char *a, const char *b)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db_conn.h"
+#include "hex.h"
 #include "log.h"
 #include "order_store.h"
 
@@ -24,17 +25,6 @@ static const char SQL_REKEY[] =
     "UPDATE payment_caller SET key_salt = ?, key_check = ? WHERE name = ?";
 static const char SQL_DISABLE[] =
     "UPDATE payment_caller SET enabled = 0, disabled_at = NOW(3) WHERE name = ? AND enabled = 1";
-
-static void hex_of(const unsigned char *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
 
 int caller_store_derive_key(const char *merchant_key, const char *name, const char *salt_hex,
                             unsigned char key[CALLER_KEY_LEN])
@@ -63,7 +53,7 @@ static int key_check_of(const unsigned char key[CALLER_KEY_LEN], char out[65])
 
     if (EVP_Digest(key, CALLER_KEY_LEN, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
         return -1;
-    hex_of(md, 32, out);
+    hex_lower(md, 32, out);
     return 0;
 }
 
@@ -123,7 +113,7 @@ static int new_key(const app_config *cfg, const char *name, char salt[CALLER_SAL
         fprintf(err, "the random source failed\n");
         return 2;
     }
-    hex_of(raw, sizeof(raw), salt);
+    hex_lower(raw, sizeof(raw), salt);
     if (caller_store_derive_key(cfg->key, name, salt, key) != 0 || key_check_of(key, check) != 0) {
         fprintf(err, "the crypto library failed\n");
         return 2;
@@ -166,7 +156,7 @@ static int issue(const app_config *cfg, const char *name, int rekey, FILE *out, 
         rc = 1;
         goto done;
     }
-    hex_of(key, sizeof(key), secret);
+    hex_lower(key, sizeof(key), secret);
     fprintf(out,
             "caller %s %s; its secret (shown once, keep it in the caller's secret store):\n"
             "%s\n",

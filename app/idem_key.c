@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "db_conn.h"
+#include "hex.h"
 #include "log.h"
 #include "order_store.h"
 
@@ -65,7 +66,6 @@ int idem_key_fingerprint(const char *order_no, long long user_id, int64_t amount
 int idem_key_fingerprint_flow(const char *order_no, long long user_id, int64_t amount_fen,
                               const char *flow, char out[IDEM_FINGERPRINT_LEN + 1])
 {
-    static const char hex[] = "0123456789abcdef";
     char canon[512];
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
@@ -79,11 +79,7 @@ int idem_key_fingerprint_flow(const char *order_no, long long user_id, int64_t a
         return -1;
     if (EVP_Digest(canon, (size_t)n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
         return -1;
-    for (unsigned int i = 0; i < mdlen; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 0x0F];
-    }
-    out[2 * mdlen] = '\0';
+    hex_lower(md, mdlen, out);
     return 0;
 }
 

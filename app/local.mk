@@ -3,11 +3,6 @@
 # CUnit test links the modules it needs without the FastCGI main.
 # Source lists: one file per line (helpers append their own).
 
-app_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) $(HIREDIS_CFLAGS) \
-	$(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
-app_libs = app/libidempay_app.a $(COMMON_LIBS) $(HIREDIS_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS) \
-	$(MATH_LIBS)
-
 noinst_LIBRARIES += app/libidempay_app.a
 app_libidempay_app_a_SOURCES = \
 	app/router.c \
@@ -102,56 +97,26 @@ app_libidempay_app_a_SOURCES = \
 	app/caller_store.h \
 	app/caller_gate.c \
 	app/caller_gate.h
-app_libidempay_app_a_CFLAGS = $(app_cflags)
 
 bin_PROGRAMS += app/idempay-fcgi
 app_idempay_fcgi_SOURCES = \
 	app/main.c
-app_idempay_fcgi_CFLAGS = $(app_cflags)
-app_idempay_fcgi_LDADD = $(app_libs)
+app_idempay_fcgi_LDADD = app/libidempay_app.a $(COMMON_LIBS) $(HIREDIS_LIBS) $(MARIADB_LIBS) \
+	$(FCGI_LIBS) $(MATH_LIBS)
 
 # Unit suites of the pay modules (test_order_store needs a reachable
 # MariaDB through IDEMPAY_DB_*, and fails when there is none).
-app_unit_cflags = $(app_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/app
-app_unit_ldadd = $(app_libs) $(CUNIT_LIBS)
-
-app_unit_tests = \
+UNIT_SUITES += \
 	tests/unit/test_pay_request \
 	tests/unit/test_pay_flows \
 	tests/unit/test_order_state \
 	tests/unit/test_idem_key \
 	tests/unit/test_order_store \
 	tests/unit/test_gateway_v3
-check_PROGRAMS += $(app_unit_tests)
-TESTS += $(app_unit_tests)
-
-tests_unit_test_pay_request_SOURCES = tests/unit/test_pay_request.c
-tests_unit_test_pay_request_CFLAGS = $(app_unit_cflags)
-tests_unit_test_pay_request_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_gateway_v3_SOURCES = tests/unit/test_gateway_v3.c
-tests_unit_test_gateway_v3_CFLAGS = $(app_unit_cflags)
-tests_unit_test_gateway_v3_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_pay_flows_SOURCES = tests/unit/test_pay_flows.c
-tests_unit_test_pay_flows_CFLAGS = $(app_unit_cflags)
-tests_unit_test_pay_flows_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_order_state_SOURCES = tests/unit/test_order_state.c
-tests_unit_test_order_state_CFLAGS = $(app_unit_cflags)
-tests_unit_test_order_state_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_idem_key_SOURCES = tests/unit/test_idem_key.c
-tests_unit_test_idem_key_CFLAGS = $(app_unit_cflags)
-tests_unit_test_idem_key_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_order_store_SOURCES = tests/unit/test_order_store.c
-tests_unit_test_order_store_CFLAGS = $(app_unit_cflags)
-tests_unit_test_order_store_LDADD = $(app_unit_ldadd)
 
 # Unit suites of the token, callback and refund modules (test_token talks to
 # the stack's Redis and fails when there is none).
-app_more_unit_tests = \
+UNIT_SUITES += \
 	tests/unit/test_caller_auth \
 	tests/unit/test_metrics \
 	tests/unit/test_token \
@@ -160,77 +125,17 @@ app_more_unit_tests = \
 	tests/unit/test_statement \
 	tests/unit/test_refund_queue \
 	tests/unit/test_refund_state
-check_PROGRAMS += $(app_more_unit_tests)
-TESTS += $(app_more_unit_tests)
-
-tests_unit_test_caller_auth_SOURCES = tests/unit/test_caller_auth.c
-tests_unit_test_caller_auth_CFLAGS = $(app_unit_cflags)
-tests_unit_test_caller_auth_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_metrics_SOURCES = tests/unit/test_metrics.c
-tests_unit_test_metrics_CFLAGS = $(app_unit_cflags)
-tests_unit_test_metrics_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_token_SOURCES = tests/unit/test_token.c
-tests_unit_test_token_CFLAGS = $(app_unit_cflags)
-tests_unit_test_token_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_callback_SOURCES = tests/unit/test_callback.c
-tests_unit_test_callback_CFLAGS = $(app_unit_cflags)
-tests_unit_test_callback_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_callback_apply_SOURCES = tests/unit/test_callback_apply.c
-tests_unit_test_callback_apply_CFLAGS = $(app_unit_cflags)
-tests_unit_test_callback_apply_LDADD = $(app_unit_ldadd) -lpthread
-
-tests_unit_test_statement_SOURCES = tests/unit/test_statement.c
-tests_unit_test_statement_CFLAGS = $(app_unit_cflags)
-tests_unit_test_statement_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_refund_queue_SOURCES = tests/unit/test_refund_queue.c
-tests_unit_test_refund_queue_CFLAGS = $(app_unit_cflags)
-tests_unit_test_refund_queue_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_refund_state_SOURCES = tests/unit/test_refund_state.c
-tests_unit_test_refund_state_CFLAGS = $(app_unit_cflags)
-tests_unit_test_refund_state_LDADD = $(app_unit_ldadd)
 
 # Unit suites of the router, the paid cache, the pay flow and the
 # reconciler (test_paid_cache is pure; the others run against the stack's
 # MariaDB, Redis and mock gateway and fail when there is none).
-app_flow_unit_tests = \
+UNIT_SUITES += \
 	tests/unit/test_router \
 	tests/unit/test_paid_cache \
 	tests/unit/test_pay \
 	tests/unit/test_reconciler \
 	tests/unit/test_limits \
 	tests/unit/test_order_archive
-check_PROGRAMS += $(app_flow_unit_tests)
-TESTS += $(app_flow_unit_tests)
-
-tests_unit_test_router_SOURCES = tests/unit/test_router.c
-tests_unit_test_router_CFLAGS = $(app_unit_cflags)
-tests_unit_test_router_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_paid_cache_SOURCES = tests/unit/test_paid_cache.c
-tests_unit_test_paid_cache_CFLAGS = $(app_unit_cflags)
-tests_unit_test_paid_cache_LDADD = $(app_unit_ldadd) -lpthread
-
-tests_unit_test_pay_SOURCES = tests/unit/test_pay.c
-tests_unit_test_pay_CFLAGS = $(app_unit_cflags)
-tests_unit_test_pay_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_limits_SOURCES = tests/unit/test_limits.c
-tests_unit_test_limits_CFLAGS = $(app_unit_cflags)
-tests_unit_test_limits_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_order_archive_SOURCES = tests/unit/test_order_archive.c
-tests_unit_test_order_archive_CFLAGS = $(app_unit_cflags)
-tests_unit_test_order_archive_LDADD = $(app_unit_ldadd)
-
-tests_unit_test_reconciler_SOURCES = tests/unit/test_reconciler.c
-tests_unit_test_reconciler_CFLAGS = $(app_unit_cflags)
-tests_unit_test_reconciler_LDADD = $(app_unit_ldadd)
 
 # reconciler_run_once settles every expired order in the database, other
 # suites' too: test_reconciler runs after the suites that leave orders

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "money.h"
+#include "text_token.h"
 
 /* Compact, key order kept, non-ASCII escaped: the stored and the live
  * bytes of a response are the same on every path. */
@@ -116,17 +117,7 @@ static int pay_opt_string(json_t *root, const char *name, const char **s)
 
 static bool pay_openid_valid(const char *s)
 {
-    size_t n = s != NULL ? strlen(s) : 0;
-
-    if (n < 1 || n > PAY_OPENID_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return true;
+    return text_token_valid(s, 1, PAY_OPENID_MAX, "_-");
 }
 
 /* WeChat's payment code: 18 digits, beginning 10 to 15. */

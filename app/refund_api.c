@@ -8,6 +8,7 @@
 
 #include "db_conn.h"
 #include "db_retry.h"
+#include "hex.h"
 #include "log.h"
 #include "metrics.h"
 #include "money.h"
@@ -72,7 +73,6 @@ typedef enum {
 
 int refund_api_refund_no(const char *order_no, const char *key, char *out, size_t outlen)
 {
-    static const char hex[] = "0123456789abcdef";
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     char canon[ORDER_NO_MAX + REFUND_API_KEY_MAX + 32];
@@ -88,11 +88,7 @@ int refund_api_refund_no(const char *order_no, const char *key, char *out, size_
         return -1;
     out[0] = 'R';
     out[1] = 'M';
-    for (int i = 0; i < (REFUND_API_NO_LEN - 2) / 2; i++) {
-        out[2 + 2 * i] = hex[md[i] >> 4];
-        out[3 + 2 * i] = hex[md[i] & 15];
-    }
-    out[REFUND_API_NO_LEN] = '\0';
+    hex_lower(md, (REFUND_API_NO_LEN - 2) / 2, out + 2);
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "money.h"
+#include "text_token.h"
 #include "wx_refund_info.h"
 #include "wx_xml.h"
 
@@ -19,16 +20,9 @@ static void rn_reason(refund_notification *n, const char *why)
 /* Copies a field of [0-9A-Za-z_|*@-], 1..cap-1 long; -1 otherwise. */
 static int rn_field(char *dst, size_t cap, const char *v)
 {
-    size_t len = v != NULL ? strlen(v) : 0;
-    if (len == 0 || len >= cap)
+    if (cap == 0 || !text_token_valid(v, 1, cap - 1, "_-|*@"))
         return -1;
-    for (size_t i = 0; i < len; i++) {
-        char c = v[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              c == '_' || c == '-' || c == '|' || c == '*' || c == '@'))
-            return -1;
-    }
-    memcpy(dst, v, len + 1);
+    memcpy(dst, v, strlen(v) + 1);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "refund_state.h"
+#include "text_token.h"
 
 #define REFUND_POLL_MS 250        /* idle poll of the queue */
 #define REFUND_DOWN_SLEEP_MS 1000 /* MariaDB unavailable: wait before trying again */
@@ -74,15 +75,8 @@ int refund_queue_refund_no(const char *transaction_id, char *out, size_t outlen)
 {
     if (outlen > 0)
         out[0] = '\0';
-    if (transaction_id == NULL || transaction_id[0] == '\0')
+    if (!text_token_valid(transaction_id, 1, REFUND_NO_MAX, "_-"))
         return -1;
-    for (const char *p = transaction_id; *p != '\0'; p++) {
-        char c = *p;
-        int ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                 c == '_' || c == '-';
-        if (!ok)
-            return -1;
-    }
     int n = snprintf(out, outlen, "RF%s", transaction_id);
     if (n < 0 || (size_t)n >= outlen || n > REFUND_NO_MAX) {
         if (outlen > 0)

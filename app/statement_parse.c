@@ -10,6 +10,7 @@
 
 #include "money.h"
 #include "text_copy.h"
+#include "text_token.h"
 
 enum { COL_TXID = 0, COL_OUT_TRADE_NO, COL_STATE, COL_TOTAL, COL_REFUND, COL_COUNT };
 
@@ -102,17 +103,7 @@ static int bill_header(bill_span line, int idx[COL_COUNT], char *err, size_t err
 
 static bool bill_txid_valid(const char *s)
 {
-    size_t n = strlen(s);
-
-    if (n < 1 || n > BILL_TXID_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              c == '_' || c == '-'))
-            return false;
-    }
-    return true;
+    return text_token_valid(s, 1, BILL_TXID_MAX, "_-");
 }
 
 static bool bill_amount(bill_span s, long long *fen)

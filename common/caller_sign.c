@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "http_msg.h"
 
 static int sign_char_ok(char ch, int dot)
@@ -56,17 +57,6 @@ int caller_sign_key_from_hex(const char *hex, unsigned char key[CALLER_KEY_LEN])
     return 0;
 }
 
-static void to_hex(const unsigned char *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
 int caller_sign_compute(const unsigned char key[CALLER_KEY_LEN], const char *method,
                         const char *path, const char *query, const char *timestamp,
                         const char *nonce, const char *body, size_t body_len,
@@ -87,7 +77,7 @@ int caller_sign_compute(const unsigned char key[CALLER_KEY_LEN], const char *met
         query = "";
     if (SHA256((const unsigned char *)(body ? body : ""), body_len, digest) == NULL)
         return -1;
-    to_hex(digest, sizeof(digest), body_hex);
+    hex_lower(digest, sizeof(digest), body_hex);
     cap = strlen(CALLER_SIGN_PREFIX) + strlen(method) + strlen(path) + strlen(query) +
           strlen(timestamp) + strlen(nonce) + sizeof(body_hex) + 8;
     text = malloc(cap);
@@ -101,7 +91,7 @@ int caller_sign_compute(const unsigned char key[CALLER_KEY_LEN], const char *met
              &mac_len) == NULL ||
         mac_len != 32)
         goto done;
-    to_hex(mac, mac_len, out);
+    hex_lower(mac, mac_len, out);
     rc = 0;
 done:
     free(text);
@@ -118,7 +108,7 @@ int caller_sign_headers(const char *name, const char *key_hex, long long now, co
     if (!caller_sign_name_valid(name) || caller_sign_key_from_hex(key_hex, key) != 0 ||
         RAND_bytes(raw, sizeof(raw)) != 1)
         return -1;
-    to_hex(raw, sizeof(raw), nonce);
+    hex_lower(raw, sizeof(raw), nonce);
     snprintf(ts, sizeof(ts), "%lld", now);
     if (caller_sign_compute(key, method, path, query, ts, nonce, body, body_len, sig) != 0)
         return -1;

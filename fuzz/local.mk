@@ -29,28 +29,28 @@ FUZZ_PROGS = $(FUZZ_HARNESSES:%=fuzz/%)
 
 # The sources each harness tests (compiled once each, with coverage).
 fuzz_units_notify = fuzz/fuzz_notify app/callback_verify common/http_msg common/wx_xml common/wx_sign \
-	common/money common/order_no
+	common/money common/order_no common/text_token
 fuzz_units_pay_request = fuzz/fuzz_pay_request app/pay_request common/http_msg \
-	common/money common/order_no
+	common/money common/order_no common/text_token
 fuzz_units_amount = fuzz/fuzz_amount common/money
 fuzz_units_gateway_reply = fuzz/fuzz_gateway_reply app/gateway_reply common/wx_xml common/wx_sign \
 	common/money common/text_copy
 fuzz_units_statement = fuzz/fuzz_statement app/statement_parse common/money common/order_no \
-	common/text_copy
+	common/text_copy common/text_token
 fuzz_units_refund_info = fuzz/fuzz_refund_info common/wx_refund_info
 fuzz_units_refund_notify = fuzz/fuzz_refund_notify app/refund_notify_verify common/wx_refund_info \
-	common/wx_xml common/money
+	common/wx_xml common/money common/text_token
 # APIv3: the notification (signature, envelope, AEAD resource, fields) and
 # the gateway's v3 replies read by the v2 meanings.
 fuzz_units_v3 = fuzz/fuzz_v3 app/callback_v3_verify app/wx3_trust app/gateway_v3_reply \
 	app/gateway_reply common/wx3_sign common/wx3_aead common/wx_xml common/wx_sign common/money \
-	common/order_no common/http_msg common/text_copy
+	common/order_no common/http_msg common/text_copy common/text_token
 # The FastCGI edge: libfcgi's decoding, the adapter's request building, the
 # router of both doors with stand-in handlers and caller check
 # (fuzz/fuzz_fcgi.c), the pure request parsers and signature checks.
 fuzz_units_fcgi = fuzz/fuzz_fcgi common/fcgi_request common/fcgi_screen app/router app/metrics app/pay_request \
 	common/http_msg common/log common/env common/money common/order_no app/caller_auth common/caller_sign common/log_budget \
-	common/clocks
+	common/clocks common/text_token common/hex
 
 fuzz_header_deps = $(wildcard $(top_srcdir)/common/*.h $(top_srcdir)/app/*.h $(top_srcdir)/fuzz/*.h)
 

@@ -12,6 +12,7 @@
 #include "money.h"
 #include "notifier.h"
 #include "order_no.h"
+#include "text_token.h"
 
 /* WeChat's words. */
 #define MSG_XML_ERROR "XML格式错误"
@@ -51,17 +52,7 @@ static bool api_present(const wx_msg *m, const char *name)
 /* WeChat's out_refund_no: 1-64 of [0-9A-Za-z_|*@-]. */
 static bool api_refund_no_valid(const char *s)
 {
-    size_t n = strlen(s);
-    if (n < 1 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  c == '_' || c == '|' || c == '*' || c == '@' || c == '-';
-        if (!ok)
-            return false;
-    }
-    return true;
+    return text_token_valid(s, 1, 64, "_|*@-");
 }
 
 static bool api_url_valid(const char *s)

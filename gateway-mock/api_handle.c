@@ -22,6 +22,7 @@
 #include "notifier.h"
 #include "order_no.h"
 #include "refund_flow.h"
+#include "text_token.h"
 #include "txid.h"
 
 #define XML_TYPE "text/xml; charset=utf-8"
@@ -167,13 +168,8 @@ void api_withhold(api_call *c, const char *otn, long long hold_max_ms)
 void api_openid(const wx_msg *req, char out[129])
 {
     const char *o = wx_msg_get(req, "openid");
-    bool ok = o != NULL && o[0] != '\0' && strlen(o) < 129;
-    for (size_t i = 0; ok && o[i] != '\0'; i++) {
-        char c = o[i];
-        ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-             c == '_' || c == '-';
-    }
-    snprintf(out, 129, "%s", ok ? o : BILL_DEFAULT_OPENID);
+
+    snprintf(out, 129, "%s", text_token_valid(o, 1, 128, "_-") ? o : BILL_DEFAULT_OPENID);
 }
 
 /* Queues the notifications of the charge r just made. */

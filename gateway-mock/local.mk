@@ -27,21 +27,16 @@ gateway_mock_libidempay_mock_a_SOURCES = \
 	gateway-mock/v3_keys.c gateway-mock/v3_keys.h \
 	gateway-mock/v3_notify.c gateway-mock/v3_notify.h \
 	gateway-mock/v3_api.c gateway-mock/v3_map.c gateway-mock/v3_api.h gateway-mock/v3_call.h
-gateway_mock_cflags = $(AM_CFLAGS) -I$(top_srcdir)/gateway-mock $(JANSSON_CFLAGS) $(CURL_CFLAGS) \
-	$(MXML_CFLAGS) $(MARIADB_CFLAGS) $(CRYPTO_CFLAGS)
-gateway_mock_libidempay_mock_a_CFLAGS = $(gateway_mock_cflags)
-gateway_mock_ldadd = gateway-mock/libidempay_mock.a $(COMMON_LIBS) $(MARIADB_LIBS) $(FCGI_LIBS) \
-	$(PTHREAD_LIBS) $(ZLIB_LIBS)
 
 bin_PROGRAMS += gateway-mock/idempay-gateway-mock
 gateway_mock_idempay_gateway_mock_SOURCES = gateway-mock/main.c
-gateway_mock_idempay_gateway_mock_CFLAGS = $(gateway_mock_cflags)
-gateway_mock_idempay_gateway_mock_LDADD = $(gateway_mock_ldadd)
+gateway_mock_idempay_gateway_mock_LDADD = gateway-mock/libidempay_mock.a $(COMMON_LIBS) \
+	$(MARIADB_LIBS) $(FCGI_LIBS) $(PTHREAD_LIBS) $(ZLIB_LIBS)
 
 # Unit tests: one CUnit suite per module. None needs FastCGI; the ledger,
 # journal, prepay and refund-store suites need MariaDB (the stack's; without
 # one they fail, as every suite that needs a service: cu_service_missing).
-mock_unit_tests = \
+UNIT_SUITES += \
 	tests/unit/test_mock_api \
 	tests/unit/test_mock_bill \
 	tests/unit/test_mock_ledger \
@@ -55,59 +50,5 @@ mock_unit_tests = \
 	tests/unit/test_mock_refund_store \
 	tests/unit/test_mock_prepay \
 	tests/unit/test_mock_v3_notify
-check_PROGRAMS += $(mock_unit_tests)
-TESTS += $(mock_unit_tests)
-mock_unit_cflags = $(gateway_mock_cflags) $(CUNIT_CFLAGS)
-mock_unit_ldadd = $(gateway_mock_ldadd) $(CUNIT_LIBS)
-
-tests_unit_test_mock_api_SOURCES = tests/unit/test_mock_api.c
-tests_unit_test_mock_api_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_api_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_bill_SOURCES = tests/unit/test_mock_bill.c
-tests_unit_test_mock_bill_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_bill_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_txid_SOURCES = tests/unit/test_mock_txid.c
-tests_unit_test_mock_txid_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_txid_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_faults_SOURCES = tests/unit/test_mock_faults.c
-tests_unit_test_mock_faults_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_faults_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_rules_SOURCES = tests/unit/test_mock_rules.c
-tests_unit_test_mock_rules_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_rules_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_notifier_SOURCES = tests/unit/test_mock_notifier.c
-tests_unit_test_mock_notifier_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_notifier_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_ledger_SOURCES = tests/unit/test_mock_ledger.c
-tests_unit_test_mock_ledger_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_ledger_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_journal_SOURCES = tests/unit/test_mock_journal.c
-tests_unit_test_mock_journal_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_journal_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_flows_SOURCES = tests/unit/test_mock_flows.c
-tests_unit_test_mock_flows_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_flows_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_refund_notify_SOURCES = tests/unit/test_mock_refund_notify.c
-tests_unit_test_mock_refund_notify_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_refund_notify_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_refund_store_SOURCES = tests/unit/test_mock_refund_store.c
-tests_unit_test_mock_refund_store_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_refund_store_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_prepay_SOURCES = tests/unit/test_mock_prepay.c
-tests_unit_test_mock_prepay_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_prepay_LDADD = $(mock_unit_ldadd)
-
-tests_unit_test_mock_v3_notify_SOURCES = tests/unit/test_mock_v3_notify.c
-tests_unit_test_mock_v3_notify_CFLAGS = $(mock_unit_cflags)
-tests_unit_test_mock_v3_notify_LDADD = $(mock_unit_ldadd)
+# refund_notify.h: the mock's, not app's (Makefile.am)
+tests_unit_test_mock_refund_notify_CFLAGS = -I$(top_srcdir)/gateway-mock $(AM_CFLAGS)

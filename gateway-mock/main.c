@@ -133,9 +133,9 @@ int main(int argc, char **argv)
         log_msg(LOG_WARN, "APIv3 is not served (/v3/ answers 404): %s", why);
     else
         log_msg(LOG_INFO, "APIv3: merchant certificate %s, platform certificate %s%s%s",
-                mock.v3->merchant.serial, mock.v3->platform[0].serial,
-                mock.v3->platforms == 2 ? ", rotation target " : "",
-                mock.v3->platforms == 2 ? mock.v3->platform[1].serial : "");
+                mock.v3->merchant.serial, mock.v3->platform.cert[0].serial,
+                mock.v3->platform.pairs == 2 ? ", rotation target " : "",
+                mock.v3->platform.pairs == 2 ? mock.v3->platform.cert[1].serial : "");
     faults_config_site_defaults(&cfg, why, sizeof(why));
     if (why[0] != '\0')
         log_msg(LOG_WARN, "%s", why);

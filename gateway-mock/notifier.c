@@ -237,8 +237,9 @@ static char *notifier_body(notifier *n, const delivery *d, char *lines[5])
                 d->charge.out_trade_no);
         return NULL;
     }
-    char *json = d->is_refund ? v3_notify_refund_json(&d->refund, &n->app->creds, k->apiv3_key)
-                              : v3_notify_charge_json(&d->charge, &n->app->creds, k->apiv3_key);
+    char *json = d->is_refund
+                     ? v3_notify_refund_json(&d->refund, &n->app->creds, k->platform.apiv3_key)
+                     : v3_notify_charge_json(&d->charge, &n->app->creds, k->platform.apiv3_key);
     faults_get(&n->app->faults, &cfg);
     if (json == NULL || v3_keys_sign(k, cfg.v3_platform_rotation, json, strlen(json), &sig) != 0) {
         free(json);

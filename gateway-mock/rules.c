@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text_token.h"
+
 static const char *const rules_endpoints[] = {
     "*",           "unifiedorder", "orderquery", "closeorder", "refund", "downloadbill",
     "refundquery", "micropay",     "reverse",
@@ -39,17 +41,7 @@ bool rules_glob(const char *pattern, const char *s)
 
 static bool rules_pattern_ok(const char *p)
 {
-    size_t n = strlen(p);
-    if (n < 1 || n > RULES_PATTERN_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  c == '_' || c == '|' || c == '*' || c == '?' || c == '-';
-        if (!ok)
-            return false;
-    }
-    return true;
+    return text_token_valid(p, 1, RULES_PATTERN_MAX, "_|*?-");
 }
 
 /* An integer lo..hi at key of obj into *out (absent or null: RULES_KEEP).

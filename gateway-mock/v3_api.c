@@ -195,10 +195,11 @@ static json_t *v3_cert_entry(const v3_keys *k, int i)
 {
     char nonce[13], from[V3_TIME_BUF], to[V3_TIME_BUF];
     char *ct = NULL;
-    const wx3_cert *c = &k->platform[i];
+    const wx3_cert *c = &k->platform.cert[i];
 
     if (wx3_nonce(nonce, sizeof(nonce), 12) != 0 ||
-        wx3_aead_encrypt(k->apiv3_key, nonce, "certificate", c->pem, strlen(c->pem), &ct) != 0)
+        wx3_aead_encrypt(k->platform.apiv3_key, nonce, "certificate", c->pem, strlen(c->pem),
+                         &ct) != 0)
         return NULL;
     v3_time(c->not_before, from);
     v3_time(c->not_after, to);

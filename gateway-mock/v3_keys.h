@@ -21,14 +21,12 @@
 #include <stddef.h>
 
 #include "wx3_aead.h"
+#include "wx3_platform.h"
 #include "wx3_sign.h"
 
 typedef struct v3_keys {
     wx3_cert merchant;
-    wx3_cert platform[2];
-    EVP_PKEY *platform_key[2];
-    int platforms; /* 1, or 2 with the rotation target */
-    char apiv3_key[WX3_AEAD_KEY_LEN + 1];
+    wx3_platform platform; /* the platform's pairs and the APIv3 key */
 } v3_keys;
 
 /* The material from the settings above. NULL when v3 is not configured

@@ -11,63 +11,41 @@
 
 #include "env.h"
 #include "wx3_aead.h"
+#include "wx3_platform.h"
 #include "wx3_sign.h"
 
 #define FV3_DEFAULT_WINDOW_S 300
 #define FV3_STALE_MARGIN_S 60 /* how far past the window a stale timestamp lies, at least */
+#define FV3_PAIR_ROLE " (the platform's key, to sign like it)" /* in "... are unset" */
 
 struct forge_v3_keys {
-    wx3_cert cert[2];
-    EVP_PKEY *key[2];
-    int pairs; /* 1 or 2 */
+    wx3_platform platform; /* the mock's pairs (the second optional) and the APIv3 key */
     long long window_s;
-    char apiv3_key[WX3_AEAD_KEY_LEN + 1];
 };
 
 forge_v3_keys *forge_v3_load(char *why, size_t whylen)
 {
-    const char *apikey = env_str("IDEMPAY_WX_APIV3_KEY", NULL);
     forge_v3_keys *k = calloc(1, sizeof(*k));
     snprintf(why, whylen, "%s", "");
     if (k == NULL) {
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
-    if (wx3_pair_load(env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT", NULL),
-                      env_str("IDEMPAY_MOCK_V3_PLATFORM_CERT_KEY", NULL), &k->cert[0],
-                      &k->key[0]) != 0) {
-        snprintf(why, whylen,
-                 "IDEMPAY_MOCK_V3_PLATFORM_CERT / _CERT_KEY (the platform's key, "
-                 "to sign like it) are unset or unreadable");
-        goto fail;
+    /* a rotation target that does not load: tasks that name it sign with
+     * the first pair (forge_v3.h) */
+    if (wx3_platform_load(&k->platform, FV3_PAIR_ROLE, why, whylen) != 0) {
+        forge_v3_free(k);
+        return NULL;
     }
-    if (apikey == NULL || strlen(apikey) != WX3_AEAD_KEY_LEN) {
-        snprintf(why, whylen, "IDEMPAY_WX_APIV3_KEY is %s",
-                 apikey == NULL ? "unset" : "not 32 characters");
-        goto fail;
-    }
-    snprintf(k->apiv3_key, sizeof(k->apiv3_key), "%s", apikey);
-    k->pairs = wx3_pair_load(env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT", NULL),
-                             env_str("IDEMPAY_MOCK_V3_PLATFORM2_CERT_KEY", NULL), &k->cert[1],
-                             &k->key[1]) == 0
-                   ? 2
-                   : 1;
     k->window_s = env_int("IDEMPAY_WX_V3_TIME_WINDOW_S", FV3_DEFAULT_WINDOW_S);
     return k;
-fail:
-    forge_v3_free(k);
-    return NULL;
 }
 
 void forge_v3_free(forge_v3_keys *k)
 {
     if (k == NULL)
         return;
-    for (int i = 0; i < 2; i++) {
-        wx3_cert_free(&k->cert[i]);
-        EVP_PKEY_free(k->key[i]);
-    }
-    OPENSSL_cleanse(k->apiv3_key, sizeof(k->apiv3_key));
+    wx3_platform_free(&k->platform);
     free(k);
 }
 
@@ -147,7 +125,7 @@ static char *fv3_envelope(const char *ct, const char *nonce, const char *when)
 static int fv3_sign_headers(const forge_v3_keys *k, const sched_task *t, const char *signed_body,
                             forge_v3_msg *out)
 {
-    int pair = t->aux_order == 1 && k->pairs == 2 ? 1 : 0;
+    int pair = t->aux_order == 1 && k->platform.pairs == 2 ? 1 : 0;
     long long now = (long long)time(NULL), ts = now;
     char tsbuf[24], nonce[33], sent_nonce[33], serial[WX3_SERIAL_BUF];
     char *sig = NULL;
@@ -157,7 +135,7 @@ static int fv3_sign_headers(const forge_v3_keys *k, const sched_task *t, const c
         ts = (t->jitter_seed >> 16) & 1 ? now + off : now - off;
     }
     snprintf(tsbuf, sizeof(tsbuf), "%lld", ts);
-    snprintf(serial, sizeof(serial), "%s", k->cert[pair].serial);
+    snprintf(serial, sizeof(serial), "%s", k->platform.cert[pair].serial);
     if (t->forge == FORGE_V3_WRONG_SERIAL) /* a serial of the same shape, no certificate's */
         snprintf(serial, sizeof(serial), "5157F09EFDC096DE15EBE81A47057A72%08llX",
                  (unsigned long long)(t->jitter_seed & 0xFFFFFFFFu));
@@ -165,7 +143,7 @@ static int fv3_sign_headers(const forge_v3_keys *k, const sched_task *t, const c
         wx3_nonce(sent_nonce, sizeof(sent_nonce), 32) != 0)
         return -1;
     char *msg = wx3_response_message(tsbuf, nonce, signed_body, strlen(signed_body), &mlen);
-    int rc = msg != NULL ? wx3_sign(k->key[pair], msg, mlen, &sig) : -1;
+    int rc = msg != NULL ? wx3_sign(k->platform.key[pair], msg, mlen, &sig) : -1;
     free(msg);
     if (rc == 0)
         rc = wx3_signed_lines(serial, sig, tsbuf,
@@ -189,7 +167,8 @@ int forge_v3_build(const forge_v3_keys *k, const sched_task *t, const char *appi
     fv3_time(time(NULL), when);
     if (!sched_forge_is_v3(t->forge) || wx3_nonce(nonce, sizeof(nonce), WX3_AEAD_NONCE_LEN) != 0 ||
         (plain = fv3_transaction(appid, mchid, no, txn, fee, when)) == NULL ||
-        wx3_aead_encrypt(k->apiv3_key, nonce, "transaction", plain, strlen(plain), &ct) != 0 ||
+        wx3_aead_encrypt(k->platform.apiv3_key, nonce, "transaction", plain, strlen(plain), &ct) !=
+            0 ||
         (genuine = fv3_envelope(ct, nonce, when)) == NULL)
         goto done;
     if (tampered && ((bad = fv3_tamper(ct, tag, t->jitter_seed)) == NULL ||

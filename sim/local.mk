@@ -2,10 +2,6 @@
 # suites of its modules. Every module but main.c goes into sim/libidempay_sim.a
 # so the CUnit tests link the checker, schedule, report ... without main().
 
-sim_cflags = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MXML_CFLAGS) $(MARIADB_CFLAGS) \
-	$(CRYPTO_CFLAGS)
-sim_libs = sim/libidempay_sim.a $(COMMON_LIBS) $(MARIADB_LIBS) $(PTHREAD_LIBS) $(MATH_LIBS)
-
 noinst_LIBRARIES += sim/libidempay_sim.a
 sim_libidempay_sim_a_SOURCES = \
 	sim/dialect.c \
@@ -51,14 +47,13 @@ sim_libidempay_sim_a_SOURCES = \
 	sim/threshold.c sim/threshold.h \
 	sim/scenario_file.c sim/scenario_file.h \
 	sim/args.c sim/args.h
-sim_libidempay_sim_a_CFLAGS = $(sim_cflags)
 
 bin_PROGRAMS += sim/idempay-sim
 sim_idempay_sim_SOURCES = sim/main.c
-sim_idempay_sim_CFLAGS = $(sim_cflags)
-sim_idempay_sim_LDADD = $(sim_libs)
+sim_idempay_sim_LDADD = sim/libidempay_sim.a $(COMMON_LIBS) $(MARIADB_LIBS) $(PTHREAD_LIBS) \
+	$(MATH_LIBS)
 
-sim_unit_tests = \
+UNIT_SUITES += \
 	tests/unit/test_sim_histogram \
 	tests/unit/test_sim_schedule \
 	tests/unit/test_sim_windows \
@@ -75,78 +70,14 @@ sim_unit_tests = \
 	tests/unit/test_sim_threshold \
 	tests/unit/test_sim_scenario_file \
 	tests/unit/test_sim_dialect
-check_PROGRAMS += $(sim_unit_tests)
-TESTS += $(sim_unit_tests)
-sim_unit_cflags = $(sim_cflags) $(CUNIT_CFLAGS) -I$(top_srcdir)/sim
-sim_unit_ldadd = $(sim_libs) $(CUNIT_LIBS)
 
-tests_unit_test_sim_dialect_SOURCES = tests/unit/test_sim_dialect.c
-tests_unit_test_sim_dialect_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_dialect_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_histogram_SOURCES = tests/unit/test_sim_histogram.c
-tests_unit_test_sim_histogram_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_histogram_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_windows_SOURCES = tests/unit/test_sim_windows.c
-tests_unit_test_sim_windows_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_windows_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_schedule_SOURCES = tests/unit/test_sim_schedule.c
-tests_unit_test_sim_schedule_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_schedule_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_checker_SOURCES = tests/unit/test_sim_checker.c
-tests_unit_test_sim_checker_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_checker_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_report_SOURCES = tests/unit/test_sim_report.c
-tests_unit_test_sim_report_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_report_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_mock_admin_SOURCES = tests/unit/test_sim_mock_admin.c
-tests_unit_test_sim_mock_admin_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_mock_admin_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_driver_SOURCES = tests/unit/test_sim_driver.c
-tests_unit_test_sim_driver_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_driver_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_forge_SOURCES = tests/unit/test_sim_forge.c
-tests_unit_test_sim_forge_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_forge_LDADD = $(sim_unit_ldadd)
-tests_unit_test_sim_forge_v3_SOURCES = tests/unit/test_sim_forge_v3.c
-tests_unit_test_sim_forge_v3_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_forge_v3_LDADD = $(sim_unit_ldadd)
-tests_unit_test_sim_payer_SOURCES = tests/unit/test_sim_payer.c
-tests_unit_test_sim_payer_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_payer_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_pending_SOURCES = tests/unit/test_sim_pending.c
-tests_unit_test_sim_pending_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_pending_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_results_SOURCES = tests/unit/test_sim_results.c
-tests_unit_test_sim_results_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_results_LDADD = $(sim_unit_ldadd)
 # the suite reads sim/profiles/ from the source tree
-tests_unit_test_sim_profile_SOURCES = tests/unit/test_sim_profile.c
-tests_unit_test_sim_profile_CFLAGS = $(sim_unit_cflags) -DIDEMPAY_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_test_sim_profile_LDADD = $(sim_unit_ldadd)
+tests_unit_test_sim_profile_CFLAGS = $(AM_CFLAGS) -DIDEMPAY_SRCDIR='"$(abs_top_srcdir)"'
 
 # target profiles (--profile FILE): idempay's own API (also built in) and the
 # seed article's API shape
 simprofilesdir = $(datadir)/idempay/profiles
 dist_simprofiles_DATA = sim/profiles/idempay.json sim/profiles/seed-article.json
-
-
-tests_unit_test_sim_threshold_SOURCES = tests/unit/test_sim_threshold.c
-tests_unit_test_sim_threshold_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_threshold_LDADD = $(sim_unit_ldadd)
-
-tests_unit_test_sim_scenario_file_SOURCES = tests/unit/test_sim_scenario_file.c
-tests_unit_test_sim_scenario_file_CFLAGS = $(sim_unit_cflags)
-tests_unit_test_sim_scenario_file_LDADD = $(sim_unit_ldadd)
 
 EXTRA_DIST += docs/SIMULATOR.md tests/integration/test_sim.py tests/integration/test_mutants.py \
 	tests/integration/test_results.py \

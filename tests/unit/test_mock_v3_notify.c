@@ -139,8 +139,8 @@ static void test_rotation(void)
     v3_keys one, two;
     memset(&one, 0, sizeof(one));
     memset(&two, 0, sizeof(two));
-    one.platforms = 1;
-    two.platforms = 2;
+    one.platform.pairs = 1;
+    two.platform.pairs = 2;
     for (long long r = 0; r <= 2; r++) {
         CU_ASSERT_EQUAL(v3_keys_served(&one, r), 1); /* nothing to rotate to */
         CU_ASSERT_EQUAL(v3_keys_signing(&one, r), 0);
