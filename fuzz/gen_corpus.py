@@ -54,12 +54,7 @@ def notification(**over):
         "total_fee": "1230", "trade_type": "NATIVE",
         "transaction_id": "4200000001202601010000000001",
     }
-    for k, v in over.items():
-        if v is None:
-            f.pop(k, None)
-        else:
-            f[k] = v
-    return f
+    return {k: v for k, v in {**f, **over}.items() if v is not None}  # None: field left out
 
 
 BILLION_LAUGHS = """<?xml version="1.0"?>

@@ -17,8 +17,9 @@ def crash_chaos_keeps_every_invariant():
     tmp = tempfile.mkdtemp(prefix="idempay-chaos-")
     report = os.path.join(tmp, "report.json")
     state = os.path.join(tmp, "chaos.count")
-    cmd = [SIM, "--scenario", "crash", "--orders", "300",
-           "--duration", "25", "--concurrency", "16", "--seed", "9001",
+    # a fault every 3 s: the cycle's first four (every kind) within 16 s
+    cmd = [SIM, "--scenario", "crash", "--orders", "190",
+           "--duration", "16", "--concurrency", "16", "--seed", "9001",
            "--quiet", "--json", report,
            "--chaos-cmd", f"{ROOT}/tests/chaos-cycle {state}", "--chaos-every", "3"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=400)

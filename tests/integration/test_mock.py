@@ -54,12 +54,7 @@ def order_fields(otn, fee=100, notify=DEAD_URL, **over):
     f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24), "body": "idempay test",
          "out_trade_no": otn, "total_fee": str(fee), "spbill_create_ip": "127.0.0.1",
          "notify_url": notify, "trade_type": "NATIVE"}
-    for k, v in over.items():
-        if v is None:
-            f.pop(k, None)
-        else:
-            f[k] = v
-    return f
+    return {k: v for k, v in {**f, **over}.items() if v is not None}  # None: field left out
 
 
 def wx_call(path, body, timeout=10.0, base=None):
