@@ -2,17 +2,22 @@
 (docs/MOCK.md): its admin API (reset, knobs, ledger, journal, clock), signed
 WeChat Pay v2 calls to it (unifiedorder, closeorder, downloadbill and the
 payment flows: prepay, micropay, reverse, orderquery, the payer) and the
-statement it serves (parse_bill).
+statement it serves (parse_bill); and, for the mock's own tests, the raw
+WeChat calls they make (unifiedorder, orderquery, refund, close: signed,
+the reply parsed and nothing more) and a merchant's notify_url (Merchant).
 
 Part of lib: lib.py re-exports every name in __all__ (`from lib import *`,
 `from lib import mock_reset` work as before), so a test imports lib, never
 this module first (lib imports it at its end; it takes lib's HTTP client,
 signing and merchant from lib)."""
+import http.server as httpserver
+import threading
+import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
-from lib import APPID, MCHID, MOCK, PUBLIC, check, db_query, http, random_token, wait_until, \
-    wx_parse, wx_sign, wx_xml
+from lib import APPID, KEY, MCHID, MOCK, PUBLIC, check, db_query, http, random_token, \
+    wait_until, wx_parse, wx_sign, wx_xml
 
 __all__ = [
     "mock_reset", "mock_config", "mock_ledger", "mock_refunds_ended", "charges_for",
@@ -239,3 +244,152 @@ def mock_clock_forward(ms):
 def mock_auth_code(suffix, prefix="13"):
     """The mock's test payment code ending in suffix (docs/MOCK.md)."""
     return prefix + "9" * 12 + suffix
+
+# --- raw WeChat calls, for the mock's own tests ---------------------------------
+# test_mock.py and test_mock_faults.py import these by name: they are not in
+# __all__, not lib's. Each call is signed here and its reply parsed, nothing
+# more, so that a test sees exactly what the mock answered.
+
+DEAD_URL = "http://127.0.0.1:9/notify"   # nothing listens: deliveries fail fast
+
+
+def mock_reset_for_raw_calls():
+    """The mock's defaults, except require_client_cert: ./stack's mock asks
+    for the client certificate on /secapi/ (the service sends it); the raw
+    calls below call it over plain HTTP (test_mock_refunds checks the
+    certificate)."""
+    mock_reset()
+    # instant_charge: these tests drive the charge-with-reply machinery
+    # (faults, dedupe, refunds of a charge) through unifiedorder as the old
+    # mock charged; the real prepay is test_mock_flows.py's
+    mock_config(require_client_cert=False, instant_charge=True)
+
+
+def signed(fields, key=KEY, sign_type="MD5"):
+    f = dict(fields)
+    if sign_type != "MD5":
+        f["sign_type"] = sign_type
+    f["sign"] = wx_sign(f, key, sign_type)
+    return wx_xml(f)
+
+
+def order_fields(otn, fee=100, notify=DEAD_URL, **over):
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24), "body": "idempay test",
+         "out_trade_no": otn, "total_fee": str(fee), "spbill_create_ip": "127.0.0.1",
+         "notify_url": notify, "trade_type": "NATIVE"}
+    return {k: v for k, v in {**f, **over}.items() if v is not None}  # None: field left out
+
+
+def wx_call(path, body, timeout=10.0, base=None):
+    """POSTs XML; returns (Resp, parsed fields or None)."""
+    r = http("POST", (base or MOCK) + path, body, {"Content-Type": "text/xml"}, timeout)
+    fields = None
+    if r.status == 200:
+        try:
+            fields = wx_parse(r.text)
+        except Exception:  # noqa: BLE001 - a broken reply is reported by the caller
+            fields = None
+    return r, fields
+
+
+def unifiedorder(otn, fee=100, notify=DEAD_URL, timeout=10.0, base=None, sign_type="MD5", **over):
+    return wx_call("/pay/unifiedorder", signed(order_fields(otn, fee, notify, **over), sign_type=sign_type),
+                   timeout, base)
+
+
+def orderquery(otn=None, txid=None):
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24)}
+    if otn:
+        f["out_trade_no"] = otn
+    if txid:
+        f["transaction_id"] = txid
+    return wx_call("/pay/orderquery", signed(f))[1]
+
+
+def refund(out_refund_no, total_fee, refund_fee, txid=None, otn=None):
+    f = {"appid": APPID, "mch_id": MCHID, "nonce_str": random_token(24), "out_refund_no": out_refund_no,
+         "total_fee": str(total_fee), "refund_fee": str(refund_fee)}
+    if txid:
+        f["transaction_id"] = txid
+    if otn:
+        f["out_trade_no"] = otn
+    return wx_call("/secapi/pay/refund", signed(f))[1]
+
+
+def check_signed(fields, what):
+    check(fields is not None, f"{what}: no parsable XML reply")
+    st = fields.get("sign_type", "MD5")
+    check(fields.get("sign") == wx_sign(fields, KEY, st), f"{what}: reply signature invalid: {fields}")
+    check(fields.get("appid") == APPID and fields.get("mch_id") == MCHID, f"{what}: appid/mch_id: {fields}")
+
+
+def outcome(fields):
+    """SUCCESS, an err_code, or 'FAIL:<return_msg>'."""
+    if fields is None:
+        return None
+    if fields.get("return_code") != "SUCCESS":
+        return "FAIL:" + fields.get("return_msg", "")
+    if fields.get("result_code") == "SUCCESS":
+        return "SUCCESS"
+    return fields.get("err_code")
+
+
+def ledger_for(otn):
+    r = http("GET", f"{MOCK}/mock/ledger?out_trade_no={otn}")
+    check(r.status == 200, f"ledger filter failed: {r}")
+    return r.json()["charges"]
+
+
+def close(otn):
+    """(Resp, fields) of /pay/closeorder, the reply's signature checked."""
+    r, f = mock_closeorder(otn)
+    if r.status == 200:
+        check_signed(f, "closeorder")
+    return r, f
+
+
+def closed_in_ledger(otn):
+    r = http("GET", f"{MOCK}/mock/ledger?out_trade_no={otn}")
+    check(r.status == 200, f"ledger: {r}")
+    return [c["out_trade_no"] for c in r.json()["closed"]]
+
+
+class Merchant:
+    """A local notify_url. answer(n) gives the reply to the n-th arrival
+    (0-based): True for SUCCESS."""
+
+    def __init__(self, answer):
+        self.arrivals = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class H(httpserver.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with outer.lock:
+                    n = len(outer.arrivals)
+                    outer.arrivals.append((time.monotonic(), body.decode("utf-8", "replace")))
+                ok = answer(n)
+                reply = ("<xml><return_code><![CDATA[%s]]></return_code><return_msg><![CDATA[%s]]>"
+                         "</return_msg></xml>") % (("SUCCESS", "OK") if ok else ("FAIL", "busy"))
+                data = reply.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/xml")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = httpserver.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/notify"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def count(self):
+        with self.lock:
+            return len(self.arrivals)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
