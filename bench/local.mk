@@ -1,7 +1,8 @@
 # bench/local.mk - the benchmark behind ./stack bench.
 noinst_PROGRAMS += bench/idempay-bench
 bench_idempay_bench_SOURCES = bench/bench.c bench/bench.h bench/report.c \
-	bench/workload.c bench/workload.h bench/workload_v3.c bench/workload_v3.h \
+	bench/workload.c bench/workload.h bench/workload_int.h bench/workload_fixtures.c \
+	bench/workload_v3.c bench/workload_v3.h \
 	bench/proc.c bench/proc.h \
 	bench/dbstat.c bench/dbstat.h bench/stats.c bench/stats.h
 bench_idempay_bench_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(CURL_CFLAGS) $(MARIADB_CFLAGS)

@@ -1,6 +1,6 @@
-/* workload - one request of each thing the bench measures, and the rows
- * those requests need in place (paid orders to repeat, PROCESSING orders
- * for notifications to pay).
+/* workload - one request of each thing the bench measures (workload.c),
+ * and the rows those requests need in place (paid orders to repeat,
+ * PROCESSING orders for notifications to pay: workload_fixtures.c).
  *
  * The service's workloads go through its HTTP front like any client; the
  * baselines are plain C clients doing the same work without the service:

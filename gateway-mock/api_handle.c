@@ -94,7 +94,8 @@ void api_fail(api_call *c, const char *err_code, const char *err_des)
  * mid-body at once (curl: "transfer closed with 4066 bytes remaining").
  * fcgi_adapter writes its own Content-Length after Content-Type, and lighttpd
  * keeps the first of two, so the promise rides in the Content-Type value;
- * tests/integration/test_mock.py checks that a client sees a transport error. */
+ * tests/integration/test_mock_faults.py checks that a client sees a transport
+ * error. */
 static void api_cut_reply(http_response *resp)
 {
     static const char partial[] = "<xml><return_code><![CDATA[SUC";

@@ -58,6 +58,7 @@ UNIT_SUITES += \
 	tests/unit/test_sim_schedule \
 	tests/unit/test_sim_windows \
 	tests/unit/test_sim_checker \
+	tests/unit/test_sim_checker_money \
 	tests/unit/test_sim_report \
 	tests/unit/test_sim_mock_admin \
 	tests/unit/test_sim_driver \
