@@ -309,7 +309,13 @@ static json_t *report_row_json(const bench_result *r, wl_kind w)
 
 int report_json(const bench_result *r, const char *path)
 {
-    json_t *out = json_object(), *rows = json_array(), *targets = json_array(), *mem = json_array();
+    /* the run: what was asked, the machine, whose keys, against what */
+    json_t *out = json_pack("{s:i, s:f, s:i, s:i, s:f, s:f, s:s, s:s, s:s, s:s}", "concurrency",
+                            r->concurrency, "duration_s", r->duration_s, "rounds", r->rounds,
+                            "cpus", r->cpus, "load_start", r->load_start, "load_end", r->load_end,
+                            "key_source", r->key_source, "mock_key_source", r->mock_key_source,
+                            "target", r->target, "gateway", r->gateway);
+    json_t *rows = json_array(), *targets = json_array(), *mem = json_array();
     int rc;
 
     for (int w = 0; w < WL_COUNT; w++)
@@ -344,16 +350,6 @@ int report_json(const bench_result *r, const char *path)
     for (int i = 0; i < r->n_service; i++)
         json_array_append_new(mem, json_pack("{s:i, s:I}", "pid", r->service_pids[i], "peak_rss_kb",
                                              (json_int_t)r->service_peak_rss_kb[i]));
-    json_object_set_new(out, "concurrency", json_integer(r->concurrency));
-    json_object_set_new(out, "duration_s", json_real(r->duration_s));
-    json_object_set_new(out, "rounds", json_integer(r->rounds));
-    json_object_set_new(out, "cpus", json_integer(r->cpus));
-    json_object_set_new(out, "load_start", json_real(r->load_start));
-    json_object_set_new(out, "load_end", json_real(r->load_end));
-    json_object_set_new(out, "key_source", json_string(r->key_source));
-    json_object_set_new(out, "mock_key_source", json_string(r->mock_key_source));
-    json_object_set_new(out, "target", json_string(r->target));
-    json_object_set_new(out, "gateway", json_string(r->gateway));
     json_object_set_new(out, "workloads", rows);
     json_object_set_new(out, "targets", targets);
     json_object_set_new(out, "service_memory", mem);
