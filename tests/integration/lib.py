@@ -594,6 +594,31 @@ def run_tests_restoring_mock(defaults):
         mock_reset()
 
 
+# --- the doors -------------------------------------------------------------------
+
+def check_json_error(r, status, code, what):
+    body = r.json() or {}
+    check(r.status == status and body.get("error") == code,
+          f"{what}: want {status} {code}, got {r}")
+
+
+def check_public_doors_refuse(bases, order_no, user, amount, extra=()):
+    """Every merchant route (and extra (method, path) pairs) on each public
+    door answers 404 not_found, though signed as the development caller (a
+    valid signature opens nothing there), and the POST /api/pay writes no
+    order."""
+    routes = (("GET", "/healthz"), ("GET", "/metrics"), ("GET", "/api/ping"),
+              ("GET", "/api/pay/token?user_id=1"), ("GET", "/api/pay/orders/" + order_no),
+              ("POST", "/api/pay"), *extra)
+    for base in bases:
+        for method, path in routes:
+            r = http(method, base + path, {"order_no": order_no, "user_id": user,
+                                           "amount": amount} if method == "POST" else None)
+            check_json_error(r, 404, "not_found", f"{method} {path} on the public door {base}")
+    check(db_query(f"SELECT COUNT(*) FROM payment_order WHERE order_no = '{order_no}'") == [["0"]],
+          "a POST /api/pay on a public door wrote an order")
+
+
 # --- the mock gateway (lib_mock.py) ---------------------------------------------
 
 from lib_mock import *  # noqa: E402,F401,F403 - its __all__, at the end: it imports from lib
