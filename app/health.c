@@ -72,23 +72,34 @@ void health_handle_healthz(app_ctx *ctx, const http_request *req, http_response 
     http_response_header(resp, "Retry-After", "1");
 }
 
-/* PROCESSING orders now (an index range of idx_status_lease), or -1 when
- * MariaDB does not answer: the gauge is then left out of the scrape. */
-static long long orders_processing(app_ctx *ctx)
+/* One count of the PROCESSING orders into *n: 0, 1 when the connection was
+ * lost (dropped: the next use opens another), -1 on any other failure. */
+static int orders_processing_once(app_ctx *ctx, long long *n)
 {
+    bool had = ctx->db != NULL; /* a connection to lose (not one that cannot open) */
     MYSQL_STMT *st = app_ctx_stmt(ctx, STMT_HEALTH_BASE + 1,
                                   "SELECT COUNT(*) FROM payment_order WHERE status = ?");
-    long long n = -1;
 
     if (!st)
-        return -1;
-    if (db_stmt_exec(st, "l", (long long)ORDER_PROCESSING) != 0 ||
-        db_stmt_fetch(st, "l", &n) != 1) {
-        app_ctx_db_error(ctx, mysql_stmt_errno(st));
-        return -1;
-    }
+        return had && ctx->db == NULL ? 1 : -1;
+    if (db_stmt_exec(st, "l", (long long)ORDER_PROCESSING) != 0 || db_stmt_fetch(st, "l", n) != 1)
+        return app_ctx_db_error(ctx, mysql_stmt_errno(st)) == 1 ? 1 : -1;
     db_stmt_done(st);
-    return n;
+    return 0;
+}
+
+/* PROCESSING orders now (an index range of idx_status_lease), or -1 when
+ * MariaDB does not answer: the gauge is then left out of the scrape. A read:
+ * a connection lost since this thread last used it (a MariaDB restart) is
+ * opened again and asked once more. */
+static long long orders_processing(app_ctx *ctx)
+{
+    long long n = -1;
+    int rc = orders_processing_once(ctx, &n);
+
+    if (rc == 1)
+        rc = orders_processing_once(ctx, &n);
+    return rc == 0 ? n : -1;
 }
 
 void health_handle_metrics(app_ctx *ctx, const http_request *req, http_response *resp)

@@ -2,7 +2,9 @@
 prometheus package) finds nothing to say, every family has # HELP and
 # TYPE, the request histogram has method/route/code labels and a bucket per
 bound, and build_info, the gauges and process_* are there; through
-lighttpd and through nginx alike."""
+lighttpd and through nginx alike; and the PROCESSING gauge stays in every
+scrape after a MariaDB restart (a thread whose connection was lost opens
+another and asks again)."""
 import os
 import re
 import shutil
@@ -10,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import NGINX_PORT, SERVICE, check, http, run_tests, test, unique  # noqa: E402
+from lib import NGINX_PORT, SERVICE, check, http, run_tests, stack, test, unique  # noqa: E402
 
 NGINX = f"http://127.0.0.1:{NGINX_PORT}"
 
@@ -107,6 +109,16 @@ def both_fronts_count_into_the_same_numbers():
     text = scrape(SERVICE)
     procs = re.search(r"^idempay_service_processes (\d+)$", text, re.M)
     check(procs and int(procs.group(1)) >= 2, f"live processes: {procs and procs.group(0)}")
+
+
+@test
+def the_processing_gauge_survives_a_mariadb_restart():
+    for _ in range(80):  # every worker thread has a connection of its own
+        scrape(SERVICE)
+    stack("restart", "mariadb")
+    missing = sum(1 for _ in range(80)
+                  if not re.search(r"^idempay_orders_processing \d+$", scrape(SERVICE), re.M))
+    check(missing == 0, f"{missing} of 80 scrapes after a MariaDB restart lack the PROCESSING gauge")
 
 
 run_tests()
