@@ -7,6 +7,7 @@ first replays its
 saved crashes (fuzz/regressions/<harness>/), then fuzzes for 3 s from its
 seed corpus (the long sessions: docs/FUZZING.md); the run must succeed, every harness must report executed units,
 and every saved regression must have been replayed. See docs/FUZZING.md."""
+# run-integration: beside the others (libFuzzer harnesses built with clang in the build dir's fuzz/; no stack)
 import os
 import re
 import subprocess

@@ -6,6 +6,7 @@ of their own and killed by the simulator. The whole catalogue, each against
 the default simulation, is `./stack mutants` (tens of minutes).
 
 Runnable alone: python3 tests/integration/test_mutants.py (stack up first)."""
+# run-integration: beside the others (its own scratch tree and stack, on ports + 100: nothing of the running stack)
 import os
 import subprocess
 import sys
