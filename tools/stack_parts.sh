@@ -9,17 +9,19 @@
 # stack's IDEMPAY_* settings; the cluster runs these functions in subshells
 # with RUN, LOG, DATA and IDEMPAY_DB_* pointing at one of its own databases.
 
-# The Debian packages the stack builds and runs with (install_packages).
-PACKAGES=(build-essential autoconf automake libtool pkg-config
+# The Debian packages the stack builds with (configure needs no more) and
+# those it runs and tests with (install_packages); PACKAGES is both.
+BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config
   libfcgi-dev libmariadb-dev libhiredis-dev libcurl4-openssl-dev libmxml-dev
-  libcunit1-dev libjansson-dev libssl-dev zlib1g-dev
-  lighttpd mariadb-server mariadb-client redis-server redis-tools
+  libcunit1-dev libjansson-dev libssl-dev zlib1g-dev)
+RUN_PACKAGES=(lighttpd mariadb-server mariadb-client redis-server redis-tools
   curl python3 python3-cryptography procps psmisc valgrind clang libclang-rt-14-dev
   nginx-light spawn-fcgi prometheus chromium)
 # Node.js + npm for the real SDK's test (tests/sdk, ./stack sdk). Debian's
 # npm only when no npm is on the machine: a Node.js that bundles its own npm
 # (NodeSource's nodejs Conflicts: npm) would be removed by installing it.
-command -v npm > /dev/null 2>&1 || PACKAGES+=(nodejs npm)
+command -v npm > /dev/null 2>&1 || RUN_PACKAGES+=(nodejs npm)
+PACKAGES=("${BUILD_PACKAGES[@]}" "${RUN_PACKAGES[@]}")
 
 # --- pid files under $RUN ------------------------------------------------
 # pid_of NAME: the pid of $RUN/NAME.pid while it runs (tools/lib.sh pid_in).
