@@ -12,18 +12,17 @@ Needs a running stack (./stack up): the mock on IDEMPAY_MOCK_PORT, its HTTPS
 port IDEMPAY_MOCK_TLS_PORT (nginx front) and the test PKI in $STATE/tls."""
 import base64
 import hashlib
-import http.server as httpserver
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import APPID, KEY, MCHID, MOCK, STATE, check, http, mock_config, mock_ledger, \
     mock_reset, mock_unifiedorder, random_token, run_tests, test, unique, wait_until, \
     wx_parse, wx_sign, wx_xml  # noqa: E402
+from lib_mock import Merchant  # noqa: E402
 
 _lib_mock_reset = mock_reset
 
@@ -228,35 +227,6 @@ def refundquery_keys_and_errors():
     check(outcome(refundquery(out_trade_no=otn)) == "SUCCESS", "then as before")
 
 
-class Merchant:
-    """A local notify_url that answers SUCCESS and keeps what arrives."""
-
-    def __init__(self):
-        self.bodies = []
-        outer = self
-
-        class H(httpserver.BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                outer.bodies.append(body.decode())
-                data = b"<xml><return_code><![CDATA[SUCCESS]]></return_code></xml>"
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = httpserver.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/refund-notify"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def decrypt_req_info(req_info, key=KEY):
     """WeChat's steps: base64 decode; key* = lower-case hex MD5 of the key;
     AES-256-ECB (PKCS7) under key*, here by the openssl command line."""
@@ -270,13 +240,13 @@ def decrypt_req_info(req_info, key=KEY):
 def refund_notification_with_encrypted_req_info():
     mock_reset()
     mock_config(refund_delay_ms=200)
-    m = Merchant()
+    m = Merchant(lambda n: True)  # a local notify_url answering SUCCESS
     try:
         otn, txid = charge(700)
         f = refund("N" + otn, 700, 700, txid=txid, notify_url=m.url)
         check(outcome(f) == "SUCCESS", f"refund: {f}")
-        wait_until(lambda: m.bodies, 15, 0.1, "the refund notification")
-        outer = wx_parse(m.bodies[0])
+        wait_until(lambda: m.count(), 15, 0.1, "the refund notification")
+        outer = wx_parse(m.arrivals[0][1])
         check(outer["return_code"] == "SUCCESS" and outer["appid"] == APPID and outer["mch_id"] == MCHID
               and outer["nonce_str"] and "sign" not in outer and outer["req_info"], f"outer: {outer}")
         inner_xml = decrypt_req_info(outer["req_info"])
