@@ -41,15 +41,11 @@ typedef struct {
 
 /* ---- answers ----------------------------------------------------------- */
 
+/* A new answer in place of a's (whose body it frees): no header flags yet. */
 static void pay_answer_set(pay_answer *a, int status, char *body, metric_counter outcome)
 {
     free(a->body);
-    a->status = status;
-    a->body = body;
-    a->outcome = outcome;
-    a->replayed = false;
-    a->retry_after = false;
-    a->absorbed = false;
+    *a = (pay_answer){ .status = status, .body = body, .outcome = outcome };
 }
 
 static void pay_paid(pay_answer *a, const char *order_no, const char *txid, int64_t fen,
